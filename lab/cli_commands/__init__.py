@@ -1,0 +1,1 @@
+"""One module per experiment's command-line subcommands (registered by lab/cli.py)."""

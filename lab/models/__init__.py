@@ -1,0 +1,6 @@
+"""Models of the lab; all are `RoutedModel`s that run any route of their blocks."""
+
+from .base import RoutedModel, Route, accuracy, logits_of, per_class_accuracy
+from .mlp import MLP, MLPConfig
+
+__all__ = ["MLP", "MLPConfig", "Route", "RoutedModel", "accuracy", "logits_of", "per_class_accuracy"]

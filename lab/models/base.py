@@ -1,0 +1,100 @@
+"""What every model in the lab shares: a stem, a bank of interchangeable blocks, a head, and routes.
+
+A *route* is a sequence of block indices saying which blocks run and in what order: the full model is
+`range(n_blocks)`, a deletion omits some, a shuffle permutes them. Every surgery, search and analysis in the
+lab works through `forward(x, route)` and `states(x, route)`, so it works on every model unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional, Sequence
+
+import torch
+from torch import nn
+
+Route = Sequence[int]
+
+
+class RoutedModel(nn.Module):
+    """Base class: subclasses define `embed`, `run_block` and `readout` and hold `blocks`."""
+
+    blocks: nn.ModuleList
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.blocks)
+
+    @property
+    def full_route(self) -> tuple[int, ...]:
+        return tuple(range(self.n_blocks))
+
+    def check_route(self, route: Optional[Route]) -> tuple[int, ...]:
+        """The route as a tuple, the full route when None; rejects unknown block indices."""
+        if route is None:
+            return self.full_route
+        r = tuple(int(i) for i in route)
+        bad = [i for i in r if not 0 <= i < self.n_blocks]
+        if bad:
+            raise ValueError(f"route {r} names blocks {bad}; this model has blocks 0..{self.n_blocks - 1}")
+        return r
+
+    # -- to be provided by subclasses -------------------------------------------------------------
+    def embed(self, x: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def run_block(self, h: torch.Tensor, block: int, slot: int) -> torch.Tensor:  # pragma: no cover
+        raise NotImplementedError
+
+    def readout(self, h: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- shared ------------------------------------------------------------------------------------
+    def forward(self, x: torch.Tensor, route: Optional[Route] = None) -> torch.Tensor:
+        h = self.embed(x)
+        for slot, b in enumerate(self.check_route(route)):
+            h = self.run_block(h, b, slot)
+        return self.readout(h)
+
+    def states(self, x: torch.Tensor, route: Optional[Route] = None) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """Logits and the hidden state after the stem and after every slot of the route (len(route) + 1)."""
+        h = self.embed(x)
+        out = [h]
+        for slot, b in enumerate(self.check_route(route)):
+            h = self.run_block(h, b, slot)
+            out.append(h)
+        return self.readout(h), out
+
+    def loss(self, x: torch.Tensor, y: torch.Tensor, route: Optional[Route] = None) -> torch.Tensor:
+        """The training loss of one batch on one route (models with auxiliary heads extend it)."""
+        return nn.functional.cross_entropy(self(x, route), y)
+
+    def block_parameters(self, blocks: Iterable[int]) -> list[nn.Parameter]:
+        return [p for b in blocks for p in self.blocks[b].parameters()]
+
+
+@torch.no_grad()
+def logits_of(model: RoutedModel, x: torch.Tensor, route: Optional[Route] = None, batch: int = 4096) -> torch.Tensor:
+    """Logits in evaluation mode, in batches (no gradients)."""
+    was = model.training
+    model.eval()
+    try:
+        return torch.cat([model(x[i : i + batch], route) for i in range(0, len(x), batch)])
+    finally:
+        model.train(was)
+
+
+def accuracy(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, route: Optional[Route] = None) -> float:
+    """Fraction of inputs whose arg-max logit is the label."""
+    return float((logits_of(model, x, route).argmax(1) == y).float().mean())
+
+
+def per_class_accuracy(
+    model: RoutedModel, x: torch.Tensor, y: torch.Tensor, n_classes: int, route: Optional[Route] = None
+) -> list[float]:
+    """Accuracy within each true class (NaN for a class absent from y)."""
+    hit = (logits_of(model, x, route).argmax(1) == y).float()
+    out = []
+    for c in range(n_classes):
+        m = y == c
+        out.append(float(hit[m].mean()) if m.any() else float("nan"))
+    return out

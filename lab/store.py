@@ -1,0 +1,182 @@
+"""The store: trained models and results on disk under `cache/`, shared by every session and process.
+
+- An entry is named by a hash of (kind, config, code version); the code version is a hash of the lab's own
+  source, so a change to the science never serves a stale result.
+- Writes are atomic (temporary file, fsync, rename): a run killed mid-write leaves no half entry.
+- Two processes or threads asking for the same missing entry compute it once: the first holds a file lock
+  (flock) while it builds, the others wait on the lock and then load.
+- Models are safetensors files (tensors plus a JSON string of metadata); results are JSON. Nothing is ever
+  unpickled, so a cache file cannot run code.
+- An entry that cannot be read is rebuilt, with a warning; it never crashes the caller.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import hashlib
+import json
+import os
+import tempfile
+import threading
+import warnings
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import torch
+from safetensors.torch import load_file, save_file
+
+LAB_DIR = Path(__file__).resolve().parent
+
+
+@lru_cache(maxsize=1)
+def code_version() -> str:
+    """Hash of every .py file of the lab (the CLI aside): part of every entry's name."""
+    h = hashlib.sha256()
+    for p in sorted(LAB_DIR.rglob("*.py")):
+        if p.name in ("cli.py", "__main__.py"):
+            continue
+        h.update(p.relative_to(LAB_DIR).as_posix().encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def config_json(cfg: Any) -> str:
+    """Canonical JSON of a (nested) frozen-dataclass config, with class names, for hashing."""
+
+    def enc(o: Any) -> Any:
+        if dataclasses.is_dataclass(o) and not isinstance(o, type):
+            return {"__class__": type(o).__name__, **{f.name: enc(getattr(o, f.name)) for f in dataclasses.fields(o)}}
+        if isinstance(o, (list, tuple)):
+            return [enc(v) for v in o]
+        if isinstance(o, dict):
+            return {str(k): enc(v) for k, v in o.items()}
+        return o
+
+    return json.dumps(enc(cfg), sort_keys=True)
+
+
+def to_plain(o: Any) -> Any:
+    """Results to JSON-ready data: dataclasses to dicts, tuples to lists, numpy/torch scalars to Python."""
+    if dataclasses.is_dataclass(o) and not isinstance(o, type):
+        return {f.name: to_plain(getattr(o, f.name)) for f in dataclasses.fields(o)}
+    if isinstance(o, dict):
+        return {str(k): to_plain(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [to_plain(v) for v in o]
+    if isinstance(o, torch.Tensor):
+        return o.tolist()
+    if hasattr(o, "tolist"):  # numpy arrays and scalars
+        return o.tolist()
+    return o
+
+
+class Store:
+    """A folder of cache entries; see the module docstring."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+        self._thread_locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def key(self, kind: str, cfg: Any) -> str:
+        h = hashlib.sha256(f"{kind}\n{code_version()}\n{config_json(cfg)}".encode()).hexdigest()[:20]
+        return f"{kind}-{h}"
+
+    def path(self, key: str, suffix: str) -> Path:
+        return self.root / key.split("-", 1)[0] / f"{key}{suffix}"
+
+    # -- locking ------------------------------------------------------------------------------------
+    @contextmanager
+    def _locked(self, key: str) -> Iterator[None]:
+        with self._guard:
+            tlock = self._thread_locks.setdefault(key, threading.Lock())
+        lock_path = self.path(key, ".lock")
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        with tlock, open(lock_path, "a+") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    # -- atomic writing -----------------------------------------------------------------------------
+    @staticmethod
+    def _atomic(path: Path, write: Callable[[str], None]) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(fd)
+        try:
+            write(tmp)
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+
+    def _load_or_rebuild(self, key: str, suffix: str, load: Callable[[Path], Any], build: Callable[[], Any],
+                         save: Callable[[Path, Any], None]) -> Any:
+        path = self.path(key, suffix)
+        if path.exists():  # fast path: no lock needed to read a finished entry (renames are atomic)
+            try:
+                return load(path)
+            except Exception as exc:  # noqa: BLE001 - any unreadable entry is rebuilt, whatever broke it
+                warnings.warn(f"cache entry {path.name} was unreadable ({type(exc).__name__}); rebuilding it",
+                              stacklevel=3)
+        with self._locked(key):
+            if path.exists():  # somebody else may have built it while we waited for the lock
+                try:
+                    return load(path)
+                except Exception:  # noqa: BLE001
+                    path.unlink(missing_ok=True)
+            value = build()
+            save(path, value)
+            return value
+
+    # -- public API ---------------------------------------------------------------------------------
+    def tensors(self, kind: str, cfg: Any,
+                build: Callable[[], tuple[dict[str, torch.Tensor], dict[str, Any]]]) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        """(tensors, metadata) of an entry, built by `build()` the first time."""
+
+        def load(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+            from safetensors import safe_open
+
+            with safe_open(str(path), framework="pt") as fh:
+                meta = json.loads((fh.metadata() or {})["lab_meta"])
+            return load_file(str(path)), meta
+
+        def save(path: Path, value: tuple[dict[str, torch.Tensor], dict[str, Any]]) -> None:
+            tens, meta = value
+            tens = {k: v.contiguous() for k, v in tens.items()}
+            self._atomic(path, lambda tmp: save_file(tens, tmp, metadata={"lab_meta": json.dumps(to_plain(meta))}))
+
+        return self._load_or_rebuild(self.key(kind, cfg), ".safetensors", load, build, save)
+
+    def json(self, kind: str, cfg: Any, build: Callable[[], Any]) -> Any:
+        """A JSON-able result, built by `build()` the first time (returned as plain data either way)."""
+
+        def load(path: Path) -> Any:
+            return json.loads(path.read_text())
+
+        def save(path: Path, value: Any) -> None:
+            text = json.dumps(to_plain(value))
+            self._atomic(path, lambda tmp: Path(tmp).write_text(text))
+
+        key = self.key(kind, cfg)
+        value = self._load_or_rebuild(key, ".json", load, build, save)
+        return to_plain(value)
+
+
+_default: Store | None = None
+
+
+def default_store() -> Store:
+    """The process-wide store: $LAYERLAB_CACHE, or `cache/` at the repository root."""
+    global _default
+    root = Path(os.environ.get("LAYERLAB_CACHE", LAB_DIR.parent / "cache"))
+    if _default is None or _default.root != root:
+        _default = Store(root)
+    return _default
