@@ -13,7 +13,8 @@ import sys
 from typing import Any, Callable, Optional, Sequence
 
 # Modules that define `register(subparsers, tables)`; each adds its experiment's subcommand and tables.
-COMMAND_MODULES = ("lab.cli_commands.delete",)
+COMMAND_MODULES = ("lab.cli_commands.delete", "lab.cli_commands.layerdrop", "lab.cli_commands.reinit",
+                   "lab.cli_commands.shuffle")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -54,6 +55,9 @@ def build_parser() -> tuple[OneLineParser, dict[str, Callable[[argparse.Namespac
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from .runtime import configure_threads
+
+    configure_threads()
     parser, _ = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -5,17 +5,17 @@ The student is trained in place on its own route; the teacher (for KD) always ru
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from typing import Optional, Sequence
 
 import torch
 import torch.nn.functional as F
 
+from . import quick
 from .data import Dataset
 from .models.base import RoutedModel, accuracy, logits_of
-from . import quick
 from .progress import Progress, silent
+from .train import cosine
 
 RECOVERIES = ("none", "ce", "kd")
 
@@ -68,7 +68,7 @@ def recover(student: RoutedModel, route: Sequence[int], data: Dataset, cfg: Reco
         raise ValueError("distillation needs a teacher")
     params = [p for p in student.parameters() if p.requires_grad]
     opt = torch.optim.Adam(params, lr=cfg.lr)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 0.5 * (1 + math.cos(math.pi * min(s, cfg.steps) / cfg.steps)))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine(s, cfg.steps))
     gen = torch.Generator().manual_seed(cfg.seed * 104_729 + 17)
     x, y = data.train.x, data.train.y
     # The teacher is frozen: its logits on the training inputs are computed once, not at every step.

@@ -19,7 +19,6 @@ import json
 import os
 import tempfile
 import threading
-import warnings
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -28,7 +27,10 @@ from typing import Any, Callable, Iterator
 import torch
 from safetensors.torch import load_file, save_file
 
+from .notices import notify
+
 LAB_DIR = Path(__file__).resolve().parent
+TensorEntry = tuple[dict[str, torch.Tensor], dict[str, Any]]  # (tensors, JSON-able metadata)
 
 
 @lru_cache(maxsize=1)
@@ -124,8 +126,7 @@ class Store:
             try:
                 return load(path)
             except Exception as exc:  # noqa: BLE001 - any unreadable entry is rebuilt, whatever broke it
-                warnings.warn(f"cache entry {path.name} was unreadable ({type(exc).__name__}); rebuilding it",
-                              stacklevel=3)
+                notify(f"The saved result {path.name} was unreadable ({type(exc).__name__}) and is being rebuilt.")
         with self._locked(key):
             if path.exists():  # somebody else may have built it while we waited for the lock
                 try:
@@ -137,18 +138,17 @@ class Store:
             return value
 
     # -- public API ---------------------------------------------------------------------------------
-    def tensors(self, kind: str, cfg: Any,
-                build: Callable[[], tuple[dict[str, torch.Tensor], dict[str, Any]]]) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    def tensors(self, kind: str, cfg: Any, build: Callable[[], TensorEntry]) -> TensorEntry:
         """(tensors, metadata) of an entry, built by `build()` the first time."""
 
-        def load(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        def load(path: Path) -> TensorEntry:
             from safetensors import safe_open
 
             with safe_open(str(path), framework="pt") as fh:
                 meta = json.loads((fh.metadata() or {})["lab_meta"])
             return load_file(str(path)), meta
 
-        def save(path: Path, value: tuple[dict[str, torch.Tensor], dict[str, Any]]) -> None:
+        def save(path: Path, value: TensorEntry) -> None:
             tens, meta = value
             tens = {k: v.contiguous() for k, v in tens.items()}
             self._atomic(path, lambda tmp: save_file(tens, tmp, metadata={"lab_meta": json.dumps(to_plain(meta))}))

@@ -59,6 +59,11 @@ def route_sampler(cfg: TrainConfig, n_blocks: int) -> RouteSampler:
     return lambda gen: sample_route(cfg.mode, n_blocks, gen, cfg.drop_p)
 
 
+def cosine(step: int, total: int) -> float:
+    """Cosine learning-rate factor: 1 at the start, 0 at `total` steps."""
+    return 0.5 * (1 + math.cos(math.pi * min(step, total) / total))
+
+
 def _snapshot(model: RoutedModel) -> dict[str, torch.Tensor]:
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
@@ -77,7 +82,7 @@ def train(
     steps_per_epoch = math.ceil(n / cfg.batch)
     total = cfg.epochs * steps_per_epoch
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 0.5 * (1 + math.cos(math.pi * min(s, total) / total)))
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine(s, total))
     batch_gen = torch.Generator().manual_seed(cfg.seed * 7919 + 1)
     route_gen = torch.Generator().manual_seed(cfg.seed * 7919 + 2)
     log = TrainLog()

@@ -12,18 +12,19 @@ from typing import Any, Callable, Union
 
 import torch
 
-from .data import Dataset, SyntheticConfig, synthetic
-from .models import MLP, MLPConfig, RoutedModel
 from . import quick
+from .data import Dataset, SyntheticConfig, synthetic
+from .data_digits import digits
+from .models import MLP, MLPConfig, RoutedModel, ViT, ViTConfig
 from .progress import Progress, silent
 from .store import Store, default_store
 from .train import TrainConfig, train
 
 # Tasks by name. Experiments refer to data by name so that a spec stays a small, hashable value.
-TASKS: dict[str, Callable[[], Dataset]] = {"synthetic": lambda: synthetic(SyntheticConfig())}
+TASKS: dict[str, Callable[[], Dataset]] = {"synthetic": lambda: synthetic(SyntheticConfig()), "digits": digits}
 
 # Model classes by config type; other model families register here (see lab.models).
-BUILDERS: dict[type, Callable[[Any], RoutedModel]] = {MLPConfig: MLP}
+BUILDERS: dict[type, Callable[[Any], RoutedModel]] = {MLPConfig: MLP, ViTConfig: ViT}
 
 ModelConfig = Union[MLPConfig, Any]
 

@@ -5,9 +5,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-import torch
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LAYERLAB_CACHE", tempfile.mkdtemp(prefix="layerlab-test-cache-"))
-torch.set_num_threads(2)
+from lab.runtime import configure_threads  # noqa: E402
+
+configure_threads()

@@ -31,7 +31,8 @@ def _table(args: argparse.Namespace) -> int:
     seeds = list(range(args.seeds))
     print(f"Deleting blocks of an 8x128 MLP (greedy on the probe set); held-out accuracy, mean of {len(seeds)} "
           f"seed(s); KD = {args.steps} distillation steps")
-    print(f"{'arch':<9} {'teacher':>8} " + " ".join(f"{'k=' + str(k) + ' none':>10} {'k=' + str(k) + ' kd':>8}" for k in ks))
+    head = " ".join(f"{f'k={k} none':>10} {f'k={k} kd':>8}" for k in ks)
+    print(f"{'arch':<9} {'teacher':>8} {head}")
     for arch in delete.ARCHS:
         cells, teacher = [], []
         for k in ks:

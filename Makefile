@@ -1,0 +1,34 @@
+# Two commands set up everything on a fresh machine with Python 3.11:
+#   make app   - create .venv (first time), install the lab, run it on http://localhost:8501
+#   make test  - the same environment plus test tools; lint and the whole test suite
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8501
+
+.PHONY: app test lint bench clean-cache
+
+$(VENV)/.installed: requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $@
+
+app: $(VENV)/.installed
+	$(VENV)/bin/streamlit run app/main.py --server.port $(PORT)
+
+lint: $(VENV)/.installed-dev
+	$(VENV)/bin/ruff check .
+
+test: lint
+	$(PY) -m pytest
+
+bench: $(VENV)/.installed
+	PYTHONPATH=. $(PY) bench/bench_delete.py
+
+clean-cache:
+	find cache -mindepth 1 ! -name README.md -delete

@@ -1,0 +1,69 @@
+"""Widgets whose values live in the page URL, so a copied link reproduces the view exactly.
+
+Each widget is bound to a query parameter named by its key (Streamlit drops a parameter whose value equals
+the default, keeping links short). Streamlit silently ignores a value it cannot use; we first check the raw
+URL ourselves so the student is told which value was ignored and why, instead of wondering.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import streamlit as st
+
+
+def _url_value(key: str) -> str | None:
+    try:
+        return st.query_params.get(key)
+    except Exception:  # noqa: BLE001 - no URL (e.g. in AppTest): nothing to check
+        return None
+
+
+def _ignored(key: str, raw: str, expected: str) -> None:
+    st.warning(f"The link's value `{key}={raw[:40]}` was ignored: {expected}. Using the default instead.")
+
+
+def select(label: str, key: str, options: Sequence[Any], default: Any, help: str,
+           format_func: Callable[[Any], str] = str, **kw: Any) -> Any:
+    """A select box bound to the URL parameter `key`."""
+    raw = _url_value(key)
+    if raw is not None and raw not in [str(o) for o in options]:
+        _ignored(key, raw, "expected one of " + ", ".join(str(o) for o in options))
+    return st.selectbox(label, options, index=list(options).index(default), key=key, help=help,
+                        format_func=format_func, bind="query-params", **kw)
+
+
+def slider(label: str, key: str, lo: int, hi: int, default: int, help: str, **kw: Any) -> int:
+    """An integer slider bound to the URL parameter `key`."""
+    raw = _url_value(key)
+    if raw is not None:
+        try:
+            ok = lo <= int(raw) <= hi
+        except ValueError:
+            ok = False
+        if not ok:
+            _ignored(key, raw, f"expected a whole number from {lo} to {hi}")
+    return int(st.slider(label, lo, hi, default, key=key, help=help, bind="query-params", **kw))
+
+
+def number(label: str, key: str, lo: int, hi: int, default: int, help: str, **kw: Any) -> int:
+    """An integer input bound to the URL parameter `key`."""
+    raw = _url_value(key)
+    if raw is not None:
+        try:
+            ok = lo <= int(raw) <= hi
+        except ValueError:
+            ok = False
+        if not ok:
+            _ignored(key, raw, f"expected a whole number from {lo} to {hi}")
+    return int(st.number_input(label, lo, hi, default, step=1, key=key, help=help, bind="query-params", **kw))
+
+
+def preset(label: str, values: dict[str, Any], help: str, key: str) -> None:
+    """A "Try this" button that sets several controls at once (they then update the URL themselves)."""
+
+    def apply() -> None:
+        for k, v in values.items():
+            st.session_state[k] = v
+
+    st.button(label, help=help, on_click=apply, key=key)

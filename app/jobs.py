@@ -1,0 +1,102 @@
+"""Run lab calls off the script thread, share them between sessions, and show their progress.
+
+Why: a Streamlit rerun (any widget touched) interrupts the script at its next st.* call. If training ran in
+the script thread, moving a slider mid-training would throw the work away. Here a job runs in a small
+server-wide thread pool: a rerun only stops the *waiting*, the job finishes and lands in the store, and a
+second student asking for the same config joins the running job instead of starting another. The pool's
+size bounds how much training the server does at once (the machine has 2 cores).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+import streamlit as st
+
+from lab.notices import collecting
+from lab.store import config_json
+
+MAX_WORKERS = 2
+KEEP_DONE = 128  # finished jobs remembered (their results also sit in the store)
+
+
+@dataclass
+class Job:
+    label: str
+    fraction: float = 0.0
+    message: str = "queued: waiting for a free worker"
+    notices: list[str] = field(default_factory=list)
+    future: Optional[Future] = None
+
+    def report(self, fraction: float, message: str) -> None:
+        self.fraction, self.message = fraction, message
+
+
+class JobRunner:
+    """A thread pool plus a table of jobs by key (function + config)."""
+
+    def __init__(self, workers: int = MAX_WORKERS) -> None:
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="layerlab-job")
+        self.jobs: dict[str, Job] = {}
+        self.lock = threading.Lock()
+
+    def submit(self, label: str, fn: Callable[..., Any], cfg: Any) -> Job:
+        key = f"{fn.__module__}.{fn.__qualname__}:{config_json(cfg)}"
+        with self.lock:
+            job = self.jobs.get(key)
+            if job is not None and not (job.future.done() and job.future.exception() is not None):
+                return job  # running, or done with a result: join it
+            job = Job(label)
+
+            def work() -> Any:
+                with collecting() as notices:
+                    try:
+                        return fn(cfg, progress=job.report)
+                    finally:
+                        job.notices.extend(notices)
+
+            job.future = self.pool.submit(work)
+            self.jobs[key] = job
+            if len(self.jobs) > KEEP_DONE:
+                for k in [k for k, j in self.jobs.items() if j.future.done()][: len(self.jobs) - KEEP_DONE]:
+                    del self.jobs[k]
+            return job
+
+
+@st.cache_resource(show_spinner=False)
+def runner() -> JobRunner:
+    """The server-wide runner (one per Streamlit process, shared by every session)."""
+    return JobRunner()
+
+
+def run(label: str, fn: Callable[..., Any], cfg: Any) -> Optional[Any]:
+    """Result of `fn(cfg, progress=...)`, showing a progress bar while it runs; None (and a message) if it failed."""
+    job = runner().submit(label, fn, cfg)
+    fut = job.future
+    try:
+        fut.result(timeout=0.05)  # a cached result returns within milliseconds: no bar flashes up
+    except Exception:  # noqa: BLE001 - still running (TimeoutError) or failed; both handled below
+        pass
+    if not fut.done():
+        bar = st.progress(0.0, text=f"{label}: {job.message}")
+        while not fut.done():
+            time.sleep(0.15)
+            bar.progress(min(max(job.fraction, 0.0), 1.0), text=f"{label}: {job.message}")
+        bar.empty()
+    for n in job.notices:
+        st.warning(n, icon="⚠️")
+    exc = fut.exception()
+    if exc is not None:
+        if isinstance(exc, ValueError):
+            st.error(f"{label} could not run: {exc}")
+        else:
+            st.error(f"{label} failed unexpectedly ({type(exc).__name__}: {exc}). Try again; if it keeps failing, "
+                     "tell your teacher which settings you used (copy the page link).")
+            traceback.print_exception(exc)  # full details go to the server log, not the student's page
+        return None
+    return fut.result()

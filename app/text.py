@@ -1,0 +1,42 @@
+"""The lab's page structure, shared by every experiment page.
+
+The idea · How it works · The code (read from the running source, never pasted) · What the simulations show
+(this run's numbers) · When it breaks · Try this · Going further · Papers.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Callable, Sequence
+
+import streamlit as st
+
+
+def section(title: str) -> None:
+    st.subheader(title, divider="gray")
+
+
+def show_code(functions: Sequence[Callable], intro: str = "") -> None:
+    """The real source of the functions this page runs, read with inspect at run time."""
+    if intro:
+        st.markdown(intro)
+    for fn in functions:
+        where = f"{inspect.getmodule(fn).__name__}.{fn.__qualname__}"
+        with st.expander(f"`{where}`", expanded=False):
+            st.code(inspect.getsource(fn), language="python")
+
+
+def papers(items: Sequence[tuple[str, str]]) -> None:
+    """A list of (citation, link) pairs."""
+    st.markdown("\n".join(f"- [{title}]({url})" for title, url in items))
+
+
+def pct(x: float) -> str:
+    """An accuracy as a percentage with one decimal: 0.9262 -> '92.6 %'."""
+    return f"{100 * x:.1f} %"
+
+
+def pts(a: float, b: float) -> str:
+    """The difference a - b of two accuracies in percentage points, never '-0.0'."""
+    d = round(100 * (a - b), 1)
+    return f"{d + 0.0:+.1f} pts"

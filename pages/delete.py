@@ -1,0 +1,186 @@
+"""Delete layers: widgets -> DeleteConfig -> lab.experiments.delete -> figures and text."""
+
+import json
+
+import streamlit as st
+
+from app import controls, jobs, text
+from app import figures_delete as figs
+from app.text import pct, pts
+from lab import recover, search
+from lab.experiments import delete
+from lab.store import to_plain
+
+SELECT_LABELS = {
+    "greedy": "greedy (on the probe set)",
+    "optimal": "optimal (every subset, on the probe set)",
+    "every-other": "every other (evenly spaced)",
+    "influence": "lowest block influence",
+    "random": "random",
+}
+RECOVERY_LABELS = {"none": "none", "ce": "fine-tune (cross-entropy)", "kd": "distil from the uncut net (KD)"}
+
+st.title(":material/content_cut: Delete layers")
+st.caption("Remove hidden layers from a trained MLP, plain or residual, and see what survives and what comes back.")
+
+with st.sidebar:
+    st.header("Controls")
+    arch = controls.select("Architecture", "arch", delete.ARCHS, "residual",
+                           help="plain: h = relu(hW + b). residual: h = h + relu(hW + b): each layer adds a "
+                                "correction.")
+    k = controls.slider("Layers to delete", "k", 0, 7, 2,
+                        help="How many of the 7 hidden-to-hidden blocks to remove (the input and output layers stay).")
+    select = controls.select("Selection method", "select", search.SELECTIONS, "greedy",
+                             format_func=SELECT_LABELS.get,
+                             help="How the blocks to delete are chosen. Greedy and optimal score candidates on a "
+                                  "2,000-example probe set; all accuracies shown are on a separate held-out set.")
+    recovery = controls.select("Recovery", "recovery", recover.RECOVERIES, "kd", format_func=RECOVERY_LABELS.get,
+                               help="After cutting, train the smaller net again: on the labels (fine-tune), or to "
+                                    "match the uncut network's outputs (knowledge distillation).")
+    steps = controls.select("Recovery steps", "steps", (100, 250, 500, 1000, 1500), 500,
+                            help="Minibatch steps of recovery training (256 examples each).")
+    seed = controls.number("Seed", "seed", 0, 99, 0,
+                           help="Fixes the teacher's initial weights and data order: same seed, same numbers.")
+
+cfg = delete.DeleteConfig(arch=arch, k=k, select=select, recovery=recovery, steps=steps, seed=seed)
+r = jobs.run("Training the teacher and cutting it", delete.run, cfg)
+if r is None:
+    st.stop()
+
+rec_label = RECOVERY_LABELS[recovery]
+c = st.columns(4)
+c[0].metric("Original (held-out)", pct(r["teacher_acc"]), help="The uncut 8-layer network.")
+c[1].metric(f"Cut: {k} deleted", pct(r["cut_acc"]), pts(r["cut_acc"], r["teacher_acc"]),
+            help=f"Blocks deleted: {r['dropped']} (original numbering). On the probe set: {pct(r['probe_acc'])}.")
+c[2].metric("Recovered" if recovery != "none" else "Recovered (no recovery)", pct(r["recovered_acc"]),
+            pts(r["recovered_acc"], r["teacher_acc"]) + " vs original",
+            help=f"After {rec_label}, {steps} steps." if recovery != "none" else "Recovery is off.")
+c[3].metric("Chance", pct(r["chance"]), help="Always guessing the most common class: 20 classes, about 5 %.")
+st.markdown(f"**Deleted blocks:** {r['dropped'] or 'none'} · **route that runs:** {r['route']}")
+
+left, right = st.columns(2)
+left.plotly_chart(figs.per_class(r), theme=None, key="fig_per_class")
+right.plotly_chart(figs.recovery_curve(r), theme=None, key="fig_recovery")
+st.plotly_chart(figs.selections(r), theme=None, key="fig_selections")
+
+sweep = jobs.run("Deleting 0 to 7 blocks of both architectures", delete.sweep, delete.SweepConfig.of(cfg))
+if sweep is not None:
+    left, right = st.columns(2)
+    left.plotly_chart(figs.single_block(sweep), theme=None, key="fig_single")
+    right.plotly_chart(figs.versus_k(sweep), theme=None, key="fig_vs_k")
+
+st.download_button("Download this run's numbers (JSON)", json.dumps(to_plain({"run": r, "sweep": sweep}), indent=1),
+                   file_name=f"layerlab-delete-{arch}-k{k}-{select}-{recovery}-{steps}-seed{seed}.json",
+                   mime="application/json", help="Every number on this page, for your own analysis.")
+
+text.section("The idea")
+st.markdown("""
+Layers run one after another, so removing a whole layer saves time on any hardware. Whether a layer can go depends
+on the architecture. In a **plain** network each layer transforms its input, `h = relu(h W + b)`, and the next layer
+is tuned to that transform, so removing one feeds it something it has never seen. In a **residual** network each
+layer adds a correction to a running stream, `h = h + relu(h W + b)`: deleting one just drops one correction, and
+the stream it leaves behind is still in the format the next layer expects.
+""")
+
+text.section("How it works")
+st.markdown("""
+1. Train a deep network: a 12 → 128 stem, 7 blocks of 128 → 128, a 128 → 20 head, plain or residual, on a synthetic
+   20-class task (28,000 training inputs; a 2,000-input **probe** set for searching; 4,000 **held-out** inputs for
+   every accuracy reported).
+2. The candidates are the 7 hidden-to-hidden blocks (their input and output widths match).
+3. Choose k of them. **Greedy**: k rounds, each deleting the block whose removal (on top of earlier ones) hurts the
+   probe accuracy least. **Optimal**: try every subset of size k. **Every other**: spread evenly. **Influence**: the
+   blocks that turn their input least, 1 − cos(input, output) (ShortGPT). **Random**: the mean of 5 draws.
+4. Run the network without them: the *route* simply skips those blocks, so block indices keep their original
+   numbering.
+5. Optionally recover: fine-tune the cut network on the labels, or distil it from the uncut one.
+""")
+
+text.section("The code")
+text.show_code([delete.DeleteConfig, search.greedy, search.block_influence, recover.recover, recover.kd_loss],
+               "These are the functions that produced the numbers above, read from the running source:")
+from lab.models.mlp import MLP  # noqa: E402 - shown, not used
+
+text.show_code([MLP.run_block])
+
+text.section("What the simulations show")
+lines = [
+    f"The **{arch}** teacher scores **{pct(r['teacher_acc'])}** on held-out data (chance {pct(r['chance'])}).",
+    f"Deleting blocks **{r['dropped']}** ({SELECT_LABELS[select]}) leaves **{pct(r['cut_acc'])}** held-out "
+    f"({pct(r['probe_acc'])} on the probe the search saw).",
+]
+if recovery != "none" and k > 0:
+    lines.append(f"{rec_label.capitalize()} for {steps} steps brings it to **{pct(r['recovered_acc'])}** "
+                 f"({100 * (r['recovered_acc'] - r['teacher_acc']):+.1f} points against the original).")
+if sweep is not None:
+    for a in delete.ARCHS:
+        s = sweep["archs"][a]["single_block_acc"]
+        lines.append(f"Deleting any single block of the **{a}** net leaves between {pct(min(s))} and {pct(max(s))}.")
+sel = r["selections"]
+best = max(sel, key=lambda m: sel[m]["test_acc"])
+lines.append(f"At k = {k}, the best held-out cut came from **{best}** ({pct(sel[best]['test_acc'])}); greedy "
+             f"{pct(sel['greedy']['test_acc'])}, optimum {pct(sel['optimal']['test_acc'])}, random (mean) "
+             f"{pct(sel['random']['test_acc'])}.")
+worst_class = min(range(len(r["per_class"]["before"])), key=lambda i: r["per_class"]["before"][i])
+lines.append(f"The class hit hardest by the cut is class {worst_class}: {pct(r['per_class']['teacher'][worst_class])} "
+             f"→ {pct(r['per_class']['before'][worst_class])}.")
+st.markdown("\n".join(f"- {x}" for x in lines))
+
+text.section("When it breaks")
+st.markdown("""
+- **Plain networks.** Deletion without recovery is fatal: no safe block exists for greedy to find.
+- **Shape changes.** Only width-preserving blocks can be removed this way; a layer that changes the width would need
+  a replacement projection.
+- **Greedy is short-sighted.** The best single deletion is not always part of the best pair; compare it with the
+  optimum. And scoring on a probe set can overfit the probe: compare the hatched (probe) and solid (held-out) bars.
+- **Overall accuracy hides classes.** A cut can spare the average and still ruin one class: see the per-class bars.
+- **Recovery hides damage only when depth was spare.** Here even 6 of 7 blocks recover, because a 2-layer MLP fits
+  this task. On a model that needs its depth, the no-recovery numbers are the honest warning.
+""")
+
+text.section("Try this")
+b = st.columns(4)
+with b[0]:
+    controls.preset("Plain vs residual, 1 deleted", {"arch": "plain", "k": 1, "recovery": "none"},
+                    help="Delete one block of a plain net without recovery; then switch architecture to residual.",
+                    key="try_plain1")
+with b[1]:
+    controls.preset("Residual, 4 deleted, no recovery", {"arch": "residual", "k": 4, "recovery": "none"},
+                    help="Step k from 1 to 6 and watch the gradual decline the plain net never shows.",
+                    key="try_res4")
+with b[2]:
+    controls.preset("Delete 6, distil", {"k": 6, "recovery": "kd", "steps": 500},
+                    help="With recovery the architecture that survived deletion best loses its advantage.",
+                    key="try_kd6")
+with b[3]:
+    controls.preset("Greedy vs optimum, k = 3", {"arch": "residual", "k": 3, "select": "optimal", "recovery": "none"},
+                    help="Is the exhaustive optimum better than greedy on held-out data, or only on the probe?",
+                    key="try_opt3")
+
+text.section("Going further")
+st.markdown("""
+- **Initialise a student from the teacher?** DistilBERT built its student from every other teacher layer. Does that
+  head start matter here, or does a random init catch up?
+- LayerDrop (Fan et al.) trains with random layer deletion so that the model tolerates it later; LayerShuffle trains
+  with random layer order. Block influence (ShortGPT) ranks blocks by how little they change the residual stream.
+""")
+if st.toggle("Run the DistilBERT-style comparison (every other teacher block, then KD)", key="student_init",
+             help="Distils a 4-block student initialised from teacher blocks 0, 2, 4, 6 and one from a random init."):
+    s = jobs.run("Distilling two students", delete.student_init, cfg)
+    if s is not None:
+        st.markdown(f"Teacher {pct(s['teacher_acc'])}. Student from teacher blocks {s['kept']}: starts at "
+                    f"{pct(s['inherited']['start_acc'])}, ends at **{pct(s['inherited']['final_acc'])}**. Same shape "
+                    f"from a random init: starts at {pct(s['random_init']['start_acc'])}, ends at "
+                    f"**{pct(s['random_init']['final_acc'])}** (both {steps} KD steps).")
+
+text.section("Papers")
+text.papers([
+    ("Veit, Wilber, Belongie. Residual Networks Behave Like Ensembles of Relatively Shallow Networks (2016)",
+     "https://arxiv.org/abs/1605.06431"),
+    ("Fan, Grave, Joulin. Reducing Transformer Depth on Demand with Structured Dropout (2019)",
+     "https://arxiv.org/abs/1909.11556"),
+    ("Hinton, Vinyals, Dean. Distilling the Knowledge in a Neural Network (2015)", "https://arxiv.org/abs/1503.02531"),
+    ("Sanh et al. DistilBERT, a distilled version of BERT (2019)", "https://arxiv.org/abs/1910.01108"),
+    ("Men et al. ShortGPT: Layers in Large Language Models are More Redundant Than You Expect (2024)",
+     "https://arxiv.org/abs/2403.03853"),
+])

@@ -1,0 +1,35 @@
+"""Home: what the lab is, what each experiment asks, how to use it in class."""
+
+import streamlit as st
+
+st.title(":material/science: Layer Lab")
+st.markdown(
+    """
+Train small neural networks on a laptop-class CPU, then **take their layers apart**: delete them, shuffle
+their order, re-initialise one, train with random layer dropping, and recover what was lost by distillation.
+Every number on these pages is computed live from seeded runs on held-out data; the same settings always
+give the same numbers, and every result is saved so the next student who asks for it gets it at once.
+"""
+)
+
+st.subheader("Experiments", divider="gray")
+st.markdown(
+    """
+- **:material/content_cut: Delete layers**: remove k hidden layers from a trained 8-layer MLP, plain or residual.
+  Which layers can go, chosen greedily, exhaustively, evenly, by how little they change their input, or at random?
+  Why does a plain network collapse to chance after one deletion while a residual one barely notices, and how much does
+  distillation from the uncut network bring back?
+"""
+)
+
+st.subheader("Using it in class", divider="gray")
+st.markdown(
+    """
+1. Open a page on the projector; the controls are in the sidebar, each with a **?** that explains it.
+2. Every control is mirrored in the page address: **copy the link** to hand students exactly the view you see.
+3. The **Try this** buttons at the bottom of each page set up the comparisons worth discussing.
+4. The first run of a setting trains a model (a progress bar shows how far it is, seconds to a minute); after that
+   the result is stored and anyone asking for it again gets it instantly. Warm the settings you plan to show
+   before class, or from the command line: `python -m lab table delete`.
+"""
+)

@@ -1,0 +1,29 @@
+"""Shared helpers for AppTest page tests: run a page of the lab in quick mode and check it for errors."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+MAIN = str(ROOT / "app" / "main.py")
+
+
+def open_page(page: str, timeout: float = 240) -> AppTest:
+    """AppTest of the lab's entry point, switched to pages/<page>.py and run once (models train 1 epoch)."""
+    os.environ["LAYERLAB_QUICK"] = "1"
+    at = AppTest.from_file(MAIN, default_timeout=timeout)
+    at.run()
+    assert not at.exception, at.exception
+    at.switch_page(str(ROOT / "pages" / f"{page}.py"))
+    at.run()
+    assert_clean(at)
+    return at
+
+
+def assert_clean(at: AppTest) -> None:
+    """No exception and no error box on the page."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]

@@ -1,0 +1,74 @@
+"""Selection methods: greedy against a hand-made example, the optimum against greedy, influence against its formula."""
+
+import itertools
+
+import torch
+
+from lab import search
+from lab.models import MLP, MLPConfig
+
+from .helpers import small_data, small_mlp
+
+# Hand-made probe accuracies of each deleted set on a 4-block model: block 0 is the best single deletion,
+# but the best pair is {1, 2}. Greedy must take 0 first, then the best partner of 0 (that is 3).
+TABLE = {(): 0.9, (0,): 0.8, (1,): 0.7, (2,): 0.6, (3,): 0.5,
+         (0, 1): 0.3, (0, 2): 0.35, (0, 3): 0.4, (1, 2): 0.75, (1, 3): 0.2, (2, 3): 0.1}
+
+
+def fake_accuracy(model, x, y, dropped):
+    return TABLE[tuple(sorted(dropped))]
+
+
+def test_greedy_takes_the_best_candidate_at_each_step(monkeypatch):
+    monkeypatch.setattr(search, "route_accuracy", fake_accuracy)
+    model = MLP(MLPConfig(depth=5, width=4))  # 4 blocks; weights unused by the fake score
+    assert search.greedy(model, 1, None, None) == [0]
+    assert search.greedy(model, 2, None, None) == [0, 3]
+    assert search.optimal(model, 2, None, None) == [1, 2]  # the short-sightedness greedy is known for
+
+
+def test_optimum_is_never_worse_than_greedy_on_the_probe():
+    m = small_mlp("residual")
+    d = small_data()
+    for k in range(m.n_blocks + 1):
+        g = search.route_accuracy(m, d.probe.x, d.probe.y, search.greedy(m, k, d.probe.x, d.probe.y))
+        o = search.route_accuracy(m, d.probe.x, d.probe.y, search.optimal(m, k, d.probe.x, d.probe.y))
+        assert o >= g - 1e-9
+
+
+def test_optimum_is_the_best_subset_by_brute_force():
+    m = small_mlp("plain")
+    d = small_data()
+    k = 2
+    best = max(itertools.combinations(range(m.n_blocks), k),
+               key=lambda s: search.route_accuracy(m, d.probe.x, d.probe.y, s))
+    o = search.optimal(m, k, d.probe.x, d.probe.y)
+    assert search.route_accuracy(m, d.probe.x, d.probe.y, o) == search.route_accuracy(m, d.probe.x, d.probe.y, best)
+
+
+def test_block_influence_matches_its_formula():
+    m = small_mlp("residual")
+    x = small_data().probe.x[:256]
+    bi = search.block_influence(m, x)
+    with torch.no_grad():
+        h = torch.relu(m.stem(x))
+        for i, blk in enumerate(m.blocks):
+            out = h + torch.relu(blk(h))
+            cos = (h * out).sum(1) / (h.norm(dim=1) * out.norm(dim=1)).clamp_min(1e-8)
+            assert abs(bi[i] - float(1 - cos.mean())) < 1e-4
+            h = out
+
+
+def test_every_selection_returns_k_distinct_original_indices():
+    m = small_mlp("residual")
+    d = small_data()
+    for method in search.SELECTIONS:
+        for k in (0, 1, 3):
+            picks = search.select(method, m, k, d.probe.x, d.probe.y, seed=1)
+            assert len(picks) == k == len(set(picks)) and all(0 <= i < m.n_blocks for i in picks)
+
+
+def test_random_selection_is_seeded_and_varies_with_the_seed():
+    draws = {tuple(search.random_subset(7, 3, s)) for s in range(20)}
+    assert search.random_subset(7, 3, 5) == search.random_subset(7, 3, 5)
+    assert len(draws) > 5

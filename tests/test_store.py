@@ -1,0 +1,135 @@
+"""The store: same config -> same entry, atomic writes, one build under concurrency, corrupt entries rebuilt."""
+
+import json
+import pickle
+import threading
+import time
+from dataclasses import dataclass
+
+import pytest
+import torch
+
+from lab.notices import collecting
+from lab.store import Store
+
+
+@dataclass(frozen=True)
+class Cfg:
+    a: int = 1
+    b: tuple = (1, 2)
+
+
+def test_same_config_loads_instead_of_building(tmp_path):
+    s = Store(tmp_path)
+    calls = []
+    build = lambda: calls.append(1) or {"x": [1, 2]}  # noqa: E731
+    assert s.json("r", Cfg(), build) == {"x": [1, 2]}
+    assert Store(tmp_path).json("r", Cfg(), build) == {"x": [1, 2]}  # a new process-like instance
+    assert len(calls) == 1
+    s.json("r", Cfg(a=2), build)
+    assert len(calls) == 2  # another config is another entry
+
+
+def test_concurrent_requests_build_once_across_instances(tmp_path):
+    calls = []
+
+    def slow():
+        calls.append(1)
+        time.sleep(0.5)
+        return {"v": 1}
+
+    # Separate Store objects share no in-process locks, so only the file lock can keep them from building twice.
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(Store(tmp_path).json("r", Cfg(), slow)))
+               for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and results == [{"v": 1}] * 4
+
+
+def test_corrupt_json_entry_is_rebuilt_with_a_notice(tmp_path):
+    s = Store(tmp_path)
+    s.json("r", Cfg(), lambda: {"v": 1})
+    path = s.path(s.key("r", Cfg()), ".json")
+    path.write_text('{"v": ')  # truncated
+    with collecting() as notes, pytest.warns(UserWarning):
+        assert s.json("r", Cfg(), lambda: {"v": 2}) == {"v": 2}
+    assert notes and "rebuilt" in notes[0]
+    assert json.loads(path.read_text()) == {"v": 2}
+
+
+def test_tensor_entries_round_trip_and_rebuild_when_corrupt(tmp_path):
+    s = Store(tmp_path)
+    t = {"w": torch.arange(6.0).reshape(2, 3)}
+    tens, meta = s.tensors("m", Cfg(), lambda: (t, {"epochs": [0, 1]}))
+    tens2, meta2 = s.tensors("m", Cfg(), lambda: pytest.fail("should load, not build"))
+    assert torch.equal(tens2["w"], t["w"]) and meta2 == {"epochs": [0, 1]}
+    path = s.path(s.key("m", Cfg()), ".safetensors")
+    path.write_bytes(path.read_bytes()[:40])
+    with pytest.warns(UserWarning):
+        tens3, _ = s.tensors("m", Cfg(), lambda: ({"w": torch.ones(1)}, {}))
+    assert torch.equal(tens3["w"], torch.ones(1))
+
+
+class Boom:
+    def __reduce__(self):
+        return (open, ("/tmp/layerlab-pickle-ran", "w"))
+
+
+def test_loading_never_unpickles(tmp_path):
+    import os
+
+    marker = "/tmp/layerlab-pickle-ran"
+    if os.path.exists(marker):
+        os.unlink(marker)
+    s = Store(tmp_path)
+    for kind, suffix, build in [("r", ".json", lambda: {"ok": 1}), ("m", ".safetensors", lambda: ({}, {}))]:
+        path = s.path(s.key(kind, Cfg()), suffix)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(pickle.dumps(Boom()))
+        with pytest.warns(UserWarning):
+            getattr(s, "json" if suffix == ".json" else "tensors")(kind, Cfg(), build)
+    assert not os.path.exists(marker)
+
+
+def test_a_failed_build_leaves_no_entry_and_no_temp_files(tmp_path):
+    s = Store(tmp_path)
+
+    def broken():
+        raise RuntimeError("killed mid-run")
+
+    with pytest.raises(RuntimeError):
+        s.json("r", Cfg(), broken)
+    assert not s.path(s.key("r", Cfg()), ".json").exists()
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_a_write_killed_midway_leaves_the_old_state(tmp_path, monkeypatch):
+    s = Store(tmp_path)
+    import lab.store as store_mod
+
+    def crash(src, dst):
+        raise KeyboardInterrupt  # the process dies between writing the temp file and renaming it
+
+    monkeypatch.setattr(store_mod.os, "replace", crash)
+    with pytest.raises(KeyboardInterrupt):
+        s.json("r", Cfg(), lambda: {"v": 1})
+    monkeypatch.undo()
+    assert not s.path(s.key("r", Cfg()), ".json").exists()
+    assert not list(tmp_path.rglob("*.tmp"))
+    assert s.json("r", Cfg(), lambda: {"v": 3}) == {"v": 3}
+
+
+def test_key_depends_on_config_values_and_class():
+    s = Store("/nonexistent")
+
+    @dataclass(frozen=True)
+    class Other:
+        a: int = 1
+        b: tuple = (1, 2)
+
+    assert s.key("r", Cfg()) == s.key("r", Cfg())
+    assert s.key("r", Cfg()) != s.key("r", Cfg(b=(2, 1)))
+    assert s.key("r", Cfg()) != s.key("r", Other())
