@@ -27,8 +27,9 @@ def select(label: str, key: str, options: Sequence[Any], default: Any, help: str
            format_func: Callable[[Any], str] = str, **kw: Any) -> Any:
     """A select box bound to the URL parameter `key`."""
     raw = _url_value(key)
-    if raw is not None and raw not in [str(o) for o in options]:
-        _ignored(key, raw, "expected one of " + ", ".join(str(o) for o in options))
+    shown = [format_func(o) for o in options]  # a bound select box writes the option's label into the link
+    if raw is not None and raw not in shown:
+        _ignored(key, raw, "expected one of " + ", ".join(shown))
     return st.selectbox(label, options, index=list(options).index(default), key=key, help=help,
                         format_func=format_func, bind="query-params", **kw)
 
@@ -67,3 +68,12 @@ def preset(label: str, values: dict[str, Any], help: str, key: str) -> None:
             st.session_state[k] = v
 
     st.button(label, help=help, on_click=apply, key=key)
+
+
+def make_config(factory: Callable[..., Any], **values: Any) -> Any:
+    """Build an experiment config from widget values; a value the config rejects stops the page with its reason."""
+    try:
+        return factory(**values)
+    except (TypeError, ValueError) as exc:
+        st.error(f"These settings cannot run: {exc}. Change the controls in the sidebar.")
+        st.stop()

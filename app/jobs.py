@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional
 import streamlit as st
 
 from lab.notices import collecting
-from lab.store import config_json
+from lab.store import NotCached, cached_only, config_json
 
 MAX_WORKERS = 2
 KEEP_DONE = 128  # finished jobs remembered (their results also sit in the store)
@@ -76,6 +76,17 @@ def runner() -> JobRunner:
 
 def run(label: str, fn: Callable[..., Any], cfg: Any) -> Optional[Any]:
     """Result of `fn(cfg, progress=...)`, showing a progress bar while it runs; None (and a message) if it failed."""
+    try:  # stored already? Then answer now, in this thread, without queueing behind other students' training
+        with collecting() as notices, cached_only():
+            result = fn(cfg, progress=lambda f, m: None)
+        for n in notices:
+            st.warning(n, icon="⚠️")
+        return result
+    except NotCached:
+        pass
+    except ValueError as exc:
+        st.error(f"{label} could not run: {exc}")
+        return None
     job = runner().submit(label, fn, cfg)
     fut = job.future
     try:

@@ -1,7 +1,8 @@
 """The store: trained models and results on disk under `cache/`, shared by every session and process.
 
-- An entry is named by a hash of (kind, config, code version); the code version is a hash of the lab's own
-  source, so a change to the science never serves a stale result.
+- An entry is named by a hash of (kind, config, code version); the code version hashes the source of the
+  config's module and of every lab module it imports (lab/codeversion.py), so a change to the science never
+  serves a stale result, and a change elsewhere does not throw away what it cannot affect.
 - Writes are atomic (temporary file, fsync, rename): a run killed mid-write leaves no half entry.
 - Two processes or threads asking for the same missing entry compute it once: the first holds a file lock
   (flock) while it builds, the others wait on the lock and then load.
@@ -20,29 +21,38 @@ import os
 import tempfile
 import threading
 from contextlib import contextmanager
-from functools import lru_cache
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import torch
 from safetensors.torch import load_file, save_file
 
+from .codeversion import code_version
 from .notices import notify
+from .quick import quick
 
 LAB_DIR = Path(__file__).resolve().parent
 TensorEntry = tuple[dict[str, torch.Tensor], dict[str, Any]]  # (tensors, JSON-able metadata)
+_cached_only: ContextVar[bool] = ContextVar("layerlab_cached_only", default=False)
 
 
-@lru_cache(maxsize=1)
-def code_version() -> str:
-    """Hash of every .py file of the lab (the CLI aside): part of every entry's name."""
-    h = hashlib.sha256()
-    for p in sorted(LAB_DIR.rglob("*.py")):
-        if p.name in ("cli.py", "__main__.py"):
-            continue
-        h.update(p.relative_to(LAB_DIR).as_posix().encode())
-        h.update(p.read_bytes())
-    return h.hexdigest()[:12]
+class NotCached(LookupError):
+    """Raised inside `cached_only()` when an entry would have to be built."""
+
+
+@contextmanager
+def cached_only() -> Iterator[None]:
+    """Within this context the store only reads: a missing entry raises NotCached instead of being built.
+
+    The app uses it to serve stored results straight from the script thread, so a student whose result is
+    already stored never waits behind somebody else's training in the job queue.
+    """
+    token = _cached_only.set(True)
+    try:
+        yield
+    finally:
+        _cached_only.reset(token)
 
 
 def config_json(cfg: Any) -> str:
@@ -84,7 +94,10 @@ class Store:
         self._guard = threading.Lock()
 
     def key(self, kind: str, cfg: Any) -> str:
-        h = hashlib.sha256(f"{kind}\n{code_version()}\n{config_json(cfg)}".encode()).hexdigest()[:20]
+        code = code_version(type(cfg).__module__)  # the config's module and everything it imports
+        if quick():  # quick-mode (one-epoch) results must never be served as real ones
+            code += "-quick"
+        h = hashlib.sha256(f"{kind}\n{code}\n{config_json(cfg)}".encode()).hexdigest()[:20]
         return f"{kind}-{h}"
 
     def path(self, key: str, suffix: str) -> Path:
@@ -127,6 +140,8 @@ class Store:
                 return load(path)
             except Exception as exc:  # noqa: BLE001 - any unreadable entry is rebuilt, whatever broke it
                 notify(f"The saved result {path.name} was unreadable ({type(exc).__name__}) and is being rebuilt.")
+        if _cached_only.get():
+            raise NotCached(key)
         with self._locked(key):
             if path.exists():  # somebody else may have built it while we waited for the lock
                 try:

@@ -60,14 +60,21 @@ class Trained:
         return task(self.spec.task)
 
 
+_build_lock = threading.Lock()
+
+
 def build(cfg: ModelConfig, seed: int) -> RoutedModel:
     """A freshly initialised model; the seed fixes the draw."""
     try:
         cls = BUILDERS[type(cfg)]
     except KeyError:
         raise ValueError(f"no model class registered for {type(cfg).__name__}") from None
-    torch.manual_seed(seed)
-    return cls(cfg)
+    # Model constructors draw from torch's global generator. Two job threads building at once would interleave
+    # their draws, and a stored model would no longer match its seed: build one model at a time, and leave the
+    # global generator as it was for whoever else uses it.
+    with _build_lock, torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return cls(cfg)
 
 
 # Train each spec once per process even when several threads ask at the same moment (the store's file lock

@@ -30,19 +30,22 @@ with st.sidebar:
                                 "correction.")
     k = controls.slider("Layers to delete", "k", 0, 7, 2,
                         help="How many of the 7 hidden-to-hidden blocks to remove (the input and output layers stay).")
+    # Options are shown as they are (no format_func): a bound select box writes what it shows into the link.
     select = controls.select("Selection method", "select", search.SELECTIONS, "greedy",
-                             format_func=SELECT_LABELS.get,
-                             help="How the blocks to delete are chosen. Greedy and optimal score candidates on a "
-                                  "2,000-example probe set; all accuracies shown are on a separate held-out set.")
-    recovery = controls.select("Recovery", "recovery", recover.RECOVERIES, "kd", format_func=RECOVERY_LABELS.get,
-                               help="After cutting, train the smaller net again: on the labels (fine-tune), or to "
-                                    "match the uncut network's outputs (knowledge distillation).")
+                             help="How the blocks to delete are chosen: greedy (one at a time, least harm first), "
+                                  "optimal (every subset), every-other (evenly spaced), influence (blocks that change "
+                                  "their input least), random (mean of 5 draws). Greedy and optimal score on a "
+                                  "2,000-example probe set; every accuracy shown is on a separate held-out set.")
+    recovery = controls.select("Recovery", "recovery", recover.RECOVERIES, "kd",
+                               help="After cutting, train the smaller net again. none: no training. ce: fine-tune on "
+                                    "the labels (cross-entropy). kd: distil, i.e. match the uncut network's outputs.")
     steps = controls.select("Recovery steps", "steps", (100, 250, 500, 1000, 1500), 500,
                             help="Minibatch steps of recovery training (256 examples each).")
     seed = controls.number("Seed", "seed", 0, 99, 0,
                            help="Fixes the teacher's initial weights and data order: same seed, same numbers.")
 
-cfg = delete.DeleteConfig(arch=arch, k=k, select=select, recovery=recovery, steps=steps, seed=seed)
+cfg = controls.make_config(delete.DeleteConfig, arch=arch, k=k, select=select, recovery=recovery, steps=steps,
+                           seed=seed)
 r = jobs.run("Training the teacher and cutting it", delete.run, cfg)
 if r is None:
     st.stop()

@@ -19,6 +19,16 @@ st.markdown(
   Which layers can go, chosen greedily, exhaustively, evenly, by how little they change their input, or at random?
   Why does a plain network collapse to chance after one deletion while a residual one barely notices, and how much does
   distillation from the uncut network bring back?
+- **:material/shuffle: Shuffle layers**: train a tiny Vision Transformer on handwritten digits with its blocks in a
+  fresh random order at every step (LayerShuffle), optionally telling each block its position or asking it to
+  guess it. Does the network still work in any order? Does each block know where it sits? UMAP views of the
+  features after every position show it.
+- **:material/restart_alt: Re-initialise a layer**: are all layers created equal? Reset one layer of a trained
+  network to its weights from the start of training (or from a later checkpoint), or draw it afresh, and map
+  which layers are critical and which are robust, for plain and residual MLPs and the ViT.
+- **:material/layers_clear: LayerDrop**: train with each block skipped at random (probability p), then prune the
+  network to any depth without retraining. Which p should you train with for the depth you want, and which
+  blocks should go?
 """
 )
 

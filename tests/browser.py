@@ -32,7 +32,7 @@ def free_port() -> int:
 
 @contextmanager
 def lab_server(cache_dir: str) -> Iterator[str]:
-    """A Streamlit server of the lab in quick mode on a free port; yields its base URL."""
+    """A Streamlit server of the lab in quick mode on a free port, using the store at cache_dir; yields its URL."""
     port = free_port()
     env = dict(os.environ, LAYERLAB_QUICK="1", LAYERLAB_CACHE=cache_dir)
     cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"), "--server.headless", "true",
@@ -58,14 +58,28 @@ def lab_server(cache_dir: str) -> Iterator[str]:
 
 
 def wait_idle(page, timeout: float = 300) -> None:  # noqa: ANN001 - a Playwright page
-    """Wait until the script has finished and no progress bar is left."""
+    """Wait until the script has finished: no progress bar, no loading skeleton, and idle for 1.5 s in a row.
+
+    The stretch of idleness matters on a loaded machine, where the rerun may not have started yet when we look.
+    """
     page.wait_for_selector("[data-testid='stApp']", timeout=60_000)
-    time.sleep(1.0)
     deadline = time.time() + timeout
+    idle_since = None
     while time.time() < deadline:
         state = page.locator("[data-test-script-state]").first.get_attribute("data-test-script-state")
-        if state == "notRunning" and page.locator("[data-testid='stProgress']").count() == 0:
-            time.sleep(0.5)
+        busy = (state != "notRunning" or page.locator("[data-testid='stProgress']").count() > 0
+                or page.locator("[data-testid='stSkeleton']").count() > 0)
+        if busy:
+            idle_since = None
+        elif idle_since is None:
+            idle_since = time.time()
+        elif time.time() - idle_since > 1.5:
             return
-        time.sleep(0.3)
+        time.sleep(0.25)
     raise TimeoutError("the page kept running")
+
+
+def settle(page, text: str, timeout_ms: int = 600_000) -> None:  # noqa: ANN001 - a Playwright page
+    """Wait for `text` to appear, then for the script to finish (on a loaded machine a rerun may start late)."""
+    page.get_by_text(text).first.wait_for(timeout=timeout_ms)
+    wait_idle(page)

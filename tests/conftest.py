@@ -11,3 +11,47 @@ os.environ.setdefault("LAYERLAB_CACHE", tempfile.mkdtemp(prefix="layerlab-test-c
 from lab.runtime import configure_threads  # noqa: E402
 
 configure_threads()
+
+
+# -- real-browser fixtures: one server and one Chromium for the whole session ------------------------------
+# The server shares this session's store with the AppTest page tests (both in quick mode), so the browser
+# tests find most models already trained instead of training them again.
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def lab_url():
+    from .browser import lab_server
+
+    with lab_server(os.environ["LAYERLAB_CACHE"]) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    from playwright.sync_api import sync_playwright
+
+    from .browser import CHROMIUM_ARGS, chromium_path
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(chromium):
+    pg = chromium.new_page(viewport={"width": 1400, "height": 1000})
+    yield pg
+    pg.close()
+
+
+@pytest.fixture(autouse=True)
+def _restore_quick_mode():
+    """Page tests switch quick mode on (tests/apptest_util.py); no other test may inherit it."""
+    before = os.environ.get("LAYERLAB_QUICK")
+    yield
+    if before is None:
+        os.environ.pop("LAYERLAB_QUICK", None)
+    else:
+        os.environ["LAYERLAB_QUICK"] = before

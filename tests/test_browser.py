@@ -1,4 +1,4 @@
-"""One real browser session: open the Delete page, move the slider, see the figures re-render.
+"""Real-browser tests: one Streamlit server and one Debian Chromium for the session, every page visited.
 
 Skipped on a developer machine without Debian's chromium; in CI (CI=true) a missing browser is a failure.
 """
@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from .browser import CHROMIUM_ARGS, chromium_path, lab_server, wait_idle
+from .browser import chromium_path, settle, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -17,33 +17,95 @@ if chromium_path() is None:
     pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
 
 
-def test_delete_page_in_a_real_browser(tmp_path, request):
-    from playwright.sync_api import sync_playwright
+def no_exception(page) -> None:
+    errors = [e.inner_text()[:1500] for e in page.locator("[data-testid='stException']").all()]
+    assert not errors, errors
 
-    with lab_server(str(tmp_path / "cache")) as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(f"{url}/delete")
-        wait_idle(page)
-        assert page.locator("[data-testid='stException']").count() == 0
-        charts = page.locator("[data-testid='stPlotlyChart']")
-        assert charts.count() >= 5
-        assert page.get_by_text("Cut: 2 deleted").count() == 1
 
-        # Move the slider with the keyboard, as a student would: focus its thumb and press the right arrow.
-        thumb = page.locator("[data-testid='stSlider'] input[type='range']").first
-        thumb.focus()
-        thumb.press("ArrowRight")
-        wait_idle(page)
-        assert page.get_by_text("Cut: 3 deleted").count() == 1
-        assert page.locator("[data-testid='stException']").count() == 0
-        assert page.locator("[data-testid='stPlotlyChart']").count() >= 5
-        assert "k=3" in page.url  # the control is mirrored in the link
-        page.screenshot(path=str(tmp_path / "delete.png"), full_page=True)
+def test_delete_page_follows_the_slider(lab_url, page, tmp_path):
+    page.goto(f"{lab_url}/delete")
+    settle(page, "Cut: 2 deleted")
+    no_exception(page)
+    assert page.locator("[data-testid='stPlotlyChart']").count() >= 5
 
-        # A hand-edited link with a bad value gets a message, not a traceback.
-        page.goto(f"{url}/delete?k=99&arch=tree")
-        wait_idle(page)
-        assert page.get_by_text("was ignored").count() >= 1
-        assert page.locator("[data-testid='stException']").count() == 0
-        browser.close()
+    # Move the slider with the keyboard, as a student would: focus it and press the right arrow.
+    slider = page.get_by_role("slider", name="Layers to delete")  # an <input type=range>
+    slider.focus()
+    slider.press("ArrowRight")
+    settle(page, "Cut: 3 deleted")
+    no_exception(page)
+    assert page.locator("[data-testid='stPlotlyChart']").count() >= 5
+    assert "k=3" in page.url  # the control is mirrored in the link
+    page.screenshot(path=str(tmp_path / "delete.png"), full_page=True)
+
+    # A hand-edited link with bad values gets a message, not a traceback.
+    page.goto(f"{lab_url}/delete?k=99&arch=tree")
+    settle(page, "was ignored")
+    no_exception(page)
+
+
+def test_reinit_page(lab_url, page, tmp_path):
+    page.goto(f"{lab_url}/reinit")
+    settle(page, "In focus: stem of the plain MLP")
+    no_exception(page)
+    assert page.locator("[data-testid='stPlotlyChart']").count() >= 4  # heatmaps, per class, 2 distance views
+    assert page.get_by_text("Against the paper").count() == 1
+
+    # A shared link sets model, layer and operation.
+    page.goto(f"{lab_url}/reinit?model=residual&layer=blocks.1&op=rerand")
+    settle(page, "In focus: blocks.1 of the residual MLP, re-randomised")
+    no_exception(page)
+
+    # A "Try this" button sets several controls, and the link follows.
+    page.get_by_role("button", name="Re-randomise, then distil").click()
+    settle(page, "How fast does it come back?")
+    assert "recovery=kd" in page.url
+    page.screenshot(path=str(tmp_path / "reinit.png"), full_page=True)
+
+    page.goto(f"{lab_url}/reinit?layer=blocks.9")
+    settle(page, "was ignored")
+    no_exception(page)
+
+
+def test_layerdrop_page(lab_url, page, tmp_path):
+    page.goto(f"{lab_url}/layerdrop")
+    settle(page, "Which p for which depth?")
+    no_exception(page)
+    assert page.locator("[data-testid='stPlotlyChart']").count() >= 3
+    assert page.get_by_text("Pruned to 4 of 8").count() == 1
+
+    slider = page.get_by_role("slider", name="Blocks kept (r)")
+    slider.focus()
+    slider.press("ArrowRight")
+    settle(page, "Pruned to 5 of 8")
+    assert "keep=5" in page.url
+    no_exception(page)
+    page.screenshot(path=str(tmp_path / "layerdrop.png"), full_page=True)
+
+    # A shared link sets the training rate; a hand-edited bad one gets a message, not a traceback.
+    page.goto(f"{lab_url}/layerdrop?p=0.25&keep=6")
+    settle(page, "Full model (p = 0.25)")
+    assert page.get_by_text("the rule's choice for keeping 6 of 8").count() == 1
+    page.goto(f"{lab_url}/layerdrop?p=0.93")
+    settle(page, "was ignored")
+    no_exception(page)
+
+
+def test_shuffle_page(lab_url, page, tmp_path):
+    page.goto(f"{lab_url}/shuffle?depth=3")
+    settle(page, "All 6 orders")
+    no_exception(page)
+    assert page.locator("[data-testid='stPlotlyChart']").count() >= 4  # orders, pruning, embedding, probe
+    page.get_by_role("button", name="Prune half the blocks").click()
+    wait_idle(page, timeout=600)
+    assert "removed=3" in page.url  # the control is mirrored in the link
+    no_exception(page)
+    page.screenshot(path=str(tmp_path / "shuffle.png"), full_page=True)
+
+
+def test_home_page_lists_every_experiment(lab_url, page):
+    page.goto(lab_url)
+    wait_idle(page)
+    no_exception(page)
+    for title in ("Delete layers", "Shuffle layers", "Re-initialise a layer", "LayerDrop"):
+        assert page.get_by_text(title).count() >= 1

@@ -133,3 +133,24 @@ def test_key_depends_on_config_values_and_class():
     assert s.key("r", Cfg()) == s.key("r", Cfg())
     assert s.key("r", Cfg()) != s.key("r", Cfg(b=(2, 1)))
     assert s.key("r", Cfg()) != s.key("r", Other())
+
+
+def test_code_version_follows_imports_only():
+    from lab.codeversion import code_version, dependencies
+
+    deps = dependencies("lab.experiments.delete")
+    assert {"lab.search", "lab.recover", "lab.zoo", "lab.train", "lab.models.mlp", "lab.experiments"} <= set(deps)
+    assert "lab.experiments.delete" not in dependencies("lab.zoo")  # a model does not depend on an experiment
+    assert "lab.cli" not in deps
+    assert code_version("lab.zoo") != code_version("lab.experiments.delete")
+
+
+def test_cached_only_reads_but_never_builds(tmp_path):
+    from lab.store import NotCached, cached_only
+
+    s = Store(tmp_path)
+    with cached_only(), pytest.raises(NotCached):
+        s.json("r", Cfg(), lambda: pytest.fail("must not build inside cached_only"))
+    s.json("r", Cfg(), lambda: {"v": 1})
+    with cached_only():
+        assert s.json("r", Cfg(), lambda: pytest.fail("must not build")) == {"v": 1}

@@ -106,7 +106,9 @@ def _run(cfg: DeleteConfig, progress: Progress) -> dict[str, Any]:
     t = trained(cfg.spec, span(progress, 0.0, 0.6))
     d, m = t.data, t.model
     dropped = search.select(cfg.select, m, cfg.k, d.probe.x, d.probe.y, seed=cfg.seed * 1000)
-    rec = _cut_and_recover(t, dropped, cfg.recovery_cfg, span(progress, 0.6, 1.0))
+    # Nothing was cut when k = 0, so there is nothing to recover (and KD would only train the teacher further).
+    rc = cfg.recovery_cfg if cfg.k > 0 else replace(cfg.recovery_cfg, method="none")
+    rec = _cut_and_recover(t, dropped, rc, span(progress, 0.6, 1.0))
     student = rec.pop("student")
     single = [search.route_accuracy(m, d.test.x, d.test.y, [i]) for i in range(m.n_blocks)]
     return {

@@ -1,0 +1,130 @@
+"""Figures of the Re-initialise page, built from the plain-data results of lab.experiments.reinit."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from . import theme
+
+# One sequential, colour-blind-safe scale for every heatmap, fixed to 0..100 %, so the three models compare.
+SCALE = "Viridis"
+
+
+def _title(r: dict[str, Any]) -> str:
+    return f"<b>{r['model_name']}</b><br>trained {r['trained_acc']:.1%} · chance {r['chance']:.1%}"
+
+
+def heatmaps(results: dict[str, dict[str, Any]], focus: Optional[tuple[str, str, str]] = None) -> go.Figure:
+    """One robustness map per model, side by side on one colour scale (held-out accuracy after one change).
+
+    The colour bar marks each model's chance and trained accuracy; `focus` = (model, layer, column) outlines a cell.
+    """
+    names = list(results)
+    # subplot widths follow the number of columns, so every cell is about as wide as every other
+    widths = [len(results[m]["checkpoints"]) for m in names]
+    fig = make_subplots(rows=1, cols=len(names), subplot_titles=[_title(results[m]) for m in names],
+                        horizontal_spacing=0.07, column_widths=[w / sum(widths) for w in widths])
+    for j, m in enumerate(names, start=1):
+        r = results[m]
+        rows = list(reversed(r["layers"]))  # stem at the bottom, head on top: the order data flows
+        z = list(reversed(r["acc"]))
+        fig.add_heatmap(z=z, x=r["checkpoints"], y=rows, coloraxis="coloraxis", row=1, col=j,
+                        text=[[f"{v:.0%}" for v in row] for row in z], texttemplate="%{text}",
+                        textfont={"size": 10},
+                        hovertemplate="%{y}, %{x}: %{z:.1%}<extra>" + r["model_name"] + "</extra>")
+        if focus and focus[0] == m and focus[1] in r["layers"] and focus[2] in r["checkpoints"]:
+            xi, yi = r["checkpoints"].index(focus[2]), rows.index(focus[1])
+            fig.add_shape(type="rect", x0=xi - 0.5, x1=xi + 0.5, y0=yi - 0.5, y1=yi + 0.5, row=1, col=j,
+                          line={"color": theme.CUT, "width": 4})
+        fig.update_xaxes(tickangle=-45, row=1, col=j)
+    # chance and trained accuracy of each model are in its title; the colour bar stays a plain 0..100 % scale
+    fig.update_layout(coloraxis={"colorscale": SCALE, "cmin": 0, "cmax": 1,
+                                 "colorbar": {"title": "held-out<br>accuracy", "tickformat": ".0%"}})
+    theme.layout(fig, None, height=520)
+    fig.update_layout(margin={"l": 80, "r": 20, "t": 90, "b": 90})
+    fig.update_annotations(font={"size": 15})
+    return fig
+
+
+def distance_vs_damage(results: dict[str, dict[str, Any]], norm: str = "rel2") -> go.Figure:
+    """Each layer's distance from its initialisation against the accuracy lost when re-initialised to t = 0.
+
+    Only each model's most damaged and farthest-moved layers carry a label (all of them would overlap); hover
+    names every point. Spearman's rho per model is in the legend.
+    """
+    fig = go.Figure()
+    for m, r in results.items():
+        pts = [(x, d, layer) for x, d, layer in zip(r["distance"][norm], r["damage"], r["layers"], strict=True)
+               if x is not None]
+        if not pts:
+            continue
+        named = {max(pts, key=lambda p: p[1])[2], max(pts, key=lambda p: p[0])[2]}
+        rho = r["rank_corr"][norm]
+        fig.add_scatter(x=[p[0] for p in pts], y=[p[1] for p in pts], customdata=[p[2] for p in pts],
+                        text=[p[2] if p[2] in named else "" for p in pts],
+                        mode="markers+text", textposition="top center", textfont={"size": 12},
+                        marker={"color": theme.ARCH_COLOURS.get(m, theme.ORIGINAL), "size": 12,
+                                "line": {"color": "black", "width": 1}},
+                        name=f"{r['model_name']} ρ = {'n/a' if rho is None else f'{rho:+.2f}'}",
+                        hovertemplate="%{customdata}: distance %{x:.3f}, lost %{y:.1%}<extra>"
+                                      + r["model_name"] + "</extra>")
+    label = "relative distance ‖θ_T − θ_0‖₂ / ‖θ_0‖₂" if norm == "rel2" else "largest change ‖θ_T − θ_0‖∞"
+    # log scale: the ViT's stem (CLS token and positions start at zero) moves far more than any MLP layer
+    fig.update_xaxes(title=label + " (log scale)", type="log", tickvals=[0.05, 0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5],
+                     ticktext=["0.05", "0.1", "0.2", "0.3", "0.5", "1", "2", "3", "5"])
+    fig.update_yaxes(title="accuracy lost, re-initialised to t = 0", tickformat=".0%")
+    theme.layout(fig, "Did the layers that moved most matter most?", height=480)
+    fig.update_layout(legend={"font": {"size": 13}})
+    return fig
+
+
+def per_class(f: dict[str, Any]) -> go.Figure:
+    """Accuracy within each class: trained, after the change, after recovery (when there was one)."""
+    pc = f["per_class"]
+    classes = [str(c) for c in range(len(pc["trained"]))]
+    fig = go.Figure()
+    fig.add_bar(x=classes, y=pc["trained"], name="trained", marker_color=theme.ORIGINAL)
+    fig.add_bar(x=classes, y=pc["changed"], name="layer changed", marker_color=theme.CUT)
+    if f["config"]["recovery"] != "none":
+        fig.add_bar(x=classes, y=pc["recovered"], name="recovered", marker_color=theme.RECOVERED)
+    fig.add_hline(y=f["chance"], line={"color": theme.CHANCE, "dash": "dot"}, annotation_text="chance",
+                  annotation_position="top right")
+    fig.update_xaxes(title="class", type="category")
+    fig.update_yaxes(title="held-out accuracy", tickformat=".0%", range=[0, 1.05])
+    return theme.layout(fig, "Which classes suffer?", barmode="group")
+
+
+def recovery_curve(f: dict[str, Any]) -> go.Figure:
+    """Held-out accuracy of the changed network during recovery, with the trained model and chance."""
+    c = f["config"]
+    fig = go.Figure()
+    fig.add_scatter(x=f["curve_steps"], y=f["curve_acc"], name=f"recovering ({c['recovery']})",
+                    line={"color": theme.RECOVERED}, mode="lines+markers",
+                    hovertemplate="step %{x}: %{y:.1%}<extra></extra>")
+    fig.add_scatter(x=[0], y=[f["acc"]], name="layer changed", mode="markers",
+                    marker={"color": theme.CUT, "size": 13, "symbol": "diamond"})
+    fig.add_hline(y=f["trained_acc"], line={"color": theme.ORIGINAL, "dash": "dash"},
+                  annotation_text=f"trained {f['trained_acc']:.1%}", annotation_position="bottom right")
+    fig.add_hline(y=f["chance"], line={"color": theme.CHANCE, "dash": "dot"}, annotation_text="chance",
+                  annotation_position="bottom right")
+    if f["steps_to_recover"] is not None:
+        fig.add_vline(x=f["steps_to_recover"], line={"color": theme.RECOVERED, "dash": "dot"},
+                      annotation_text=f"within 1 pt at step {f['steps_to_recover']}", annotation_position="top left")
+    fig.update_xaxes(title="recovery step")
+    fig.update_yaxes(title="held-out accuracy", tickformat=".0%", range=[0, 1.05])
+    return theme.layout(fig, "How fast does it come back?")
+
+
+def distance_bars(results: dict[str, dict[str, Any]], norm: str = "rel2") -> go.Figure:
+    """Distance from initialisation per layer, one bar group per model."""
+    fig = go.Figure()
+    for m, r in results.items():
+        fig.add_bar(x=r["layers"], y=[v if v is not None else 0 for v in r["distance"][norm]],
+                    name=r["model_name"], marker_color=theme.ARCH_COLOURS.get(m, theme.ORIGINAL),
+                    hovertemplate="%{x}: %{y:.3f}<extra>" + r["model_name"] + "</extra>")
+    fig.update_yaxes(title="relative 2-norm" if norm == "rel2" else "inf-norm")
+    fig.update_xaxes(title="layer", type="category")
+    return theme.layout(fig, "How far each layer moved from its initial draw", barmode="group", height=460)

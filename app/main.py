@@ -1,0 +1,39 @@
+"""Entry point: `streamlit run app/main.py`. Sets up the path, the page config and the navigation."""
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # streamlit puts app/ on the path, not the repo root where lab/ lives
+    sys.path.insert(0, str(ROOT))
+
+import streamlit as st  # noqa: E402 - after the path fix on purpose
+
+from lab import quick  # noqa: E402
+from lab.embed import warm_umap_in_background  # noqa: E402
+from lab.runtime import configure_threads  # noqa: E402
+
+configure_threads()
+st.set_page_config(page_title="Layer Lab", page_icon=":material/science:", layout="wide")
+
+
+@st.cache_resource(show_spinner=False)
+def _warm_umap_once() -> bool:
+    """UMAP compiles its kernels on first use (~30 s): do it once per server, in the background, at start-up."""
+    if not quick.quick():  # UI smoke tests never show UMAP results: spare their CPU
+        warm_umap_in_background()
+    return True
+
+
+_warm_umap_once()
+
+PAGES = [
+    st.Page(ROOT / "pages" / "home.py", title="Home", icon=":material/home:", default=True),
+    st.Page(ROOT / "pages" / "delete.py", title="Delete layers", icon=":material/content_cut:", url_path="delete"),
+    st.Page(ROOT / "pages" / "shuffle.py", title="Shuffle layers", icon=":material/shuffle:", url_path="shuffle"),
+    st.Page(ROOT / "pages" / "reinit.py", title="Re-initialise a layer", icon=":material/restart_alt:",
+            url_path="reinit"),
+    st.Page(ROOT / "pages" / "layerdrop.py", title="LayerDrop", icon=":material/layers_clear:", url_path="layerdrop"),
+]
+
+st.navigation(PAGES).run()

@@ -1,0 +1,77 @@
+"""Code versions: a hash of a lab module's source and of every lab module it imports, transitively.
+
+The store names entries by (kind, config, code version of the config's module). Hashing only what an
+experiment actually depends on means that editing one experiment (or the CLI) does not throw away every other
+experiment's trained models, while any change to code a result depends on still gives a fresh entry.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from functools import lru_cache
+from pathlib import Path
+
+LAB_DIR = Path(__file__).resolve().parent
+
+
+def _file_of(module: str) -> Path | None:
+    """The source file of a module of the `lab` package, or None if it is not one."""
+    parts = module.split(".")
+    if parts[0] != "lab":
+        return None
+    base = LAB_DIR.joinpath(*parts[1:])
+    for cand in (base.with_suffix(".py"), base / "__init__.py"):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def _imports(module: str, path: Path) -> set[str]:
+    """Names of lab modules imported by one file (absolute `lab.x` and relative `.x` / `from .. import x`)."""
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.split(".")[0] == "lab")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            if base.split(".")[0] != "lab":
+                continue
+            out.add(base)
+            out.update(f"{base}.{a.name}" for a in node.names)  # `from .. import search` imports a module
+    return {m for m in out if _file_of(m) is not None}
+
+
+def dependencies(module: str) -> dict[str, Path]:
+    """`module` and every lab module it reaches through imports (and their packages), with their files."""
+    seen: dict[str, Path] = {}
+    todo = [module]
+    while todo:
+        m = todo.pop()
+        path = _file_of(m)
+        if m in seen or path is None:
+            continue
+        seen[m] = path
+        todo.extend(_imports(m, path))
+        # A package's __init__ runs whenever one of its modules is imported.
+        parent = m.rsplit(".", 1)[0]
+        if parent != m and parent not in seen:
+            todo.append(parent)
+    return seen
+
+
+@lru_cache(maxsize=256)
+def code_version(module: str) -> str:
+    """12-hex hash over the sources of `module` and all lab modules it reaches through imports."""
+    seen = dependencies(module)
+    h = hashlib.sha256()
+    for m in sorted(seen):
+        h.update(m.encode())
+        h.update(seen[m].read_bytes())
+    return h.hexdigest()[:12]

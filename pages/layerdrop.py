@@ -1,0 +1,235 @@
+"""LayerDrop: widgets -> LayerDropConfig / CompareConfig -> lab.experiments.layerdrop -> figures and text."""
+
+import json
+
+import streamlit as st
+
+from app import controls, jobs, text
+from app import figures_layerdrop as figs
+from app.text import pct, pts
+from lab import prune, routes
+from lab.experiments import layerdrop
+from lab.store import to_plain
+
+MODEL_LABELS = {"residual": "residual MLP (synthetic task, 8 blocks)", "vit": "ViT (8x8 digits, 8 blocks)"}
+STRATEGY_LABELS = {
+    "every-other": "every other (the paper's rule)",
+    "greedy": "greedy search (probe set)",
+    "influence": "lowest block influence",
+    "first": "the first blocks (contiguous)",
+    "last": "the last blocks (contiguous)",
+    "random": "random (mean of draws)",
+}
+P_OPTIONS = tuple(round(0.05 * i, 2) for i in range(int(layerdrop.P_MAX / 0.05 + 1e-9) + 1))  # 0, 0.05 .. 0.7
+
+
+def p_control() -> float:
+    """The training rate: a slider over 0..0.7 in steps of 0.05, bound to the URL (`p=`)."""
+    try:
+        raw = st.query_params.get("p")
+    except Exception:  # noqa: BLE001 - no URL (e.g. in AppTest): nothing to check
+        raw = None
+    # Streamlit matches the link's text against the options' labels (str(v): "0.3", not "0.30"), and silently
+    # ignores anything else; say so instead.
+    if raw is not None and raw not in [str(o) for o in P_OPTIONS]:
+        st.warning(f"The link's value `p={raw[:40]}` was ignored: expected one of "
+                   f"{', '.join(str(o) for o in P_OPTIONS)}. Using the default instead.")
+    return float(st.select_slider("Training LayerDrop rate p", P_OPTIONS, value=0.5, key="p", bind="query-params",
+                                  help="At every training step each block is skipped with probability p (one draw "
+                                       "per block for the whole batch). p = 0 is the ordinary model."))
+
+
+def nearest_option(p: float) -> float:
+    return min(P_OPTIONS, key=lambda o: abs(o - p))
+
+
+st.title(":material/layers_clear: LayerDrop")
+st.caption("Train with whole blocks randomly switched off, then cut the model to any depth you like, "
+           "with no fine-tuning at all.")
+
+with st.sidebar:
+    st.header("Controls")
+    # No format_func on URL-bound selects: Streamlit writes the *formatted* label into the link, so a link
+    # typed with the plain value (model=vit) would be silently ignored. Plain values keep links short and typeable.
+    model = controls.select("Model", "model", layerdrop.MODELS, "residual",
+                            help="residual: a residual MLP on the synthetic 20-class task, trains in seconds. "
+                                 "vit: a small pre-norm ViT on scikit-learn's 8x8 digits. Both have 8 blocks.")
+    n = layerdrop.n_blocks(model)
+    p = p_control()
+    keep = controls.slider("Blocks kept (r)", "keep", 1, n, n // 2,
+                           help=f"Prune the trained model to r of its {n} blocks. The rest are skipped: their "
+                                "weights stay, nothing is retrained.")
+    strategy = controls.select("Pruning strategy", "strategy", prune.STRATEGIES, "every-other",
+                               help="Which blocks to keep. every-other: the paper's rule; greedy: search on a probe "
+                                    "set; influence: drop the blocks that change their input least; first / last: "
+                                    "remove a contiguous run; random: mean of several draws. Every accuracy shown "
+                                    "is on a separate held-out set.")
+    recovery = controls.select("Recovery", "recovery", ("none", "kd"), "none",
+                               help="kd: fine-tune the pruned model for 500 steps by distillation from its own "
+                                    "full route, to see how much fine-tuning adds on top of LayerDrop.")
+    seed = controls.number("Seed", "seed", 0, 99, 0,
+                           help="Fixes the initial weights, the data order and the dropped blocks of every "
+                                "training step: same seed, same numbers.")
+
+p_star = prune.p_star(keep, n)
+cfg = layerdrop.LayerDropConfig(model=model, p=p, keep=keep, strategy=strategy, seed=seed, recovery=recovery)
+r = jobs.run(f"Training at p = {p:g} and pruning to {keep} blocks", layerdrop.run, cfg)
+if r is None:
+    st.stop()
+
+c = st.columns(4)
+c[0].metric(f"Full model (p = {p:g})", pct(r["full_acc"]), help="All blocks running, on held-out data.")
+c[1].metric(f"Pruned to {keep} of {n}", pct(r["pruned_acc"]), pts(r["pruned_acc"], r["full_acc"]),
+            help=f"{STRATEGY_LABELS[strategy]}; kept blocks {r['kept']}. On the probe set: "
+                 f"{pct(r['pruned_probe_acc'])}.")
+if "recovered_acc" in r:
+    c[2].metric("After distillation", pct(r["recovered_acc"]), pts(r["recovered_acc"], r["full_acc"]) + " vs full",
+                help="500 KD steps on the pruned route, from the full model's outputs.")
+else:
+    c[2].metric("Rule of thumb p*", f"{p_star:.2f}", help="p* = 1 - r/N: the rate at which training runs r blocks "
+                                                          "on average.")
+c[3].metric("Chance", pct(r["chance"]), help="Always guessing the most common held-out class.")
+
+if abs(p - p_star) < 0.025:
+    advice = f"You trained at **p = {p:g}**, the rule's choice for keeping {keep} of {n} blocks."
+elif p_star > layerdrop.P_MAX:
+    advice = (f"To keep {keep} of {n} blocks the rule says **p\\* = {p_star:.2f}**, beyond this lab's limit of "
+              f"{layerdrop.P_MAX}; the closest you can train is {layerdrop.P_MAX}.")
+else:
+    advice = (f"To keep {keep} of {n} blocks the rule of thumb says train with **p\\* = 1 − r/N = {p_star:.2f}**; "
+              f"you trained at p = {p:g}, which is the rule's choice for r ≈ {n * (1 - p):.1f}.")
+st.markdown(f"**Kept blocks:** {r['kept']} · **dropped:** {r['dropped'] or 'none'}"
+            + (f" (first of {r['draws']} random draws)" if r["draws"] > 1 else "") + f"  \n{advice}")
+target = nearest_option(min(p_star, layerdrop.P_MAX))
+if abs(target - p) > 1e-9:
+    controls.preset(f"Test the rule: train with p = {target:g}", {"p": target},
+                    help="Sets the training rate to the rule's p* for this depth (trains one model if it is new).",
+                    key="try_pstar")
+
+cmp_cfg = layerdrop.CompareConfig(model=model, p=p, seed=seed)
+profiles = jobs.run(f"Training the comparison models (p = {', '.join(f'{q:g}' for q in cmp_cfg.ps)})",
+                    layerdrop.compare, cmp_cfg)
+if profiles is not None:
+    st.plotly_chart(figs.versus_p(profiles, strategy, p, keep), theme=None, key="fig_versus_p")
+    mine = next(q for q in profiles if abs(q["config"]["p"] - p) < 1e-9)
+    left, right = st.columns(2)
+    left.plotly_chart(figs.strategies(mine, keep), theme=None, key="fig_strategies")
+    right.plotly_chart(figs.p_star(profiles, p, keep, strategy), theme=None, key="fig_pstar")
+    st.caption("Right: the black line is the rule p* = 1 − r/N; horizontal lines are the rates trained here; "
+               "a star marks the trained rate that kept the most accuracy at that depth.")
+if "recovered_acc" in r:
+    st.plotly_chart(figs.recovery_curve(r), theme=None, key="fig_recovery")
+
+st.download_button("Download this run's numbers (JSON)", json.dumps(to_plain({"run": r, "profiles": profiles}),
+                                                                    indent=1),
+                   file_name=f"layerlab-layerdrop-{model}-p{p:g}-r{keep}-{strategy}-{recovery}-seed{seed}.json",
+                   mime="application/json", help="Every number on this page, for your own analysis.")
+
+text.section("The idea")
+st.markdown(f"""
+A deep network is trained with all its layers, so removing some later feeds the rest something they never saw.
+**LayerDrop** (Fan, Grave and Joulin, 2019) removes the surprise: during training, every block is switched off at
+random with probability **p** at every step, so the network learns to work with many sub-networks of itself. Then,
+at inference, you can prune it to whatever depth your budget allows, **with no fine-tuning**. Because N(1 − p)
+blocks run on average during training, the paper's rule of thumb to keep r of N blocks is **p\\* = 1 − r/N**
+(here N = {n}).
+""")
+
+text.section("How it works")
+st.markdown(f"""
+1. Train the model ({MODEL_LABELS[model]}) with rate p: at each step draw one coin per block, shared by the whole
+   batch; a block whose coin says *drop* is skipped, its residual stream passes unchanged, and nothing is rescaled.
+   p = 0 is the ordinary model (the same weights, exactly).
+2. Prune to r blocks by one of six strategies. **Every other**: drop the blocks at depth d (counted from 1) with
+   d ≡ 0 (mod ⌊1/p_prune⌋), p_prune = 1 − r/N; when no whole stride gives exactly N − r blocks, the depths are cut
+   into N − r equal windows and the last depth of each is dropped (the same rule when the stride is whole; the
+   first block always stays). **Greedy**: delete, one at a time, the block whose removal hurts the probe accuracy least.
+   **Influence**: drop the blocks that turn their input least, 1 − cos(input, output). **First / last**: remove a
+   contiguous run at the start or the end. **Random**: the mean of {layerdrop.RANDOM_DRAWS} random draws.
+3. Measure held-out accuracy of the pruned route. The models for p = {', '.join(f'{q:g}' for q in layerdrop.P_GRID)}
+   are always trained as references, plus yours; each is trained once and then stored.
+4. Optionally distil the pruned model from the full one, to see what fine-tuning adds.
+""")
+
+text.section("The code")
+text.show_code([routes.layerdrop_route, prune.every_other_by_rate, prune.every_other, prune.p_star, prune.to_drop],
+               "The functions that produced these numbers, read from the running source:")
+from lab.train import train  # noqa: E402 - shown, not used
+
+text.show_code([train])
+
+text.section("What the simulations show")
+lines = [f"Trained at p = {p:g}, the full {MODEL_LABELS[model]} scores **{pct(r['full_acc'])}** on held-out data "
+         f"(chance {pct(r['chance'])}); pruned to {keep} blocks by {STRATEGY_LABELS[strategy]} it keeps "
+         f"**{pct(r['pruned_acc'])}**."]
+if "recovered_acc" in r:
+    lines.append(f"Distillation for 500 steps brings the pruned model to **{pct(r['recovered_acc'])}** "
+                 f"({pts(r['recovered_acc'], r['pruned_acc'])} on top of pruning alone).")
+if profiles is not None:
+    by_p = {q["config"]["p"]: q for q in profiles}
+    zero = by_p[0.0]["strategies"][strategy][keep]["test_acc"]
+    lines.append(f"At r = {keep}, under {strategy}: " + ", ".join(
+        f"p = {q:g} → {pct(by_p[q]['strategies'][strategy][keep]['test_acc'])}" for q in sorted(by_p))
+        + f". Against the ordinary model (p = 0) your p changes the pruned accuracy by "
+          f"{pts(by_p[p]['strategies'][strategy][keep]['test_acc'], zero)}.")
+    st_here = {s: mine["strategies"][s][keep]["test_acc"] for s in prune.STRATEGIES}
+    best, worst = max(st_here, key=st_here.get), min(st_here, key=st_here.get)
+    lines.append(f"At p = {p:g} and r = {keep}, the best strategy here is **{best}** ({pct(st_here[best])}), the "
+                 f"worst **{worst}** ({pct(st_here[worst])}); every other {pct(st_here['every-other'])} against "
+                 f"greedy {pct(st_here['greedy'])}.")
+    lines.append(f"Training took {by_p[p]['train_seconds']:.0f} s for your model and pruning every strategy at "
+                 f"every depth {by_p[p]['eval_seconds']:.1f} s (when each was first computed).")
+st.markdown("\n".join(f"- {x}" for x in lines))
+
+text.section("When it breaks")
+st.markdown("""
+- **Too little dropping.** A model trained at small p has rarely seen deep cuts; the rule says p ≈ 0.5 for half
+  depth and 0.75 for a quarter, and this lab stops at 0.7.
+- **Too much dropping.** A large p is a strong regulariser: the full model may lose accuracy, and very shallow
+  training routes learn slowly.
+- **Contiguous cuts.** Removing a whole run of first or last blocks changes what the head or the next block sees
+  far more than spreading the cuts, even after LayerDrop: the paper saw perplexity jump from 19.7 to 26-29.
+  Switch the model to the ViT and the strategy to *first*: some blocks are not interchangeable at all.
+- **Searches overfit.** Greedy picks its blocks on a probe set; its held-out accuracy can be lower than the rule's.
+- **Small tasks.** This synthetic task needs only two hidden layers, so even p = 0 prunes gracefully at first; the
+  differences grow with the cut.
+""")
+
+text.section("Try this")
+b = st.columns(4)
+with b[0]:
+    controls.preset("Half depth: p = 0 vs 0.5", {"keep": n // 2, "strategy": "every-other", "p": 0.5},
+                    help="Compare the p = 0 and p = 0.5 lines at r = N/2 in the first figure.", key="try_half")
+with b[1]:
+    controls.preset("Quarter depth, p = 0.7", {"keep": max(1, n // 4), "p": 0.7, "strategy": "every-other"},
+                    help="The rule says p* = 0.75 for a quarter of the blocks: does the largest p here win?",
+                    key="try_quarter")
+with b[2]:
+    controls.preset("Contiguous cuts", {"strategy": "first", "keep": n // 2},
+                    help="Then switch to last and every other: which blocks can the model not lose?",
+                    key="try_first")
+with b[3]:
+    controls.preset("Prune, then distil", {"recovery": "kd", "keep": max(1, n // 4), "p": 0.0},
+                    help="Distillation heals an ordinary model; compare with LayerDrop's result without it.",
+                    key="try_kd")
+
+text.section("Going further")
+st.markdown("""
+- **LayerDrop only at fine-tuning** does not make a model robust to pruning, the paper reports: the dropping has to
+  be part of the training that shapes the blocks.
+- **Stochastic depth** (Huang et al. 2016) drops residual blocks with a rate that grows with depth, to train faster;
+  LayerDrop keeps one rate and uses it for pruning.
+- The **Delete layers** page prunes an ordinary model and recovers by distillation: how far does distillation close
+  the gap that LayerDrop closes for free?
+""")
+
+text.section("Papers")
+text.papers([
+    ("Fan, Grave, Joulin. Reducing Transformer Depth on Demand with Structured Dropout (ICLR 2020)",
+     "https://arxiv.org/abs/1909.11556"),
+    ("Huang et al. Deep Networks with Stochastic Depth (2016)", "https://arxiv.org/abs/1603.09382"),
+    ("Veit, Wilber, Belongie. Residual Networks Behave Like Ensembles of Relatively Shallow Networks (2016)",
+     "https://arxiv.org/abs/1605.06431"),
+    ("Men et al. ShortGPT: Layers in Large Language Models are More Redundant Than You Expect (2024)",
+     "https://arxiv.org/abs/2403.03853"),
+])

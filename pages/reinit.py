@@ -1,0 +1,251 @@
+"""Re-initialise a layer: widgets -> ReinitConfig / FocusConfig -> lab.experiments.reinit -> figures and text."""
+
+import json
+
+import streamlit as st
+
+from app import controls, jobs, text
+from app import figures_reinit as figs
+from app.text import pct, pts
+from lab import recover, surgery
+from lab.experiments import reinit
+from lab.store import to_plain
+
+
+def _keep_valid(key: str, options: list, default: object) -> None:
+    """A value left over from another model (blocks.6 has no ViT twin) falls back to the default, not an error."""
+    if key in st.session_state and st.session_state[key] not in options:
+        st.session_state[key] = default
+
+
+st.title(":material/restart_alt: Re-initialise a layer")
+st.caption("Put one layer of a trained network back to an earlier state, or draw it afresh, and see which layers "
+           "the network cannot do without.")
+
+with st.sidebar:
+    st.header("Controls")
+    # Option values are shown as they are (no format_func): the URL carries what the box shows, so a link and
+    # the page's own check of a link's values agree.
+    model = controls.select("Model", "model", reinit.MODELS, "plain",
+                            help="plain MLP, residual MLP or ViT: the model whose layer is in focus below. "
+                                 "The heatmaps always show all three.")
+    seed = controls.number("Seed", "seed", 0, 99, 0,
+                           help="Fixes the models' initial weights and data order, and the fresh draw of a "
+                                "re-randomised layer (seed + 1,000,003): same seed, same numbers.")
+    base = reinit.ReinitConfig(model=model, seed=seed)
+    layer_opts = reinit.layer_names(base)
+    _keep_valid("layer", layer_opts, layer_opts[0])
+    layer = controls.select("Layer", "layer", layer_opts, layer_opts[0],
+                            help="stem = the input layer, blocks.i = hidden block i, head = the output layer.")
+    op = controls.select("Operation", "op", reinit.OPS, "reinit",
+                         help="reinit: the layer's own weights from checkpoint t (t = 0 is its initial draw). "
+                              "rerand: a new draw from the same initialisation distribution, biases included.")
+    epochs = reinit.checkpoint_epochs(base)
+    _keep_valid("checkpoint", epochs, 0)
+    checkpoint = controls.select("Checkpoint t (epoch)", "checkpoint", epochs, 0, disabled=op == "rerand",
+                                 help=f"Weights were kept at the start (t = 0) and after epochs {epochs[1:]}; "
+                                      f"t = {epochs[-1]} is the trained model itself.")
+    recovery = controls.select("Recovery", "recovery", recover.RECOVERIES, "none",
+                               help="After the change, train the whole network again: ce = fine-tune on the labels, "
+                                    "kd = distil, i.e. match the unchanged trained network's outputs.")
+    steps = controls.select("Recovery steps", "steps", (100, 300, 1000), 300,
+                            help="Minibatch steps of recovery training (256 examples each).")
+
+results = {}
+for i, m in enumerate(reinit.MODELS):
+    r = jobs.run(f"Robustness map of the {reinit.MODEL_NAMES[m]} ({i + 1} of 3)", reinit.run,
+                 reinit.ReinitConfig(model=m, seed=seed))
+    if r is not None:
+        results[m] = r
+if model not in results:
+    st.stop()
+res = results[model]
+column = reinit.RERAND if op == "rerand" else f"t={checkpoint}"
+
+st.plotly_chart(figs.heatmaps(results, focus=(model, layer, column)), theme=None, key="fig_heatmaps")
+st.caption("Each cell: held-out accuracy after changing that one layer, every other layer as trained. Column "
+           "*re-randomise* is a fresh draw; column *t = e* puts the layer back to its weights after epoch e. "
+           "The outlined cell is the one in focus below.")
+
+fcfg = reinit.FocusConfig(model=model, seed=seed, layer=layer, op=op, checkpoint=checkpoint, recovery=recovery,
+                          steps=steps)
+f = jobs.run(f"Changing {layer} of the {reinit.MODEL_NAMES[model]}", reinit.focus, fcfg)
+if f is not None:
+    what = "re-randomised" if op == "rerand" else f"re-initialised to epoch {checkpoint}"
+    st.markdown(f"#### In focus: **{layer}** of the {reinit.MODEL_NAMES[model]}, {what}")
+    c = st.columns(4)
+    c[0].metric("Trained (held-out)", pct(f["trained_acc"]), help="The unchanged trained model.")
+    kept = {"robust": "at least 90 %", "critical": "less than 50 %"}.get(f["verdict"], "50 to 90 %")
+    c[1].metric(f"{layer} {what.split(' to')[0]}", pct(f["acc"]), pts(f["acc"], f["trained_acc"]),
+                help=f"This layer is {f['verdict']} under this change: it keeps {kept} of the trained model's "
+                     "accuracy above chance.")
+    if recovery != "none":
+        back = f["steps_to_recover"]
+        c[2].metric(f"After {steps} steps of {recovery}", pct(f["recovered_acc"]),
+                    pts(f["recovered_acc"], f["trained_acc"]) + " vs trained",
+                    help="Back within 1 point of the trained model after "
+                         + (f"{back} steps." if back is not None else "more steps than were run."))
+    else:
+        c[2].metric("Recovery", "off", help="Choose fine-tune or distil in the sidebar.")
+    c[3].metric("Chance", pct(f["chance"]), help="Always guessing the most common held-out class.")
+    left, right = st.columns(2)
+    left.plotly_chart(figs.per_class(f), theme=None, key="fig_per_class")
+    if recovery != "none":
+        right.plotly_chart(figs.recovery_curve(f), theme=None, key="fig_recovery")
+    else:
+        right.info("Turn on a recovery in the sidebar to see how many steps bring the network back.")
+
+norm = st.radio("Distance from initialisation", ("rel2", "inf"), horizontal=True, key="norm",
+                format_func={"rel2": "relative 2-norm", "inf": "inf-norm (largest single change)"}.get,
+                help="||θ_T − θ_0||₂ / ||θ_0||₂ over all of the layer's weights and biases, or max |θ_T − θ_0|.")
+left, right = st.columns(2)
+left.plotly_chart(figs.distance_vs_damage(results, norm), theme=None, key="fig_scatter")
+right.plotly_chart(figs.distance_bars(results, norm), theme=None, key="fig_distance")
+
+st.download_button("Download this run's numbers (JSON)", json.dumps(to_plain({"maps": results, "focus": f}), indent=1),
+                   file_name=f"layerlab-reinit-seed{seed}-{model}-{layer}-{op}-t{checkpoint}-{recovery}.json",
+                   mime="application/json", help="Every number on this page, for your own analysis.")
+
+text.section("The idea")
+st.markdown("""
+Are all layers of a trained network equally important? Zhang, Bengio and Singer asked it with a simple experiment:
+take the trained network, change **one** layer, keep all the others, and measure the test accuracy. Two changes:
+
+- **Re-initialise** the layer to its own weights at an earlier checkpoint t: t = 0 undoes all of training for
+  that layer; a later t undoes only the end of it.
+- **Re-randomise** it: draw completely new weights from the same distribution the layer started from.
+
+A layer is **robust** when the network barely notices (its training could be undone), **critical** when accuracy
+falls towards chance. In their fully connected nets the bottom layer was critical and the others robust to
+re-initialisation, while re-randomising any layer was fatal; in residual nets most blocks were robust.
+""")
+
+text.section("How it works")
+mlp_spec, vit_spec = reinit.ReinitConfig("plain", seed).spec, reinit.ReinitConfig("vit", seed).spec
+mc, vc = mlp_spec.model, vit_spec.model
+st.markdown(f"""
+1. Train each model once and keep its weights at t = 0 (the initial draw), after a few early epochs and at the end:
+   the **plain** and **residual MLPs** ({mc.n_in} → {mc.width} stem, {mc.depth - 1} blocks of {mc.width}, {mc.width} →
+   {mc.n_out} head; the Delete page's teachers, {mlp_spec.train.epochs} epochs, checkpoints
+   {reinit.checkpoint_epochs(reinit.ReinitConfig("plain", seed))}) on the synthetic {mc.n_out}-class task, and a small
+   pre-norm **ViT** ({vc.patch}×{vc.patch} patches, {vc.depth} blocks of width {vc.width}, {vit_spec.train.epochs}
+   epochs, checkpoints {reinit.checkpoint_epochs(reinit.ReinitConfig("vit", seed))}) on the 8×8 handwritten digits.
+2. A *layer* is every weight whose name starts with `stem`, `blocks.i` or `head` (for the ViT the stem includes the
+   patch projection, CLS token and positions; the head the final LayerNorm and classifier).
+3. For every layer and every column, copy that layer's weights from the checkpoint (or from a freshly built model
+   with another seed), measure held-out accuracy, put the trained weights back.
+4. The distance of each layer from its start, ‖θ_T − θ_0‖₂ / ‖θ_0‖₂ and ‖θ_T − θ_0‖∞, is set against the damage done
+   by re-initialising it to t = 0, ranked with Spearman's ρ.
+""")
+
+text.section("The code")
+text.show_code([surgery.layer_of, surgery.swapped, reinit.heatmap, reinit.changed_model, surgery.distance_from_init],
+               "These are the functions that produced the numbers above, read from the running source:")
+
+text.section("What the simulations show")
+
+
+def _names(r: dict, verdicts: list[str], want: str) -> str:
+    picked = [f"`{layer}`" for layer, v in zip(r["layers"], verdicts, strict=True) if v == want]
+    return ", ".join(picked) if picked else "none"
+
+
+lines = []
+for r in results.values():
+    t0 = [row[1] for row in r["acc"]]
+    rr = [row[0] for row in r["acc"]]
+    worst = min(range(len(t0)), key=lambda i: t0[i])
+    rho = r["rank_corr"]["rel2"]
+    lines.append(
+        f"**{r['model_name']}** (trained {pct(r['trained_acc'])}, chance {pct(r['chance'])}). Re-initialised to t = 0: "
+        f"robust {_names(r, r['verdict_t0'], 'robust')}; critical {_names(r, r['verdict_t0'], 'critical')}; the "
+        f"worst is `{r['layers'][worst]}` at {pct(t0[worst])}. Re-randomised: accuracy between {pct(min(rr))} and "
+        f"{pct(max(rr))}, critical {sum(v == 'critical' for v in r['verdict_rerand'])} of {len(rr)} layers. "
+        f"Distance vs damage: Spearman ρ = {'n/a' if rho is None else f'{rho:+.2f}'}. "
+        f"The map took {r['heatmap_seconds']:.2f} s ({r['heatmap_cpu_seconds']:.2f} s of CPU).")
+st.markdown("\n".join(f"- {x}" for x in lines))
+
+
+def _row(r: dict, layer: str) -> tuple[float, str]:
+    i = r["layers"].index(layer)
+    return r["acc"][i][1], r["verdict_t0"][i]
+
+
+def _blocks(r: dict, verdicts: list[str], ok: tuple[str, ...]) -> str:
+    vs = [v for layer, v in zip(r["layers"], verdicts, strict=True) if layer.startswith("blocks.")]
+    return f"{sum(v in ok for v in vs)} of {len(vs)}"
+
+
+def _rho(r: dict) -> str:
+    rho = r["rank_corr"]["rel2"]
+    return "n/a" if rho is None else f"{rho:+.2f}"
+
+
+paper = []
+if "plain" in results:
+    p = results["plain"]
+    (stem0, stem_v), (b0, b0_v) = _row(p, "stem"), _row(p, "blocks.0")
+    paper.append(f"*Re-randomising any layer of a fully connected net is fatal.* Plain MLP: "
+                 f"{sum(v == 'critical' for v in p['verdict_rerand'])} of {len(p['layers'])} layers critical.")
+    paper.append(f"*The bottom layer of a fully connected net is critical to re-initialisation.* Plain MLP: the stem "
+                 f"keeps {pct(stem0)} ({stem_v}), the first hidden block {pct(b0)} ({b0_v}).")
+if "plain" in results and "residual" in results:
+    p, q = results["plain"], results["residual"]
+    paper.append(f"*Residual nets have more robust layers.* Blocks robust to re-initialising to t = 0: residual "
+                 f"{_blocks(q, q['verdict_t0'], ('robust',))}, plain {_blocks(p, p['verdict_t0'], ('robust',))}; "
+                 f"blocks that survive re-randomisation (robust or sensitive): residual "
+                 f"{_blocks(q, q['verdict_rerand'], ('robust', 'sensitive'))}, plain "
+                 f"{_blocks(p, p['verdict_rerand'], ('robust', 'sensitive'))}.")
+paper.append("*Robust layers moved least from their initialisation.* Spearman ρ of distance and damage: "
+             + ", ".join(f"{r['model_name']} {_rho(r)}" for r in results.values())
+             + " (positive: the layers that moved more are the ones whose reset hurts more).")
+st.markdown("**Against the paper** (its claim in italics, this run's numbers after it):\n"
+            + "\n".join(f"- {x}" for x in paper))
+st.caption("Robust: keeps at least 90 % of the trained model's accuracy above chance; critical: less than 50 %.")
+
+text.section("When it breaks")
+st.markdown("""
+- **Small, easy tasks make everything look robust or everything critical.** A 2-layer MLP fits the synthetic task,
+  so its spare depth can hide damage; the digits ViT is small and trained briefly. The paper's wide nets on MNIST
+  and CIFAR are not these nets: compare the *pattern*, not the numbers.
+- **One draw.** Re-randomisation uses one fresh draw per seed; change the seed to see how much it varies.
+- **"Layer" is a choice.** Here a ViT layer is a whole transformer block (attention and MLP together); the paper
+  also split blocks into their parts, and found LayerNorms and attention behave differently.
+- **Rank correlation on 8 or 9 points** is noisy: one layer can swing ρ by a lot.
+- **Recovery trains every layer**, not only the changed one, so it measures how fast the whole net re-adapts.
+""")
+
+text.section("Try this")
+b = st.columns(4)
+with b[0]:
+    controls.preset("Plain MLP: reset the stem", {"model": "plain", "layer": "stem", "op": "reinit", "checkpoint": 0},
+                    help="The bottom layer of a fully connected net: critical in the paper. Here?", key="try_stem")
+with b[1]:
+    controls.preset("Residual: reset a middle block", {"model": "residual", "layer": "blocks.3", "op": "reinit",
+                                                       "checkpoint": 0},
+                    help="Residual blocks only add a correction: the paper found most of them robust.",
+                    key="try_resblock")
+with b[2]:
+    controls.preset("Re-randomise, then distil", {"op": "rerand", "recovery": "kd", "steps": 300},
+                    help="How many distillation steps bring a freshly drawn layer back?", key="try_rerand_kd")
+with b[3]:
+    controls.preset("ViT: reset the head", {"model": "vit", "layer": "head", "op": "reinit", "checkpoint": 0},
+                    help="The classifier on top of the ViT: what is left when it forgets all it learned?",
+                    key="try_vit_head")
+
+text.section("Going further")
+st.markdown("""
+- Step the checkpoint from t = 0 upwards for the most damaged layer: how early in training does that layer settle
+  into weights the rest of the network can work with?
+- Does a layer that moved little always survive? Look for points far from the trend in the distance–damage plot.
+- Compare with the Delete page: is a block that survives re-initialisation also one that can be deleted?
+""")
+
+text.section("Papers")
+text.papers([
+    ("Zhang, Bengio, Singer. Are All Layers Created Equal? (2019; JMLR 2022)", "https://arxiv.org/abs/1902.01996"),
+    ("Veit, Wilber, Belongie. Residual Networks Behave Like Ensembles of Relatively Shallow Networks (2016)",
+     "https://arxiv.org/abs/1605.06431"),
+    ("Dosovitskiy et al. An Image is Worth 16x16 Words: Transformers for Image Recognition at Scale (2020)",
+     "https://arxiv.org/abs/2010.11929"),
+])

@@ -1,0 +1,243 @@
+"""Shuffle layers: widgets -> ShuffleConfig -> lab.experiments.shuffle -> figures and text."""
+
+import json
+from dataclasses import replace
+
+import streamlit as st
+
+from app import controls, jobs, text
+from app import figures_shuffle as figs
+from app.text import pct, pts
+from lab import embed
+from lab.experiments import shuffle
+from lab.models import vit
+from lab.store import to_plain
+
+MODE_HELP = ("sequential: the ordinary model, blocks always in order 0, 1, 2, ... · shuffle (LayerShuffle): a "
+             "fresh random order of the blocks at every training step · position: as LayerShuffle, and each block "
+             "is told its current slot by a learned slot embedding · predict: as LayerShuffle, and each block learns "
+             "to guess its current slot (an extra loss).")
+COLOUR_KEYS = {"slot": "slot", "block": "block", "digit": "cls"}  # control value -> label field of the view
+
+
+@st.cache_resource(show_spinner=False)
+def _warm_umap() -> bool:
+    """Compile UMAP's kernels once per server process, in the background, so the first view is fast."""
+    embed.warm_umap_in_background()
+    return True
+
+
+_warm_umap()
+
+st.title(":material/shuffle: Shuffle layers")
+st.caption("Train a small vision transformer with its blocks in a random order at every step, then run it in any "
+           "order, with blocks missing, and ask whether its blocks know where they are.")
+
+with st.sidebar:
+    st.header("Controls")
+    # No format_func on URL-bound selects: Streamlit writes the *formatted* label into the link, which the
+    # link check in app/controls.py would then reject; plain option names keep links short and valid.
+    mode = controls.select("Training mode", "mode", shuffle.MODES, "shuffle", help=MODE_HELP)
+    depth = controls.slider("Depth (blocks)", "depth", 2, 8, 6,
+                            help="Transformer blocks in the ViT. With 6 or fewer every order is also tested "
+                                 "(6 blocks: 720 orders).")
+    orders = controls.select("Random orders", "orders", (10, 20, 50, 100, 200), 50,
+                             help="How many random block orders to test each model on (held-out digits).")
+    colour_by = COLOUR_KEYS[controls.select("Colour the embedding by", "colour", tuple(COLOUR_KEYS), "slot",
+                                            help="slot: the position a block ran at. block: which block it was. "
+                                                 "digit: the class of the image.")]
+    removed = controls.slider("Blocks removed", "removed", 0, 7, 2,
+                              help="Highlighted on the pruning curve: random subsets of the blocks are removed "
+                                   "at test time, the rest run in random order.")
+    seed = controls.number("Seed", "seed", 0, 99, 0,
+                           help="Fixes the initial weights, the data order and the training orders: same seed, "
+                                "same numbers.")
+removed = min(removed, depth - 1)
+
+cfg = shuffle.ShuffleConfig(mode=mode, depth=depth, orders=orders, seed=seed)
+other = "sequential" if mode != "sequential" else "shuffle"
+r = jobs.run(f"Training the {shuffle.MODE_LABELS[mode]} ViT", shuffle.run, cfg)
+if r is None:
+    st.stop()
+b = jobs.run(f"Training the {shuffle.MODE_LABELS[other]} ViT for comparison", shuffle.run, replace(cfg, mode=other))
+if b is None:
+    st.stop()
+seq, shuf = (r, b) if mode == "sequential" else (b, r)
+name = shuffle.MODE_LABELS[mode]
+
+c = st.columns(5)
+c[0].metric("Trained order", pct(r["trained_acc"]), help="Blocks in the order 0, 1, 2, ... (held-out digits).")
+c[1].metric(f"Mean of {orders} orders", pct(r["random_orders"]["mean"]),
+            pts(r["random_orders"]["mean"], r["trained_acc"]), help="Mean held-out accuracy over random orders.")
+c[2].metric("Worst random order", pct(r["random_orders"]["min"]),
+            help=f"Best: {pct(r['random_orders']['max'])}. Reversed order: {pct(r['reversed_acc'])}.")
+c[3].metric(f"{removed} blocks removed", pct(r["pruning"][removed]["random_order"]["mean"]),
+            pts(r["pruning"][removed]["random_order"]["mean"], r["trained_acc"]),
+            help="Mean over random subsets of the remaining blocks, run in random order.")
+c[4].metric("Slot probe", pct(r["probe"]["acc"]), f"chance {pct(r['probe']['chance'])}", delta_color="off",
+            help="Held-out accuracy of a linear probe that reads the slot from the CLS token after it.")
+if r["all_orders"]:
+    a = r["all_orders"]
+    st.markdown(f"**All {a['n']} orders** of the {name} model: mean {pct(a['mean'])}, worst {pct(a['min'])}, "
+                f"best {pct(a['max'])} · reversed order {pct(r['reversed_acc'])} · trained in "
+                f"{r['train_seconds']:.0f} s")
+
+st.plotly_chart(figs.order_distribution([seq, shuf]), theme=None, key="fig_orders")
+st.plotly_chart(figs.pruning([seq, shuf], removed), theme=None, key="fig_pruning")
+
+# The embedding: PCA at once (it came with the run); UMAP when its background job has finished.
+vcfg = shuffle.ViewConfig.of(cfg)
+view = r["view"]
+umap_job = jobs.runner().submit(f"UMAP of the {name} features", shuffle.umap_view, vcfg)
+umap_ready = umap_job.future.done()
+
+
+@st.fragment(run_every=None if umap_ready else 1.0)
+def embedding_view() -> None:
+    """Polls (once a second) only while UMAP runs; when it lands, one full rerun draws it and stops the polling."""
+    fut = umap_job.future
+    if fut.done() and not umap_ready:
+        st.rerun()
+    if fut.done() and fut.exception() is None:
+        u = fut.result()
+        st.plotly_chart(figs.embedding(u["umap"], u[colour_by], colour_by, "UMAP", hover=u), theme=None,
+                        key="fig_umap")
+        st.caption(f"UMAP of {len(u['umap'])} points ({shuffle.VIEW_ORDERS} random orders x {depth} slots x "
+                   f"{shuffle.VIEW_INPUTS} held-out digits); embedded in {u['seconds']:.1f} s.")
+        return
+    st.plotly_chart(figs.embedding(view["pca"], view[colour_by], colour_by, "PCA", hover=view), theme=None,
+                    key="fig_pca")
+    if fut.done():
+        st.warning("The UMAP view could not be computed; the PCA view stands in for it.")
+    else:
+        st.caption(f"PCA view, shown at once; UMAP is running ({umap_job.message}) and replaces it when ready.")
+
+
+embedding_view()
+
+# The probe of the two models above at once; the other two modes train only on request (a minute or so each).
+probes = {m: res for m in shuffle.MODES for res in (r, b) if res["mode"] == m}
+if st.toggle("Compare the slot probe across all four training modes", key="all_modes",
+             help="Trains the two modes not shown above (if no one has yet) and adds their probe bars."):
+    for m in shuffle.MODES:
+        if m not in probes:
+            res = jobs.run(f"Training the {shuffle.MODE_LABELS[m]} ViT for the probe comparison", shuffle.run,
+                           replace(cfg, mode=m))
+            if res is not None:
+                probes[m] = res
+    probes = {m: probes[m] for m in shuffle.MODES if m in probes}
+st.plotly_chart(figs.probe_bars(probes), theme=None, key="fig_probe")
+
+st.download_button("Download this run's numbers (JSON)",
+                   json.dumps(to_plain({"run": r, "comparison": b,
+                                        "probe": {m: p["probe"] for m, p in probes.items()}}), indent=1),
+                   file_name=f"layerlab-shuffle-{mode}-d{depth}-n{orders}-seed{seed}.json", mime="application/json",
+                   help="Every number on this page, for your own analysis.")
+
+text.section("The idea")
+st.markdown("""
+A transformer runs its blocks in a fixed order, and each block learns to expect the output of the one before.
+What if the order were not fixed: a distributed network where blocks run on different machines and the order of
+execution cannot be guaranteed, or parts fail? **LayerShuffle** trains the network for that: at every training
+step the blocks run in a fresh random order. If the network still learns, no block can rely on its neighbour: each
+must make a useful contribution to the residual stream whatever came before it.
+""")
+
+text.section("How it works")
+st.markdown(f"""
+1. **Data**: scikit-learn's 8x8 handwritten digits: 1,400 training images, 397 held-out images for every accuracy
+   on this page.
+2. **Model**: a tiny pre-norm vision transformer: 2x2 patches give 16 tokens plus a CLS token, width 64, 4 heads,
+   MLP ratio 2, {depth} blocks, a final LayerNorm and a linear head on the CLS token. Each block adds its output to
+   a residual stream, so any order of the blocks can run.
+3. **Training modes**: *sequential* always runs 0, 1, 2, ...; *LayerShuffle* draws a new permutation at every
+   step (one per batch). *-position* adds to the stream a learned, zero-initialised embedding of the block's current
+   slot (each block has its own table, indexed by slot). *-predict* gives each block a small head
+   (LayerNorm, linear) that guesses its current slot from the mean of its output tokens; that cross-entropy is added
+   to the loss.
+4. **Tests**: the trained order; {orders} random orders; all orders when there are at most 720; the reversed order;
+   and pruning: remove k random blocks and run the rest in random order (solid) or in their trained order (dashed).
+5. **Features**: for 20 random orders and 200 held-out digits, the CLS token after every slot. A linear probe
+   (logistic regression) is trained on half the orders and half the digits to predict the slot, and tested on the
+   other half of both. The 2-D views show a subset.
+""")
+
+text.section("The code")
+text.show_code([shuffle.vit_spec, vit.Block.forward, vit.ViT.loss, shuffle.all_orders_accuracy,
+                shuffle.position_probe], "These are the functions that produced the numbers above, read from the "
+               "running source:")
+from lab.routes import sample_route  # noqa: E402 - shown, not used
+
+text.show_code([sample_route], "The route of each training step (mode `shuffle` for all three LayerShuffle "
+               "variants):")
+
+text.section("What the simulations show")
+lines = [
+    f"Sequential training: **{pct(seq['trained_acc'])}** in the trained order, but "
+    f"**{pct(seq['random_orders']['mean'])}** on average over {orders} random orders "
+    f"(worst {pct(seq['random_orders']['min'])}; chance {pct(seq['class_chance'])}).",
+    f"LayerShuffle training: **{pct(shuf['trained_acc'])}** in the trained order and "
+    f"**{pct(shuf['random_orders']['mean'])}** over random orders (worst {pct(shuf['random_orders']['min'])}).",
+    f"Reversed order: sequential {pct(seq['reversed_acc'])}, LayerShuffle {pct(shuf['reversed_acc'])}.",
+    f"With {removed} of {depth} blocks removed (random order): sequential "
+    f"{pct(seq['pruning'][removed]['random_order']['mean'])}, LayerShuffle "
+    f"{pct(shuf['pruning'][removed]['random_order']['mean'])}.",
+]
+if mode not in ("sequential", "shuffle"):
+    lines.append(f"{name}: trained order {pct(r['trained_acc'])}, random orders {pct(r['random_orders']['mean'])}.")
+lines.append("Slot probe (chance " + pct(r["probe"]["chance"]) + "): "
+             + ", ".join(f"{shuffle.MODE_LABELS[m]} {pct(p['probe']['acc'])}" for m, p in probes.items()) + ".")
+st.markdown("\n".join(f"- {x}" for x in lines))
+
+text.section("When it breaks")
+st.markdown("""
+- **The slot is not a secret.** The residual stream grows as blocks add to it, so even a model that was never told
+  its slot leaves traces of how many blocks have run: a probe above chance does not by itself mean that blocks
+  *use* their slot. Compare the modes, not one bar against chance.
+- **Depth 2.** With two blocks there are only two orders; shuffling costs little and shows little.
+- **Shuffling is not free.** A shuffle-trained block must work after any other block, so it cannot specialise;
+  the trained-order accuracy is usually a little lower than sequential training's.
+- **A small start.** With the usual ViT init (everything N(0, 0.02²)) the stream starts tiny, and LayerShuffle
+  training sat at chance for epochs while sequential training took off. This lab's stem starts at unit scale
+  (see `ViT.reset_parameters`); random orders make a network much pickier about its initialisation.
+- **A shuffle that never shuffles.** The official LayerShuffle code once silently trained in the fixed order.
+  This lab's tests record the route of every training step to make sure the order really changes.
+""")
+
+text.section("Try this")
+t = st.columns(4)
+with t[0]:
+    controls.preset("Sequential in random order", {"mode": "sequential", "colour": "slot"},
+                    help="How much does an ordinary ViT lose when its blocks run in another order?", key="try_seq")
+with t[1]:
+    controls.preset("Prune half the blocks", {"mode": "shuffle", "removed": 3},
+                    help="Remove 3 of 6 blocks: which model degrades gracefully?", key="try_prune")
+with t[2]:
+    controls.preset("Do blocks know their slot?", {"mode": "position", "colour": "slot"},
+                    help="The -position variant: does the embedding separate by slot?", key="try_position")
+with t[3]:
+    controls.preset("Shallow: 3 blocks", {"depth": 3, "mode": "shuffle"},
+                    help="With 3 blocks there are only 6 orders: all of them are tested.", key="try_shallow")
+
+text.section("Going further")
+st.markdown("""
+- Colour the embedding by **block** instead of slot: do points cluster by which block ran, or by where it ran?
+- IOT (Zhu et al.) lets a small router choose the order per input: all orders score about the same on average, but
+  single inputs prefer different ones.
+- LayerDrop trains with random deletions instead of random orders; compare its pruning curve with this one.
+- *Transformer Layers as Painters* runs a frozen model's middle layers in random order, reversed or in parallel:
+  those layers turn out to share a representation space, which is what LayerShuffle enforces by training.
+""")
+
+text.section("Papers")
+text.papers([
+    ("Freiberger et al. LayerShuffle: Enhancing Robustness in Vision Transformers by Randomizing Layer Execution "
+     "Order (2024)", "https://arxiv.org/abs/2407.04513"),
+    ("Dosovitskiy et al. An Image is Worth 16x16 Words: Transformers for Image Recognition at Scale (2020)",
+     "https://arxiv.org/abs/2010.11929"),
+    ("Zhu et al. IOT: Instance-wise Layer Reordering for Transformer Structures (2021)",
+     "https://arxiv.org/abs/2103.03457"),
+    ("Sun et al. Transformer Layers as Painters (2024)", "https://arxiv.org/abs/2407.09298"),
+    ("McInnes, Healy, Melville. UMAP: Uniform Manifold Approximation and Projection (2018)",
+     "https://arxiv.org/abs/1802.03426"),
+])

@@ -1,0 +1,28 @@
+"""AppTest: the LayerDrop page runs with default controls, follows its controls, and its buttons set them."""
+
+from .apptest_util import assert_clean, open_page
+
+
+def test_layerdrop_page_runs_and_follows_the_controls():
+    at = open_page("layerdrop")
+    labels = [m.label for m in at.metric]
+    assert "Pruned to 4 of 8" in labels
+    assert "Kept blocks:" in " ".join(md.value for md in at.markdown)
+    at.slider(key="keep").set_value(6).run()
+    assert_clean(at)
+    assert "Pruned to 6 of 8" in [m.label for m in at.metric]
+    at.selectbox(key="strategy").set_value("last").run()
+    assert_clean(at)
+    assert "kept blocks [0, 1, 2, 3, 4, 5]" in " ".join(m.help or "" for m in at.metric)
+
+
+def test_layerdrop_rule_button_sets_p_to_p_star():
+    at = open_page("layerdrop")
+    at.slider(key="keep").set_value(6).run()  # p* = 1 - 6/8 = 0.25, while p is still the default 0.5
+    assert_clean(at)
+    at.button(key="try_pstar").click().run()
+    assert_clean(at)
+    assert at.select_slider(key="p").value == 0.25
+    assert "Full model (p = 0.25)" in [m.label for m in at.metric]
+    assert "the rule's choice for keeping 6 of 8" in " ".join(md.value for md in at.markdown)
+

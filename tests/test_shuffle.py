@@ -1,0 +1,114 @@
+"""The Shuffle-layers experiment: its evaluation helpers against brute force, the probe, the views, the CLI."""
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from lab import cli, embed
+from lab.data_digits import digits
+from lab.experiments import shuffle
+from lab.models import ViT, ViTConfig, accuracy
+
+TINY = shuffle.ShuffleConfig(mode="predict", depth=3, orders=6, seed=0, epochs=1)
+
+
+def small_vit(seed: int = 0) -> ViT:
+    torch.manual_seed(seed)
+    m = ViT(ViTConfig(depth=3, width=16, heads=2))
+    with torch.no_grad():
+        for p in m.parameters():
+            p.add_(0.3 * torch.randn_like(p))
+    return m.eval()
+
+
+def test_digits_split_is_fixed_stratified_and_disjoint():
+    d = digits()
+    assert (len(d.train), len(d.test), len(d.probe)) == (1400, 397, 300)
+    counts = torch.bincount(d.test.y, minlength=10)
+    assert int(counts.min()) >= 38 and int(counts.max()) <= 41  # stratified: about 39.7 per class
+    train_rows = {tuple(r) for r in d.train.x.numpy().round(4).tolist()}
+    probe_rows = {tuple(r) for r in d.probe.x.numpy().round(4).tolist()}
+    assert probe_rows <= train_rows  # the probe is carved from train, never from test
+    assert 0.0 <= float(d.train.x.min()) and float(d.train.x.max()) <= 1.0
+
+
+def test_modes_map_to_training_and_slot_modes():
+    for mode in shuffle.MODES:
+        spec = shuffle.vit_spec(mode, depth=4)
+        assert spec.train.mode == ("sequential" if mode == "sequential" else "shuffle")
+        assert spec.model.slot_mode == shuffle.SLOT_MODE[mode] and spec.task == "digits"
+    with pytest.raises(ValueError):
+        shuffle.ShuffleConfig(mode="sideways")
+    with pytest.raises(ValueError):
+        shuffle.ShuffleConfig(depth=9)
+
+
+def test_all_orders_walk_matches_brute_force():
+    m = small_vit()
+    g = torch.Generator().manual_seed(1)
+    x, y = torch.rand(40, 64, generator=g), torch.randint(0, 10, (40,), generator=g)
+    walk = shuffle.all_orders_accuracy(m, x, y)
+    brute = [accuracy(m, x, y, p) for p in itertools.permutations(range(3))]
+    assert walk == pytest.approx(brute, abs=1e-9)
+
+
+def test_random_orders_are_permutations_shared_across_modes():
+    a = shuffle.random_orders(5, 30, seed=3)
+    assert a == shuffle.random_orders(5, 30, seed=3) and a != shuffle.random_orders(5, 30, seed=4)
+    assert all(sorted(r) == list(range(5)) for r in a) and len(set(a)) > 20
+
+
+def test_linear_probe_finds_planted_signal_and_not_noise():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 4, 800)
+    noise = rng.normal(size=(800, 10))
+    signal = noise.copy()
+    signal[:, 0] += 3.0 * y
+    assert embed.linear_probe(signal[:400], y[:400], signal[400:], y[400:]) > 0.9
+    assert embed.linear_probe(noise[:400], y[:400], noise[400:], y[400:]) < 0.4
+
+
+def test_pca_matches_sklearn_up_to_sign():
+    from sklearn.decomposition import PCA
+
+    x = np.random.default_rng(0).normal(size=(200, 6)) * np.array([5, 3, 1, 1, 1, 1])
+    ours, ref = embed.pca_2d(x), PCA(2).fit_transform(x)
+    for j in range(2):
+        assert min(np.abs(ours[:, j] - ref[:, j]).max(), np.abs(ours[:, j] + ref[:, j]).max()) < 1e-3
+
+
+def test_run_on_a_tiny_config():
+    r = shuffle.run(TINY)
+    n = 3
+    assert r["depth"] == n and r["all_orders"]["n"] == 6
+    ro = r["random_orders"]
+    assert len(ro["accs"]) == 6 and ro["min"] <= ro["mean"] <= ro["max"]
+    assert all(a in r["all_orders"]["accs"] for a in ro["accs"])  # every random order is one of all orders
+    assert len(r["pruning"]) == n and r["pruning"][0]["removed"] == 0
+    assert all(len(route) == n - p["removed"] for p in r["pruning"] for route in p["routes"])
+    assert r["probe"]["chance"] == pytest.approx(1 / 3) and 0.0 <= r["probe"]["acc"] <= 1.0
+    v = r["view"]
+    npts = shuffle.VIEW_ORDERS * n * shuffle.VIEW_INPUTS
+    assert len(v["pca"]) == len(v["slot"]) == len(v["block"]) == len(v["cls"]) == npts
+    assert set(v["slot"]) == set(range(n)) and set(v["block"]) == set(range(n))
+    assert shuffle.run(TINY) == r  # cached, and JSON round-trips to the same plain data
+
+
+def test_cli_prints_the_promised_json(capsys, monkeypatch):
+    monkeypatch.setenv("LAYERLAB_QUICK", "1")  # one epoch: this checks the interface, not the science
+    rc = cli.main(["shuffle", "--mode", "shuffle", "--depth", "3", "--orders", "5", "--seed", "0", "--json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out["random_order_acc"]) >= {"mean", "min", "max"}
+    for key in ("sequential_acc", "position_probe_acc", "chance"):
+        assert 0.0 <= out[key] <= 1.0
+    assert out["chance"] == pytest.approx(1 / 3)
+
+
+def test_cli_rejects_a_bad_depth_in_one_line(capsys):
+    assert cli.main(["shuffle", "--depth", "12"]) == 2
+    err = capsys.readouterr().err
+    assert "depth" in err and err.count("\n") == 1

@@ -1,0 +1,188 @@
+"""The routed ViT: its forward against independent references, the slot machinery, and every route tool on it."""
+
+import itertools
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from lab import search
+from lab.data import Dataset, Split
+from lab.models import ViT, ViTConfig, accuracy, per_class_accuracy
+from lab.recover import RecoveryConfig, recover
+from lab.routes import without
+from lab.train import TrainConfig, train
+
+SMALL = dict(depth=3, width=16, heads=2, mlp_ratio=2)
+
+
+def small_vit(seed: int = 0, **kw) -> ViT:
+    torch.manual_seed(seed)
+    m = ViT(ViTConfig(**{**SMALL, **kw}))
+    with torch.no_grad():  # the default init is near-identity; spread the weights so blocks really differ
+        for p in m.parameters():
+            p.add_(0.3 * torch.randn_like(p))
+    return m.eval()
+
+
+def images(n: int = 12, seed: int = 0) -> torch.Tensor:
+    return torch.rand(n, 64, generator=torch.Generator().manual_seed(seed))
+
+
+def tiny_digits(n: int = 48) -> Dataset:
+    g = torch.Generator().manual_seed(0)
+    split = lambda: Split(torch.rand(n, 64, generator=g), torch.randint(0, 10, (n,), generator=g))  # noqa: E731
+    return Dataset("tiny", split(), split(), split(), 64, 10)
+
+
+def reference_block(blk, h: torch.Tensor, heads: int) -> torch.Tensor:
+    """The same pre-norm block written with torch's own MultiheadAttention (an independent implementation)."""
+    w = h.shape[-1]
+    mha = torch.nn.MultiheadAttention(w, heads, batch_first=True)
+    with torch.no_grad():
+        mha.in_proj_weight.copy_(blk.qkv.weight)
+        mha.in_proj_bias.copy_(blk.qkv.bias)
+        mha.out_proj.weight.copy_(blk.proj.weight)
+        mha.out_proj.bias.copy_(blk.proj.bias)
+    a = F.layer_norm(h, (w,), blk.ln1.weight, blk.ln1.bias)
+    h = h + mha(a, a, a, need_weights=False)[0]
+    b = F.layer_norm(h, (w,), blk.ln2.weight, blk.ln2.bias)
+    return h + blk.fc2(F.gelu(blk.fc1(b)))
+
+
+def test_forward_matches_an_independent_reference():
+    m = small_vit()
+    x = images()
+    # patches by plain reshaping (not unfold): 2x2 patches in row-major order
+    img = x.reshape(-1, 4, 2, 4, 2).permute(0, 1, 3, 2, 4).reshape(-1, 16, 4)
+    h = torch.cat([m.stem.cls.expand(len(x), -1, -1), m.stem.proj(img)], 1) + m.stem.pos
+    for blk in m.blocks:
+        h = reference_block(blk, h, 2)
+    ref = m.head.fc(F.layer_norm(h[:, 0], (16,), m.head.norm.weight, m.head.norm.bias))
+    with torch.no_grad():
+        assert torch.allclose(m(x), ref, atol=1e-5)
+
+
+def test_identity_route_equals_plain_forward_and_routes_matter():
+    m = small_vit()
+    x = images()
+    with torch.no_grad():
+        plain = m(x)
+        assert torch.equal(m(x, (0, 1, 2)), plain)
+        assert torch.equal(m(x, None), plain)
+        assert not torch.allclose(m(x, (2, 1, 0)), plain, atol=1e-4)  # order really changes the function
+        logits, states = m.states(x, (1, 0))
+        assert len(states) == 3 and torch.allclose(logits, m(x, (1, 0)))
+
+
+def test_parameter_names_are_prefixed_by_layer():
+    for mode in ("none", "position", "predict"):
+        names = [n for n, _ in ViT(ViTConfig(slot_mode=mode, **SMALL)).named_parameters()]
+        assert all(n.split(".")[0] in ("stem", "blocks", "head") for n in names), names
+        assert {n.split(".")[1] for n in names if n.startswith("blocks.")} == {"0", "1", "2"}
+        assert any(n.startswith("head.norm") for n in names) and any(n.startswith("stem.pos") for n in names)
+
+
+def test_slot_embedding_follows_the_slot_not_the_block():
+    m = small_vit(slot_mode="position")
+    plain = small_vit(slot_mode="none")
+    plain.load_state_dict({k: v for k, v in m.state_dict().items() if "slot_embed" not in k})
+    x = images()
+    with torch.no_grad():
+        h = m.embed(x)
+        # block 1 run at slot 2 equals the plain block 1 on the stream plus row 2 of block 1's table
+        assert torch.allclose(m.run_block(h, 1, 2), plain.run_block(h + m.blocks[1].slot_embed[2], 1, 2), atol=1e-6)
+        # change the row for (block 1, slot 0): only routes that put block 1 in slot 0 may change
+        before = {r: m(x, r) for r in [(1, 0, 2), (0, 1, 2), (2, 0, 1)]}
+        m.blocks[1].slot_embed[0] += torch.randn(16)  # not a constant: LayerNorm would erase a constant shift
+        assert not torch.allclose(m(x, (1, 0, 2)), before[(1, 0, 2)], atol=1e-4)
+        assert torch.equal(m(x, (0, 1, 2)), before[(0, 1, 2)])
+        assert torch.equal(m(x, (2, 0, 1)), before[(2, 0, 1)])
+
+
+def test_slot_embeddings_start_at_zero():
+    torch.manual_seed(0)
+    m = ViT(ViTConfig(slot_mode="position", **SMALL))
+    torch.manual_seed(0)
+    ref = ViT(ViTConfig(slot_mode="none", **SMALL))
+    assert all(float(b.slot_embed.detach().abs().max()) == 0.0 for b in m.blocks)
+    x = images()
+    with torch.no_grad():
+        assert torch.allclose(m(x, (2, 0, 1)), ref(x, (2, 0, 1)))
+
+
+def test_predict_head_target_is_the_slot():
+    m = small_vit(slot_mode="predict")
+    x, y = images(), torch.randint(0, 10, (12,))
+    route = (2, 0, 1)
+    with torch.no_grad():
+        logits, states = m.states(x, route)
+
+        def expected(target_of):
+            aux = [F.cross_entropy(m.blocks[b].slot_head(states[s + 1].mean(1)), torch.full((12,), target_of(s, b)))
+                   for s, b in enumerate(route)]
+            return F.cross_entropy(logits, y) + sum(aux) / len(aux)
+
+        got = m.loss(x, y, route)
+        assert torch.allclose(got, expected(lambda s, b: s), atol=1e-6)
+        assert not torch.allclose(got, expected(lambda s, b: b), atol=1e-3)
+        assert got > F.cross_entropy(logits, y)  # the auxiliary term is really added
+
+
+@pytest.mark.parametrize("mode,expect_shuffle", [("shuffle", True), ("sequential", False)])
+def test_training_really_runs_the_routes_of_its_mode(mode, expect_shuffle):
+    """Guard against the official LayerShuffle bug of a shuffle that silently never ran: record every route."""
+    seen: list[tuple[int, ...]] = []
+
+    class Recording(ViT):
+        def loss(self, x, y, route=None):
+            seen.append(tuple(route))
+            return super().loss(x, y, route)
+
+    torch.manual_seed(0)
+    m = Recording(ViTConfig(depth=4, width=16, heads=2))
+    d = tiny_digits(96)
+    train(m, d.train, TrainConfig(epochs=2, batch=8, seed=0, mode=mode, checkpoints=()))
+    assert len(seen) == 24
+    assert all(sorted(r) == [0, 1, 2, 3] for r in seen)
+    if expect_shuffle:
+        assert len(set(seen)) >= 12  # 24 draws from 24 orders: a working shuffle gives many distinct ones
+        assert len({r[0] for r in seen}) == 4  # every block has run first
+    else:
+        assert set(seen) == {(0, 1, 2, 3)}
+
+
+def test_every_delete_route_tool_runs_on_the_vit():
+    m = small_vit()
+    d = tiny_digits()
+    x, y = d.probe.x, d.probe.y
+    for method in search.SELECTIONS:
+        dropped = search.select(method, m, 1, x, y, seed=0)
+        assert len(dropped) == 1 and 0 <= dropped[0] < 3
+        assert 0.0 <= search.route_accuracy(m, d.test.x, d.test.y, dropped) <= 1.0
+    bi = search.block_influence(m, x)
+    assert len(bi) == 3 and all(b == b for b in bi)
+    assert len(per_class_accuracy(m, x, y, 10, without(3, [1]))) == 10
+    route = without(3, [0])
+    for method in ("ce", "kd"):
+        student = small_vit()
+        log = recover(student, route, d, RecoveryConfig(method=method, steps=4, batch=16, eval_every=2), teacher=m)
+        assert log.steps == [0, 2, 4] and len(log.test_acc) == 3
+    assert accuracy(m, x, y, ()) >= 0.0  # even the empty route runs (stem straight into the head)
+
+
+def test_vit_trains_with_layerdrop_and_on_mlp_routes():
+    torch.manual_seed(0)
+    m = ViT(ViTConfig(depth=3, width=16, heads=2))
+    d = tiny_digits()
+    log = train(m, d.train, TrainConfig(epochs=1, batch=16, mode="layerdrop", drop_p=0.5, checkpoints=()))
+    assert len(log.loss) == 1 and log.loss[0] == log.loss[0]
+
+
+def test_all_permutations_are_distinct_functions():
+    m = small_vit()
+    x = images()
+    with torch.no_grad():
+        outs = [m(x, p) for p in itertools.permutations(range(3))]
+    for a, b in itertools.combinations(outs, 2):
+        assert not torch.allclose(a, b, atol=1e-5)
