@@ -88,4 +88,4 @@ def test_residual_init_is_half_the_plain_init():
     torch.manual_seed(0)
     res = MLP(MLPConfig(arch="residual"))
     ratio = res.blocks[0].weight.std() / plain.blocks[0].weight.std()
-    assert 0.45 < float(ratio) < 0.55
+    assert 0.45 < float(ratio.detach()) < 0.55
