@@ -23,6 +23,19 @@ def _ignored(key: str, raw: str, expected: str) -> None:
     st.warning(f"The link's value `{key}={raw[:40]}` was ignored: {expected}. Using the default instead.")
 
 
+def _check_int(key: str, lo: int, hi: int) -> None:
+    """Tell the student when the link's value for an integer control is not a whole number in [lo, hi]."""
+    raw = _url_value(key)
+    if raw is None:
+        return
+    try:
+        ok = lo <= int(raw) <= hi
+    except ValueError:
+        ok = False
+    if not ok:
+        _ignored(key, raw, f"expected a whole number from {lo} to {hi}")
+
+
 def select(label: str, key: str, options: Sequence[Any], default: Any, help: str,
            format_func: Callable[[Any], str] = str, **kw: Any) -> Any:
     """A select box bound to the URL parameter `key`."""
@@ -36,27 +49,13 @@ def select(label: str, key: str, options: Sequence[Any], default: Any, help: str
 
 def slider(label: str, key: str, lo: int, hi: int, default: int, help: str, **kw: Any) -> int:
     """An integer slider bound to the URL parameter `key`."""
-    raw = _url_value(key)
-    if raw is not None:
-        try:
-            ok = lo <= int(raw) <= hi
-        except ValueError:
-            ok = False
-        if not ok:
-            _ignored(key, raw, f"expected a whole number from {lo} to {hi}")
+    _check_int(key, lo, hi)
     return int(st.slider(label, lo, hi, default, key=key, help=help, bind="query-params", **kw))
 
 
 def number(label: str, key: str, lo: int, hi: int, default: int, help: str, **kw: Any) -> int:
     """An integer input bound to the URL parameter `key`."""
-    raw = _url_value(key)
-    if raw is not None:
-        try:
-            ok = lo <= int(raw) <= hi
-        except ValueError:
-            ok = False
-        if not ok:
-            _ignored(key, raw, f"expected a whole number from {lo} to {hi}")
+    _check_int(key, lo, hi)
     return int(st.number_input(label, lo, hi, default, step=1, key=key, help=help, bind="query-params", **kw))
 
 
