@@ -7,6 +7,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # streamlit puts app/ on the path, not the repo root where lab/ lives
     sys.path.insert(0, str(ROOT))
 
+# plotly imports pandas lazily, from whichever thread draws a figure first; two sessions doing that at once have
+# crashed a page with "partially initialized module 'pandas'". Import it here, once, before any page runs.
+import pandas  # noqa: E402, F401
 import streamlit as st  # noqa: E402 - after the path fix on purpose
 
 from lab import quick  # noqa: E402

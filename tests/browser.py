@@ -37,7 +37,10 @@ def lab_server(cache_dir: str) -> Iterator[str]:
     env = dict(os.environ, LAYERLAB_QUICK="1", LAYERLAB_CACHE=cache_dir)
     cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"), "--server.headless", "true",
            "--server.port", str(port), "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    # The server's log goes to a file beside the store (an unread pipe could fill up and block the server).
+    Path(cache_dir).mkdir(parents=True, exist_ok=True)
+    log = open(Path(cache_dir) / "server.log", "ab")  # noqa: SIM115 - closed in finally
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.time() + 90
         while time.time() < deadline:
@@ -55,6 +58,7 @@ def lab_server(cache_dir: str) -> Iterator[str]:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+        log.close()
 
 
 def wait_idle(page, timeout: float = 300) -> None:  # noqa: ANN001 - a Playwright page
