@@ -11,6 +11,8 @@ from typing import Any, Callable, Sequence
 
 import streamlit as st
 
+from lab import experiment
+
 
 def _url_value(key: str) -> str | None:
     try:
@@ -76,3 +78,27 @@ def make_config(factory: Callable[..., Any], **values: Any) -> Any:
     except (TypeError, ValueError) as exc:
         st.error(f"These settings cannot run: {exc}. Change the controls in the sidebar.")
         st.stop()
+
+
+def param(config: type, name: str, widget: str = "select", *, label: str | None = None, help: str | None = None,
+          options: Sequence[Any] | None = None, lo: int | None = None, hi: int | None = None, key: str | None = None,
+          default: Any = None) -> Any:
+    """A URL-bound widget for one field of an experiment config: its default, choices, bounds, label and help come
+    from the field (lab.experiment.param); a page may narrow the bounds or offer a menu of `options`.
+
+    widget: "select" (choices or `options`), "slider" or "number" (integers within [lo, hi]).
+    """
+    m = experiment.meta(config, name)
+    value = experiment.default(config, name) if default is None else default
+    label = label or m.get("label") or name
+    help = help or m.get("help") or ""
+    key = key or name
+    if widget == "select":
+        return select(label, key, tuple(options if options is not None else m["choices"]), value, help=help)
+    lo = int(m["lo"]) if lo is None else lo
+    hi = int(m["hi"]) if hi is None else hi
+    if widget == "slider":
+        return slider(label, key, lo, hi, value, help=help)
+    if widget == "number":
+        return number(label, key, lo, hi, value, help=help)
+    raise ValueError(f"unknown widget {widget!r}")

@@ -6,15 +6,11 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from . import figures_common as common
 from . import theme
 
 DASH = {"plain": "dash", "residual": "solid"}
 SYMBOL = {"plain": "square", "residual": "circle"}
-
-
-def _chance(fig: go.Figure, chance: float) -> None:
-    fig.add_hline(y=chance, line={"color": theme.CHANCE, "dash": "dot"}, annotation_text="chance",
-                  annotation_position="bottom right")
 
 
 def single_block(sweep: dict[str, Any]) -> go.Figure:
@@ -25,11 +21,11 @@ def single_block(sweep: dict[str, Any]) -> go.Figure:
         fig.add_bar(x=[f"block {i}" for i in range(n)], y=a["single_block_acc"], name=f"{arch}: block deleted",
                     marker_color=theme.ARCH_COLOURS[arch],
                     hovertemplate="%{x}: %{y:.1%}<extra>" + arch + "</extra>")
-        fig.add_hline(y=a["teacher_acc"], line={"color": theme.ORIGINAL, "dash": DASH[arch]},
-                      annotation_text=f"{arch} teacher {a['teacher_acc']:.1%}",
+        fig.add_hline(y=a["base_acc"], line={"color": theme.ORIGINAL, "dash": DASH[arch]},
+                      annotation_text=f"{arch} teacher {a['base_acc']:.1%}",
                       annotation_position="top left" if arch == "plain" else "top right")  # apart: both near 92 %
-    _chance(fig, sweep["chance"])
-    fig.update_yaxes(title="held-out accuracy", tickformat=".0%", range=[0, 1.05])
+    common.chance_line(fig, sweep["chance"])
+    common.accuracy_axis(fig)
     return theme.layout(fig, "Delete one block: which ones matter?", barmode="group")
 
 
@@ -49,40 +45,29 @@ def versus_k(sweep: dict[str, Any]) -> go.Figure:
                             line={"color": theme.RECOVERED, "dash": DASH[arch]},
                             marker={"symbol": SYMBOL[arch], "size": 9},
                             hovertemplate="k=%{x}: %{y:.1%}<extra>" + arch + " recovered</extra>")
-    _chance(fig, sweep["chance"])
+    common.chance_line(fig, sweep["chance"])
     fig.update_xaxes(title="blocks deleted (k)", dtick=1)
-    fig.update_yaxes(title="held-out accuracy", tickformat=".0%", range=[0, 1.05])
+    common.accuracy_axis(fig)
     return theme.layout(fig, f"Deleting more blocks ({cfg['select']} selection)")
 
 
 def per_class(r: dict[str, Any]) -> go.Figure:
     """Accuracy within each class: teacher, cut, recovered."""
     pc = r["per_class"]
-    classes = [str(c) for c in range(len(pc["teacher"]))]
+    classes = [str(c) for c in range(len(pc["base"]))]
     fig = go.Figure()
-    fig.add_bar(x=classes, y=pc["teacher"], name="original", marker_color=theme.ORIGINAL)
-    fig.add_bar(x=classes, y=pc["before"], name="cut", marker_color=theme.CUT)
+    fig.add_bar(x=classes, y=pc["base"], name="original", marker_color=theme.ORIGINAL)
+    fig.add_bar(x=classes, y=pc["cut"], name="cut", marker_color=theme.CUT)
     if r["config"]["recovery"] != "none":
-        fig.add_bar(x=classes, y=pc["after"], name="recovered", marker_color=theme.RECOVERED)
+        fig.add_bar(x=classes, y=pc["recovered"], name="recovered", marker_color=theme.RECOVERED)
     fig.update_xaxes(title="class", type="category")
-    fig.update_yaxes(title="held-out accuracy", tickformat=".0%", range=[0, 1.05])
+    common.accuracy_axis(fig)
     return theme.layout(fig, "Which classes suffer?", barmode="group")
 
 
 def recovery_curve(r: dict[str, Any]) -> go.Figure:
     """Held-out accuracy of the cut network during recovery."""
-    fig = go.Figure()
-    fig.add_scatter(x=r["curve_steps"], y=r["curve_acc"], name=f"recovering ({r['config']['recovery']})",
-                    line={"color": theme.RECOVERED}, mode="lines+markers",
-                    hovertemplate="step %{x}: %{y:.1%}<extra></extra>")
-    fig.add_scatter(x=[0], y=[r["cut_acc"]], name="cut", mode="markers",
-                    marker={"color": theme.CUT, "size": 13, "symbol": "diamond"})
-    fig.add_hline(y=r["teacher_acc"], line={"color": theme.ORIGINAL, "dash": "dash"},
-                  annotation_text=f"original {r['teacher_acc']:.1%}", annotation_position="bottom right")
-    _chance(fig, r["chance"])
-    fig.update_xaxes(title="recovery step")
-    fig.update_yaxes(title="held-out accuracy", tickformat=".0%", range=[0, 1.05])
-    return theme.layout(fig, "Recovery curve")
+    return common.recovery_curve(r, "Recovery curve", f"recovering ({r['config']['recovery']})")
 
 
 def selections(r: dict[str, Any]) -> go.Figure:
@@ -99,9 +84,9 @@ def selections(r: dict[str, Any]) -> go.Figure:
                 marker={"color": theme.CUT, "opacity": 0.45, "pattern": {"shape": "/"}})
     fig.add_bar(x=labels, y=test, name="held-out", marker_color=theme.CUT,
                 error_y={"type": "data", "symmetric": False, "array": err_hi, "arrayminus": err_lo})
-    fig.add_hline(y=r["teacher_acc"], line={"color": theme.ORIGINAL, "dash": "dash"},
+    fig.add_hline(y=r["base_acc"], line={"color": theme.ORIGINAL, "dash": "dash"},
                   annotation_text="original", annotation_position="top left")
-    _chance(fig, r["chance"])
-    fig.update_yaxes(title="accuracy of the cut (no recovery)", tickformat=".0%", range=[0, 1.05])
+    common.chance_line(fig, r["chance"])
+    common.accuracy_axis(fig, "accuracy of the cut (no recovery)")
     k = r["config"]["k"]
     return theme.layout(fig, f"Five ways to choose {k} block{'s' if k != 1 else ''} to delete", barmode="group")

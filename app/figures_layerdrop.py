@@ -6,6 +6,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from . import figures_common as common
 from . import theme
 
 # One colour per training rate, in order of p (p = 0, the ordinary model, is always the "original" blue).
@@ -21,12 +22,11 @@ STRATEGY_STYLE = {  # colour, dash: the data-free rules solid, the searches dash
 
 
 def _axes(fig: go.Figure, n: int, chance: float, keep: int) -> None:
-    fig.add_hline(y=chance, line={"color": theme.CHANCE, "dash": "dot"}, annotation_text="chance",
-                  annotation_position="top right")
+    common.chance_line(fig, chance, "top right")
     fig.add_vline(x=keep, line={"color": "#555555", "width": 1, "dash": "dash"}, annotation_text=f"r = {keep}",
                   annotation_position="top left")
     fig.update_xaxes(title=f"blocks kept (r, of N = {n})", dtick=1, range=[-0.2, n + 0.2])
-    fig.update_yaxes(title="held-out accuracy (no fine-tuning)", tickformat=".0%", range=[0, 1.05])
+    common.accuracy_axis(fig, "held-out accuracy (no fine-tuning)")
 
 
 def _legend_below(fig: go.Figure) -> go.Figure:
@@ -102,11 +102,5 @@ def p_star(profiles: list[dict[str, Any]], chosen_p: float, keep: int, strategy:
 
 def recovery_curve(r: dict[str, Any]) -> go.Figure:
     """Held-out accuracy of the pruned model during KD recovery."""
-    fig = go.Figure()
-    fig.add_scatter(x=r["curve_steps"], y=r["curve_acc"], name="pruned, distilling", mode="lines+markers",
-                    line={"color": theme.RECOVERED}, hovertemplate="step %{x}: %{y:.1%}<extra></extra>")
-    fig.add_hline(y=r["full_acc"], line={"color": theme.ORIGINAL, "dash": "dash"},
-                  annotation_text=f"full model {r['full_acc']:.1%}", annotation_position="bottom right")
-    fig.update_xaxes(title="recovery step")
-    fig.update_yaxes(title="held-out accuracy", tickformat=".0%", range=[0, 1.05])
-    return theme.layout(fig, "What fine-tuning (distillation) adds on top", height=360)
+    return common.recovery_curve(r, "What fine-tuning (distillation) adds on top", "pruned, distilling",
+                                 cut_label=None, base_label="full model", height=360)

@@ -7,6 +7,7 @@ from typing import Any, Optional
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from . import figures_common as common
 from . import theme
 
 # One sequential, colour-blind-safe scale for every heatmap, fixed to 0..100 %, so the three models compare.
@@ -14,7 +15,7 @@ SCALE = "Viridis"
 
 
 def _title(r: dict[str, Any]) -> str:
-    return f"<b>{r['model_name']}</b><br>trained {r['trained_acc']:.1%} · chance {r['chance']:.1%}"
+    return f"<b>{r['model_name']}</b><br>trained {r['base_acc']:.1%} · chance {r['chance']:.1%}"
 
 
 def heatmaps(results: dict[str, dict[str, Any]], focus: Optional[tuple[str, str, str]] = None) -> go.Figure:
@@ -84,38 +85,22 @@ def distance_vs_damage(results: dict[str, dict[str, Any]], norm: str = "rel2") -
 def per_class(f: dict[str, Any]) -> go.Figure:
     """Accuracy within each class: trained, after the change, after recovery (when there was one)."""
     pc = f["per_class"]
-    classes = [str(c) for c in range(len(pc["trained"]))]
+    classes = [str(c) for c in range(len(pc["base"]))]
     fig = go.Figure()
-    fig.add_bar(x=classes, y=pc["trained"], name="trained", marker_color=theme.ORIGINAL)
-    fig.add_bar(x=classes, y=pc["changed"], name="layer changed", marker_color=theme.CUT)
+    fig.add_bar(x=classes, y=pc["base"], name="trained", marker_color=theme.ORIGINAL)
+    fig.add_bar(x=classes, y=pc["cut"], name="layer changed", marker_color=theme.CUT)
     if f["config"]["recovery"] != "none":
         fig.add_bar(x=classes, y=pc["recovered"], name="recovered", marker_color=theme.RECOVERED)
-    fig.add_hline(y=f["chance"], line={"color": theme.CHANCE, "dash": "dot"}, annotation_text="chance",
-                  annotation_position="top right")
+    common.chance_line(fig, f["chance"], "top right")
     fig.update_xaxes(title="class", type="category")
-    fig.update_yaxes(title="held-out accuracy", tickformat=".0%", range=[0, 1.05])
+    common.accuracy_axis(fig)
     return theme.layout(fig, "Which classes suffer?", barmode="group")
 
 
 def recovery_curve(f: dict[str, Any]) -> go.Figure:
     """Held-out accuracy of the changed network during recovery, with the trained model and chance."""
-    c = f["config"]
-    fig = go.Figure()
-    fig.add_scatter(x=f["curve_steps"], y=f["curve_acc"], name=f"recovering ({c['recovery']})",
-                    line={"color": theme.RECOVERED}, mode="lines+markers",
-                    hovertemplate="step %{x}: %{y:.1%}<extra></extra>")
-    fig.add_scatter(x=[0], y=[f["acc"]], name="layer changed", mode="markers",
-                    marker={"color": theme.CUT, "size": 13, "symbol": "diamond"})
-    fig.add_hline(y=f["trained_acc"], line={"color": theme.ORIGINAL, "dash": "dash"},
-                  annotation_text=f"trained {f['trained_acc']:.1%}", annotation_position="bottom right")
-    fig.add_hline(y=f["chance"], line={"color": theme.CHANCE, "dash": "dot"}, annotation_text="chance",
-                  annotation_position="bottom right")
-    if f["steps_to_recover"] is not None:
-        fig.add_vline(x=f["steps_to_recover"], line={"color": theme.RECOVERED, "dash": "dot"},
-                      annotation_text=f"within 1 pt at step {f['steps_to_recover']}", annotation_position="top left")
-    fig.update_xaxes(title="recovery step")
-    fig.update_yaxes(title="held-out accuracy", tickformat=".0%", range=[0, 1.05])
-    return theme.layout(fig, "How fast does it come back?")
+    return common.recovery_curve(f, "How fast does it come back?", f"recovering ({f['config']['recovery']})",
+                                 cut_label="layer changed", base_label="trained")
 
 
 def distance_bars(results: dict[str, dict[str, Any]], norm: str = "rel2") -> go.Figure:

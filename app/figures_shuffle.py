@@ -28,10 +28,10 @@ def order_distribution(runs: list[dict[str, Any]]) -> go.Figure:
         fig.add_trace(go.Histogram(x=accs, xbins={"start": 0, "end": 100.01, "size": 2.5}, marker_color=colour,
                                    name=f"{MODE_LABELS[r['mode']]}: {len(accs)} random orders", opacity=0.85),
                       row=1, col=j)
-        fig.add_vline(x=100 * r["trained_acc"], line={"color": "black", "width": 3}, row=1, col=j)
+        fig.add_vline(x=100 * r["base_acc"], line={"color": "black", "width": 3}, row=1, col=j)
         fig.add_vline(x=100 * r["random_orders"]["mean"], line={"color": colour, "width": 2, "dash": "dot"},
                       row=1, col=j)
-        fig.add_vline(x=100 * r["class_chance"], line={"color": theme.CHANCE, "dash": "dash"}, row=1, col=j)
+        fig.add_vline(x=100 * r["chance"], line={"color": theme.CHANCE, "dash": "dash"}, row=1, col=j)
         fig.update_xaxes(title_text="held-out accuracy (%)", range=[0, 101], row=1, col=j)
     fig.update_yaxes(title_text="orders", row=1, col=1)
     return theme.layout(fig, "Accuracy in random block orders (black: the trained order, grey: chance, "
@@ -54,7 +54,7 @@ def pruning(runs: list[dict[str, Any]], removed: int) -> go.Figure:
                                               "array": [h - m for h, m in zip(hi, mean, strict=True)],
                                               "arrayminus": [m - lo_ for m, lo_ in zip(mean, lo, strict=True)],
                                               "thickness": 1, "width": 3} if key == "random_order" else None))
-    fig.add_hline(y=100 * runs[0]["class_chance"], line={"color": theme.CHANCE, "dash": "dot"},
+    fig.add_hline(y=100 * runs[0]["chance"], line={"color": theme.CHANCE, "dash": "dot"},
                   annotation_text="chance", annotation_position="bottom right")
     fig.add_vline(x=removed, line={"color": "black", "width": 1, "dash": "dot"})
     fig.update_xaxes(title_text="blocks removed (random subsets)", dtick=1)

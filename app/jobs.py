@@ -45,8 +45,12 @@ class JobRunner:
         self.jobs: dict[str, Job] = {}
         self.lock = threading.Lock()
 
+    @staticmethod
+    def key(fn: Callable[..., Any], cfg: Any) -> str:
+        return f"{fn.__module__}.{fn.__qualname__}:{config_json(cfg)}"
+
     def submit(self, label: str, fn: Callable[..., Any], cfg: Any) -> Job:
-        key = f"{fn.__module__}.{fn.__qualname__}:{config_json(cfg)}"
+        key = self.key(fn, cfg)
         with self.lock:
             job = self.jobs.get(key)
             if job is not None and not (job.future.done() and job.future.exception() is not None):
@@ -74,31 +78,53 @@ def runner() -> JobRunner:
     return JobRunner()
 
 
-def run(label: str, fn: Callable[..., Any], cfg: Any) -> Optional[Any]:
-    """Result of `fn(cfg, progress=...)`, showing a progress bar while it runs; None (and a message) if it failed."""
-    try:  # stored already? Then answer now, in this thread, without queueing behind other students' training
+_MISSING = object()
+
+
+def _stored(label: str, fn: Callable[..., Any], cfg: Any) -> Any:
+    """The stored result, read in this thread (never queued behind other students' training); _MISSING if it is
+    not stored; None (with a message) if the config is invalid."""
+    try:
         with collecting() as notices, cached_only():
             result = fn(cfg, progress=lambda f, m: None)
         for n in notices:
             st.warning(n, icon="⚠️")
         return result
     except NotCached:
-        pass
+        return _MISSING
     except ValueError as exc:
         st.error(f"{label} could not run: {exc}")
         return None
+
+
+def _started(label: str, fn: Callable[..., Any], cfg: Any, wait: float) -> Job:
     job = runner().submit(label, fn, cfg)
-    fut = job.future
     try:
-        fut.result(timeout=0.05)  # a cached result returns within milliseconds: no bar flashes up
-    except Exception:  # noqa: BLE001 - still running (TimeoutError) or failed; both handled below
+        job.future.result(timeout=wait)  # a quick job returns within this: no bar flashes up
+    except Exception:  # noqa: BLE001 - still running (TimeoutError) or failed; the caller handles both
         pass
+    return job
+
+
+def run(label: str, fn: Callable[..., Any], cfg: Any) -> Optional[Any]:
+    """Result of `fn(cfg, progress=...)`, showing a progress bar while it runs; None (and a message) if it failed."""
+    result = _stored(label, fn, cfg)
+    if result is not _MISSING:
+        return result
+    job = _started(label, fn, cfg, 0.05)
+    fut = job.future
     if not fut.done():
         bar = st.progress(0.0, text=f"{label}: {job.message}")
         while not fut.done():
             time.sleep(0.15)
             bar.progress(min(max(job.fraction, 0.0), 1.0), text=f"{label}: {job.message}")
         bar.empty()
+    return _finished(label, job)
+
+
+def _finished(label: str, job: Job) -> Optional[Any]:
+    """The result of a finished job, showing its notices; None (and a message) if it failed."""
+    fut = job.future
     for n in job.notices:
         st.warning(n, icon="⚠️")
     exc = fut.exception()
@@ -111,3 +137,44 @@ def run(label: str, fn: Callable[..., Any], cfg: Any) -> Optional[Any]:
             traceback.print_exception(exc)  # full details go to the server log, not the student's page
         return None
     return fut.result()
+
+
+def prefetch(label: str, fn: Callable[..., Any], cfg: Any) -> None:
+    """Start `fn(cfg)` in the background unless it is stored, so that it runs beside what the page waits for."""
+    if _stored(label, fn, cfg) is _MISSING:
+        runner().submit(label, fn, cfg)
+
+
+class Pending:
+    """Results a page draws as they arrive: the first figures come at once, the rest fill in.
+
+    `get` answers from the store or a finished job, or starts the job and returns None (draw a placeholder);
+    `show()` (once, where the progress should appear) draws a bar per missing result and polls once a second,
+    rerunning the page as soon as one of them lands. A rerun interrupts only the polling, never the jobs.
+    """
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+
+    def get(self, label: str, fn: Callable[..., Any], cfg: Any, wait: float = 0.3) -> Optional[Any]:
+        result = _stored(label, fn, cfg)
+        if result is not _MISSING:
+            return result
+        job = _started(label, fn, cfg, wait)
+        if job.future.done():
+            return _finished(label, job)
+        self.keys.append(runner().key(fn, cfg))
+        return None
+
+    def show(self) -> None:
+        if self.keys:
+            _poll(tuple(self.keys))
+
+
+@st.fragment(run_every=1.0)
+def _poll(keys: tuple[str, ...]) -> None:
+    jobs = [j for j in (runner().jobs.get(k) for k in keys) if j is not None]
+    if not jobs or any(j.future.done() for j in jobs):
+        st.rerun()  # the whole page: it draws what landed and polls for the rest
+    for j in jobs:
+        st.progress(min(max(j.fraction, 0.0), 1.0), text=f"{j.label}: {j.message}")

@@ -1,7 +1,7 @@
 """Pruning a trained model to r of its N blocks at inference, with no fine-tuning: the LayerDrop strategies.
 
 Every strategy returns the blocks to *drop* (original numbering, sorted); the pruned model is the full route
-without them, so pruning is a route and never touches a weight. The data-driven strategies reuse lab/search.py.
+without them, so pruning is a route and never touches a weight. lab/selection.py dispatches them by name.
 
 every-other  Fan et al.'s rule: pruning at rate p drops the blocks at depth d with d = 0 (mod floor(1/p)).
              Depth counts from 1 as in the paper, so block i sits at depth i + 1: at p = 0.5 the rule keeps blocks
@@ -18,12 +18,7 @@ from __future__ import annotations
 
 import math
 
-import torch
-
-from . import search
-from .models.base import RoutedModel
-
-STRATEGIES = ("every-other", "greedy", "influence", "first", "last", "random")
+STRATEGIES = ("every-other", "greedy", "influence", "first", "last", "random")  # lab/selection.py runs them
 
 
 def p_star(keep: int, n_blocks: int) -> float:
@@ -68,24 +63,6 @@ def contiguous(n_blocks: int, keep: int, where: str) -> list[int]:
     if where == "last":
         return list(range(keep, n_blocks))
     raise ValueError(f"where must be 'first' or 'last', got {where!r}")
-
-
-def to_drop(strategy: str, model: RoutedModel, keep: int, x: torch.Tensor, y: torch.Tensor, seed: int = 0) -> list[int]:
-    """Blocks to drop so that `keep` remain, by a named strategy; (x, y) is the probe set of the data strategies."""
-    n = model.n_blocks
-    _check_keep(keep, n)
-    k = n - keep
-    if strategy == "every-other":
-        return every_other(n, keep)
-    if strategy == "greedy":
-        return sorted(search.greedy(model, k, x, y))
-    if strategy == "influence":
-        return search.lowest_influence(model, k, x)
-    if strategy in ("first", "last"):
-        return contiguous(n, keep, strategy)
-    if strategy == "random":
-        return search.random_subset(n, k, seed)
-    raise ValueError(f"unknown pruning strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
 
 
 def kept(n_blocks: int, dropped: list[int]) -> list[int]:

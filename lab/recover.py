@@ -11,7 +11,7 @@ from typing import Optional, Sequence
 import torch
 import torch.nn.functional as F
 
-from . import quick
+from . import quick, streams
 from .data import Dataset
 from .models.base import RoutedModel, accuracy, logits_of
 from .progress import Progress, silent
@@ -69,7 +69,7 @@ def recover(student: RoutedModel, route: Sequence[int], data: Dataset, cfg: Reco
     params = [p for p in student.parameters() if p.requires_grad]
     opt = torch.optim.Adam(params, lr=cfg.lr)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine(s, cfg.steps))
-    gen = torch.Generator().manual_seed(cfg.seed * 104_729 + 17)
+    gen = streams.generator("recover.batches", cfg.seed)
     x, y = data.train.x, data.train.y
     # The teacher is frozen: its logits on the training inputs are computed once, not at every step.
     target = logits_of(teacher, x) if cfg.method == "kd" else None

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Optional, Sequence
+from typing import Sequence
 
 import torch
 
-from .models.base import RoutedModel, accuracy, logits_of
-from .routes import evenly_spaced, without
+from .models.base import RoutedModel, accuracy
+from .routes import without
 
-SELECTIONS = ("greedy", "optimal", "every-other", "influence", "random")
 MAX_SUBSETS = 20_000  # the exhaustive search refuses beyond this many subsets (C(n, k))
 
 
@@ -87,28 +86,6 @@ def random_subset(n_blocks: int, k: int, seed: int) -> list[int]:
     return sorted(int(i) for i in torch.randperm(n_blocks, generator=gen)[:k])
 
 
-def select(method: str, model: RoutedModel, k: int, x: torch.Tensor, y: torch.Tensor, seed: int = 0) -> list[int]:
-    """Blocks to delete by a named method (original numbering, sorted)."""
-    if method == "greedy":
-        return sorted(greedy(model, k, x, y))
-    if method == "optimal":
-        return optimal(model, k, x, y)
-    if method == "every-other":
-        _check_k(model, k)
-        return list(evenly_spaced(model.n_blocks, k))
-    if method == "influence":
-        return lowest_influence(model, k, x)
-    if method == "random":
-        _check_k(model, k)
-        return random_subset(model.n_blocks, k, seed)
-    raise ValueError(f"unknown selection {method!r}; choose one of {', '.join(SELECTIONS)}")
-
-
 def _check_k(model: RoutedModel, k: int) -> None:
     if not 0 <= k <= model.n_blocks:
         raise ValueError(f"cannot delete {k} blocks: the model has {model.n_blocks} (choose 0..{model.n_blocks})")
-
-
-def predictions(model: RoutedModel, x: torch.Tensor, route: Optional[Sequence[int]] = None) -> torch.Tensor:
-    """Arg-max class per input."""
-    return logits_of(model, x, route).argmax(1)

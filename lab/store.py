@@ -35,6 +35,7 @@ from .quick import quick
 LAB_DIR = Path(__file__).resolve().parent
 TensorEntry = tuple[dict[str, torch.Tensor], dict[str, Any]]  # (tensors, JSON-able metadata)
 _cached_only: ContextVar[bool] = ContextVar("layerlab_cached_only", default=False)
+_active: ContextVar["Store | None"] = ContextVar("layerlab_active_store", default=None)
 
 
 class NotCached(LookupError):
@@ -195,3 +196,18 @@ def default_store() -> Store:
     if _default is None or _default.root != root:
         _default = Store(root)
     return _default
+
+
+def active_store() -> Store:
+    """The store of the entry point being computed (see `use_store`), else the process-wide default."""
+    return _active.get() or default_store()
+
+
+@contextmanager
+def use_store(store: Store) -> Iterator[None]:
+    """Within this context `active_store()` is `store`: an experiment's store reaches every nested lookup."""
+    token = _active.set(store)
+    try:
+        yield
+    finally:
+        _active.reset(token)

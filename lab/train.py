@@ -15,6 +15,7 @@ from typing import Callable, Optional
 
 import torch
 
+from . import streams
 from .data import Split
 from .models.base import Route, RoutedModel, accuracy
 from .progress import Progress, silent
@@ -76,15 +77,15 @@ def train(
     progress: Progress = silent,
     sampler: Optional[RouteSampler] = None,
 ) -> TrainLog:
-    """Train `model` in place; its initial weights must already be drawn (see `seeded_model`)."""
+    """Train `model` in place; its initial weights must already be drawn (see `zoo.build`)."""
     sampler = sampler or route_sampler(cfg, model.n_blocks)
     n = len(train_split)
     steps_per_epoch = math.ceil(n / cfg.batch)
     total = cfg.epochs * steps_per_epoch
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine(s, total))
-    batch_gen = torch.Generator().manual_seed(cfg.seed * 7919 + 1)
-    route_gen = torch.Generator().manual_seed(cfg.seed * 7919 + 2)
+    batch_gen = streams.generator("train.batches", cfg.seed)
+    route_gen = streams.generator("train.routes", cfg.seed)
     log = TrainLog()
     keep = set(cfg.checkpoints)
     if 0 in keep:

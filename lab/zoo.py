@@ -17,7 +17,7 @@ from .data import Dataset, SyntheticConfig, synthetic
 from .data_digits import digits
 from .models import MLP, MLPConfig, RoutedModel, ViT, ViTConfig
 from .progress import Progress, silent
-from .store import Store, default_store
+from .store import Store, active_store
 from .train import TrainConfig, train
 
 # Tasks by name. Experiments refer to data by name so that a spec stays a small, hashable value.
@@ -85,7 +85,7 @@ _memo_lock = threading.Lock()
 
 def trained(spec: ModelSpec, progress: Progress = silent, store: Store | None = None) -> Trained:
     """The trained model of `spec`, from the store or trained now (reporting progress)."""
-    store = store or default_store()
+    store = store or active_store()
     if quick.quick():  # UI smoke tests only; the spec (and so the cache key) says what really ran
         spec = replace(spec, train=replace(spec.train, epochs=quick.epochs(spec.train.epochs)))
     key = store.key("model", spec)

@@ -7,42 +7,31 @@ import streamlit as st
 from app import controls, jobs, text
 from app import figures_delete as figs
 from app.text import pct, pts
-from lab import recover, search
+from lab import recover, search, selection
 from lab.experiments import delete
 from lab.store import to_plain
-
-SELECT_LABELS = {
-    "greedy": "greedy (on the probe set)",
-    "optimal": "optimal (every subset, on the probe set)",
-    "every-other": "every other (evenly spaced)",
-    "influence": "lowest block influence",
-    "random": "random",
-}
-RECOVERY_LABELS = {"none": "none", "ce": "fine-tune (cross-entropy)", "kd": "distil from the uncut net (KD)"}
 
 st.title(":material/content_cut: Delete layers")
 st.caption("Remove hidden layers from a trained MLP, plain or residual, and see what survives and what comes back.")
 
 with st.sidebar:
     st.header("Controls")
-    arch = controls.select("Architecture", "arch", delete.ARCHS, "residual",
-                           help="plain: h = relu(hW + b). residual: h = h + relu(hW + b): each layer adds a "
-                                "correction.")
-    k = controls.slider("Layers to delete", "k", 0, 7, 2,
-                        help="How many of the 7 hidden-to-hidden blocks to remove (the input and output layers stay).")
+    arch = controls.param(delete.DeleteConfig, "arch",
+                          help="plain: h = relu(hW + b). residual: h = h + relu(hW + b): each layer adds a correction.")
+    k = controls.param(delete.DeleteConfig, "k", "slider", label="Layers to delete",
+                       help="How many of the 7 hidden-to-hidden blocks to remove (the input and output layers stay).")
     # Options are shown as they are (no format_func): a bound select box writes what it shows into the link.
-    select = controls.select("Selection method", "select", search.SELECTIONS, "greedy",
-                             help="How the blocks to delete are chosen: greedy (one at a time, least harm first), "
-                                  "optimal (every subset), every-other (evenly spaced), influence (blocks that change "
-                                  "their input least), random (mean of 5 draws). Greedy and optimal score on a "
-                                  "2,000-example probe set; every accuracy shown is on a separate held-out set.")
-    recovery = controls.select("Recovery", "recovery", recover.RECOVERIES, "kd",
-                               help="After cutting, train the smaller net again. none: no training. ce: fine-tune on "
-                                    "the labels (cross-entropy). kd: distil, i.e. match the uncut network's outputs.")
-    steps = controls.select("Recovery steps", "steps", (100, 250, 500, 1000, 1500), 500,
-                            help="Minibatch steps of recovery training (256 examples each).")
-    seed = controls.number("Seed", "seed", 0, 99, 0,
-                           help="Fixes the teacher's initial weights and data order: same seed, same numbers.")
+    select = controls.param(delete.DeleteConfig, "select", label="Selection method",
+                            help="How the blocks to delete are chosen: greedy (one at a time, least harm first), "
+                                 "optimal (every subset), evenly-spaced (spread over the depth), influence (blocks "
+                                 "that change their input least), random (mean of 5 draws). Greedy and optimal score "
+                                 "on a 2,000-example probe set; every accuracy shown is on a separate held-out set.")
+    recovery = controls.param(delete.DeleteConfig, "recovery",
+                              help="After cutting, train the smaller net again. none: no training. ce: fine-tune on "
+                                   "the labels (cross-entropy). kd: distil, i.e. match the uncut network's outputs.")
+    steps = controls.param(delete.DeleteConfig, "steps", options=(100, 250, 500, 1000, 1500))
+    seed = controls.param(delete.DeleteConfig, "seed", "number", hi=99,
+                          help="Fixes the teacher's initial weights and data order: same seed, same numbers.")
 
 cfg = controls.make_config(delete.DeleteConfig, arch=arch, k=k, select=select, recovery=recovery, steps=steps,
                            seed=seed)
@@ -50,13 +39,13 @@ r = jobs.run("Training the teacher and cutting it", delete.run, cfg)
 if r is None:
     st.stop()
 
-rec_label = RECOVERY_LABELS[recovery]
+rec_label = delete.RECOVERY_LABELS[recovery]
 c = st.columns(4)
-c[0].metric("Original (held-out)", pct(r["teacher_acc"]), help="The uncut 8-layer network.")
-c[1].metric(f"Cut: {k} deleted", pct(r["cut_acc"]), pts(r["cut_acc"], r["teacher_acc"]),
-            help=f"Blocks deleted: {r['dropped']} (original numbering). On the probe set: {pct(r['probe_acc'])}.")
+c[0].metric("Original (held-out)", pct(r["base_acc"]), help="The uncut 8-layer network.")
+c[1].metric(f"Cut: {k} deleted", pct(r["cut_acc"]), pts(r["cut_acc"], r["base_acc"]),
+            help=f"Blocks deleted: {r['dropped']} (original numbering). On the probe set: {pct(r['cut_probe_acc'])}.")
 c[2].metric("Recovered" if recovery != "none" else "Recovered (no recovery)", pct(r["recovered_acc"]),
-            pts(r["recovered_acc"], r["teacher_acc"]) + " vs original",
+            pts(r["recovered_acc"], r["base_acc"]) + " vs original",
             help=f"After {rec_label}, {steps} steps." if recovery != "none" else "Recovery is off.")
 c[3].metric("Chance", pct(r["chance"]), help="Always guessing the most common class: 20 classes, about 5 %.")
 st.markdown(f"**Deleted blocks:** {r['dropped'] or 'none'} · **route that runs:** {r['route']}")
@@ -108,13 +97,13 @@ text.show_code([MLP.run_block])
 
 text.section("What the simulations show")
 lines = [
-    f"The **{arch}** teacher scores **{pct(r['teacher_acc'])}** on held-out data (chance {pct(r['chance'])}).",
-    f"Deleting blocks **{r['dropped']}** ({SELECT_LABELS[select]}) leaves **{pct(r['cut_acc'])}** held-out "
-    f"({pct(r['probe_acc'])} on the probe the search saw).",
+    f"The **{arch}** teacher scores **{pct(r['base_acc'])}** on held-out data (chance {pct(r['chance'])}).",
+    f"Deleting blocks **{r['dropped']}** ({selection.LABELS[select]}) leaves **{pct(r['cut_acc'])}** held-out "
+    f"({pct(r['cut_probe_acc'])} on the probe the search saw).",
 ]
 if recovery != "none" and k > 0:
     lines.append(f"{rec_label.capitalize()} for {steps} steps brings it to **{pct(r['recovered_acc'])}** "
-                 f"({100 * (r['recovered_acc'] - r['teacher_acc']):+.1f} points against the original).")
+                 f"({100 * (r['recovered_acc'] - r['base_acc']):+.1f} points against the original).")
 if sweep is not None:
     for a in delete.ARCHS:
         s = sweep["archs"][a]["single_block_acc"]
@@ -124,9 +113,9 @@ best = max(sel, key=lambda m: sel[m]["test_acc"])
 lines.append(f"At k = {k}, the best held-out cut came from **{best}** ({pct(sel[best]['test_acc'])}); greedy "
              f"{pct(sel['greedy']['test_acc'])}, optimum {pct(sel['optimal']['test_acc'])}, random (mean) "
              f"{pct(sel['random']['test_acc'])}.")
-worst_class = min(range(len(r["per_class"]["before"])), key=lambda i: r["per_class"]["before"][i])
-lines.append(f"The class hit hardest by the cut is class {worst_class}: {pct(r['per_class']['teacher'][worst_class])} "
-             f"→ {pct(r['per_class']['before'][worst_class])}.")
+worst_class = min(range(len(r["per_class"]["cut"])), key=lambda i: r["per_class"]["cut"][i])
+lines.append(f"The class hit hardest by the cut is class {worst_class}: {pct(r['per_class']['base'][worst_class])} "
+             f"→ {pct(r['per_class']['cut'][worst_class])}.")
 st.markdown("\n".join(f"- {x}" for x in lines))
 
 text.section("When it breaks")
@@ -171,7 +160,7 @@ if st.toggle("Run the DistilBERT-style comparison (every other teacher block, th
              help="Distils a 4-block student initialised from teacher blocks 0, 2, 4, 6 and one from a random init."):
     s = jobs.run("Distilling two students", delete.student_init, cfg)
     if s is not None:
-        st.markdown(f"Teacher {pct(s['teacher_acc'])}. Student from teacher blocks {s['kept']}: starts at "
+        st.markdown(f"Teacher {pct(s['base_acc'])}. Student from teacher blocks {s['kept']}: starts at "
                     f"{pct(s['inherited']['start_acc'])}, ends at **{pct(s['inherited']['final_acc'])}**. Same shape "
                     f"from a random init: starts at {pct(s['random_init']['start_acc'])}, ends at "
                     f"**{pct(s['random_init']['final_acc'])}** (both {steps} KD steps).")

@@ -7,19 +7,11 @@ import streamlit as st
 from app import controls, jobs, text
 from app import figures_layerdrop as figs
 from app.text import pct, pts
-from lab import prune, routes
+from lab import prune, routes, selection
 from lab.experiments import layerdrop
 from lab.store import to_plain
 
 MODEL_LABELS = {"residual": "residual MLP (synthetic task, 8 blocks)", "vit": "ViT (8x8 digits, 8 blocks)"}
-STRATEGY_LABELS = {
-    "every-other": "every other (the paper's rule)",
-    "greedy": "greedy search (probe set)",
-    "influence": "lowest block influence",
-    "first": "the first blocks (contiguous)",
-    "last": "the last blocks (contiguous)",
-    "random": "random (mean of draws)",
-}
 P_OPTIONS = tuple(round(0.05 * i, 2) for i in range(int(layerdrop.P_MAX / 0.05 + 1e-9) + 1))  # 0, 0.05 .. 0.7
 
 
@@ -34,7 +26,8 @@ def p_control() -> float:
     if raw is not None and raw not in [str(o) for o in P_OPTIONS]:
         st.warning(f"The link's value `p={raw[:40]}` was ignored: expected one of "
                    f"{', '.join(str(o) for o in P_OPTIONS)}. Using the default instead.")
-    return float(st.select_slider("Training LayerDrop rate p", P_OPTIONS, value=0.5, key="p", bind="query-params",
+    default = layerdrop.LayerDropConfig.p
+    return float(st.select_slider("Training LayerDrop rate p", P_OPTIONS, value=default, key="p", bind="query-params",
                                   help="At every training step each block is skipped with probability p (one draw "
                                        "per block for the whole batch). p = 0 is the ordinary model."))
 
@@ -51,25 +44,25 @@ with st.sidebar:
     st.header("Controls")
     # No format_func on URL-bound selects: Streamlit writes the *formatted* label into the link, so a link
     # typed with the plain value (model=vit) would be silently ignored. Plain values keep links short and typeable.
-    model = controls.select("Model", "model", layerdrop.MODELS, "residual",
-                            help="residual: a residual MLP on the synthetic 20-class task, trains in seconds. "
-                                 "vit: a small pre-norm ViT on scikit-learn's 8x8 digits. Both have 8 blocks.")
+    model = controls.param(layerdrop.LayerDropConfig, "model",
+                           help="residual: a residual MLP on the synthetic 20-class task, trains in seconds. "
+                                "vit: a small pre-norm ViT on scikit-learn's 8x8 digits. Both have 8 blocks.")
     n = layerdrop.n_blocks(model)
     p = p_control()
-    keep = controls.slider("Blocks kept (r)", "keep", 1, n, n // 2,
-                           help=f"Prune the trained model to r of its {n} blocks. The rest are skipped: their "
-                                "weights stay, nothing is retrained.")
-    strategy = controls.select("Pruning strategy", "strategy", prune.STRATEGIES, "every-other",
-                               help="Which blocks to keep. every-other: the paper's rule; greedy: search on a probe "
-                                    "set; influence: drop the blocks that change their input least; first / last: "
-                                    "remove a contiguous run; random: mean of several draws. Every accuracy shown "
-                                    "is on a separate held-out set.")
-    recovery = controls.select("Recovery", "recovery", ("none", "kd"), "none",
-                               help="kd: fine-tune the pruned model for 500 steps by distillation from its own "
-                                    "full route, to see how much fine-tuning adds on top of LayerDrop.")
-    seed = controls.number("Seed", "seed", 0, 99, 0,
-                           help="Fixes the initial weights, the data order and the dropped blocks of every "
-                                "training step: same seed, same numbers.")
+    keep = controls.param(layerdrop.LayerDropConfig, "keep", "slider", label="Blocks kept (r)", hi=n,
+                          default=n // 2, help=f"Prune the trained model to r of its {n} blocks. The rest are skipped: "
+                                               "their weights stay, nothing is retrained.")
+    strategy = controls.param(layerdrop.LayerDropConfig, "strategy",
+                              help="Which blocks to keep. every-other: the paper's rule; greedy: search on a probe "
+                                   "set; influence: drop the blocks that change their input least; first / last: "
+                                   "remove a contiguous run; random: mean of several draws. Every accuracy shown "
+                                   "is on a separate held-out set.")
+    recovery = controls.param(layerdrop.LayerDropConfig, "recovery",
+                              help="kd: fine-tune the pruned model for 500 steps by distillation from its own "
+                                   "full route, to see how much fine-tuning adds on top of LayerDrop.")
+    seed = controls.param(layerdrop.LayerDropConfig, "seed", "number", hi=99,
+                          help="Fixes the initial weights, the data order and the dropped blocks of every "
+                               "training step: same seed, same numbers.")
 
 p_star = prune.p_star(keep, n)
 cfg = layerdrop.LayerDropConfig(model=model, p=p, keep=keep, strategy=strategy, seed=seed, recovery=recovery)
@@ -78,12 +71,12 @@ if r is None:
     st.stop()
 
 c = st.columns(4)
-c[0].metric(f"Full model (p = {p:g})", pct(r["full_acc"]), help="All blocks running, on held-out data.")
-c[1].metric(f"Pruned to {keep} of {n}", pct(r["pruned_acc"]), pts(r["pruned_acc"], r["full_acc"]),
-            help=f"{STRATEGY_LABELS[strategy]}; kept blocks {r['kept']}. On the probe set: "
-                 f"{pct(r['pruned_probe_acc'])}.")
+c[0].metric(f"Full model (p = {p:g})", pct(r["base_acc"]), help="All blocks running, on held-out data.")
+c[1].metric(f"Pruned to {keep} of {n}", pct(r["cut_acc"]), pts(r["cut_acc"], r["base_acc"]),
+            help=f"{selection.LABELS[strategy]}; kept blocks {r['kept']}. On the probe set: "
+                 f"{pct(r['cut_probe_acc'])}.")
 if "recovered_acc" in r:
-    c[2].metric("After distillation", pct(r["recovered_acc"]), pts(r["recovered_acc"], r["full_acc"]) + " vs full",
+    c[2].metric("After distillation", pct(r["recovered_acc"]), pts(r["recovered_acc"], r["base_acc"]) + " vs full",
                 help="500 KD steps on the pruned route, from the full model's outputs.")
 else:
     c[2].metric("Rule of thumb p*", f"{p_star:.2f}", help="p* = 1 - r/N: the rate at which training runs r blocks "
@@ -152,19 +145,19 @@ st.markdown(f"""
 """)
 
 text.section("The code")
-text.show_code([routes.layerdrop_route, prune.every_other_by_rate, prune.every_other, prune.p_star, prune.to_drop],
+text.show_code([routes.layerdrop_route, prune.every_other_by_rate, prune.every_other, prune.p_star, selection.to_drop],
                "The functions that produced these numbers, read from the running source:")
 from lab.train import train  # noqa: E402 - shown, not used
 
 text.show_code([train])
 
 text.section("What the simulations show")
-lines = [f"Trained at p = {p:g}, the full {MODEL_LABELS[model]} scores **{pct(r['full_acc'])}** on held-out data "
-         f"(chance {pct(r['chance'])}); pruned to {keep} blocks by {STRATEGY_LABELS[strategy]} it keeps "
-         f"**{pct(r['pruned_acc'])}**."]
+lines = [f"Trained at p = {p:g}, the full {MODEL_LABELS[model]} scores **{pct(r['base_acc'])}** on held-out data "
+         f"(chance {pct(r['chance'])}); pruned to {keep} blocks by {selection.LABELS[strategy]} it keeps "
+         f"**{pct(r['cut_acc'])}**."]
 if "recovered_acc" in r:
     lines.append(f"Distillation for 500 steps brings the pruned model to **{pct(r['recovered_acc'])}** "
-                 f"({pts(r['recovered_acc'], r['pruned_acc'])} on top of pruning alone).")
+                 f"({pts(r['recovered_acc'], r['cut_acc'])} on top of pruning alone).")
 if profiles is not None:
     by_p = {q["config"]["p"]: q for q in profiles}
     zero = by_p[0.0]["strategies"][strategy][keep]["test_acc"]

@@ -7,7 +7,7 @@ import streamlit as st
 from app import controls, jobs, text
 from app import figures_reinit as figs
 from app.text import pct, pts
-from lab import recover, surgery
+from lab import surgery
 from lab.experiments import reinit
 from lab.store import to_plain
 
@@ -26,30 +26,30 @@ with st.sidebar:
     st.header("Controls")
     # Option values are shown as they are (no format_func): the URL carries what the box shows, so a link and
     # the page's own check of a link's values agree.
-    model = controls.select("Model", "model", reinit.MODELS, "plain",
-                            help="plain MLP, residual MLP or ViT: the model whose layer is in focus below. "
+    model = controls.param(reinit.ReinitConfig, "model",
+                           help="plain MLP, residual MLP or ViT: the model whose layer is in focus below. "
                                  "The heatmaps always show all three.")
-    seed = controls.number("Seed", "seed", 0, 99, 0,
-                           help="Fixes the models' initial weights and data order, and the fresh draw of a "
+    seed = controls.param(reinit.ReinitConfig, "seed", "number", hi=99,
+                          help="Fixes the models' initial weights and data order, and the fresh draw of a "
                                 "re-randomised layer (seed + 1,000,003): same seed, same numbers.")
     base = reinit.ReinitConfig(model=model, seed=seed)
     layer_opts = reinit.layer_names(base)
     _keep_valid("layer", layer_opts, layer_opts[0])
     layer = controls.select("Layer", "layer", layer_opts, layer_opts[0],
                             help="stem = the input layer, blocks.i = hidden block i, head = the output layer.")
-    op = controls.select("Operation", "op", reinit.OPS, "reinit",
-                         help="reinit: the layer's own weights from checkpoint t (t = 0 is its initial draw). "
+    op = controls.param(reinit.FocusConfig, "op",
+                        help="reinit: the layer's own weights from checkpoint t (t = 0 is its initial draw). "
                               "rerand: a new draw from the same initialisation distribution, biases included.")
     epochs = reinit.checkpoint_epochs(base)
     _keep_valid("checkpoint", epochs, 0)
     checkpoint = controls.select("Checkpoint t (epoch)", "checkpoint", epochs, 0, disabled=op == "rerand",
                                  help=f"Weights were kept at the start (t = 0) and after epochs {epochs[1:]}; "
                                       f"t = {epochs[-1]} is the trained model itself.")
-    recovery = controls.select("Recovery", "recovery", recover.RECOVERIES, "none",
-                               help="After the change, train the whole network again: ce = fine-tune on the labels, "
+    recovery = controls.param(reinit.FocusConfig, "recovery",
+                              help="After the change, train the whole network again: ce = fine-tune on the labels, "
                                     "kd = distil, i.e. match the unchanged trained network's outputs.")
-    steps = controls.select("Recovery steps", "steps", (100, 300, 1000), 300,
-                            help="Minibatch steps of recovery training (256 examples each).")
+    steps = controls.param(reinit.FocusConfig, "steps", options=(100, 300, 1000),
+                           help="Minibatch steps of recovery training (256 examples each).")
 
 results = {}
 for i, m in enumerate(reinit.MODELS):
@@ -74,15 +74,15 @@ if f is not None:
     what = "re-randomised" if op == "rerand" else f"re-initialised to epoch {checkpoint}"
     st.markdown(f"#### In focus: **{layer}** of the {reinit.MODEL_NAMES[model]}, {what}")
     c = st.columns(4)
-    c[0].metric("Trained (held-out)", pct(f["trained_acc"]), help="The unchanged trained model.")
+    c[0].metric("Trained (held-out)", pct(f["base_acc"]), help="The unchanged trained model.")
     kept = {"robust": "at least 90 %", "critical": "less than 50 %"}.get(f["verdict"], "50 to 90 %")
-    c[1].metric(f"{layer} {what.split(' to')[0]}", pct(f["acc"]), pts(f["acc"], f["trained_acc"]),
+    c[1].metric(f"{layer} {what.split(' to')[0]}", pct(f["cut_acc"]), pts(f["cut_acc"], f["base_acc"]),
                 help=f"This layer is {f['verdict']} under this change: it keeps {kept} of the trained model's "
                      "accuracy above chance.")
     if recovery != "none":
         back = f["steps_to_recover"]
         c[2].metric(f"After {steps} steps of {recovery}", pct(f["recovered_acc"]),
-                    pts(f["recovered_acc"], f["trained_acc"]) + " vs trained",
+                    pts(f["recovered_acc"], f["base_acc"]) + " vs trained",
                     help="Back within 1 point of the trained model after "
                          + (f"{back} steps." if back is not None else "more steps than were run."))
     else:
@@ -157,7 +157,7 @@ for r in results.values():
     worst = min(range(len(t0)), key=lambda i: t0[i])
     rho = r["rank_corr"]["rel2"]
     lines.append(
-        f"**{r['model_name']}** (trained {pct(r['trained_acc'])}, chance {pct(r['chance'])}). Re-initialised to t = 0: "
+        f"**{r['model_name']}** (trained {pct(r['base_acc'])}, chance {pct(r['chance'])}). Re-initialised to t = 0: "
         f"robust {_names(r, r['verdict_t0'], 'robust')}; critical {_names(r, r['verdict_t0'], 'critical')}; the "
         f"worst is `{r['layers'][worst]}` at {pct(t0[worst])}. Re-randomised: accuracy between {pct(min(rr))} and "
         f"{pct(max(rr))}, critical {sum(v == 'critical' for v in r['verdict_rerand'])} of {len(rr)} layers. "

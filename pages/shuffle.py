@@ -13,10 +13,6 @@ from lab.experiments import shuffle
 from lab.models import vit
 from lab.store import to_plain
 
-MODE_HELP = ("sequential: the ordinary model, blocks always in order 0, 1, 2, ... · shuffle (LayerShuffle): a "
-             "fresh random order of the blocks at every training step · position: as LayerShuffle, and each block "
-             "is told its current slot by a learned slot embedding · predict: as LayerShuffle, and each block learns "
-             "to guess its current slot (an extra loss).")
 COLOUR_KEYS = {"slot": "slot", "block": "block", "digit": "cls"}  # control value -> label field of the view
 
 
@@ -37,58 +33,94 @@ with st.sidebar:
     st.header("Controls")
     # No format_func on URL-bound selects: Streamlit writes the *formatted* label into the link, which the
     # link check in app/controls.py would then reject; plain option names keep links short and valid.
-    mode = controls.select("Training mode", "mode", shuffle.MODES, "shuffle", help=MODE_HELP)
-    depth = controls.slider("Depth (blocks)", "depth", 2, 8, 6,
-                            help="Transformer blocks in the ViT. With 6 or fewer every order is also tested "
-                                 "(6 blocks: 720 orders).")
-    orders = controls.select("Random orders", "orders", (10, 20, 50, 100, 200), 50,
-                             help="How many random block orders to test each model on (held-out digits).")
+    mode = controls.param(shuffle.ShuffleConfig, "mode")
+    depth = controls.param(shuffle.ShuffleConfig, "depth", "slider")
+    orders = controls.param(shuffle.ShuffleConfig, "orders", options=shuffle.ORDER_CHOICES)
     colour_by = COLOUR_KEYS[controls.select("Colour the embedding by", "colour", tuple(COLOUR_KEYS), "slot",
                                             help="slot: the position a block ran at. block: which block it was. "
                                                  "digit: the class of the image.")]
     removed = controls.slider("Blocks removed", "removed", 0, 7, 2,
                               help="Highlighted on the pruning curve: random subsets of the blocks are removed "
                                    "at test time, the rest run in random order.")
-    seed = controls.number("Seed", "seed", 0, 99, 0,
-                           help="Fixes the initial weights, the data order and the training orders: same seed, "
+    seed = controls.param(shuffle.ShuffleConfig, "seed", "number", hi=99,
+                          help="Fixes the initial weights, the data order and the training orders: same seed, "
                                 "same numbers.")
 removed = min(removed, depth - 1)
 
 cfg = shuffle.ShuffleConfig(mode=mode, depth=depth, orders=orders, seed=seed)
 other = "sequential" if mode != "sequential" else "shuffle"
-r = jobs.run(f"Training the {shuffle.MODE_LABELS[mode]} ViT", shuffle.run, cfg)
-if r is None:
-    st.stop()
-b = jobs.run(f"Training the {shuffle.MODE_LABELS[other]} ViT for comparison", shuffle.run, replace(cfg, mode=other))
-if b is None:
-    st.stop()
-seq, shuf = (r, b) if mode == "sequential" else (b, r)
 name = shuffle.MODE_LABELS[mode]
+mine, theirs = shuffle.ModelConfig.of(cfg), shuffle.ModelConfig.of(replace(cfg, mode=other))
+# Both models train at once (the job pool has a worker per core); the page waits for both, then draws what is
+# ready and fills in the rest (all orders, pruning, probe) as each piece lands, each cached on its own.
+jobs.prefetch(f"Training the {shuffle.MODE_LABELS[other]} ViT for comparison", shuffle.model_summary, theirs)
+base = jobs.run(f"Training the {name} ViT", shuffle.model_summary, mine)
+obase = jobs.run(f"Training the {shuffle.MODE_LABELS[other]} ViT for comparison", shuffle.model_summary, theirs)
+if base is None or obase is None:
+    st.stop()
+
+pending = jobs.Pending()
+
+
+def pieces(b: dict, mcfg: shuffle.ModelConfig, label: str) -> dict:
+    """A model's run as the figures read it; a piece still computing is None."""
+    rcfg = replace(cfg, mode=mcfg.mode)
+    pv = pending.get(f"Slot probe of the {label} model", shuffle.probe_and_view, mcfg) or {}
+    out = {**b, "probe": pv.get("probe"), "view": pv.get("view"),
+           "pruning": pending.get(f"Pruning curve of the {label} model", shuffle.pruning, mcfg),
+           "random_orders": pending.get(f"Random orders of the {label} model", shuffle.random_order_stats, rcfg),
+           "all_orders": None}
+    if shuffle.walks_all_orders(depth) and out["random_orders"] is not None:  # read from it: stored
+        out["all_orders"] = pending.get(f"All orders of the {label} model", shuffle.orders_table, mcfg)
+    return out
+
+
+r = pieces(base, mine, name)
+b = pieces(obase, theirs, shuffle.MODE_LABELS[other])
+seq, shuf = (r, b) if mode == "sequential" else (b, r)
+both = lambda key: r[key] is not None and b[key] is not None  # noqa: E731
 
 c = st.columns(5)
-c[0].metric("Trained order", pct(r["trained_acc"]), help="Blocks in the order 0, 1, 2, ... (held-out digits).")
-c[1].metric(f"Mean of {orders} orders", pct(r["random_orders"]["mean"]),
-            pts(r["random_orders"]["mean"], r["trained_acc"]), help="Mean held-out accuracy over random orders.")
-c[2].metric("Worst random order", pct(r["random_orders"]["min"]),
-            help=f"Best: {pct(r['random_orders']['max'])}. Reversed order: {pct(r['reversed_acc'])}.")
-c[3].metric(f"{removed} blocks removed", pct(r["pruning"][removed]["random_order"]["mean"]),
-            pts(r["pruning"][removed]["random_order"]["mean"], r["trained_acc"]),
-            help="Mean over random subsets of the remaining blocks, run in random order.")
-c[4].metric("Slot probe", pct(r["probe"]["acc"]), f"chance {pct(r['probe']['chance'])}", delta_color="off",
-            help="Held-out accuracy of a linear probe that reads the slot from the CLS token after it.")
+c[0].metric("Trained order", pct(r["base_acc"]), help="Blocks in the order 0, 1, 2, ... (held-out digits).")
+ro = r["random_orders"]
+if r["all_orders"] is not None and orders >= r["all_orders"]["n"]:  # fewer orders exist than were asked for
+    ro = r["all_orders"]
+    c[1].metric(f"Mean of all {ro['n']} orders", pct(ro["mean"]), pts(ro["mean"], r["base_acc"]),
+                help=f"Only {ro['n']} orders of {depth} blocks exist: every one is tested.")
+    c[2].metric("Worst order", pct(ro["min"]), help=f"Best: {pct(ro['max'])}. Reversed: {pct(r['reversed_acc'])}.")
+elif ro is not None:
+    c[1].metric(f"Mean of {orders} random orders", pct(ro["mean"]), pts(ro["mean"], r["base_acc"]),
+                help="Mean held-out accuracy over random orders.")
+    c[2].metric("Worst random order", pct(ro["min"]),
+                help=f"Best: {pct(ro['max'])}. Reversed order: {pct(r['reversed_acc'])}.")
+else:
+    c[1].metric(f"Mean of {orders} random orders", "…", help="Computing: see the progress bars below.")
+    c[2].metric("Reversed order", pct(r["reversed_acc"]), pts(r["reversed_acc"], r["base_acc"]))
+if r["pruning"] is not None:
+    c[3].metric(f"{removed} blocks removed", pct(r["pruning"][removed]["random_order"]["mean"]),
+                pts(r["pruning"][removed]["random_order"]["mean"], r["base_acc"]),
+                help="Mean over random subsets of the remaining blocks, run in random order.")
+else:
+    c[3].metric(f"{removed} blocks removed", "…", help="Computing: see the progress bars below.")
+if r["probe"] is not None:
+    c[4].metric("Slot probe", pct(r["probe"]["acc"]), f"chance {pct(r['probe']['chance'])}", delta_color="off",
+                help="Held-out accuracy of a linear probe that reads the slot from the CLS token after it.")
+else:
+    c[4].metric("Slot probe", "…", help="Computing: see the progress bars below.")
 if r["all_orders"]:
     a = r["all_orders"]
     st.markdown(f"**All {a['n']} orders** of the {name} model: mean {pct(a['mean'])}, worst {pct(a['min'])}, "
                 f"best {pct(a['max'])} · reversed order {pct(r['reversed_acc'])} · trained in "
                 f"{r['train_seconds']:.0f} s")
+pending.show()
 
-st.plotly_chart(figs.order_distribution([seq, shuf]), theme=None, key="fig_orders")
-st.plotly_chart(figs.pruning([seq, shuf], removed), theme=None, key="fig_pruning")
-
-# The embedding: PCA at once (it came with the run); UMAP when its background job has finished.
-vcfg = shuffle.ViewConfig.of(cfg)
+if both("random_orders"):
+    st.plotly_chart(figs.order_distribution([seq, shuf]), theme=None, key="fig_orders")
+if both("pruning"):
+    st.plotly_chart(figs.pruning([seq, shuf], removed), theme=None, key="fig_pruning")
+# The embedding: PCA as soon as the probe lands; UMAP when its background job has finished.
 view = r["view"]
-umap_job = jobs.runner().submit(f"UMAP of the {name} features", shuffle.umap_view, vcfg)
+umap_job = jobs.runner().submit(f"UMAP of the {name} features", shuffle.umap_view, mine)
 umap_ready = umap_job.future.done()
 
 
@@ -113,26 +145,30 @@ def embedding_view() -> None:
         st.caption(f"PCA view, shown at once; UMAP is running ({umap_job.message}) and replaces it when ready.")
 
 
-embedding_view()
+if view is not None:
+    embedding_view()
 
 # The probe of the two models above at once; the other two modes train only on request (a minute or so each).
-probes = {m: res for m in shuffle.MODES for res in (r, b) if res["mode"] == m}
+probes = {m: res for m in shuffle.MODES for res in (r, b) if res["mode"] == m and res["probe"] is not None}
 if st.toggle("Compare the slot probe across all four training modes", key="all_modes",
              help="Trains the two modes not shown above (if no one has yet) and adds their probe bars."):
     for m in shuffle.MODES:
         if m not in probes:
-            res = jobs.run(f"Training the {shuffle.MODE_LABELS[m]} ViT for the probe comparison", shuffle.run,
-                           replace(cfg, mode=m))
+            res = jobs.run(f"Training the {shuffle.MODE_LABELS[m]} ViT for the probe comparison",
+                           shuffle.probe_and_view, replace(mine, mode=m))
             if res is not None:
-                probes[m] = res
+                probes[m] = {"mode": m, **res}
     probes = {m: probes[m] for m in shuffle.MODES if m in probes}
-st.plotly_chart(figs.probe_bars(probes), theme=None, key="fig_probe")
+if probes:  # empty figures are not drawn
+    st.plotly_chart(figs.probe_bars(probes), theme=None, key="fig_probe")
+complete = both("random_orders") and both("pruning") and both("probe")
 
-st.download_button("Download this run's numbers (JSON)",
-                   json.dumps(to_plain({"run": r, "comparison": b,
-                                        "probe": {m: p["probe"] for m, p in probes.items()}}), indent=1),
-                   file_name=f"layerlab-shuffle-{mode}-d{depth}-n{orders}-seed{seed}.json", mime="application/json",
-                   help="Every number on this page, for your own analysis.")
+if complete:
+    st.download_button("Download this run's numbers (JSON)",
+                       json.dumps(to_plain({"run": r, "comparison": b,
+                                            "probe": {m: p["probe"] for m, p in probes.items()}}), indent=1),
+                       file_name=f"layerlab-shuffle-{mode}-d{depth}-n{orders}-seed{seed}.json", mime="application/json",
+                       help="Every number on this page, for your own analysis.")
 
 text.section("The idea")
 st.markdown("""
@@ -172,22 +208,26 @@ text.show_code([sample_route], "The route of each training step (mode `shuffle` 
                "variants):")
 
 text.section("What the simulations show")
-lines = [
-    f"Sequential training: **{pct(seq['trained_acc'])}** in the trained order, but "
-    f"**{pct(seq['random_orders']['mean'])}** on average over {orders} random orders "
-    f"(worst {pct(seq['random_orders']['min'])}; chance {pct(seq['class_chance'])}).",
-    f"LayerShuffle training: **{pct(shuf['trained_acc'])}** in the trained order and "
-    f"**{pct(shuf['random_orders']['mean'])}** over random orders (worst {pct(shuf['random_orders']['min'])}).",
-    f"Reversed order: sequential {pct(seq['reversed_acc'])}, LayerShuffle {pct(shuf['reversed_acc'])}.",
-    f"With {removed} of {depth} blocks removed (random order): sequential "
-    f"{pct(seq['pruning'][removed]['random_order']['mean'])}, LayerShuffle "
-    f"{pct(shuf['pruning'][removed]['random_order']['mean'])}.",
-]
-if mode not in ("sequential", "shuffle"):
-    lines.append(f"{name}: trained order {pct(r['trained_acc'])}, random orders {pct(r['random_orders']['mean'])}.")
-lines.append("Slot probe (chance " + pct(r["probe"]["chance"]) + "): "
-             + ", ".join(f"{shuffle.MODE_LABELS[m]} {pct(p['probe']['acc'])}" for m, p in probes.items()) + ".")
-st.markdown("\n".join(f"- {x}" for x in lines))
+if not complete:
+    st.info("The numbers of this run appear here as soon as the last of them is computed (see the progress "
+            "bars above).")
+else:
+    lines = [
+        f"Sequential training: **{pct(seq['base_acc'])}** in the trained order, but "
+        f"**{pct(seq['random_orders']['mean'])}** on average over {orders} random orders "
+        f"(worst {pct(seq['random_orders']['min'])}; chance {pct(seq['chance'])}).",
+        f"LayerShuffle training: **{pct(shuf['base_acc'])}** in the trained order and "
+        f"**{pct(shuf['random_orders']['mean'])}** over random orders (worst {pct(shuf['random_orders']['min'])}).",
+        f"Reversed order: sequential {pct(seq['reversed_acc'])}, LayerShuffle {pct(shuf['reversed_acc'])}.",
+        f"With {removed} of {depth} blocks removed (random order): sequential "
+        f"{pct(seq['pruning'][removed]['random_order']['mean'])}, LayerShuffle "
+        f"{pct(shuf['pruning'][removed]['random_order']['mean'])}.",
+    ]
+    if mode not in ("sequential", "shuffle"):
+        lines.append(f"{name}: trained order {pct(r['base_acc'])}, random orders {pct(r['random_orders']['mean'])}.")
+    lines.append("Slot probe (chance " + pct(r["probe"]["chance"]) + "): "
+                 + ", ".join(f"{shuffle.MODE_LABELS[m]} {pct(p['probe']['acc'])}" for m, p in probes.items()) + ".")
+    st.markdown("\n".join(f"- {x}" for x in lines))
 
 text.section("When it breaks")
 st.markdown("""

@@ -27,3 +27,15 @@ def assert_clean(at: AppTest) -> None:
     """No exception and no error box on the page."""
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
+
+
+def settle(at: AppTest, limit: float = 300) -> AppTest:
+    """Rerun a page until no result is still computing (pages fill in as pieces land; AppTest runs no timers)."""
+    import time
+
+    deadline = time.monotonic() + limit
+    while any(m.value == "…" for m in at.metric) and time.monotonic() < deadline:
+        time.sleep(0.5)
+        at.run()
+        assert_clean(at)
+    return at

@@ -1,16 +1,17 @@
 """AppTest: the Shuffle-layers page runs with default controls, follows the depth slider and a Try-this button."""
 
-from .apptest_util import assert_clean, open_page
+from .apptest_util import assert_clean, open_page, settle
 
 
 def test_shuffle_page_runs_and_follows_the_controls():
-    at = open_page("shuffle", timeout=600)  # a loaded 2-core machine trains the two 1-epoch models slowly
+    at = settle(open_page("shuffle", timeout=600))  # a loaded 2-core machine trains the 1-epoch models slowly
     labels = [m.label for m in at.metric]
-    assert "Trained order" in labels and "Mean of 50 orders" in labels and "2 blocks removed" in labels
+    assert "Trained order" in labels and "Mean of 50 random orders" in labels and "2 blocks removed" in labels
     assert "All 720 orders" not in " ".join(md.value for md in at.markdown)  # skipped at depth 6 in quick mode
-    at.slider(key="depth").set_value(3).run()
+    settle(at.slider(key="depth").set_value(3).run())
     assert_clean(at)
     assert "All 6 orders" in " ".join(md.value for md in at.markdown)
+    assert "Mean of all 6 orders" in [m.label for m in at.metric]  # not "50 orders" when only 6 exist
     assert "2 blocks removed" in [m.label for m in at.metric]
     at.button(key="try_prune").click().run()
     assert_clean(at)

@@ -15,14 +15,14 @@ def run_cli(*args: str, quick: bool = True) -> subprocess.CompletedProcess:
 
 
 def test_delete_json_has_the_promised_keys():
-    p = run_cli("delete", "--arch", "plain", "--k", "2", "--select", "every-other", "--recovery", "none", "--json")
+    p = run_cli("delete", "--arch", "plain", "--k", "2", "--select", "evenly-spaced", "--recovery", "none", "--json")
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
-    for key in ("teacher_acc", "cut_acc", "recovered_acc", "dropped", "probe_acc", "chance", "per_class"):
+    for key in ("base_acc", "cut_acc", "recovered_acc", "dropped", "cut_probe_acc", "chance", "per_class"):
         assert key in r
     assert r["recovered_acc"] == r["cut_acc"]  # recovery none
-    assert r["dropped"] == [1, 5]  # every-other's evenly spaced pair of 7 blocks, original numbering
-    assert set(r["per_class"]) >= {"before", "after"}
+    assert r["dropped"] == [1, 5]  # evenly-spaced: the spread-out pair of 7 blocks, original numbering
+    assert set(r["per_class"]) >= {"base", "cut", "recovered"}
 
 
 def test_bad_arguments_exit_nonzero_with_one_line():

@@ -15,7 +15,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lab import prune, search
+from lab import prune, search, selection
 from lab.cli import main
 from lab.experiments import layerdrop
 from lab.models import MLP, MLPConfig, accuracy
@@ -178,7 +178,7 @@ def test_contiguous_and_p_star():
     assert prune.contiguous(8, 5, "last") == [5, 6, 7]
     assert prune.p_star(4, 8) == 0.5 and prune.p_star(6, 8) == 0.25 and prune.p_star(8, 8) == 0.0
     with pytest.raises(ValueError):
-        prune.to_drop("middle", small_mlp("residual"), 2, None, None)
+        selection.to_drop("middle", small_mlp("residual"), 2, None, None)
 
 
 @pytest.mark.parametrize("strategy", prune.STRATEGIES)
@@ -187,7 +187,7 @@ def test_pruning_never_changes_the_kept_blocks_weights(strategy):
     d = small_data()
     before = copy.deepcopy(m.state_dict())
     for keep in range(m.n_blocks + 1):
-        dropped = prune.to_drop(strategy, m, keep, d.probe.x, d.probe.y, seed=3)
+        dropped = selection.to_drop(strategy, m, m.n_blocks - keep, d.probe.x, d.probe.y, seed=3)
         kept = prune.kept(m.n_blocks, dropped)
         assert len(kept) == keep
         # the pruned model is the stem, the kept blocks with their own weights, and the head
@@ -211,7 +211,7 @@ def test_pruning_a_vit_keeps_its_weights_and_runs_the_kept_blocks():
     x, y = torch.rand(32, 64), torch.randint(0, 10, (32,))
     before = copy.deepcopy(m.state_dict())
     for s in prune.STRATEGIES:
-        kept = prune.kept(4, prune.to_drop(s, m, 2, x, y))
+        kept = prune.kept(4, selection.to_drop(s, m, 2, x, y))
         assert len(kept) == 2
         with torch.no_grad():
             h = m.stem(x)
@@ -230,8 +230,8 @@ def test_greedy_and_influence_are_the_search_modules_answers():
     for keep in (1, 2, 3):
         k = m.n_blocks - keep
         greedy = sorted(search.greedy(m, k, d.probe.x, d.probe.y))
-        assert prune.to_drop("greedy", m, keep, d.probe.x, d.probe.y) == greedy
-        assert prune.to_drop("influence", m, keep, d.probe.x, d.probe.y) == search.lowest_influence(m, k, d.probe.x)
+        assert selection.to_drop("greedy", m, k, d.probe.x, d.probe.y) == greedy
+        assert selection.to_drop("influence", m, k, d.probe.x, d.probe.y) == search.lowest_influence(m, k, d.probe.x)
 
 
 # -- the experiment and the CLI, on a tiny model -------------------------------------------------------------
@@ -258,8 +258,8 @@ def test_run_reports_what_it_pruned(tiny_specs):
     assert r["kept"] == [0, 2] and r["dropped"] == [1, 3] and r["p_star"] == 0.5
     t = trained(layerdrop.model_spec("residual", 0.5, 0))
     d = t.data
-    assert r["full_acc"] == pytest.approx(accuracy(t.model, d.test.x, d.test.y))
-    assert r["pruned_acc"] == pytest.approx(accuracy(t.model, d.test.x, d.test.y, (0, 2)))
+    assert r["base_acc"] == pytest.approx(accuracy(t.model, d.test.x, d.test.y))
+    assert r["cut_acc"] == pytest.approx(accuracy(t.model, d.test.x, d.test.y, (0, 2)))
     assert 0 < r["chance"] < 0.2
     assert set(r["strategies"]) == set(prune.STRATEGIES)
     assert r["strategies"]["first"]["kept"] == [2, 3] and r["strategies"]["last"]["kept"] == [0, 1]
@@ -271,7 +271,7 @@ def test_run_reports_what_it_pruned(tiny_specs):
 def test_cli_json_and_errors(tiny_specs, capsys):
     assert main(["layerdrop", "--p", "0.2", "--keep", "3", "--strategy", "last", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert {"full_acc", "pruned_acc", "kept", "p_star", "chance"} <= set(out)
+    assert {"base_acc", "cut_acc", "kept", "p_star", "chance"} <= set(out)
     assert out["kept"] == [0, 1, 2] and out["p_star"] == pytest.approx(0.25)
     assert main(["layerdrop", "--p", "0.9"]) == 2
     assert "out of range" in capsys.readouterr().err

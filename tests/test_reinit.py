@@ -137,13 +137,13 @@ def test_cli_heatmap_json(plain, capsys):
                "--json"])
     assert rc == 0
     r = json.loads(capsys.readouterr().out)
-    for key in ("layers", "checkpoints", "acc", "trained_acc", "distance", "chance"):
+    for key in ("layers", "checkpoints", "acc", "base_acc", "distance", "chance"):
         assert key in r
     assert r["layers"] == ["stem", "blocks.0", "blocks.1", "head"]
     assert r["checkpoints"] == ["re-randomise", "t=0", "t=1", "t=2"]
     acc = np.array(r["acc"])
     assert acc.shape == (4, 4)
-    assert np.all(acc[:, -1] == r["trained_acc"])  # the last checkpoint is the trained model itself
+    assert np.all(acc[:, -1] == r["base_acc"])  # the last checkpoint is the trained model itself
     assert r["chance"] == pytest.approx(plain.data.chance)
     assert len(r["distance"]["rel2"]) == len(r["distance"]["inf"]) == 4
     # the paper's ordering: a fresh random layer hurts at least as much as the layer's own initial draw
@@ -165,10 +165,10 @@ def test_focus_agrees_with_the_heatmap_and_recovers(plain):
     i = r["layers"].index("blocks.0")
     f = reinit.focus(reinit.FocusConfig("plain", 0, layer="blocks.0", op="reinit", checkpoint=0, recovery="kd",
                                         steps=60, **TINY))
-    assert f["acc"] == pytest.approx(r["acc"][i][1])
+    assert f["cut_acc"] == pytest.approx(r["acc"][i][1])
     assert f["curve_steps"][0] == 0 and f["curve_steps"][-1] == 60
-    assert f["recovered_acc"] > f["acc"]
-    assert len(f["per_class"]["changed"]) == plain.data.n_classes
+    assert f["recovered_acc"] > f["cut_acc"]
+    assert len(f["per_class"]["cut"]) == plain.data.n_classes
     assert f["steps_to_recover"] is None or f["steps_to_recover"] in f["curve_steps"]
     with pytest.raises(ValueError, match="no checkpoint at epoch 7"):
         reinit.focus(reinit.FocusConfig("plain", 0, layer="stem", checkpoint=7, **TINY))

@@ -4,7 +4,7 @@ import itertools
 
 import torch
 
-from lab import search
+from lab import search, selection
 from lab.models import MLP, MLPConfig
 
 from .helpers import small_data, small_mlp
@@ -62,9 +62,9 @@ def test_block_influence_matches_its_formula():
 def test_every_selection_returns_k_distinct_original_indices():
     m = small_mlp("residual")
     d = small_data()
-    for method in search.SELECTIONS:
+    for method in selection.METHODS:
         for k in (0, 1, 3):
-            picks = search.select(method, m, k, d.probe.x, d.probe.y, seed=1)
+            picks = selection.to_drop(method, m, k, d.probe.x, d.probe.y, seed=1)
             assert len(picks) == k == len(set(picks)) and all(0 <= i < m.n_blocks for i in picks)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from lab import cli, embed
+from lab import cli, embed, recipes
 from lab.data_digits import digits
 from lab.experiments import shuffle
 from lab.models import ViT, ViTConfig, accuracy
@@ -39,7 +39,7 @@ def test_modes_map_to_training_and_slot_modes():
     for mode in shuffle.MODES:
         spec = shuffle.vit_spec(mode, depth=4)
         assert spec.train.mode == ("sequential" if mode == "sequential" else "shuffle")
-        assert spec.model.slot_mode == shuffle.SLOT_MODE[mode] and spec.task == "digits"
+        assert spec.model.slot_mode == recipes.SLOT_MODE[mode] and spec.task == "digits"
     with pytest.raises(ValueError):
         shuffle.ShuffleConfig(mode="sideways")
     with pytest.raises(ValueError):
@@ -83,7 +83,7 @@ def test_pca_matches_sklearn_up_to_sign():
 def test_run_on_a_tiny_config():
     r = shuffle.run(TINY)
     n = 3
-    assert r["depth"] == n and r["all_orders"]["n"] == 6
+    assert r["n_blocks"] == n and r["all_orders"]["n"] == 6
     ro = r["random_orders"]
     assert len(ro["accs"]) == 6 and ro["min"] <= ro["mean"] <= ro["max"]
     assert all(a in r["all_orders"]["accs"] for a in ro["accs"])  # every random order is one of all orders
@@ -105,10 +105,52 @@ def test_cli_prints_the_promised_json(capsys, monkeypatch):
     assert set(out["random_order_acc"]) >= {"mean", "min", "max"}
     for key in ("sequential_acc", "position_probe_acc", "chance"):
         assert 0.0 <= out[key] <= 1.0
-    assert out["chance"] == pytest.approx(1 / 3)
+    assert out["probe_chance"] == pytest.approx(1 / 3) and out["chance"] < 0.2  # probe: 1/depth; classes: 10
 
 
 def test_cli_rejects_a_bad_depth_in_one_line(capsys):
     assert cli.main(["shuffle", "--depth", "12"]) == 2
     err = capsys.readouterr().err
     assert "depth" in err and err.count("\n") == 1
+
+
+# -- caching by exactly what a result depends on (issue 9) -----------------------------------------------------
+def test_a_control_that_needs_no_training_trains_and_walks_nothing(tmp_path, monkeypatch):
+    """After one run, asking for more random orders reads the model's table of all orders: no training, no walk."""
+    from lab import zoo
+    from lab.store import Store
+
+    store = Store(tmp_path / "s")
+    cfg = shuffle.ShuffleConfig(mode="shuffle", depth=3, orders=5, seed=2, epochs=1)
+    first = shuffle.run(cfg, store=store)
+    calls = {"train": 0, "walk": 0}
+    real_train, real_walk = zoo.train, shuffle.all_orders_accuracy
+
+    def count(name, fn):
+        def wrapped(*a, **k):
+            calls[name] += 1
+            return fn(*a, **k)
+        return wrapped
+
+    monkeypatch.setattr(zoo, "train", count("train", real_train))
+    monkeypatch.setattr(shuffle, "all_orders_accuracy", count("walk", real_walk))
+    zoo._memo.clear()  # a fresh process: the model must come from the store, not from memory
+    more = shuffle.run(shuffle.ShuffleConfig(mode="shuffle", depth=3, orders=40, seed=2, epochs=1), store=store)
+    assert calls == {"train": 0, "walk": 0}
+    assert more["base_acc"] == first["base_acc"] and more["pruning"] == first["pruning"]
+    assert len(more["random_orders"]["accs"]) == 40
+
+
+def test_random_orders_read_from_the_table_equal_a_recomputation(tmp_path):
+    from lab.store import Store
+    from lab.zoo import trained
+
+    store = Store(tmp_path / "s")
+    cfg = shuffle.ShuffleConfig(mode="sequential", depth=3, orders=12, seed=1, epochs=1)
+    stats = shuffle.random_order_stats(cfg, store=store)
+    table = shuffle.orders_table(shuffle.ModelConfig.of(cfg), store=store)  # now a read
+    t = trained(cfg.spec, store=store)
+    x, y = t.data.test.x, t.data.test.y
+    assert table["accs"] == shuffle.all_orders_accuracy(t.model, x, y)  # stored table == recomputed
+    direct = [accuracy(t.model, x, y, r) for r in shuffle.random_orders(3, 12, 1)]
+    assert stats["accs"] == direct  # looked up == evaluated order by order

@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lab import search
+from lab import search, selection
 from lab.data import Dataset, Split
 from lab.models import ViT, ViTConfig, accuracy, per_class_accuracy
 from lab.recover import RecoveryConfig, recover
@@ -156,8 +156,8 @@ def test_every_delete_route_tool_runs_on_the_vit():
     m = small_vit()
     d = tiny_digits()
     x, y = d.probe.x, d.probe.y
-    for method in search.SELECTIONS:
-        dropped = search.select(method, m, 1, x, y, seed=0)
+    for method in selection.METHODS:
+        dropped = selection.to_drop(method, m, 1, x, y, seed=0)
         assert len(dropped) == 1 and 0 <= dropped[0] < 3
         assert 0.0 <= search.route_accuracy(m, d.test.x, d.test.y, dropped) <= 1.0
     bi = search.block_influence(m, x)

@@ -6,25 +6,17 @@ import argparse
 import statistics
 from typing import Any
 
-from .. import prune
-from ..cli import emit, text_progress
 from ..experiments import layerdrop
+from .common import command, text_progress
 
 
-def _run(args: argparse.Namespace) -> int:
-    cfg = layerdrop.LayerDropConfig(model=args.model, p=args.p, keep=args.keep, strategy=args.strategy,
-                                    seed=args.seed, recovery=args.recovery, steps=args.steps)
-    r = layerdrop.run(cfg, progress=text_progress)
-
-    def summary(r: dict[str, Any]) -> str:
-        rec = f", after KD {r['recovered_acc']:.4f}" if "recovered_acc" in r else ""
-        mean = f" (mean of {r['draws']} draws)" if r["draws"] > 1 else ""
-        return (f"{cfg.model}, trained with p={cfg.p}: full {r['full_acc']:.4f}; kept {cfg.keep} of {r['n_blocks']} "
-                f"({cfg.strategy}) {r['pruned_acc']:.4f}{mean}{rec}; kept blocks {r['kept']}; "
-                f"p* = 1 - r/N = {r['p_star']:.3f}; chance {r['chance']:.3f}")
-
-    emit(r, args.json, summary)
-    return 0
+def summary(r: dict[str, Any]) -> str:
+    c = r["config"]
+    rec = f", after KD {r['recovered_acc']:.4f}" if "recovered_acc" in r else ""
+    mean = f" (mean of {r['draws']} draws)" if r["draws"] > 1 else ""
+    return (f"{c['model']}, trained with p={c['p']}: full {r['base_acc']:.4f}; kept {c['keep']} of {r['n_blocks']} "
+            f"({c['strategy']}) {r['cut_acc']:.4f}{mean}{rec}; kept blocks {r['kept']}; "
+            f"p* = 1 - r/N = {r['p_star']:.3f}; chance {r['chance']:.3f}")
 
 
 def _table(args: argparse.Namespace) -> int:
@@ -48,16 +40,8 @@ def _table(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction, tables: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("layerdrop", help="train with LayerDrop rate p, prune to r blocks, optionally recover")
-    p.add_argument("--model", choices=layerdrop.MODELS, default="residual")
-    p.add_argument("--p", type=float, default=0.5, help=f"LayerDrop training rate, 0..{layerdrop.P_MAX}")
-    p.add_argument("--keep", type=int, default=4, help="blocks kept after pruning (1..8 for the default models)")
-    p.add_argument("--strategy", choices=prune.STRATEGIES, default="every-other")
-    p.add_argument("--recovery", choices=("none", "kd"), default="none", help="distil the pruned model afterwards")
-    p.add_argument("--steps", type=int, default=500, help="recovery steps")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=_run)
+    command(sub, "layerdrop", "train with LayerDrop rate p, prune to r blocks, optionally recover",
+            layerdrop.LayerDropConfig, lambda cfg, _: layerdrop.run(cfg, progress=text_progress), summary)
     t = tables.add_parser("layerdrop", help="p x blocks kept table under every-other pruning")
     t.add_argument("--model", choices=layerdrop.MODELS, default="residual")
     t.add_argument("--seeds", type=int, default=2)

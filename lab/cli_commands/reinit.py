@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any, Optional
 
-from ..cli import emit, text_progress
+from ..experiment import add_arguments
 from ..experiments import reinit
-from ..recover import RECOVERIES
+from .common import command, text_progress
 
 
 def _fmt(v: Optional[float]) -> str:
@@ -17,7 +17,7 @@ def _fmt(v: Optional[float]) -> str:
 def heatmap_text(r: dict[str, Any]) -> str:
     """The robustness map as a fixed-width table: one row per layer, held-out accuracy per column."""
     cols = r["checkpoints"]
-    lines = [f"{r['model_name']} ({r['task']}): trained {r['trained_acc']:.4f}, chance {r['chance']:.4f}; "
+    lines = [f"{r['model_name']} ({r['task']}): trained {r['base_acc']:.4f}, chance {r['chance']:.4f}; "
              f"held-out accuracy after changing one layer (columns: re-randomise, then re-initialise to epoch t)",
              f"{'layer':<10} " + " ".join(f"{c:>12}" for c in cols) + f" {'rel dist':>9} {'inf dist':>9}  verdict t=0"]
     for i, layer in enumerate(r["layers"]):
@@ -32,29 +32,33 @@ def heatmap_text(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _run(args: argparse.Namespace) -> int:
-    cfg = reinit.ReinitConfig(model=args.model, seed=args.seed, depth=args.depth, width=args.width,
-                              epochs=args.epochs)
+SHARED = ("model", "seed", "depth", "width", "epochs")  # FocusConfig fields that ReinitConfig already has
+
+
+def _answer(cfg: reinit.ReinitConfig, args: argparse.Namespace) -> dict[str, Any]:
     r = reinit.run(cfg, progress=text_progress)
     if args.layer is not None:
-        fc = reinit.FocusConfig(model=args.model, seed=args.seed, layer=args.layer, op=args.op,
-                                checkpoint=args.checkpoint, recovery=args.recovery, steps=args.steps,
-                                depth=args.depth, width=args.width, epochs=args.epochs)
+        focus = {f: getattr(args, f) for f in ("op", "checkpoint", "recovery", "steps")}
+        fc = reinit.FocusConfig(**{f: getattr(cfg, f) for f in SHARED}, layer=args.layer, **focus)
         r = {**r, "focus": reinit.focus(fc, progress=text_progress)}
+    return r
 
-    def summary(r: dict[str, Any]) -> str:
-        text = heatmap_text(r)
-        f = r.get("focus")
-        if f:
-            c = f["config"]
-            what = "re-randomised" if c["op"] == "rerand" else f"re-initialised to epoch {c['checkpoint']}"
-            text += (f"\n{c['layer']} {what}: {f['acc']:.4f} ({f['verdict']}); after {c['recovery']} "
-                     f"{c['steps']} steps: {f['recovered_acc']:.4f}, back within 1 point after "
-                     f"{f['steps_to_recover'] if f['steps_to_recover'] is not None else 'never'} steps")
-        return text
 
-    emit(r, args.json, summary)
-    return 0
+def summary(r: dict[str, Any]) -> str:
+    text = heatmap_text(r)
+    f = r.get("focus")
+    if f:
+        c = f["config"]
+        what = "re-randomised" if c["op"] == "rerand" else f"re-initialised to epoch {c['checkpoint']}"
+        text += (f"\n{c['layer']} {what}: {f['cut_acc']:.4f} ({f['verdict']}); after {c['recovery']} "
+                 f"{c['steps']} steps: {f['recovered_acc']:.4f}, back within 1 point after "
+                 f"{f['steps_to_recover'] if f['steps_to_recover'] is not None else 'never'} steps")
+    return text
+
+
+def _focus_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--layer", default=None, help="also focus on this layer (e.g. stem, blocks.0, head)")
+    add_arguments(p, reinit.FocusConfig, skip=(*SHARED, "layer"))
 
 
 def _table(args: argparse.Namespace) -> int:
@@ -65,19 +69,8 @@ def _table(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction, tables: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("reinit", help="re-initialise or re-randomise each layer of a trained model")
-    p.add_argument("--model", choices=reinit.MODELS, default="plain")
-    p.add_argument("--seed", type=int, default=0, help="training seed (re-randomisation uses seed + 1,000,003)")
-    p.add_argument("--depth", type=int, default=None, help="smaller model for a quick look (default: classroom)")
-    p.add_argument("--width", type=int, default=None)
-    p.add_argument("--epochs", type=int, default=None)
-    p.add_argument("--layer", default=None, help="also focus on this layer (e.g. stem, blocks.0, head)")
-    p.add_argument("--op", choices=reinit.OPS, default="reinit")
-    p.add_argument("--checkpoint", type=int, default=0, help="epoch to re-initialise the focused layer to")
-    p.add_argument("--recovery", choices=RECOVERIES, default="none")
-    p.add_argument("--steps", type=int, default=300, help="recovery steps for the focused layer")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=_run)
+    command(sub, "reinit", "re-initialise or re-randomise each layer of a trained model", reinit.ReinitConfig,
+            _answer, summary, extra=_focus_flags)
     t = tables.add_parser("reinit", help="robustness maps of the plain MLP, residual MLP and ViT")
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--models", nargs="+", choices=reinit.MODELS, default=list(reinit.MODELS))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..cli import emit, text_progress
 from ..experiments import shuffle
+from .common import command, text_progress
 
 
 def _brief(r: dict[str, Any]) -> dict[str, Any]:
@@ -14,34 +14,28 @@ def _brief(r: dict[str, Any]) -> dict[str, Any]:
     ro = r["random_orders"]
     return {
         "mode": r["mode"],
-        "depth": r["depth"],
-        "sequential_acc": r["trained_acc"],  # accuracy in the order the model was trained in (0, 1, ..., D-1)
+        "depth": r["n_blocks"],
+        "base_acc": r["base_acc"],
+        "sequential_acc": r["base_acc"],  # accuracy in the order the model was trained in (0, 1, ..., D-1)
         "random_order_acc": {"mean": ro["mean"], "min": ro["min"], "max": ro["max"], "n": len(ro["accs"])},
         "all_orders_acc": ({k: r["all_orders"][k] for k in ("mean", "min", "max", "n")}
                            if r["all_orders"] else None),
         "reversed_acc": r["reversed_acc"],
         "position_probe_acc": r["probe"]["acc"],
-        "chance": r["probe"]["chance"],  # of the position probe: 1 / depth
-        "class_chance": r["class_chance"],
+        "chance": r["chance"],  # of the classes
+        "probe_chance": r["probe"]["chance"],  # of the position probe: 1 / depth
         "pruning": [{"removed": p["removed"], "random_order_mean": p["random_order"]["mean"],
                      "trained_order_mean": p["trained_order"]["mean"]} for p in r["pruning"]],
         "train_seconds": r["train_seconds"],
     }
 
 
-def _run(args: argparse.Namespace) -> int:
-    cfg = shuffle.ShuffleConfig(mode=args.mode, depth=args.depth, orders=args.orders, seed=args.seed)
-    b = _brief(shuffle.run(cfg, progress=text_progress))
-
-    def text(b: dict[str, Any]) -> str:
-        ro = b["random_order_acc"]
-        return (f"{shuffle.MODE_LABELS[cfg.mode]} ViT, {cfg.depth} blocks: trained order {b['sequential_acc']:.4f}, "
-                f"{ro['n']} random orders mean {ro['mean']:.4f} (min {ro['min']:.4f}, max {ro['max']:.4f}), "
-                f"reversed {b['reversed_acc']:.4f}; position probe {b['position_probe_acc']:.3f} "
-                f"(chance {b['chance']:.3f}); trained in {b['train_seconds']:.0f} s")
-
-    emit(b, args.json, text)
-    return 0
+def summary(b: dict[str, Any]) -> str:
+    ro = b["random_order_acc"]
+    return (f"{shuffle.MODE_LABELS[b['mode']]} ViT, {b['depth']} blocks: trained order {b['sequential_acc']:.4f}, "
+            f"{ro['n']} random orders mean {ro['mean']:.4f} (min {ro['min']:.4f}, max {ro['max']:.4f}), "
+            f"reversed {b['reversed_acc']:.4f}; position probe {b['position_probe_acc']:.3f} "
+            f"(chance {b['probe_chance']:.3f}); trained in {b['train_seconds']:.0f} s")
 
 
 def _table(args: argparse.Namespace) -> int:
@@ -59,13 +53,8 @@ def _table(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction, tables: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("shuffle", help="train a digits ViT sequentially or with LayerShuffle; test it in any order")
-    p.add_argument("--mode", choices=shuffle.MODES, default="shuffle")
-    p.add_argument("--depth", type=int, default=6, help="transformer blocks (2..8)")
-    p.add_argument("--orders", type=int, default=50, help="random orders to evaluate")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=_run)
+    command(sub, "shuffle", "train a digits ViT sequentially or with LayerShuffle; test it in any order",
+            shuffle.ShuffleConfig, lambda cfg, _: _brief(shuffle.run(cfg, progress=text_progress)), summary)
     t = tables.add_parser("shuffle", help="mode x seed table")
     t.add_argument("--seeds", type=int, default=2)
     t.add_argument("--depth", type=int, default=6)

@@ -14,35 +14,22 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from .. import prune, quick, search
-from ..models import MLPConfig, RoutedModel, ViTConfig, accuracy
+from .. import prune, search, selection
+from ..experiment import SEED_MAX, check, entry, param, seed_param
+from ..models import RoutedModel, accuracy
 from ..progress import Progress, silent, span
+from ..recipes import LAYERDROP_MODELS, layerdrop_blocks, layerdrop_spec
 from ..recover import RecoveryConfig, recover
-from ..routes import without
-from ..store import Store, default_store
-from ..train import TrainConfig
 from ..zoo import ModelSpec, Trained, trained
 
-MODELS = ("residual", "vit")
+MODELS = LAYERDROP_MODELS
+MODEL_LABELS = {"residual": "residual MLP", "vit": "ViT"}
+STRATEGIES = prune.STRATEGIES
 P_MAX = 0.7  # beyond this the expected training depth N(1 - p) is under a third of the model
 P_GRID = (0.0, 0.2, 0.5)  # the reference rates of the table and of the page's first figure
 RANDOM_DRAWS = 8  # random pruning: accuracy is the mean over this many draws
-MLP_DEPTH = 9  # hidden layers: stem + 8 blocks, so N/4, N/2 and 3N/4 are whole numbers
-VIT_DEPTH = 8  # transformer blocks, for the same reason
-
-
-def model_spec(model: str, p: float, seed: int) -> ModelSpec:
-    """The trained model of the LayerDrop experiments. p = 0 is the ordinary (sequential) recipe itself."""
-    # The trainer draws LayerDrop routes from a generator of its own, so p = 0 would give the same weights as
-    # sequential training (tests/test_layerdrop.py checks it); naming it sequential lets other pages share it.
-    mode = dict(mode="layerdrop", drop_p=p) if p > 0 else {}
-    if model == "residual":
-        return ModelSpec(MLPConfig(arch="residual", depth=MLP_DEPTH), TrainConfig(epochs=12, seed=seed, **mode))
-    if model == "vit":
-        # batch 32, lr 1e-3: at lr 3e-3 the 8-block ViT reached only 71 % on digits (seed 0, p = 0)
-        return ModelSpec(ViTConfig(depth=VIT_DEPTH), TrainConfig(epochs=20, batch=32, lr=1e-3, seed=seed, **mode),
-                         task="digits")
-    raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MODELS)}")
+model_spec = layerdrop_spec
+n_blocks = layerdrop_blocks
 
 
 def check_p(p: float) -> float:
@@ -64,47 +51,17 @@ class ProfileConfig:
         if self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}; choose one of {', '.join(MODELS)}")
         object.__setattr__(self, "p", check_p(self.p))
-        if not 0 <= self.seed <= 2**31 - 1:
-            raise ValueError("the seed must be a non-negative integer")
+        if not 0 <= self.seed <= SEED_MAX:
+            raise ValueError(f"the seed must be a whole number from 0 to {SEED_MAX}")
 
     @property
     def spec(self) -> ModelSpec:
         return model_spec(self.model, self.p, self.seed)
 
 
-@dataclass(frozen=True)
-class _Entry:
-    """A config as the store's key: the quick-mode flag in it (one-epoch smoke-test runs must never share an entry
-    with a real run), and a type defined here, so the key's code version covers this module and its imports."""
-
-    cfg: Any
-    quick: bool
-
-
-def _entry(cfg: Any) -> _Entry:
-    return _Entry(cfg, quick.quick())
-
-
-def prune_eval(t: Trained, strategy: str, keep: int, seed: int, dropped: list[int] | None = None) -> dict[str, Any]:
-    """Held-out (and probe) accuracy of one strategy at one depth; random is the mean over RANDOM_DRAWS draws.
-
-    `dropped`, when given, is the strategy's answer computed elsewhere (the greedy order's prefix, see _profile).
-    """
-    d, m = t.data, t.model
-    draws = RANDOM_DRAWS if strategy == "random" and 0 < keep < m.n_blocks else 1
-    picks, test, probe = [], [], []
-    for j in range(draws):
-        if dropped is None or j > 0:
-            dropped = prune.to_drop(strategy, m, keep, d.probe.x, d.probe.y, seed=seed * 1000 + j)
-        route = without(m.n_blocks, dropped)
-        picks.append(dropped)
-        test.append(accuracy(m, d.test.x, d.test.y, route))
-        probe.append(accuracy(m, d.probe.x, d.probe.y, route))
-    return {"dropped": picks[0], "kept": prune.kept(m.n_blocks, picks[0]), "test_acc": sum(test) / draws,
-            "probe_acc": sum(probe) / draws, "test_min": min(test), "test_max": max(test), "draws": draws}
-
-
-def _profile(cfg: ProfileConfig, progress: Progress) -> dict[str, Any]:
+@entry("layerdrop-profile")
+def profile(cfg: ProfileConfig, progress: Progress) -> dict[str, Any]:
+    """Accuracy of every strategy at every depth for one trained model (cached)."""
     t = trained(cfg.spec, span(progress, 0.0, 0.9))
     d, m = t.data, t.model
     n = m.n_blocks
@@ -115,24 +72,20 @@ def _profile(cfg: ProfileConfig, progress: Progress) -> dict[str, Any]:
     order = search.greedy(m, n, d.probe.x, d.probe.y)
     for i, s in enumerate(prune.STRATEGIES):
         progress(0.9 + 0.1 * i / len(prune.STRATEGIES), f"pruning p={cfg.p}: {s}")
-        strategies[s] = [prune_eval(t, s, r, cfg.seed, sorted(order[: n - r]) if s == "greedy" else None)
+        strategies[s] = [selection.evaluate(m, d, s, n - r, cfg.seed,
+                                            RANDOM_DRAWS if s == "random" and 0 < r < n else 1,
+                                            sorted(order[: n - r]) if s == "greedy" else None)
                          for r in range(n + 1)]
     return {
         "config": cfg,
         "n_blocks": n,
-        "full_acc": accuracy(m, d.test.x, d.test.y),
+        "base_acc": accuracy(m, d.test.x, d.test.y),
         "chance": d.chance,
         "strategies": strategies,  # strategy -> one entry per r = 0..N (blocks kept)
-        "train_test_acc": t.info["test_acc"],  # full-route held-out accuracy after every epoch
+        "train_curve": t.info["test_acc"],  # full-route held-out accuracy after every epoch
         "train_seconds": t.info["seconds"],
         "eval_seconds": time.perf_counter() - t0,
     }
-
-
-def profile(cfg: ProfileConfig, progress: Progress = silent, store: Store | None = None) -> dict[str, Any]:
-    """Accuracy of every strategy at every depth for one trained model (cached)."""
-    store = store or default_store()
-    return store.json("layerdrop-profile", _entry(cfg), lambda: _profile(cfg, progress))
 
 
 def profiles(model: str, ps: list[float], seed: int, progress: Progress = silent) -> dict[float, dict[str, Any]]:
@@ -166,35 +119,32 @@ def compare(cfg: CompareConfig, progress: Progress = silent) -> list[dict[str, A
 class LayerDropConfig:
     """One question: train at p, prune to `keep` blocks by `strategy`, optionally recover by KD."""
 
-    model: str = "residual"
-    p: float = 0.5
-    keep: int = 4
-    strategy: str = "every-other"
-    seed: int = 0
-    recovery: str = "none"  # none | kd (distil the pruned model from its own full route)
-    steps: int = 500
+    model: str = param("residual", "The network trained with LayerDrop: a residual MLP (synthetic task, seconds) or "
+                       "a small ViT (8x8 digits, about a minute).", label="Model", choices=MODELS,
+                       labels=MODEL_LABELS)
+    p: float = param(0.5, "LayerDrop rate: each block is skipped with this probability at every training step.",
+                     label="LayerDrop rate p", lo=0.0, hi=P_MAX)
+    keep: int = param(4, "Blocks kept after pruning, r of N.", label="Blocks kept", lo=1, hi=8)
+    strategy: str = param("every-other", "Which blocks to keep: every other (the paper's rule), greedy or lowest "
+                          "influence (scored on a probe split), the first or last blocks removed, or random.",
+                          label="Pruning strategy", choices=STRATEGIES, labels=selection.LABELS)
+    seed: int = seed_param()
+    recovery: str = param("none", "Distil the pruned model from its own full route afterwards.", label="Recovery",
+                          choices=("none", "kd"), labels={"none": "none", "kd": "distil (KD)"})
+    steps: int = param(500, "Recovery steps.", label="Recovery steps", lo=0, hi=20_000)
 
     def __post_init__(self) -> None:
-        ProfileConfig(self.model, self.p, self.seed)  # validates model, p and seed
         object.__setattr__(self, "p", check_p(self.p))
-        if self.strategy not in prune.STRATEGIES:
-            raise ValueError(f"unknown strategy {self.strategy!r}; choose one of {', '.join(prune.STRATEGIES)}")
+        check(self)
         n = n_blocks(self.model)
         if not 1 <= self.keep <= n:
             raise ValueError(f"keep={self.keep} is out of range: the {self.model} model has {n} blocks, "
                              f"so keep 1..{n}")
-        if self.recovery not in ("none", "kd"):
-            raise ValueError(f"unknown recovery {self.recovery!r}; choose none or kd")
         RecoveryConfig(method=self.recovery, steps=self.steps)  # validates steps
 
     @property
     def profile_cfg(self) -> ProfileConfig:
         return ProfileConfig(self.model, self.p, self.seed)
-
-
-def n_blocks(model: str) -> int:
-    """Blocks of the experiment's model, without building it."""
-    return MLP_DEPTH - 1 if model == "residual" else VIT_DEPTH
 
 
 def _recover(t: Trained, kept: list[int], cfg: LayerDropConfig, progress: Progress) -> dict[str, Any]:
@@ -206,7 +156,9 @@ def _recover(t: Trained, kept: list[int], cfg: LayerDropConfig, progress: Progre
             "recovery_seconds": time.perf_counter() - t0}
 
 
-def _run(cfg: LayerDropConfig, progress: Progress) -> dict[str, Any]:
+@entry("layerdrop")
+def run(cfg: LayerDropConfig, progress: Progress) -> dict[str, Any]:
+    """One LayerDrop question (cached). Accuracies are held-out unless their name says probe."""
     prof = profile(cfg.profile_cfg, span(progress, 0.0, 0.7))
     t = trained(cfg.profile_cfg.spec)  # already built by the profile: a memo or file read
     n = prof["n_blocks"]
@@ -214,9 +166,9 @@ def _run(cfg: LayerDropConfig, progress: Progress) -> dict[str, Any]:
     out = {
         "config": cfg,
         "n_blocks": n,
-        "full_acc": prof["full_acc"],
-        "pruned_acc": here["test_acc"],
-        "pruned_probe_acc": here["probe_acc"],
+        "base_acc": prof["base_acc"],
+        "cut_acc": here["test_acc"],
+        "cut_probe_acc": here["probe_acc"],
         "kept": here["kept"],
         "dropped": here["dropped"],
         "draws": here["draws"],
@@ -228,14 +180,7 @@ def _run(cfg: LayerDropConfig, progress: Progress) -> dict[str, Any]:
     }
     if cfg.recovery == "kd" and cfg.keep < n:
         out.update(_recover(t, here["kept"], cfg, span(progress, 0.7, 1.0)))
-    progress(1.0, "done")
     return out
-
-
-def run(cfg: LayerDropConfig, progress: Progress = silent, store: Store | None = None) -> dict[str, Any]:
-    """One LayerDrop question (cached). Accuracies are held-out unless their name says probe."""
-    store = store or default_store()
-    return store.json("layerdrop", _entry(cfg), lambda: _run(cfg, progress))
 
 
 TABLE_KEEP = (1.0, 0.75, 0.5, 0.25)  # fractions of N in the summary table

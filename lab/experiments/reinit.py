@@ -24,23 +24,25 @@ from typing import Any, Optional
 import torch
 from scipy.stats import spearmanr
 
-from .. import quick, surgery
-from ..models import RoutedModel, ViTConfig, accuracy, per_class_accuracy
+from .. import quick, streams, surgery
+from ..experiment import SEED_MAX, check, entry, param, seed_param
+from ..models import RoutedModel, accuracy, per_class_accuracy
 from ..progress import Progress, silent, span
+from ..recipes import reinit_spec
 from ..recover import RECOVERIES, RecoveryConfig, recover
-from ..store import Store, default_store
-from ..train import TrainConfig
 from ..zoo import BUILDERS, ModelSpec, Trained, build, trained
-from .delete import teacher_spec
 
 MODELS = ("plain", "residual", "vit")
 MODEL_NAMES = {"plain": "plain MLP", "residual": "residual MLP", "vit": "ViT"}
 OPS = ("reinit", "rerand")
+OP_LABELS = {"reinit": "re-initialise to a checkpoint", "rerand": "re-randomise"}
+RECOVERY_LABELS = {"none": "none", "ce": "fine-tune (cross-entropy)", "kd": "distil from the trained model (KD)"}
 RERAND = "re-randomise"  # label of the first heatmap column
+model_spec = reinit_spec
 
-# The re-randomised layers come from a model built with this seed offset: far from any training seed, so a
-# "fresh draw" is never the model's own t = 0 draw by accident.
-REDRAW_OFFSET = 1_000_003
+# The re-randomised layers come from a model built with seed + REDRAW_OFFSET (stream init.redraw): far from any
+# training seed, so a "fresh draw" is never the model's own t = 0 draw by accident.
+REDRAW_OFFSET = streams.seed_of("init.redraw", 0)
 
 # A layer is robust when a change keeps >= 90 % of the trained model's accuracy above chance, critical when it
 # keeps < 50 % (the paper's robust layers lose almost nothing; its critical ones fall to chance).
@@ -48,29 +50,22 @@ ROBUST_KEEP = 0.9
 CRITICAL_KEEP = 0.5
 RECOVERED_GAP = 0.01  # "recovered" = back within one point of the trained model's held-out accuracy
 
-# The ViT on digits: 1,400 training images, so many short epochs (22 steps each). Measured on seed 0 with a
-# 40-epoch schedule it reached 91 % held-out by epoch 5 and 97.5 % by epoch 15, then stayed: 20 epochs suffice.
-VIT_EPOCHS = 20
-VIT_CHECKPOINTS = (0, 1, 2, 3, 5, 10)
-
-
 @dataclass(frozen=True)
 class ReinitConfig:
     """One model's robustness map. depth / width / epochs: None = the classroom model (tests shrink them)."""
 
-    model: str = "plain"
-    seed: int = 0
-    depth: Optional[int] = None
-    width: Optional[int] = None
-    epochs: Optional[int] = None
+    model: str = param("plain", "The trained network whose layers are changed one at a time.", label="Model",
+                       choices=MODELS, labels=MODEL_NAMES)
+    seed: int = seed_param("Training seed (re-randomisation draws from seed + 1,000,003).")
+    depth: Optional[int] = param(None, "A smaller model for a quick look (default: the classroom model).", lo=1,
+                                 hi=32)
+    width: Optional[int] = param(None, "Width of the smaller model (default: the classroom model).", lo=4, hi=1024)
+    epochs: Optional[int] = param(None, "Training epochs (default: the classroom recipe).", lo=1, hi=200)
 
     def __post_init__(self) -> None:
-        if self.model not in MODELS:
-            raise ValueError(f"unknown model {self.model!r}; choose one of {', '.join(MODELS)}")
-        if not 0 <= self.seed <= 2**31 - 1 - REDRAW_OFFSET:
+        check(self)
+        if not 0 <= self.seed <= SEED_MAX - REDRAW_OFFSET:
             raise ValueError("the seed must be a non-negative integer below 2**31 - 1,000,004")
-        if self.epochs is not None and self.epochs < 1:
-            raise ValueError(f"epochs must be >= 1, got {self.epochs}")
 
     @property
     def spec(self) -> ModelSpec:
@@ -78,20 +73,7 @@ class ReinitConfig:
 
     @property
     def redraw_seed(self) -> int:
-        return self.seed + REDRAW_OFFSET
-
-
-def model_spec(model: str, seed: int, depth: Optional[int] = None, width: Optional[int] = None,
-               epochs: Optional[int] = None) -> ModelSpec:
-    """The trained model a Re-initialise run takes apart (MLPs: the Delete teachers, shared in the store)."""
-    if model in ("plain", "residual"):
-        return teacher_spec(model, seed, depth or 8, width or 128, epochs or 12)
-    if model == "vit":
-        base = ViTConfig()
-        cfg = ViTConfig(depth=depth or base.depth, width=width or base.width)
-        train = TrainConfig(epochs=epochs or VIT_EPOCHS, batch=64, lr=3e-3, seed=seed, checkpoints=VIT_CHECKPOINTS)
-        return ModelSpec(cfg, train, task="digits")
-    raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MODELS)}")
+        return streams.seed_of("init.redraw", self.seed)
 
 
 def layer_names(cfg: ReinitConfig) -> list[str]:
@@ -189,7 +171,7 @@ def heatmap(t: Trained, redraw_seed: int, progress: Progress = silent) -> dict[s
         "epochs": epochs,
         "checkpoints": column_labels(epochs),
         "acc": acc,
-        "trained_acc": trained_acc,
+        "base_acc": trained_acc,
         "chance": chance,
         "distance": {"rel2": rel2, "inf": inf},
         "damage": damage,
@@ -202,40 +184,37 @@ def heatmap(t: Trained, redraw_seed: int, progress: Progress = silent) -> dict[s
     }
 
 
-def _run(cfg: ReinitConfig, progress: Progress) -> dict[str, Any]:
+@entry("reinit")
+def run(cfg: ReinitConfig, progress: Progress) -> dict[str, Any]:
+    """The robustness map of one model (cached). Accuracies are held-out."""
     t = trained(cfg.spec, span(progress, 0.0, 0.9))
     out = heatmap(t, cfg.redraw_seed, span(progress, 0.9, 1.0))
     return {"config": cfg, "model": cfg.model, "model_name": MODEL_NAMES[cfg.model], "task": t.spec.task,
             "train_seconds": t.info["seconds"], **out}
 
 
-def run(cfg: ReinitConfig, progress: Progress = silent, store: Store | None = None) -> dict[str, Any]:
-    """The robustness map of one model (cached). Accuracies are held-out."""
-    store = store or default_store()
-    return store.json("reinit", cfg, lambda: _run(cfg, progress))
-
-
 @dataclass(frozen=True)
 class FocusConfig:
     """One layer, one operation: `reinit` to checkpoint epoch `checkpoint`, or `rerand`; then optional recovery."""
 
-    model: str = "plain"
-    seed: int = 0
-    layer: str = "stem"
-    op: str = "reinit"
-    checkpoint: int = 0
-    recovery: str = "none"
-    steps: int = 300
-    depth: Optional[int] = None
-    width: Optional[int] = None
-    epochs: Optional[int] = None
+    model: str = param("plain", "The trained network.", label="Model", choices=MODELS, labels=MODEL_NAMES)
+    seed: int = seed_param("Training seed (re-randomisation draws from seed + 1,000,003).")
+    layer: str = param("stem", "The layer to change: stem, blocks.0, blocks.1, ..., head.", label="Layer")
+    op: str = param("reinit", "Re-initialise the layer to its weights at a checkpoint, or re-randomise it.",
+                    label="Operation", choices=OPS, labels=OP_LABELS)
+    checkpoint: int = param(0, "The epoch to re-initialise the layer to (0 = its initial draw).", label="Checkpoint",
+                            lo=0, hi=200)
+    recovery: str = param("none", "After the change: nothing, fine-tune on the labels, or distil from the trained "
+                          "model.", label="Recovery", choices=RECOVERIES, labels=RECOVERY_LABELS)
+    steps: int = param(300, "Recovery steps.", label="Recovery steps", lo=0, hi=20_000)
+    depth: Optional[int] = param(None, "A smaller model for a quick look (default: the classroom model).", lo=1,
+                                 hi=32)
+    width: Optional[int] = param(None, "Width of the smaller model (default: the classroom model).", lo=4, hi=1024)
+    epochs: Optional[int] = param(None, "Training epochs (default: the classroom recipe).", lo=1, hi=200)
 
     def __post_init__(self) -> None:
+        check(self)
         ReinitConfig(self.model, self.seed, self.depth, self.width, self.epochs)  # validates the shared fields
-        if self.op not in OPS:
-            raise ValueError(f"unknown operation {self.op!r}; choose reinit or rerand")
-        if self.recovery not in RECOVERIES:
-            raise ValueError(f"unknown recovery {self.recovery!r}; choose one of {', '.join(RECOVERIES)}")
         RecoveryConfig(method=self.recovery, steps=self.steps)  # validates steps
 
     @property
@@ -256,7 +235,9 @@ def changed_model(t: Trained, layer: str, op: str, checkpoint: int, redraw_seed:
     return surgery.with_layer(t.model, layer, source)
 
 
-def _focus(cfg: FocusConfig, progress: Progress) -> dict[str, Any]:
+@entry("reinit-focus")
+def focus(cfg: FocusConfig, progress: Progress) -> dict[str, Any]:
+    """One layer changed once: overall and per-class held-out accuracy, then the recovery curve (cached)."""
     t = trained(cfg.base.spec, span(progress, 0.0, 0.5))
     d = t.data
     student = changed_model(t, cfg.layer, cfg.op, cfg.checkpoint, cfg.base.redraw_seed)
@@ -268,14 +249,14 @@ def _focus(cfg: FocusConfig, progress: Progress) -> dict[str, Any]:
     back = next((s for s, a in zip(log.steps, log.test_acc, strict=True) if a >= trained_acc - RECOVERED_GAP), None)
     return {
         "config": cfg,
-        "trained_acc": trained_acc,
-        "acc": log.test_acc[0],
+        "base_acc": trained_acc,
+        "cut_acc": log.test_acc[0],
         "recovered_acc": log.test_acc[-1],
         "chance": d.chance,
         "verdict": verdict(log.test_acc[0], trained_acc, d.chance),
         "per_class": {
-            "trained": per_class_accuracy(t.model, d.test.x, d.test.y, d.n_classes),
-            "changed": before,
+            "base": per_class_accuracy(t.model, d.test.x, d.test.y, d.n_classes),
+            "cut": before,
             "recovered": per_class_accuracy(student, d.test.x, d.test.y, d.n_classes),
         },
         "curve_steps": log.steps,
@@ -283,9 +264,3 @@ def _focus(cfg: FocusConfig, progress: Progress) -> dict[str, Any]:
         "steps_to_recover": back,
         "recovery_seconds": time.perf_counter() - t0,
     }
-
-
-def focus(cfg: FocusConfig, progress: Progress = silent, store: Store | None = None) -> dict[str, Any]:
-    """One layer changed once: overall and per-class held-out accuracy, then the recovery curve (cached)."""
-    store = store or default_store()
-    return store.json("reinit-focus", cfg, lambda: _focus(cfg, progress))

@@ -16,33 +16,27 @@ so a page can show PCA at once and UMAP when it is ready.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
-from dataclasses import dataclass, replace
-from typing import Any, Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, Sequence
 
 import numpy as np
 import torch
 
-from .. import embed, quick
+from .. import embed, quick, streams
 from ..data import Dataset
-from ..models import RoutedModel, ViTConfig, accuracy
-from ..progress import Progress, silent, span
+from ..experiment import check, entry, param, seed_param
+from ..models import RoutedModel, accuracy
+from ..progress import Progress, span
+from ..recipes import VIT_EPOCHS, VIT_MODE_LABELS, VIT_MODES, vit_spec
 from ..routes import random_permutation
-from ..store import Store, default_store
-from ..train import TrainConfig
 from ..zoo import ModelSpec, trained
 
-MODES = ("sequential", "shuffle", "position", "predict")
-SLOT_MODE = {"sequential": "none", "shuffle": "none", "position": "position", "predict": "predict"}
-MODE_LABELS = {"sequential": "sequential", "shuffle": "LayerShuffle", "position": "LayerShuffle-position",
-               "predict": "LayerShuffle-predict"}
-
-# Training recipe of every ViT here: about 95 % sequential test accuracy for 40-45 CPU-seconds (1 thread).
-# Measured alternatives: lr 3e-3 (93.7 %), 30 epochs (95.5 %), batch 32 lr 1e-3 (94.5 %), L2 1e-3 (94.2 %).
-EPOCHS = 20
-BATCH = 64
-LR = 2e-3
+MODES = VIT_MODES
+MODE_LABELS = VIT_MODE_LABELS
+ORDER_CHOICES = (10, 20, 50, 100, 200)  # the page's menu; the CLI accepts any count in range
 
 MAX_ALL_ORDERS = 720  # evaluate every order when depth! is at most this (6 blocks); otherwise sample
 PRUNE_DRAWS = 10  # random subsets per number of removed blocks
@@ -56,42 +50,31 @@ VIEW_INPUTS = 50
 class ShuffleConfig:
     """One training mode at one depth and seed; `orders` random orders are evaluated."""
 
-    mode: str = "shuffle"
-    depth: int = 6
-    orders: int = 50
-    seed: int = 0
-    epochs: int = EPOCHS
+    mode: str = param("shuffle", "sequential: the ordinary model, blocks always in order 0, 1, 2, ... · shuffle "
+                      "(LayerShuffle): a fresh random order of the blocks at every training step · position: as "
+                      "LayerShuffle, and each block is told its current slot by a learned slot embedding · predict: "
+                      "as LayerShuffle, and each block learns to guess its current slot (an extra loss).",
+                      label="Training mode", choices=MODES, labels=MODE_LABELS)
+    depth: int = param(6, "Transformer blocks in the ViT. With 6 or fewer every order is also tested (6 blocks: 720 "
+                       "orders).", label="Depth (blocks)", lo=2, hi=8)
+    orders: int = param(50, "How many random block orders to test each model on (held-out digits).",
+                        label="Random orders", lo=1, hi=1000)
+    seed: int = seed_param("Fixes the initial weights, the data order and the training orders: same seed, same "
+                           "numbers.")
+    epochs: int = param(VIT_EPOCHS, "Training epochs.", lo=1, hi=200, cli=False)
 
     def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"unknown training mode {self.mode!r}; choose one of {', '.join(MODES)}")
-        if not 2 <= self.depth <= 8:
-            raise ValueError(f"depth must be between 2 and 8 blocks, got {self.depth}")
-        if not 1 <= self.orders <= 1000:
-            raise ValueError(f"the number of random orders must be between 1 and 1000, got {self.orders}")
-        if not 0 <= self.seed <= 2**31 - 1:
-            raise ValueError("the seed must be a non-negative integer")
-        if not 1 <= self.epochs <= 200:
-            raise ValueError(f"epochs must be between 1 and 200, got {self.epochs}")
+        check(self)
 
     @property
     def spec(self) -> ModelSpec:
         return vit_spec(self.mode, self.depth, self.seed, self.epochs)
 
 
-def vit_spec(mode: str, depth: int = 6, seed: int = 0, epochs: int = EPOCHS) -> ModelSpec:
-    """The digits ViT trained in a given mode (sequential, shuffle, position, predict)."""
-    if mode not in MODES:
-        raise ValueError(f"unknown training mode {mode!r}; choose one of {', '.join(MODES)}")
-    train_mode = "sequential" if mode == "sequential" else "shuffle"
-    return ModelSpec(ViTConfig(depth=depth, slot_mode=SLOT_MODE[mode]),
-                     TrainConfig(epochs=epochs, batch=BATCH, lr=LR, seed=seed, mode=train_mode), task="digits")
-
-
 # -- evaluation helpers (work on any RoutedModel) -----------------------------------------------------------
 def random_orders(n_blocks: int, n: int, seed: int) -> list[tuple[int, ...]]:
     """n random orders of all blocks; the same for every training mode at a given depth and seed (fair)."""
-    gen = torch.Generator().manual_seed(1_000_003 * n_blocks + seed)
+    gen = streams.generator("orders.random", seed, n_blocks)
     return [random_permutation(n_blocks, gen) for _ in range(n)]
 
 
@@ -129,7 +112,7 @@ def all_orders_accuracy(model: RoutedModel, x: torch.Tensor, y: torch.Tensor) ->
 def pruning_curve(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, draws: int, seed: int) -> list[dict[str, Any]]:
     """Accuracy with k blocks removed, k = 0..n-1: random subsets run in random order and in trained order."""
     n = model.n_blocks
-    gen = torch.Generator().manual_seed(7_000_003 * n + seed)
+    gen = streams.generator("orders.prune", seed, n)
     rows = []
     for k in range(n):
         shuffled, ordered, kept = [], [], []
@@ -159,7 +142,7 @@ def slot_features(model: RoutedModel, x: torch.Tensor, orders: Sequence[Sequence
 
 
 def _feature_orders(depth: int, seed: int) -> list[tuple[int, ...]]:
-    gen = torch.Generator().manual_seed(9_000_011 * depth + seed)
+    gen = streams.generator("orders.features", seed, depth)
     return [random_permutation(depth, gen) for _ in range(FEATURE_ORDERS)]
 
 
@@ -202,69 +185,112 @@ def view_points(model: RoutedModel, data: Dataset, seed: int) -> tuple[np.ndarra
     return f.reshape(-1, w), labels
 
 
-# -- the experiment ---------------------------------------------------------------------------------------
-def _run(cfg: ShuffleConfig, progress: Progress) -> dict[str, Any]:
-    t = trained(cfg.spec, span(progress, 0.0, 0.85))
-    m, d = t.model, t.data
-    x, y = d.test.x, d.test.y
-    n = m.n_blocks
-    progress(0.86, "evaluating random orders")
-    orders = random_orders(n, cfg.orders, cfg.seed)
-    accs = [accuracy(m, x, y, r) for r in orders]
-    all_orders: Optional[dict[str, Any]] = None
-    # Quick mode (UI smoke tests) only walks all orders up to 4 blocks: 720 orders of two ViTs cost a minute.
-    if math.factorial(n) <= (24 if quick.quick() else MAX_ALL_ORDERS):
-        progress(0.89, f"evaluating all {math.factorial(n)} orders")
-        every = all_orders_accuracy(m, x, y)
-        all_orders = {**summary(every), "n": len(every), "accs": every}
-    progress(0.93, "pruning curve")
-    prune = pruning_curve(m, x, y, PRUNE_DRAWS, cfg.seed)
-    progress(0.96, "position probe")
-    probe = position_probe(m, d, cfg.seed)
-    feats, labels = view_points(m, d, cfg.seed)
-    pca = embed.pca_2d(feats)
-    return {
-        "config": cfg,
-        "mode": cfg.mode,
-        "depth": n,
-        "class_chance": d.chance,
-        "trained_acc": accuracy(m, x, y),
-        "reversed_acc": accuracy(m, x, y, tuple(reversed(range(n)))),
-        "random_orders": {**summary(accs), "accs": accs, "routes": [list(r) for r in orders]},
-        "all_orders": all_orders,
-        "pruning": prune,
-        "probe": probe,
-        "view": {"pca": pca.tolist(), **labels},
-        "train_seconds": t.info["seconds"],
-        "train_curve": t.info["test_acc"],
-    }
-
-
-def run(cfg: ShuffleConfig, progress: Progress = silent, store: Store | None = None) -> dict[str, Any]:
-    """One trained mode, evaluated (cached). Accuracies are on the held-out test split."""
-    store = store or default_store()
-    cfg = replace(cfg, epochs=quick.epochs(cfg.epochs))  # quick mode (UI tests) gets its own cache entry
-    out = store.json("shuffle", cfg, lambda: _run(cfg, progress))
-    progress(1.0, "done")
-    return out
-
-
+# -- the experiment: one entry per piece, each cached on exactly what it depends on --------------------------
 @dataclass(frozen=True)
-class ViewConfig:
-    """Which model's per-slot points to embed with UMAP (the orders setting does not change them)."""
+class ModelConfig:
+    """One trained ViT: what every per-model table depends on (the number of random orders does not)."""
 
     mode: str = "shuffle"
     depth: int = 6
     seed: int = 0
-    epochs: int = EPOCHS
+    epochs: int = VIT_EPOCHS
 
     @classmethod
-    def of(cls, cfg: ShuffleConfig) -> "ViewConfig":
+    def of(cls, cfg: ShuffleConfig) -> "ModelConfig":
         return cls(cfg.mode, cfg.depth, cfg.seed, cfg.epochs)
 
+    @property
+    def spec(self) -> ModelSpec:
+        return vit_spec(self.mode, self.depth, self.seed, self.epochs)
 
-def _umap_view(cfg: ViewConfig, progress: Progress) -> dict[str, Any]:
-    t = trained(vit_spec(cfg.mode, cfg.depth, cfg.seed, cfg.epochs), span(progress, 0.0, 0.5))
+
+ViewConfig = ModelConfig  # the UMAP view belongs to the trained model too
+
+
+def walks_all_orders(depth: int) -> bool:
+    """Whether every order of `depth` blocks is evaluated (quick mode, for UI smoke tests: up to 4 blocks)."""
+    return math.factorial(depth) <= (24 if quick.quick() else MAX_ALL_ORDERS)
+
+
+@entry("shuffle-model")
+def model_summary(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
+    """The trained model in its trained and reversed order, and its training record (trains it if needed)."""
+    t = trained(cfg.spec, span(progress, 0.0, 0.95))
+    m, d = t.model, t.data
+    n = m.n_blocks
+    return {"config": cfg, "mode": cfg.mode, "n_blocks": n, "chance": d.chance,
+            "base_acc": accuracy(m, d.test.x, d.test.y),
+            "reversed_acc": accuracy(m, d.test.x, d.test.y, tuple(reversed(range(n)))),
+            "train_seconds": t.info["seconds"], "train_curve": t.info["test_acc"]}
+
+
+@entry("shuffle-orders")
+def orders_table(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
+    """Held-out accuracy of every order of the blocks, in itertools.permutations order (depth <= 6)."""
+    if not walks_all_orders(cfg.depth):
+        raise ValueError(f"{math.factorial(cfg.depth)} orders are too many to walk; the table stops at "
+                         f"{MAX_ALL_ORDERS}")
+    t = trained(cfg.spec, span(progress, 0.0, 0.3))
+    progress(0.3, f"evaluating all {math.factorial(cfg.depth)} orders")
+    t0 = time.perf_counter()
+    every = all_orders_accuracy(t.model, t.data.test.x, t.data.test.y)
+    return {"config": cfg, **summary(every), "n": len(every), "accs": every, "seconds": time.perf_counter() - t0}
+
+
+@entry("shuffle-random")
+def random_order_stats(cfg: ShuffleConfig, progress: Progress) -> dict[str, Any]:
+    """Accuracy over `cfg.orders` random orders: read from the model's table of all orders when it has one."""
+    orders = random_orders(cfg.depth, cfg.orders, cfg.seed)
+    if walks_all_orders(cfg.depth):
+        table = orders_table(ModelConfig.of(cfg), progress)
+        index = {p: i for i, p in enumerate(itertools.permutations(range(cfg.depth)))}
+        accs = [table["accs"][index[r]] for r in orders]
+    else:
+        t = trained(cfg.spec, span(progress, 0.0, 0.5))
+        accs = []
+        for i, r in enumerate(orders):
+            accs.append(accuracy(t.model, t.data.test.x, t.data.test.y, r))
+            progress(0.5 + 0.5 * (i + 1) / len(orders), f"random order {i + 1} of {len(orders)}")
+    return {**summary(accs), "accs": accs, "routes": [list(r) for r in orders]}
+
+
+@entry("shuffle-pruning")
+def pruning(cfg: ModelConfig, progress: Progress) -> list[dict[str, Any]]:
+    """The pruning curve of the trained model (random subsets, in random and in trained order)."""
+    t = trained(cfg.spec, span(progress, 0.0, 0.5))
+    progress(0.5, "pruning curve")
+    return pruning_curve(t.model, t.data.test.x, t.data.test.y, PRUNE_DRAWS, cfg.seed)
+
+
+@entry("shuffle-probe")
+def probe_and_view(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
+    """The slot probe and the PCA view of the per-slot features of the trained model."""
+    t = trained(cfg.spec, span(progress, 0.0, 0.5))
+    progress(0.5, "slot probe")
+    probe = position_probe(t.model, t.data, cfg.seed)
+    feats, labels = view_points(t.model, t.data, cfg.seed)
+    return {"probe": probe, "view": {"pca": embed.pca_2d(feats).tolist(), **labels}}
+
+
+@entry("shuffle")
+def run(cfg: ShuffleConfig, progress: Progress) -> dict[str, Any]:
+    """One trained mode, evaluated: the pieces above put together (each cached on its own)."""
+    m = ModelConfig.of(cfg)
+    base = model_summary(m, span(progress, 0.0, 0.8))
+    all_orders = None
+    if walks_all_orders(cfg.depth):
+        table = orders_table(m, span(progress, 0.8, 0.9))
+        all_orders = {k: table[k] for k in ("mean", "min", "max", "std", "n", "accs")}
+    rnd = random_order_stats(cfg, span(progress, 0.9, 0.93))
+    prune = pruning(m, span(progress, 0.93, 0.96))
+    pv = probe_and_view(m, span(progress, 0.96, 1.0))
+    return {**base, "config": cfg, "random_orders": rnd, "all_orders": all_orders, "pruning": prune, **pv}
+
+
+@entry("shuffle-umap")
+def umap_view(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
+    """The UMAP view of the per-slot points of `probe_and_view` (cached; slow the first time)."""
+    t = trained(cfg.spec, span(progress, 0.0, 0.5))
     feats, labels = view_points(t.model, t.data, cfg.seed)
     progress(0.5, "UMAP: compiling (first use in this process)" if not embed.umap_is_warm() else "UMAP: embedding")
     embed.warm_umap()
@@ -272,12 +298,3 @@ def _umap_view(cfg: ViewConfig, progress: Progress) -> dict[str, Any]:
     t0 = time.perf_counter()
     xy = embed.umap_2d(feats, seed=cfg.seed)
     return {"config": cfg, "umap": xy.tolist(), **labels, "seconds": time.perf_counter() - t0}
-
-
-def umap_view(cfg: ViewConfig, progress: Progress = silent, store: Store | None = None) -> dict[str, Any]:
-    """The UMAP view of the per-slot points of `run` (cached; slow the first time)."""
-    store = store or default_store()
-    cfg = replace(cfg, epochs=quick.epochs(cfg.epochs))
-    out = store.json("shuffle-umap", cfg, lambda: _umap_view(cfg, progress))
-    progress(1.0, "done")
-    return out

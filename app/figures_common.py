@@ -1,0 +1,52 @@
+"""Figure pieces every page shares: the chance line, the accuracy axis and the recovery curve.
+
+They read the lab's result vocabulary (docs/ARCHITECTURE.md): `base_acc`, `cut_acc`, `chance`, `curve_steps`,
+`curve_acc`; so one recovery curve serves every experiment that heals a model.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import plotly.graph_objects as go
+
+from . import theme
+
+
+def chance_line(fig: go.Figure, chance: float, position: str = "bottom right", **kw: Any) -> None:
+    """A dotted grey line at chance accuracy (the most frequent class)."""
+    fig.add_hline(y=chance, line={"color": theme.CHANCE, "dash": "dot"}, annotation_text="chance",
+                  annotation_position=position, **kw)
+
+
+def base_line(fig: go.Figure, acc: float, label: str = "original", position: str = "bottom right",
+              dash: str = "dash", **kw: Any) -> None:
+    """A dashed line at the unmodified model's accuracy."""
+    fig.add_hline(y=acc, line={"color": theme.ORIGINAL, "dash": dash}, annotation_text=f"{label} {acc:.1%}",
+                  annotation_position=position, **kw)
+
+
+def accuracy_axis(fig: go.Figure, title: str = "held-out accuracy", **kw: Any) -> None:
+    """The y axis of an accuracy in [0, 1], shown in percent."""
+    fig.update_yaxes(title=title, tickformat=".0%", range=[0, 1.05], **kw)
+
+
+def recovery_curve(r: dict[str, Any], title: str, curve_label: str, cut_label: Optional[str] = "cut",
+                   base_label: str = "original", height: int = 420) -> go.Figure:
+    """Held-out accuracy during recovery (fine-tuning or distillation), from the cut to the end, with the
+    unmodified model, chance, and (when the result has it) the step at which it came back."""
+    fig = go.Figure()
+    fig.add_scatter(x=r["curve_steps"], y=r["curve_acc"], name=curve_label, line={"color": theme.RECOVERED},
+                    mode="lines+markers", hovertemplate="step %{x}: %{y:.1%}<extra></extra>")
+    if cut_label is not None:
+        fig.add_scatter(x=[0], y=[r["cut_acc"]], name=cut_label, mode="markers",
+                        marker={"color": theme.CUT, "size": 13, "symbol": "diamond"})
+    base_line(fig, r["base_acc"], base_label)
+    if "chance" in r:
+        chance_line(fig, r["chance"])
+    if r.get("steps_to_recover") is not None:
+        fig.add_vline(x=r["steps_to_recover"], line={"color": theme.RECOVERED, "dash": "dot"},
+                      annotation_text=f"within 1 pt at step {r['steps_to_recover']}", annotation_position="top left")
+    fig.update_xaxes(title="recovery step")
+    accuracy_axis(fig)
+    return theme.layout(fig, title, height=height)

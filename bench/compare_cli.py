@@ -1,0 +1,157 @@
+"""Behaviour check for refactors: the CLI's --json science fields must not change.
+
+    PYTHONPATH=. .venv/bin/python bench/compare_cli.py --record bench/cli_baseline.json   # before a refactor
+    PYTHONPATH=. .venv/bin/python bench/compare_cli.py --check bench/cli_baseline.json    # after it
+
+Runs every experiment's command for its default config and two non-default ones (real training, not quick mode;
+a few minutes on 2 cores) in a private store, flattens each JSON answer into (path, value) leaves and compares
+every science leaf: every accuracy, every chosen block. Timings (any key containing "seconds") are left out.
+A key renamed on purpose is listed in RENAMES (old path prefix -> new), so a renamed field still has to carry
+the same value; a field that vanished without a rename is a failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+COMMANDS: dict[str, list[str]] = {
+    "delete-default": ["delete"],
+    # issue 8 renamed the Delete page's "every-other" (evenly spaced) to "evenly-spaced": one meaning per name
+    "delete-plain-every-other-ce": ["delete", "--arch", "plain", "--k", "1", "--select", "evenly-spaced",
+                                    "--recovery", "ce", "--steps", "200"],
+    "delete-random-none-seed1": ["delete", "--k", "3", "--select", "random", "--recovery", "none", "--seed", "1"],
+    "layerdrop-default": ["layerdrop"],
+    "layerdrop-greedy-kd": ["layerdrop", "--p", "0.2", "--keep", "6", "--strategy", "greedy", "--recovery", "kd",
+                            "--steps", "200"],
+    "layerdrop-random-seed1": ["layerdrop", "--p", "0", "--keep", "2", "--strategy", "random", "--seed", "1"],
+    "shuffle-default": ["shuffle"],
+    "shuffle-sequential-d3": ["shuffle", "--mode", "sequential", "--depth", "3", "--orders", "20"],
+    "shuffle-predict-d2-seed1": ["shuffle", "--mode", "predict", "--depth", "2", "--orders", "10", "--seed", "1"],
+    "reinit-default": ["reinit"],
+    "reinit-residual-focus-kd": ["reinit", "--model", "residual", "--layer", "blocks.2", "--op", "rerand",
+                                 "--recovery", "kd", "--steps", "100"],
+    "reinit-vit-small-focus": ["reinit", "--model", "vit", "--depth", "3", "--epochs", "4", "--layer", "head",
+                               "--checkpoint", "1"],
+}
+
+# Deliberate renames of result fields: (command-name prefix, old leaf-path prefix) -> new leaf-path prefix.
+# Issue 8 gave the same quantity the same key in every experiment (docs/ARCHITECTURE.md, "Result vocabulary").
+RENAMES: dict[tuple[str, str], str] = {
+    ("delete", "teacher_acc"): "base_acc",
+    ("delete", "teacher_probe_acc"): "base_probe_acc",
+    ("delete", "probe_acc"): "cut_probe_acc",
+    ("delete", "per_class.teacher"): "per_class.base",
+    ("delete", "per_class.before"): "per_class.cut",
+    ("delete", "per_class.after"): "per_class.recovered",
+    ("delete", "selections.every-other"): "selections.evenly-spaced",
+    ("layerdrop", "full_acc"): "base_acc",
+    ("layerdrop", "pruned_acc"): "cut_acc",
+    ("layerdrop", "pruned_probe_acc"): "cut_probe_acc",
+    ("shuffle", "chance"): "probe_chance",
+    ("shuffle", "class_chance"): "chance",
+    ("reinit", "trained_acc"): "base_acc",
+    ("reinit", "focus.trained_acc"): "focus.base_acc",
+    ("reinit", "focus.acc"): "focus.cut_acc",
+    ("reinit", "focus.per_class.trained"): "focus.per_class.base",
+    ("reinit", "focus.per_class.changed"): "focus.per_class.cut",
+}
+
+
+def flatten(obj: Any, path: str = "") -> dict[str, Any]:
+    """JSON value -> {"a.b.3.c": leaf}; timing leaves are dropped."""
+    if isinstance(obj, dict):
+        out: dict[str, Any] = {}
+        for k, v in obj.items():
+            if "seconds" in k:
+                continue
+            out.update(flatten(v, f"{path}.{k}" if path else k))
+        return out
+    if isinstance(obj, list):
+        out = {}
+        for i, v in enumerate(obj):
+            out.update(flatten(v, f"{path}.{i}"))
+        return out
+    return {path: obj}
+
+
+def renamed(name: str, path: str) -> str:
+    for (cmd, old), new in RENAMES.items():
+        if name.startswith(cmd) and (path == old or path.startswith(old + ".")):
+            return new + path[len(old):]
+    return path
+
+
+def same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) or (math.isnan(a) and math.isnan(b))
+    return a == b
+
+
+def run_all(cache: str, only: str = "") -> dict[str, Any]:
+    env = {**os.environ, "LAYERLAB_CACHE": cache, "LAYERLAB_THREADS": "1"}
+    env.pop("LAYERLAB_QUICK", None)
+    out = {}
+    for name, args in COMMANDS.items():
+        if not name.startswith(only):
+            continue
+        print(f"running {name}: python -m lab {' '.join(args)} --json", file=sys.stderr, flush=True)
+        p = subprocess.run([sys.executable, "-m", "lab", *args, "--json"], env=env, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise SystemExit(f"{name} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+        out[name] = json.loads(p.stdout)
+    return out
+
+
+def check(base: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    problems = []
+    for name, old in base.items():
+        if name not in now:
+            problems.append(f"{name}: not run")
+            continue
+        new = flatten(now[name])
+        for path, value in flatten(old).items():
+            if path.startswith("config."):
+                continue  # the echoed config may gain fields; its science is in the other leaves
+            p = renamed(name, path)
+            if p not in new:
+                problems.append(f"{name}: {path} missing (as {p})")
+            elif not same(value, new[p]):
+                problems.append(f"{name}: {path} was {value!r}, now {new[p]!r}")
+    return problems
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--record", help="write the current answers to this file")
+    g.add_argument("--check", help="compare the current answers with this file")
+    ap.add_argument("--cache", default=None, help="store to use (default: a fresh temporary folder)")
+    ap.add_argument("--only", default="", help="run only the commands whose name starts with this")
+    args = ap.parse_args()
+    cache = args.cache or tempfile.mkdtemp(prefix="layerlab-compare-")
+    now = run_all(cache, args.only)
+    if args.record:
+        with open(args.record, "w") as fh:
+            json.dump(now, fh, indent=0, sort_keys=True)
+        print(f"recorded {len(now)} answers in {args.record}")
+        return 0
+    with open(args.check) as fh:
+        base = json.load(fh)
+    base = {k: v for k, v in base.items() if k.startswith(args.only)}
+    problems = check(base, now)
+    n = sum(len(flatten(v)) for v in base.values())
+    for p in problems:
+        print(p)
+    print(f"{len(base)} commands, {n} leaves compared: {'SAME' if not problems else f'{len(problems)} differences'}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

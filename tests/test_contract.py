@@ -1,0 +1,77 @@
+"""The experiment contract: configs declare their controls once; entry points honour the caller's store."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from lab import experiment, streams
+from lab.cli import build_parser
+from lab.experiments import delete, layerdrop, reinit, shuffle
+from lab.store import Store
+
+CONFIGS = {"delete": delete.DeleteConfig, "layerdrop": layerdrop.LayerDropConfig, "shuffle": shuffle.ShuffleConfig,
+           "reinit": reinit.ReinitConfig}
+
+
+def _subparser(name: str):
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    return sub.choices[name]
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_cli_flags_are_the_config_fields(name):
+    """Every CLI flag's default and choices are the config field's, so a default is written once."""
+    cls = CONFIGS[name]
+    actions = {a.dest: a for a in _subparser(name)._actions}
+    shown = [f for f in dataclasses.fields(cls) if f.metadata.get("cli", True) and f.metadata]
+    assert shown, "a config without param fields"
+    for f in shown:
+        a = actions[f.name]
+        assert a.default == f.default, f.name
+        if f.metadata.get("choices") is not None:
+            assert tuple(a.choices) == f.metadata["choices"], f.name
+    defaults = {f.name: actions[f.name].default for f in shown}
+    assert cls(**defaults) == cls()  # the CLI's default run is the config's default run
+
+
+@pytest.mark.parametrize("cls", list(CONFIGS.values()))
+def test_check_rejects_values_outside_the_declared_choices_and_ranges(cls):
+    for f in dataclasses.fields(cls):
+        m = f.metadata
+        if m.get("choices") is not None:
+            with pytest.raises(ValueError, match="choose one of"):
+                cls(**{f.name: "no-such-choice"})
+        elif m.get("hi") is not None and f.type in ("int", "Optional[int]"):
+            with pytest.raises(ValueError):
+                cls(**{f.name: int(m["hi"]) + 1})
+
+
+def test_an_entry_point_uses_the_callers_store_all_the_way_down(tmp_path):
+    """The model a result needs is trained into the store the caller passed, not the process default."""
+    store = Store(tmp_path / "private")
+    cfg = reinit.ReinitConfig(model="residual", seed=5, depth=3, width=8, epochs=1)
+    r = reinit.run(cfg, store=store)
+    assert r["base_acc"] >= 0
+    kinds = {p.name for p in (tmp_path / "private").iterdir()}
+    assert {"reinit", "model"} <= kinds  # the trained model went to the private store too
+    assert reinit.run(cfg, store=store) == r  # and the second call is a read
+
+
+def test_named_streams_are_distinct_and_reproducible():
+    seeds = {name: streams.seed_of(name, 7, 3) if name.startswith("orders.") else streams.seed_of(name, 7)
+             for name in streams._DERIVED}
+    assert len(set(seeds.values())) == len(seeds)  # no two streams share a seed for the same run
+    a = streams.generator("a-new-stream", 3)
+    b = streams.generator("a-new-stream", 3)
+    assert float(a.initial_seed()) == float(b.initial_seed())
+    assert streams.seed_of("a-new-stream", 3) != streams.seed_of("another-stream", 3)
+    assert streams.seed_of("train.batches", 3) != streams.seed_of("train.batches", 4)
+
+
+def test_param_metadata_reaches_the_widgets_defaults():
+    assert experiment.default(delete.DeleteConfig, "k") == delete.DeleteConfig().k
+    assert experiment.meta(shuffle.ShuffleConfig, "mode")["choices"] == shuffle.MODES
+    assert experiment.label_of(delete.DeleteConfig, "recovery", "kd") == delete.RECOVERY_LABELS["kd"]
