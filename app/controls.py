@@ -5,20 +5,20 @@ the default, keeping links short). Every value a link carries goes through one p
 widget exists, and a value it rejects never reaches Streamlit's binding:
 
 - The binding does not read `st.query_params`: on a page's first run it seeds the widget from a snapshot of the
-  URL taken when the run started, and it parses that text with int()/float() (a 400-digit or 1e400 seed crashed
-  number_input with an OverflowError; "３" passed as 3). Deleting the parameter is therefore not enough. A control
-  whose link value is rejected is created *unbound* for that run: it then never looks at the URL, and Streamlit
-  itself removes a parameter that an earlier run had bound. We delete it from the link too, and rerun at once so
-  that the widget is bound again before the student can touch it (an unbound widget does not write the URL).
+  URL taken when the run started, and parses that text with int()/float() (a 400-digit or 1e400 seed crashed
+  number_input with an OverflowError; "３" passed as 3). Deleting the parameter is therefore not enough: a control
+  whose link value is rejected is created *unbound* for that run, so it never looks at the URL.
 - The notice saying what was ignored is kept in session_state and shown on every run until the control's value
   changes. It used to be drawn only on the run that saw the bad parameter; once the parameter had left the URL,
   any later rerun (a slider touched during a long training, a fragment finishing) wiped it.
+- After every control, the link is made to state its value (absent when it is the default). Streamlit keeps the
+  two in step itself in the common case; this closes the gaps (a run where the control was unbound, a preset).
 
 Presets ("Try this" buttons) set widget keys through session_state. Streamlit logs "created with a default value
-but also had its value set via the Session State API" when a widget is then created with `value=`/`index=`, so
-a control a preset has just set is created without its default, and unbound: without the default, Streamlit
-would sync the link against the wrong default (the first option or the minimum) and drop a value equal to it.
-We write its link value ourselves and rerun, so the frontend gets the bound widget with its real default.
+but also had its value set via the Session State API" when a widget is created with `value=`/`index=` while its
+key holds a value set in this run, so such a control is created without its default. Without it Streamlit syncs
+the link against the wrong default (the minimum or the first option) and would drop a value equal to that, which
+the link sync above repairs.
 """
 
 from __future__ import annotations
@@ -26,21 +26,31 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.state import get_session_state
 
 from app import query
 
 NOTICES = "_layerlab_link_notices"  # {(page, key): {"text": str, "value": the control's value when rejected}}
-PENDING = "_layerlab_preset_pending"  # keys a preset has set whose widgets have not been created since
 _UNSEEN = object()  # a notice's value before its control has been created
 
 
-def _link_values(key: str) -> list[str]:
-    try:
-        return st.query_params.get_all(key)
-    except Exception:  # noqa: BLE001 - no URL (bare mode): nothing to check
-        return []
+# -- the three places that use Streamlit below its public API (tests/test_query.py checks they still exist) ----
+# Public st.query_params refuses to set or delete a parameter bound to a widget, and cannot say whether a key was
+# set through session_state in this run; the methods below are the ones Streamlit's own binding uses for that.
+
+def _set_link(key: str, text: str | None) -> None:
+    """Make the link carry `key=text` (or no `key` when text is None), bound to a widget or not."""
+    with get_session_state().query_params() as qp:
+        if text is None:
+            qp.remove_param(key)
+        else:
+            qp.set_corrected_value(key, text, "string_value")
+
+
+def _set_this_run(key: str) -> bool:
+    """Whether session_state[key] was written in this run (a preset's callback, a page's fallback)."""
+    return get_session_state().is_new_state_value(key)
 
 
 def _page() -> str:
@@ -49,11 +59,13 @@ def _page() -> str:
     return ctx.page_script_hash if ctx is not None else ""
 
 
-def _drop_from_link(key: str) -> None:
+# ------------------------------------------------------------------------------------------------------------
+
+def _link_values(key: str) -> list[str]:
     try:
-        del st.query_params[key]
-    except (KeyError, StreamlitAPIException):
-        pass  # bound by an earlier run: creating the widget unbound makes Streamlit remove it
+        return st.query_params.get_all(key)
+    except Exception:  # noqa: BLE001 - no URL (bare mode): nothing to check
+        return []
 
 
 def _check_link(key: str, default: Any, parse: Callable[[list[str]], Any]) -> bool:
@@ -69,7 +81,7 @@ def _check_link(key: str, default: Any, parse: Callable[[list[str]], Any]) -> bo
         keeps = "The control keeps its current value" if key in st.session_state else f"Using the default, {default}"
         st.session_state.setdefault(NOTICES, {})[(_page(), key)] = {
             "text": f"The link's value `{key}={raw}` was ignored: {why}. {keeps}.", "value": _UNSEEN}
-        _drop_from_link(key)
+        _set_link(key, None)
         return True
 
 
@@ -87,21 +99,22 @@ def _show_notice(slot: Any, key: str, value: Any) -> None:
     slot.warning(notice["text"])
 
 
-def _control(key: str, default: Any, parse: Callable[[list[str]], Any],
+def _sync_link(key: str, value: Any, default: Any, to_url: Callable[[Any], str]) -> None:
+    """Make the link state the control's value: no parameter for the default, else the value's link string."""
+    want = None if value == default else to_url(value)
+    have = _link_values(key)
+    if have != ([] if want is None else [want]):
+        _set_link(key, want)
+
+
+def _control(key: str, default: Any, parse: Callable[[list[str]], Any], to_url: Callable[[Any], str],
              create: Callable[[str | None, bool], Any]) -> Any:
-    """Check the link, then create the widget via `create(bind, with_default)`, bypassing the URL binding when a
-    rejected link value or a preset must not meet it (see the module docstring)."""
+    """Check the link, then create the widget via `create(bind, with_default)` (see the module docstring)."""
     rejected = _check_link(key, default, parse)
-    pending = st.session_state.get(PENDING, set())
-    preset = key in pending
-    pending.discard(key)
-    slot = st.empty()  # the notice goes above its control, but its fate depends on the control's value
-    value = create(None if rejected or preset else "query-params", not preset)
-    if preset and value != default:
-        st.query_params[key] = query.url_string(value)  # allowed: the widget is unbound in this run
+    slot = st.empty()  # the notice goes above its control, but whether it shows depends on the control's value
+    value = create(None if rejected else "query-params", not _set_this_run(key))
     _show_notice(slot, key, value)
-    if (rejected and key not in st.query_params) or (preset and not pending):
-        st.rerun()  # rebind before the student touches the control; the guard keeps this from looping
+    _sync_link(key, value, default, to_url)
     return value
 
 
@@ -114,7 +127,7 @@ def select(label: str, key: str, options: Sequence[Any], default: Any, help: str
         index = {"index": list(options).index(default)} if with_default else {}
         return st.selectbox(label, options, key=key, help=help, format_func=format_func, bind=bind, **index, **kw)
 
-    return _control(key, default, lambda v: query.parse_choice(v, labels), create)
+    return _control(key, default, lambda v: query.parse_choice(v, labels), format_func, create)
 
 
 def select_slider(label: str, key: str, options: Sequence[Any], default: Any, help: str, **kw: Any) -> Any:
@@ -124,7 +137,7 @@ def select_slider(label: str, key: str, options: Sequence[Any], default: Any, he
         value = {"value": default} if with_default else {}
         return st.select_slider(label, options, key=key, help=help, bind=bind, **value, **kw)
 
-    return _control(key, default, lambda v: query.parse_choice(v, options), create)
+    return _control(key, default, lambda v: query.parse_choice(v, options), query.url_string, create)
 
 
 def slider(label: str, key: str, lo: int, hi: int, default: int, help: str, **kw: Any) -> int:
@@ -134,7 +147,7 @@ def slider(label: str, key: str, lo: int, hi: int, default: int, help: str, **kw
         value = {"value": default} if with_default else {}
         return st.slider(label, lo, hi, key=key, help=help, bind=bind, **value, **kw)
 
-    return int(_control(key, default, lambda v: query.parse_int(v, lo, hi), create))
+    return int(_control(key, default, lambda v: query.parse_int(v, lo, hi), query.url_string, create))
 
 
 def number(label: str, key: str, lo: int, hi: int, default: int, help: str, **kw: Any) -> int:
@@ -144,16 +157,15 @@ def number(label: str, key: str, lo: int, hi: int, default: int, help: str, **kw
         return st.number_input(label, lo, hi, default if with_default else "min", step=1, key=key, help=help,
                                bind=bind, **kw)
 
-    return int(_control(key, default, lambda v: query.parse_int(v, lo, hi), create))
+    return int(_control(key, default, lambda v: query.parse_int(v, lo, hi), query.url_string, create))
 
 
 def preset(label: str, values: dict[str, Any], help: str, key: str) -> None:
-    """A "Try this" button that sets several controls at once (see the module docstring for how they take it)."""
+    """A "Try this" button that sets several controls at once (they then update the URL themselves)."""
 
     def apply() -> None:
         for k, v in values.items():
             st.session_state[k] = v
-        st.session_state[PENDING] = set(values)
 
     st.button(label, help=help, on_click=apply, key=key)
 
