@@ -1,8 +1,24 @@
 """Widgets whose values live in the page URL, so a copied link reproduces the view exactly.
 
 Each widget is bound to a query parameter named by its key (Streamlit drops a parameter whose value equals
-the default, keeping links short). Streamlit silently ignores a value it cannot use; we first check the raw
-URL ourselves so the student is told which value was ignored and why, instead of wondering.
+the default, keeping links short). Every value a link carries goes through one parser (app/query.py) before the
+widget exists, and a value it rejects never reaches Streamlit's binding:
+
+- The binding does not read `st.query_params`: on a page's first run it seeds the widget from a snapshot of the
+  URL taken when the run started, and parses that text with int()/float() (a 400-digit or 1e400 seed crashed
+  number_input with an OverflowError; "３" passed as 3). Deleting the parameter is therefore not enough: a control
+  whose link value is rejected is created *unbound* for that run, so it never looks at the URL.
+- The notice saying what was ignored is kept in session_state and shown on every run until the control's value
+  changes. It used to be drawn only on the run that saw the bad parameter; once the parameter had left the URL,
+  any later rerun (a slider touched during a long training, a fragment finishing) wiped it.
+- After every control, the link is made to state its value (absent when it is the default). Streamlit keeps the
+  two in step itself in the common case; this closes the gaps (a run where the control was unbound, a preset).
+
+Presets ("Try this" buttons) set widget keys through session_state. Streamlit logs "created with a default value
+but also had its value set via the Session State API" when a widget is created with `value=`/`index=` while its
+key holds a value set in this run, so such a control is created without its default. Without it Streamlit syncs
+the link against the wrong default (the minimum or the first option) and would drop a value equal to that, which
+the link sync above repairs.
 """
 
 from __future__ import annotations
@@ -10,55 +26,139 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.state import get_session_state
 
+from app import query
 from lab import experiment
 
+NOTICES = "_layerlab_link_notices"  # {(page, key): {"text": str, "value": the control's value when rejected}}
+_UNSEEN = object()  # a notice's value before its control has been created
 
-def _url_value(key: str) -> str | None:
+
+# -- the three places that use Streamlit below its public API (tests/test_query.py checks they still exist) ----
+# Public st.query_params refuses to set or delete a parameter bound to a widget, and cannot say whether a key was
+# set through session_state in this run; the methods below are the ones Streamlit's own binding uses for that.
+
+def _set_link(key: str, text: str | None) -> None:
+    """Make the link carry `key=text` (or no `key` when text is None), bound to a widget or not."""
+    with get_session_state().query_params() as qp:
+        if text is None:
+            qp.remove_param(key)
+        else:
+            qp.set_corrected_value(key, text, "string_value")
+
+
+def _set_this_run(key: str) -> bool:
+    """Whether session_state[key] was written in this run (a preset's callback, a page's fallback)."""
+    return get_session_state().is_new_state_value(key)
+
+
+def _page() -> str:
+    """The running page: a notice belongs to one page's control (`seed` exists on four pages)."""
+    ctx = get_script_run_ctx()
+    return ctx.page_script_hash if ctx is not None else ""
+
+
+# ------------------------------------------------------------------------------------------------------------
+
+def _link_values(key: str) -> list[str]:
     try:
-        return st.query_params.get(key)
-    except Exception:  # noqa: BLE001 - no URL (e.g. in AppTest): nothing to check
-        return None
+        return st.query_params.get_all(key)
+    except Exception:  # noqa: BLE001 - no URL (bare mode): nothing to check
+        return []
 
 
-def _ignored(key: str, raw: str, expected: str) -> None:
-    st.warning(f"The link's value `{key}={raw[:40]}` was ignored: {expected}. Using the default instead.")
+def _check_link(key: str, default: Any, parse: Callable[[list[str]], Any]) -> bool:
+    """True when the link carries a value for `key` that `parse` rejects; records its notice and drops it."""
+    values = _link_values(key)
+    if not values:
+        return False
+    try:
+        parse(values)
+        return False
+    except query.Rejected as why:
+        raw = query.shown(f"&{key}=".join(values))
+        keeps = "The control keeps its current value" if key in st.session_state else f"Using the default, {default}"
+        st.session_state.setdefault(NOTICES, {})[(_page(), key)] = {
+            "text": f"The link's value `{key}={raw}` was ignored: {why}. {keeps}.", "value": _UNSEEN}
+        _set_link(key, None)
+        return True
 
 
-def _check_int(key: str, lo: int, hi: int) -> None:
-    """Tell the student when the link's value for an integer control is not a whole number in [lo, hi]."""
-    raw = _url_value(key)
-    if raw is None:
+def _show_notice(slot: Any, key: str, value: Any) -> None:
+    """Show the control's notice until its value changes (then the student has moved on from the bad link)."""
+    notices = st.session_state.get(NOTICES, {})
+    notice = notices.get((_page(), key))
+    if notice is None:
         return
-    try:
-        ok = lo <= int(raw) <= hi
-    except ValueError:
-        ok = False
-    if not ok:
-        _ignored(key, raw, f"expected a whole number from {lo} to {hi}")
+    if notice["value"] is _UNSEEN:
+        notice["value"] = value
+    elif notice["value"] != value:
+        del notices[(_page(), key)]
+        return
+    slot.warning(notice["text"])
+
+
+def _sync_link(key: str, value: Any, default: Any, to_url: Callable[[Any], str]) -> None:
+    """Make the link state the control's value: no parameter for the default, else the value's link string."""
+    want = None if value == default else to_url(value)
+    have = _link_values(key)
+    if have != ([] if want is None else [want]):
+        _set_link(key, want)
+
+
+def _control(key: str, default: Any, parse: Callable[[list[str]], Any], to_url: Callable[[Any], str],
+             create: Callable[[str | None, bool], Any]) -> Any:
+    """Check the link, then create the widget via `create(bind, with_default)` (see the module docstring)."""
+    rejected = _check_link(key, default, parse)
+    slot = st.empty()  # the notice goes above its control, but whether it shows depends on the control's value
+    value = create(None if rejected else "query-params", not _set_this_run(key))
+    _show_notice(slot, key, value)
+    _sync_link(key, value, default, to_url)
+    return value
 
 
 def select(label: str, key: str, options: Sequence[Any], default: Any, help: str,
            format_func: Callable[[Any], str] = str, **kw: Any) -> Any:
-    """A select box bound to the URL parameter `key`."""
-    raw = _url_value(key)
-    shown = [format_func(o) for o in options]  # a bound select box writes the option's label into the link
-    if raw is not None and raw not in shown:
-        _ignored(key, raw, "expected one of " + ", ".join(shown))
-    return st.selectbox(label, options, index=list(options).index(default), key=key, help=help,
-                        format_func=format_func, bind="query-params", **kw)
+    """A select box bound to the URL parameter `key` (shown labels are what the link carries)."""
+    labels = [format_func(o) for o in options]  # a bound select box writes the option's label into the link
+
+    def create(bind: str | None, with_default: bool) -> Any:
+        index = {"index": list(options).index(default)} if with_default else {}
+        return st.selectbox(label, options, key=key, help=help, format_func=format_func, bind=bind, **index, **kw)
+
+    return _control(key, default, lambda v: query.parse_choice(v, labels), format_func, create)
+
+
+def select_slider(label: str, key: str, options: Sequence[Any], default: Any, help: str, **kw: Any) -> Any:
+    """A select slider over `options` bound to the URL parameter `key`."""
+
+    def create(bind: str | None, with_default: bool) -> Any:
+        value = {"value": default} if with_default else {}
+        return st.select_slider(label, options, key=key, help=help, bind=bind, **value, **kw)
+
+    return _control(key, default, lambda v: query.parse_choice(v, options), query.url_string, create)
 
 
 def slider(label: str, key: str, lo: int, hi: int, default: int, help: str, **kw: Any) -> int:
     """An integer slider bound to the URL parameter `key`."""
-    _check_int(key, lo, hi)
-    return int(st.slider(label, lo, hi, default, key=key, help=help, bind="query-params", **kw))
+
+    def create(bind: str | None, with_default: bool) -> Any:
+        value = {"value": default} if with_default else {}
+        return st.slider(label, lo, hi, key=key, help=help, bind=bind, **value, **kw)
+
+    return int(_control(key, default, lambda v: query.parse_int(v, lo, hi), query.url_string, create))
 
 
 def number(label: str, key: str, lo: int, hi: int, default: int, help: str, **kw: Any) -> int:
     """An integer input bound to the URL parameter `key`."""
-    _check_int(key, lo, hi)
-    return int(st.number_input(label, lo, hi, default, step=1, key=key, help=help, bind="query-params", **kw))
+
+    def create(bind: str | None, with_default: bool) -> Any:
+        return st.number_input(label, lo, hi, default if with_default else "min", step=1, key=key, help=help,
+                               bind=bind, **kw)
+
+    return int(_control(key, default, lambda v: query.parse_int(v, lo, hi), query.url_string, create))
 
 
 def preset(label: str, values: dict[str, Any], help: str, key: str) -> None:

@@ -17,19 +17,9 @@ P_OPTIONS = tuple(round(0.05 * i, 2) for i in range(int(layerdrop.P_MAX / 0.05 +
 
 def p_control() -> float:
     """The training rate: a slider over 0..0.7 in steps of 0.05, bound to the URL (`p=`)."""
-    try:
-        raw = st.query_params.get("p")
-    except Exception:  # noqa: BLE001 - no URL (e.g. in AppTest): nothing to check
-        raw = None
-    # Streamlit matches the link's text against the options' labels (str(v): "0.3", not "0.30"), and silently
-    # ignores anything else; say so instead.
-    if raw is not None and raw not in [str(o) for o in P_OPTIONS]:
-        st.warning(f"The link's value `p={raw[:40]}` was ignored: expected one of "
-                   f"{', '.join(str(o) for o in P_OPTIONS)}. Using the default instead.")
-    default = layerdrop.LayerDropConfig.p
-    return float(st.select_slider("Training LayerDrop rate p", P_OPTIONS, value=default, key="p", bind="query-params",
-                                  help="At every training step each block is skipped with probability p (one draw "
-                                       "per block for the whole batch). p = 0 is the ordinary model."))
+    return float(controls.select_slider("Training LayerDrop rate p", "p", P_OPTIONS, layerdrop.LayerDropConfig.p,
+                                        help="At every training step each block is skipped with probability p "
+                                             "(one draw per block for the whole batch). p = 0 is the ordinary model."))
 
 
 def nearest_option(p: float) -> float:
