@@ -114,7 +114,7 @@ def main() -> None:
     seeds = [0] if args.quick else [int(s) for s in args.seeds.split(",")]
     epochs = 1 if args.quick else recipes.VIT_EPOCHS
     xt, yt = (d.test.x[:60], d.test.y[:60]) if args.quick else (d.test.x, d.test.y)
-    print(f"\nrecipe: {recipes.vit_train_config('sequential', 0, epochs)}; stem_scale {recipes.VIT_STEM_SCALE}")
+    print(f"\nrecipe: {recipes.vit_train_config('sequential', 0, epochs)}; stem_scale {recipes.STEM_SCALE}")
     print(f"{'mode':>10} {'seed':>4} {'in order':>8} {'orders mean':>11} {'min':>6} {'max':>6} "
           f"{'train wall':>10} {'cpu':>6} {'GFLOP/s':>8} {'of peak':>7} {'walk wall':>9} {'cpu':>6} "
           f"{'GFLOP/s':>8} {'of peak':>7}")
