@@ -1,4 +1,4 @@
-"""The one training loop of the lab: minibatch Adam with a cosine learning rate, seeded, routed.
+"""The one training loop of the lab: minibatch Adam (or AdamW) with a cosine learning rate, seeded, routed.
 
 A training *mode* decides the route of every step (sequential, LayerShuffle, LayerDrop...), drawn from a
 generator of its own so that a mode that draws nothing (sequential, LayerDrop with p = 0) trains exactly like
@@ -21,6 +21,8 @@ from .models.base import Route, RoutedModel, accuracy
 from .progress import Progress, silent
 from .routes import sample_route
 
+OPTIMIZERS = ("adam", "adamw")
+
 
 @dataclass(frozen=True)
 class TrainConfig:
@@ -34,10 +36,21 @@ class TrainConfig:
     mode: str = "sequential"  # sequential | shuffle | layerdrop (others may be added by experiments)
     drop_p: float = 0.0  # LayerDrop rate (mode="layerdrop")
     checkpoints: tuple[int, ...] = (0, 1, 2, 3, 5)  # epochs after which weights are kept; the end is always kept
+    # The defaults below reproduce the original loop bit for bit (plain Adam, L2 through `weight_decay`, no
+    # warm-up, torch's per-tensor optimizer step); the ViT recipe in `lab.recipes` changes them.
+    optimizer: str = "adam"  # adam | adamw (decoupled decay, applied to weight matrices only)
+    warmup: float = 0.0  # fraction of all steps with a linear warm-up before the cosine decay
+    fused: bool = False  # torch's fused optimizer kernel: faster, but not bitwise equal to the per-tensor step
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch < 1 or self.lr <= 0:
             raise ValueError("epochs and batch must be >= 1 and lr > 0")
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"unknown optimizer {self.optimizer!r}; choose one of {', '.join(OPTIMIZERS)}")
+        if not 0.0 <= self.warmup < 1.0:
+            raise ValueError(f"the warm-up fraction must be in [0, 1), got {self.warmup}")
+        if self.weight_decay < 0:
+            raise ValueError(f"weight decay must be >= 0, got {self.weight_decay}")
         if not 0.0 <= self.drop_p < 1.0:
             raise ValueError(f"LayerDrop rate must be in [0, 1), got {self.drop_p}")
 
@@ -65,6 +78,32 @@ def cosine(step: int, total: int) -> float:
     return 0.5 * (1 + math.cos(math.pi * min(step, total) / total))
 
 
+def lr_factor(step: int, total: int, warmup_steps: int) -> float:
+    """Learning-rate factor: linear warm-up over `warmup_steps`, then cosine to 0 at `total` steps.
+
+    Without warm-up this is exactly `cosine(step, total)`, so default configs train as they always did.
+    """
+    if warmup_steps <= 0:
+        return cosine(step, total)
+    if step < warmup_steps:
+        return (step + 1) / warmup_steps  # never 0: the first step already moves the weights a little
+    return cosine(step - warmup_steps, total - warmup_steps)
+
+
+def make_optimizer(model: RoutedModel, cfg: TrainConfig) -> torch.optim.Optimizer:
+    """The optimizer of a training config (see `TrainConfig.optimizer`)."""
+    fused = True if cfg.fused else None  # None leaves torch's default choice, as the original loop did
+    if cfg.optimizer == "adam":
+        return torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, fused=fused)
+    # AdamW as ViTs are usually trained: decay the weight matrices, not biases, norms, CLS token or positions
+    # (decaying those only pulls the stream's offsets towards zero, which no one wants).
+    params = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in params if p.ndim == 2]
+    rest = [p for p in params if p.ndim != 2]
+    groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": rest, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=cfg.lr, fused=fused)
+
+
 def _snapshot(model: RoutedModel) -> dict[str, torch.Tensor]:
     return {k: v.detach().clone() for k, v in model.state_dict().items()}
 
@@ -82,8 +121,9 @@ def train(
     n = len(train_split)
     steps_per_epoch = math.ceil(n / cfg.batch)
     total = cfg.epochs * steps_per_epoch
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine(s, total))
+    opt = make_optimizer(model, cfg)
+    warm = round(cfg.warmup * total)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, total, warm))
     batch_gen = streams.generator("train.batches", cfg.seed)
     route_gen = streams.generator("train.routes", cfg.seed)
     log = TrainLog()

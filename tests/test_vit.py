@@ -186,3 +186,92 @@ def test_all_permutations_are_distinct_functions():
         outs = [m(x, p) for p in itertools.permutations(range(3))]
     for a, b in itertools.combinations(outs, 2):
         assert not torch.allclose(a, b, atol=1e-5)
+
+
+# -- the ViT recipe (lab.recipes) and the training options it uses ------------------------------------------
+def test_recipe_training_is_seeded_bitwise():
+    """Same seed -> bitwise the same weights (fused AdamW, warm-up, shuffled routes); another seed differs."""
+    from dataclasses import replace
+
+    from lab import recipes
+    from lab.zoo import build
+
+    d = tiny_digits(64)
+    cfg = replace(recipes.vit_model_config("shuffle"), **SMALL)
+
+    def fit(seed: int) -> dict:
+        m = build(cfg, seed)
+        train(m, d.train, replace(recipes.vit_train_config("shuffle", seed, epochs=2), batch=16, checkpoints=()))
+        return m.state_dict()
+
+    a, b, c = fit(0), fit(0), fit(1)
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert any(not torch.equal(a[k], c[k]) for k in a)
+
+
+def test_default_train_config_is_the_original_adam_cosine_loop():
+    """Defaults must train exactly as the loop did before the recipe options existed (an explicit copy of it)."""
+    from lab.train import cosine
+
+    d = tiny_digits(64)
+    cfg = TrainConfig(epochs=2, batch=16, lr=2e-3, weight_decay=1e-3, seed=3, checkpoints=())
+    torch.manual_seed(0)
+    m = ViT(ViTConfig(**SMALL))
+    ref = ViT(ViTConfig(**SMALL))
+    ref.load_state_dict(m.state_dict())
+    train(m, d.train, cfg)
+    opt = torch.optim.Adam(ref.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    total = cfg.epochs * 4
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine(s, total))
+    gen = torch.Generator().manual_seed(cfg.seed * 7919 + 1)
+    ref.train()
+    for _ in range(cfg.epochs):
+        order = torch.randperm(64, generator=gen)
+        for s in range(4):
+            idx = order[s * 16 : (s + 1) * 16]
+            loss = ref.loss(d.train.x[idx], d.train.y[idx])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
+    assert all(torch.equal(v, ref.state_dict()[k]) for k, v in m.state_dict().items())
+
+
+def test_warmup_then_cosine_schedule():
+    from lab.train import cosine, lr_factor
+
+    total, warm = 100, 10
+    f = [lr_factor(s, total, warm) for s in range(total + 1)]
+    assert f[0] == pytest.approx(0.1) and f[9] == pytest.approx(1.0)  # linear up, never 0
+    assert all(a < b for a, b in zip(f[:9], f[1:10], strict=True))
+    assert f[10] == 1.0 and f[-1] == pytest.approx(0.0, abs=1e-12)  # then a full cosine down to 0
+    assert all(a >= b for a, b in zip(f[10:-1], f[11:], strict=True))
+    assert [lr_factor(s, total, 0) for s in range(total)] == [cosine(s, total) for s in range(total)]
+
+
+def test_adamw_decays_weight_matrices_only():
+    from lab.train import make_optimizer
+
+    m = ViT(ViTConfig(**SMALL))
+    opt = make_optimizer(m, TrainConfig(optimizer="adamw", weight_decay=0.05))
+    decay = {id(p) for g in opt.param_groups if g["weight_decay"] > 0 for p in g["params"]}
+    names = {n for n, p in m.named_parameters() if id(p) in decay}
+    assert "blocks.0.qkv.weight" in names and "head.fc.weight" in names and "stem.proj.weight" in names
+    assert not any(n.endswith("bias") or ".ln" in n or "norm" in n or n in ("stem.cls", "stem.pos") for n in names)
+    assert sum(len(g["params"]) for g in opt.param_groups) == len(list(m.parameters()))
+    with pytest.raises(ValueError):
+        TrainConfig(optimizer="sgd")
+    with pytest.raises(ValueError):
+        TrainConfig(warmup=1.0)
+
+
+def test_stem_scale_scales_only_the_stem():
+    torch.manual_seed(0)
+    a = ViT(ViTConfig(**SMALL))
+    torch.manual_seed(0)
+    b = ViT(ViTConfig(stem_scale=0.05, **SMALL))
+    for (n, p), q in zip(a.named_parameters(), b.parameters(), strict=True):
+        if n in ("stem.cls", "stem.pos", "stem.proj.weight"):
+            assert torch.allclose(q, 0.05 * p)
+        else:
+            assert torch.equal(p, q), n
