@@ -43,7 +43,7 @@ from torch import nn
 
 from .data import Split
 from .models.base import RoutedModel, Step
-from .models.vit import MLP_FIRST
+from .models.vit import MLP_FIRST, ViTConfig
 from .progress import Progress, silent, span
 from .train import TrainConfig, cosine, train
 from .zoo import ModelSpec, build, task
@@ -116,9 +116,9 @@ def candidate_orders(cfg: IOTConfig, n_blocks: int) -> list[Order]:
     return fn(n_blocks, cfg.orders, cfg.order_seed)
 
 
-def order_label(order: Order) -> str:
-    """A short readable name: '0 1 2 3' for block orders, 'A M A A' style for sub-layer orders."""
-    if any(s.variant for s in order):
+def order_label(order: Order, space: str = "blocks") -> str:
+    """A short readable name: '0 1 2 3' for block orders, 'A M A A' (attention or MLP first) for sub-layer orders."""
+    if space == "sublayers" or any(s.variant for s in order):
         return " ".join("M" if s.variant == MLP_FIRST else "A" for s in order)
     return " ".join(str(s.block) for s in order)
 
@@ -370,7 +370,7 @@ def compare(spec: ModelSpec, cfg: IOTConfig, progress: Progress = silent) -> dic
     weights, right when any order is right). `iot_acc` runs each input in the predictor's order. Accuracies are
     on the test split; choices are made on the probe split.
     """
-    if spec.model.__class__.__name__ == "ViTConfig" and getattr(spec.model, "slot_mode", "none") != "none":
+    if isinstance(spec.model, ViTConfig) and spec.model.slot_mode != "none":
         raise ValueError("IOT trains plain models: the ViT's slot modes add losses and inputs it does not model")
     data = task(spec.task)
     tc = spec.train
@@ -411,7 +411,7 @@ def compare(spec: ModelSpec, cfg: IOTConfig, progress: Progress = silent) -> dic
 
     out: dict[str, Any] = {
         "config": cfg,
-        "orders": [order_label(o) for o in orders],
+        "orders": [order_label(o, cfg.space) for o in orders],
         "chance": data.chance,
         "n_blocks": seq.n_blocks,
         "sequential_acc": _acc(seq_logits, te.y),

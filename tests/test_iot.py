@@ -68,6 +68,13 @@ def test_candidates_are_distinct_include_identity_and_are_seeded(space, n):
             assert [s.block for s in o] == list(range(n))
 
 
+def test_order_labels():
+    assert iot.order_label(iot.block_orders(3, 2, 0)[0]) == "0 1 2"
+    subs = iot.sublayer_orders(3, 8, 0)
+    assert iot.order_label(subs[0], "sublayers") == "A A A"
+    assert sorted(iot.order_label(o, "sublayers") for o in subs)[-1] == "M M M"
+
+
 def test_order_spaces_cannot_ask_for_more_orders_than_exist():
     assert len(set(iot.sublayer_orders(3, 8, 0))) == 8  # all of them
     with pytest.raises(ValueError):
