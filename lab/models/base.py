@@ -3,16 +3,33 @@
 A *route* is a sequence of block indices saying which blocks run and in what order: the full model is
 `range(n_blocks)`, a deletion omits some, a shuffle permutes them. Every surgery, search and analysis in the
 lab works through `forward(x, route)` and `states(x, route)`, so it works on every model unchanged.
+
+A *step* generalises one entry of a route without changing what a route is: `Step(block, variant)` runs a block
+in a named variant of its computation (the ViT's "mlp_first" runs its MLP before its attention). A plain int is
+the block in its standard form, so every route is already a sequence of steps; `run_steps` runs either.
+Later rearrangements (a parallel group of blocks, say) extend the step, not the route: routes stay plain data.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence
+from dataclasses import dataclass
+from typing import Iterable, Optional, Sequence, Union
 
 import torch
 from torch import nn
 
 Route = Sequence[int]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a route: `block` run in `variant` ("" = its standard computation, the same as a plain int)."""
+
+    block: int
+    variant: str = ""
+
+
+StepLike = Union[int, Step]
 
 
 class RoutedModel(nn.Module):
@@ -48,7 +65,20 @@ class RoutedModel(nn.Module):
     def readout(self, h: torch.Tensor) -> torch.Tensor:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def run_variant(self, h: torch.Tensor, block: int, slot: int, variant: str) -> torch.Tensor:
+        """A block in a non-standard variant; models that have variants override this."""
+        raise ValueError(f"{type(self).__name__} has no block variant {variant!r}")
+
     # -- shared ------------------------------------------------------------------------------------
+    def run_steps(self, h: torch.Tensor, steps: Sequence[StepLike]) -> torch.Tensor:
+        """Run a route of steps (ints or `Step`s) from a stem output `h`; returns the last hidden state."""
+        for slot, st in enumerate(steps):
+            block, variant = (st.block, st.variant) if isinstance(st, Step) else (int(st), "")
+            if not 0 <= block < self.n_blocks:
+                raise ValueError(f"step {st} names block {block}; this model has blocks 0..{self.n_blocks - 1}")
+            h = self.run_block(h, block, slot) if variant == "" else self.run_variant(h, block, slot, variant)
+        return h
+
     def forward(self, x: torch.Tensor, route: Optional[Route] = None) -> torch.Tensor:
         h = self.embed(x)
         for slot, b in enumerate(self.check_route(route)):

@@ -11,6 +11,8 @@ Slot modes (LayerShuffle, Freiberger et al. 2024), for models trained in a rando
                slot* to the residual stream before it runs (so the model starts out exactly like "none").
   "predict":   each block owns a small head (LayerNorm -> Linear) that predicts its current slot from the mean
                token of its output; `loss` adds that cross-entropy (mean over the route's blocks, weight 1).
+Sub-layer order (IOT, Zhu et al. 2021): the block variant "mlp_first" runs the same block as
+  h = h + mlp(ln2(h));  h = h + attn(ln1(h))  (same weights, same parameter count); see `base.Step`.
 Parameter names are prefixed `stem.`, `blocks.<i>.` and `head.`, so per-layer surgery can find each layer.
 """
 
@@ -27,6 +29,7 @@ from torch import nn
 from .base import Route, RoutedModel
 
 SLOT_MODES = ("none", "position", "predict")
+MLP_FIRST = "mlp_first"  # the block variant (see `base.Step`) that runs the MLP sub-layer before attention
 
 
 @dataclass(frozen=True)
@@ -114,11 +117,17 @@ class Block(nn.Module):
         out = att @ v
         return self.proj(out.transpose(1, 2).reshape(b, t, w))
 
-    def forward(self, h: torch.Tensor, slot: int) -> torch.Tensor:
+    def mlp(self, h: torch.Tensor) -> torch.Tensor:
+        return self.fc2(F.gelu(self.fc1(h)))
+
+    def forward(self, h: torch.Tensor, slot: int, mlp_first: bool = False) -> torch.Tensor:
         if self.slot_embed is not None:
             h = h + self.slot_embed[min(slot, self.slot_embed.shape[0] - 1)]
+        if mlp_first:  # the other sub-layer order; each sub-layer keeps its own LayerNorm
+            h = h + self.mlp(self.ln2(h))
+            return h + self.attention(self.ln1(h))
         h = h + self.attention(self.ln1(h))
-        return h + self.fc2(F.gelu(self.fc1(self.ln2(h))))
+        return h + self.mlp(self.ln2(h))
 
 
 class Head(nn.Module):
@@ -187,6 +196,11 @@ class ViT(RoutedModel):
 
     def readout(self, h: torch.Tensor) -> torch.Tensor:
         return self.head(h)
+
+    def run_variant(self, h: torch.Tensor, block: int, slot: int, variant: str) -> torch.Tensor:
+        if variant != MLP_FIRST:
+            return super().run_variant(h, block, slot, variant)
+        return self.blocks[block](h, slot, mlp_first=True)
 
     def slot_logits(self, h: torch.Tensor, block: int) -> torch.Tensor:
         """The predict head of `block` on its output `h`: logits over slots (mean token as input)."""
