@@ -202,8 +202,8 @@ st.markdown(f"""
 
 text.section("The code")
 text.show_code([recipes.vit_model_config, recipes.vit_train_config, vit.Block.forward, vit.ViT.loss,
-                shuffle.all_orders_accuracy, shuffle.position_probe], "These are the functions that produced the numbers above, read from the "
-               "running source:")
+                shuffle.all_orders_accuracy, shuffle.position_probe],
+               "These are the functions that produced the numbers above, read from the running source:")
 from lab.routes import sample_route  # noqa: E402 - shown, not used
 
 text.show_code([sample_route], "The route of each training step (mode `shuffle` for all three LayerShuffle "
