@@ -28,6 +28,8 @@ test: lint
 
 bench: $(VENV)/.installed
 	PYTHONPATH=. $(PY) bench/bench_delete.py
+	PYTHONPATH=. $(PY) bench/bench_vit.py
+	PYTHONPATH=. $(PY) bench/bench_shuffle_page.py
 
 clean-cache:
 	find cache -mindepth 1 ! -name README.md -delete
