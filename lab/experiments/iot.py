@@ -169,6 +169,7 @@ def observe(cfg: ObserveConfig, progress: Progress) -> dict[str, Any]:
         "orders": [core.order_label(o, cfg.space) for o in orders],
         "n_blocks": t.model.n_blocks,
         "chance": d.chance,
+        "n_test": len(d.test.y),
         "base_acc": seq_acc,
         "sequential_acc": seq_acc,
         # the sequential model forced into each candidate order, untrained for it: what reordering costs a
