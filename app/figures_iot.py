@@ -27,8 +27,9 @@ def _zoomed_axis(fig: go.Figure, values: list[float], chance: float, title: str)
     """Accuracies a point apart are invisible on 0..100 %: zoom on the data, and say so on the axis."""
     lo, hi = min(values), max(values)
     bottom = max(0.0, lo - max(0.05, 0.5 * (hi - lo)))
-    top = min(1.02, hi + 0.02)
-    fig.update_yaxes(title=title + (" (axis zoomed)" if bottom > 0 else ""), tickformat=".0%", range=[bottom, top])
+    top = min(1.04, hi + 0.03)  # room for the value labels
+    fmt = ".0%" if top - bottom > 0.08 else ".1%"  # a few points tall: whole percents would repeat
+    fig.update_yaxes(title=title + (" (zoomed)" if bottom > 0 else ""), tickformat=fmt, range=[bottom, top])
     if chance >= bottom:
         common.chance_line(fig, chance)
 
@@ -39,13 +40,14 @@ def accuracy(tr: dict[str, Any], obs: Optional[dict[str, Any]]) -> go.Figure:
     names = [f"order {j}" for j in range(m)]
     fig = go.Figure()
     vals = list(tr["order_acc"])
+    # Explicit offsets and widths: a third trace (the methods) would otherwise take a third slot at every x.
     fig.add_bar(x=names, y=tr["order_acc"], name="IOT's shared weights, run in this order",
-                marker_color=theme.RECOVERED, customdata=tr["orders"],
+                marker_color=theme.RECOVERED, offset=-0.4, width=0.4, customdata=tr["orders"],
                 hovertemplate="%{x} (%{customdata}): %{y:.1%}<extra>shared weights</extra>")
     if obs is not None:
         vals += obs["fixed_acc"]
         fig.add_bar(x=names, y=obs["fixed_acc"], name="a model trained alone in this order",
-                    marker_color=theme.ORIGINAL, customdata=obs["orders"],
+                    marker_color=theme.ORIGINAL, offset=0.0, width=0.4, customdata=obs["orders"],
                     hovertemplate="%{x} (%{customdata}): %{y:.1%}<extra>trained alone</extra>")
     methods = [("sequential", tr["sequential_acc"], theme.ORIGINAL)]
     if obs is not None:
@@ -54,10 +56,10 @@ def accuracy(tr: dict[str, Any], obs: Optional[dict[str, Any]]) -> go.Figure:
                 ("oracle", tr["oracle_acc"], theme.CHANCE)]
     vals += [v for _, v, _ in methods]
     fig.add_bar(x=[n for n, _, _ in methods], y=[v for _, v, _ in methods], name="methods",
-                marker_color=[c for _, _, c in methods], showlegend=False,
-                text=[f"{v:.1%}" for _, v, _ in methods], textposition="outside",
+                marker_color=[c for _, _, c in methods], showlegend=False, offset=-0.3, width=0.6,
+                text=[f"{v:.1%}" for _, v, _ in methods], textposition="outside", textfont={"size": 15},
+                cliponaxis=False,
                 hovertemplate="%{x}: %{y:.1%}<extra></extra>")
-    fig.update_layout(barmode="group", bargap=0.25)
     _zoomed_axis(fig, vals, tr["chance"], "held-out accuracy")
     return theme.layout(fig, "Every candidate order, and what choosing per input buys", height=460)
 
@@ -94,8 +96,7 @@ def confusion(tr: dict[str, Any]) -> go.Figure:
                                colorbar={"title": "inputs", "tickformat": ".0%"}))
     fig.update_xaxes(title="order that was best for the input (lowest loss)", side="bottom")
     fig.update_yaxes(title="order the predictor chose", autorange="reversed")
-    return theme.layout(fig, f"Chosen vs best order: agreement {tr['oracle_agreement']:.0%} (chance "
-                             f"{1 / m:.0%})", height=520)
+    return theme.layout(fig, f"Chosen vs best order ({tr['oracle_agreement']:.0%} agree)", height=520)
 
 
 def collapse(on: dict[str, Any], off: dict[str, Any]) -> go.Figure:
@@ -117,6 +118,11 @@ def collapse(on: dict[str, Any], off: dict[str, Any]) -> go.Figure:
     fig.add_hline(y=1 / m, line={"color": theme.CHANCE, "dash": "dot"}, annotation_text=f"even split 1/{m}",
                   annotation_position="bottom right", row=1, col=1)
     fig.update_yaxes(tickformat=".0%", range=[0, 1.05], row=1, col=1)
-    fig.update_yaxes(tickformat=".0%", row=1, col=2)
-    fig.update_xaxes(title="epoch")
-    return theme.layout(fig, "Without the exploration term the choice collapses onto one order", height=460)
+    fig.update_yaxes(tickformat=".1%", row=1, col=2)
+    n = len(on["curves"]["top_share"])
+    fig.update_xaxes(title="epoch", dtick=max(1, n // 8), range=[0.5, n + 0.5])
+    fig = theme.layout(fig, "Without the exploration term the choice collapses onto one order", height=520)
+    # the subplot titles sit where the lab's legend band goes: the legend moves under the plots
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.25, "xanchor": "left", "x": 0},
+                      margin={"t": 100, "b": 120})
+    return fig

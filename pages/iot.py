@@ -56,11 +56,12 @@ metric(c[0], "Sequential model", tr and tr["sequential_acc"], help="Trained as u
 metric(c[1], "Best fixed order", obs and obs["best_fixed_acc"],
        help="One model trained alone in each candidate order; the one with the best probe accuracy (a split apart "
             "from the test set).")
-metric(c[2], f"Ensemble of {m} orders", tr and tr["ensemble_acc"], help=f"IOT's weights run in all {m} orders, "
+metric(c[2], f"Ensemble, M = {m}", tr and tr["ensemble_acc"], help=f"IOT's weights run in all {m} orders, "
        f"logits averaged: {m}x the compute at inference.")
-metric(c[3], "IOT (predicted order)", tr and tr["iot_acc"],
+metric(c[3], "IOT", tr and tr["iot_acc"],
        tr and pts(tr["iot_acc"], max(tr["sequential_acc"], obs["best_fixed_acc"] if obs else 0.0)) + " vs best",
-       help="Each input runs once, in the order its predictor chooses.")
+       help="Each input runs once, in the order the predictor chooses for it. The change is against the better of "
+            "the sequential model and the best fixed order.")
 metric(c[4], "Oracle", tr and tr["oracle_acc"], help="IOT's weights, counted right when any of the orders is "
        "right: the upper bound of any predictor over these orders.")
 

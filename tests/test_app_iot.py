@@ -19,8 +19,7 @@ def _all_figures(at, n=4, limit=300.0):
 def test_iot_page_runs_fills_in_and_follows_the_controls():
     at = settle(open_page("iot"))
     labels = [m.label for m in at.metric]
-    assert labels == ["Sequential model", "Best fixed order", "Ensemble of 4 orders", "IOT (predicted order)",
-                      "Oracle"]
+    assert labels == ["Sequential model", "Best fixed order", "Ensemble, M = 4", "IOT", "Oracle"]
     assert all(m.value.endswith("%") for m in at.metric)
     _all_figures(at)
     assert len(at.get("plotly_chart")) == 4
@@ -28,7 +27,7 @@ def test_iot_page_runs_fills_in_and_follows_the_controls():
     assert "Candidate orders:" in text and "order 3:" in text and "With the exploration term off" in text
     at.slider(key="m").set_value(3).run()
     settle(at)
-    assert "Ensemble of 3 orders" in [m.label for m in at.metric]
+    assert "Ensemble, M = 3" in [m.label for m in at.metric]
     assert "order 3:" not in " ".join(md.value for md in at.markdown)
 
 
