@@ -37,6 +37,7 @@ PAGES = [
     st.Page(ROOT / "pages" / "reinit.py", title="Re-initialise a layer", icon=":material/restart_alt:",
             url_path="reinit"),
     st.Page(ROOT / "pages" / "layerdrop.py", title="LayerDrop", icon=":material/layers_clear:", url_path="layerdrop"),
+    st.Page(ROOT / "pages" / "iot.py", title="Choose an order per input", icon=":material/alt_route:", url_path="iot"),
 ]
 
 st.navigation(PAGES).run()

@@ -41,11 +41,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .data import Split
+from . import streams
+from .data import Dataset, Split
 from .models.base import RoutedModel, Step
 from .models.vit import MLP_FIRST, ViTConfig
 from .progress import Progress, silent, span
-from .train import TrainConfig, cosine, train
+from .train import TrainConfig, lr_factor, make_optimizer, train
 from .zoo import ModelSpec, build, task
 
 Order = tuple[Step, ...]
@@ -266,23 +267,26 @@ def train_iot(
 ) -> IOTLog:
     """Train the shared weights and the predictor in place under all candidate orders (see the module doc).
 
-    Batch order, optimiser and schedule are those of `lab.train.train` (Adam, cosine, the same batch generator),
-    so with one order this is the ordinary loop. Gumbel noise comes from a generator of its own.
+    Batch order, optimiser and schedule are those of `lab.train.train` (the recipe's Adam or AdamW, warm-up and
+    cosine, the same batch stream), so with one order this is the ordinary loop. Gumbel noise has a stream of its
+    own.
     """
     m = len(orders)
     n = len(train_split)
     steps_per_epoch = math.ceil(n / tc.batch)
     total = tc.epochs * steps_per_epoch
-    # One optimiser, two groups: Adam updates each parameter on its own, so the model's updates are those of the
-    # ordinary loop; the predictor's gradients are exactly zero when M = 1 and it never moves.
+    # One optimiser, two groups: the model's group is the recipe's own optimiser (Adam or AdamW, fused or not),
+    # and Adam-type updates treat each parameter on its own, so the model's updates are those of the ordinary
+    # loop; the predictor's gradients are exactly zero when M = 1 and it never moves.
     # A faster predictor: its only task signal is the small gap between the orders' losses, averaged over noisy
     # Gumbel draws, and on a task the model fits (digits) that gap shrinks before the predictor has moved.
-    opt = torch.optim.Adam([{"params": list(model.parameters())},
-                            {"params": list(predictor.parameters()), "lr": tc.lr * cfg.predictor_lr}],
-                           lr=tc.lr, weight_decay=tc.weight_decay)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: cosine(s, total))
-    batch_gen = torch.Generator().manual_seed(tc.seed * 7919 + 1)  # the same batches as lab.train.train
-    gumbel_gen = torch.Generator().manual_seed(tc.seed * 7919 + 3)
+    opt = make_optimizer(model, tc)
+    opt.add_param_group({"params": list(predictor.parameters()), "lr": tc.lr * cfg.predictor_lr,
+                         "weight_decay": tc.weight_decay})
+    warm = round(tc.warmup * total)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, total, warm))
+    batch_gen = streams.generator("train.batches", tc.seed)  # the same batches as lab.train.train
+    gumbel_gen = streams.generator("iot.gumbel", tc.seed)
     log_m = math.log(m)
     log = IOTLog([], [], [], [], [], [])
     t0, c0 = time.perf_counter(), time.process_time()
@@ -335,11 +339,33 @@ def train_iot(
 
 
 # -- the comparison ------------------------------------------------------------------------------------------
-def _timed_train(model: RoutedModel, spec: ModelSpec, data_train: Split, test: Split) -> dict[str, Any]:
+@dataclass
+class Sequential:
+    """A trained sequential model and its record (`seconds`, `cpu_seconds` (None when unknown), `test_acc`)."""
+
+    model: RoutedModel
+    seconds: float
+    cpu_seconds: Optional[float]
+    test_acc: list[float]
+
+
+def train_sequential(spec: ModelSpec, data: Dataset) -> Sequential:
+    """The ordinary loop on `spec` (callers with a store pass the zoo's model to `compare` instead)."""
+    model = build(spec.model, spec.train.seed)
     c0 = time.process_time()
-    log = train(model, data_train, replace(spec.train, checkpoints=()), test)
-    return {"seconds": log.seconds, "cpu_seconds": time.process_time() - c0, "test_acc": log.test_acc,
-            "loss": log.loss}
+    log = train(model, data.train, replace(spec.train, checkpoints=()), data.test)
+    return Sequential(model, log.seconds, time.process_time() - c0, log.test_acc)
+
+
+def train_fixed(spec: ModelSpec, order: Order, data: Dataset,
+                progress: Progress = silent) -> tuple[RoutedModel, IOTLog]:
+    """A model trained alone in one fixed order, with the recipe of `spec` (M = 1 IOT training is exactly the
+    ordinary loop run in that order, sub-layer variants included)."""
+    model = build(spec.model, spec.train.seed)
+    one = IOTConfig(orders=1, space="sublayers" if any(s.variant for s in order) else "blocks")
+    log = train_iot(model, Predictor(stem_width(model, data.test.x), 1), data.train, [order], one, spec.train,
+                    progress=progress)
+    return model, log
 
 
 def _acc(logits: torch.Tensor, y: torch.Tensor) -> float:
@@ -360,42 +386,62 @@ def _best_on_probe(acc: Sequence[float], loss: Sequence[float]) -> int:
     return min(range(len(acc)), key=lambda j: (-acc[j], loss[j]))
 
 
-def compare(spec: ModelSpec, cfg: IOTConfig, progress: Progress = silent) -> dict[str, Any]:
+def fixed_summary(test_logits: torch.Tensor, probe_logits: torch.Tensor, data: Dataset) -> dict[str, Any]:
+    """Part 1 on models trained alone, one per candidate order: logits (M, N, C) on the test and probe splits.
+
+    The best fixed order is chosen on the probe split and scored on the test split.
+    """
+    fobs = observe(test_logits, data.test.y)
+    fobs.pop("oracle_order")
+    fprobe_obs = observe(probe_logits, data.probe.y)
+    fj = _best_on_probe(fprobe_obs["order_acc"], fprobe_obs["order_loss"])
+    return {
+        "fixed_acc": fobs["order_acc"],
+        "fixed_probe_acc": fprobe_obs["order_acc"],
+        "best_fixed_order": fj,
+        "best_fixed_acc": fobs["order_acc"][fj],
+        # the paper's Table 1 setting: separately trained orders, their per-input best and oracle
+        "fixed_best_share": fobs["best_share"],
+        "fixed_oracle_acc": fobs["oracle_acc"],
+        "fixed_ensemble_acc": _acc(test_logits.mean(0), data.test.y),
+    }
+
+
+def compare(spec: ModelSpec, cfg: IOTConfig, progress: Progress = silent,
+            sequential: Optional[Sequential] = None) -> dict[str, Any]:
     """IOT against its baselines on the task, architecture and recipe of `spec` (same data, same seed).
 
-    Baselines: `sequential_acc` (ordinary training, identity order); `fixed_acc` (one model trained alone in each
-    candidate order; identity = the sequential model) and `best_fixed_acc` (the one with the best probe accuracy);
-    `shared_best_acc` (the IOT-trained weights run in the one order that is best on the probe split);
-    `ensemble_acc` (the shared weights, logits averaged over all M orders: M x compute); `oracle_acc` (the shared
-    weights, right when any order is right). `iot_acc` runs each input in the predictor's order. Accuracies are
-    on the test split; choices are made on the probe split.
+    Baselines: `sequential_acc` (ordinary training, identity order; `sequential` passes a model already trained
+    on `spec`, e.g. the store's); `fixed_acc` (one model trained alone in each candidate order; identity = the
+    sequential model) and `best_fixed_acc` (the one with the best probe accuracy); `shared_best_acc` (the
+    IOT-trained weights run in the one order that is best on the probe split); `ensemble_acc` (the shared
+    weights, logits averaged over all M orders: M x compute); `oracle_acc` (the shared weights, right when any
+    order is right). `iot_acc` runs each input in the predictor's order. Accuracies are on the test split;
+    choices are made on the probe split. `choice_confusion[i][j]`: share of test inputs for which the predictor
+    chose order i while order j had the lowest loss (the diagonal sums to `oracle_agreement`).
     """
     if isinstance(spec.model, ViTConfig) and spec.model.slot_mode != "none":
         raise ValueError("IOT trains plain models: the ViT's slot modes add losses and inputs it does not model")
     data = task(spec.task)
     tc = spec.train
-    seed = tc.seed
     te, pr = data.test, data.probe
     fixed_on = cfg.fixed_baseline and cfg.orders > 1
     n_fixed = cfg.orders - 1 if fixed_on else 0
     parts = 2 + n_fixed
-    # sequential baseline: the ordinary loop
-    seq = build(spec.model, seed)
-    progress(0.0, "training the sequential model")
-    seq_rec = _timed_train(seq, spec, data.train, te)
+    if sequential is None:  # sequential baseline: the ordinary loop
+        progress(0.0, "training the sequential model")
+        sequential = train_sequential(spec, data)
+    seq = sequential.model
     orders = candidate_orders(cfg, seq.n_blocks)
     # one model per fixed candidate order; the identity is the sequential model itself
     fixed_models = [seq]
-    fixed_secs = [seq_rec["seconds"]]
+    fixed_secs = [sequential.seconds]
     for j, o in enumerate(orders[1:] if fixed_on else [], start=1):
-        mj = build(spec.model, seed)
-        one = IOTConfig(orders=1, space=cfg.space)
-        lg = train_iot(mj, Predictor(stem_width(mj, te.x), 1), data.train, [o], one, tc,
-                       progress=span(progress, j / parts, (j + 1) / parts))
+        mj, lg = train_fixed(spec, o, data, span(progress, j / parts, (j + 1) / parts))
         fixed_models.append(mj)
         fixed_secs.append(lg.seconds)
     # IOT
-    model = build(spec.model, seed)
+    model = build(spec.model, tc.seed)
     pred = Predictor(stem_width(model, te.x), len(orders))
     log = train_iot(model, pred, data.train, orders, cfg, tc, te, span(progress, (1 + n_fixed) / parts, 1.0))
 
@@ -408,6 +454,7 @@ def compare(spec: ModelSpec, cfg: IOTConfig, progress: Progress = silent) -> dic
     probe_obs = observe(shared_pr, pr.y)
     probe_obs.pop("oracle_order")
     best_j = _best_on_probe(probe_obs["order_acc"], probe_obs["order_loss"])
+    m = len(orders)
 
     out: dict[str, Any] = {
         "config": cfg,
@@ -423,49 +470,37 @@ def compare(spec: ModelSpec, cfg: IOTConfig, progress: Progress = silent) -> dic
         "shared_best_order": best_j,
         "shared_best_acc": obs["order_acc"][best_j],
         "ensemble_acc": _acc(shared_te.mean(0), te.y),
-        "choice_share": [float((choice == j).float().mean()) for j in range(len(orders))],
+        "choice_share": [float((choice == j).float().mean()) for j in range(m)],
         "choice_share_per_class": [
-            [float((choice[te.y == c] == j).float().mean()) for j in range(len(orders))]
+            [float((choice[te.y == c] == j).float().mean()) for j in range(m)]
             for c in range(data.n_classes)
         ],
         "oracle_agreement": float((choice == oracle_order).float().mean()),
+        "choice_confusion": [[float(((choice == i) & (oracle_order == j)).float().mean()) for j in range(m)]
+                             for i in range(m)],
         "predictor_params": parameter_count(pred),
         "predictor_share": parameter_count(pred) / parameter_count(model),
         "curves": {"loss": log.loss, "task_loss": log.task_loss, "test_acc": log.test_acc,
                    "choice_entropy": log.choice_entropy, "top_share": log.top_share,
-                   "choice_share": log.choice_share, "sequential_test_acc": seq_rec["test_acc"]},
+                   "choice_share": log.choice_share, "sequential_test_acc": sequential.test_acc},
     }
     if fixed_on:
         fx_te = torch.stack([order_logits(mj, te.x, [o])[0] for mj, o in zip(fixed_models, orders, strict=True)])
         fx_pr = torch.stack([order_logits(mj, pr.x, [o])[0] for mj, o in zip(fixed_models, orders, strict=True)])
-        fobs = observe(fx_te, te.y)
-        fobs.pop("oracle_order")
-        fprobe_obs = observe(fx_pr, pr.y)
-        fprobe = fprobe_obs["order_acc"]
-        fj = _best_on_probe(fprobe, fprobe_obs["order_loss"])
-        out.update({
-            "fixed_acc": fobs["order_acc"],
-            "fixed_probe_acc": fprobe,
-            "best_fixed_order": fj,
-            "best_fixed_acc": fobs["order_acc"][fj],
-            # the paper's Table 1 setting: separately trained orders, their per-input best and oracle
-            "fixed_best_share": fobs["best_share"],
-            "fixed_oracle_acc": fobs["oracle_acc"],
-            "fixed_ensemble_acc": _acc(fx_te.mean(0), te.y),
-        })
+        out.update(fixed_summary(fx_te, fx_pr, data))
     else:  # without separate models the best fixed order is the sequential one
         out.update({"best_fixed_order": 0, "best_fixed_acc": out["sequential_acc"]})
     seq_runs = log.steps * seq.n_blocks
     out["cost"] = {
-        "sequential_train_seconds": seq_rec["seconds"],
-        "sequential_train_cpu_seconds": seq_rec["cpu_seconds"],
+        "sequential_train_seconds": sequential.seconds,
+        "sequential_train_cpu_seconds": sequential.cpu_seconds,
         "iot_train_seconds": log.seconds,
         "iot_train_cpu_seconds": log.cpu_seconds,
         "fixed_train_seconds": sum(fixed_secs),
-        "train_time_ratio": log.seconds / max(seq_rec["seconds"], 1e-9),
+        "train_time_ratio": log.seconds / max(sequential.seconds, 1e-9),
         "train_block_run_ratio": log.block_runs / seq_runs,
         "infer_block_run_ratio": 1.0,  # every input runs one order; the predictor is one small linear layer
-        "ensemble_block_run_ratio": float(len(orders)),
+        "ensemble_block_run_ratio": float(m),
         "infer_time_ratio": iot_infer_s / max(seq_infer_s, 1e-9),
         "ensemble_time_ratio": ens_s / max(seq_infer_s, 1e-9),
     }

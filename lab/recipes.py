@@ -121,3 +121,19 @@ def reinit_spec(model: str, seed: int, depth: Optional[int] = None, width: Optio
         return ModelSpec(cfg, vit_train_config("sequential", seed, epochs or VIT_EPOCHS, REINIT_VIT_CHECKPOINTS),
                          task="digits")
     raise ValueError(f"unknown model {model!r}; choose plain, residual or vit")
+
+
+# -- IOT (choose an order per input): the Delete page's residual MLP and the Shuffle page's sequential ViT ------
+# The sequential baselines are these shared, stored models; IOT and the fixed-order models train with the same
+# recipe (lab/experiments/iot.py).
+IOT_MODELS = ("mlp", "vit")
+IOT_VIT_DEPTH = 6
+
+
+def iot_spec(model: str, seed: int) -> ModelSpec:
+    """The sequential model (and the recipe) of an IOT run: 'mlp' = the residual teacher, 'vit' = the digits ViT."""
+    if model == "mlp":
+        return mlp_spec("residual", seed)
+    if model == "vit":
+        return vit_spec("sequential", depth=IOT_VIT_DEPTH, seed=seed)
+    raise ValueError(f"unknown model {model!r}; choose one of {', '.join(IOT_MODELS)}")

@@ -29,6 +29,9 @@ st.markdown(
 - **:material/layers_clear: LayerDrop**: train with each block skipped at random (probability p), then prune the
   network to any depth without retraining. Which p should you train with for the depth you want, and which
   blocks should go?
+- **:material/alt_route: Choose an order per input**: keep one set of weights and several layer orders, and let a
+  tiny predictor pick the order for each input (IOT). How far is the best order per input from the best single
+  order, and how much of that gap does a learned choice recover?
 """
 )
 

@@ -233,3 +233,17 @@ def test_compare_reports_every_baseline_on_a_tiny_run(monkeypatch):
     assert r["fixed_acc"][0] == r["sequential_acc"]  # the identity's fixed model is the sequential model
     assert r["cost"]["train_block_run_ratio"] == pytest.approx(3.0)
     assert len(r["curves"]["test_acc"]) == 1 and len(r["choice_share_per_class"]) == 20
+
+
+def test_one_order_follows_the_recipe_optimizer_and_warmup_exactly():
+    """The ViT recipe's AdamW, warm-up and fused step: IOT with M = 1 must still be the ordinary loop."""
+    d = synthetic(SMALL_TASK)
+    tc = TrainConfig(epochs=2, batch=128, lr=3e-3, seed=1, checkpoints=(), optimizer="adamw", warmup=0.2,
+                     fused=True, weight_decay=0.05)
+    a, b = small_mlp(seed=1), small_mlp(seed=1)
+    ref = train(a, d.train, tc)
+    log = iot.train_iot(b, iot.Predictor(32, 1), d.train, [iot.identity_order(b.n_blocks)],
+                        iot.IOTConfig(orders=1), tc)
+    assert log.loss == pytest.approx(ref.loss, rel=1e-6, abs=1e-7)
+    for va, vb in zip(a.state_dict().values(), b.state_dict().values(), strict=True):
+        assert torch.allclose(va, vb, atol=1e-6)

@@ -1,0 +1,128 @@
+"""Figures of the IOT page ("Choose an order per input"), from the plain data of lab.experiments.iot."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from . import figures_common as common
+from . import theme
+
+# Order j's colour everywhere on the page (bars, stacks, legend). Order 0, the trained one, is the lab's
+# "original" blue.
+ORDER_COLOURS = theme.QUALITATIVE
+
+
+def order_colour(j: int) -> str:
+    return ORDER_COLOURS[j % len(ORDER_COLOURS)]
+
+
+def order_name(j: int, label: str) -> str:
+    return f"order {j}: {label}" + (" (trained)" if j == 0 else "")
+
+
+def _zoomed_axis(fig: go.Figure, values: list[float], chance: float, title: str) -> None:
+    """Accuracies a point apart are invisible on 0..100 %: zoom on the data, and say so on the axis."""
+    lo, hi = min(values), max(values)
+    bottom = max(0.0, lo - max(0.05, 0.5 * (hi - lo)))
+    top = min(1.04, hi + 0.03)  # room for the value labels
+    fmt = ".0%" if top - bottom > 0.08 else ".1%"  # a few points tall: whole percents would repeat
+    fig.update_yaxes(title=title + (" (zoomed)" if bottom > 0 else ""), tickformat=fmt, range=[bottom, top])
+    if chance >= bottom:
+        common.chance_line(fig, chance)
+
+
+def accuracy(tr: dict[str, Any], obs: Optional[dict[str, Any]]) -> go.Figure:
+    """Each candidate order (IOT's shared weights; trained alone when Part 1 is in), then the methods."""
+    m = len(tr["orders"])
+    names = [f"order {j}" for j in range(m)]
+    fig = go.Figure()
+    vals = list(tr["order_acc"])
+    # Explicit offsets and widths: a third trace (the methods) would otherwise take a third slot at every x.
+    fig.add_bar(x=names, y=tr["order_acc"], name="IOT's shared weights, run in this order",
+                marker_color=theme.RECOVERED, offset=-0.4, width=0.4, customdata=tr["orders"],
+                hovertemplate="%{x} (%{customdata}): %{y:.1%}<extra>shared weights</extra>")
+    if obs is not None:
+        vals += obs["fixed_acc"]
+        fig.add_bar(x=names, y=obs["fixed_acc"], name="a model trained alone in this order",
+                    marker_color=theme.ORIGINAL, offset=0.0, width=0.4, customdata=obs["orders"],
+                    hovertemplate="%{x} (%{customdata}): %{y:.1%}<extra>trained alone</extra>")
+    methods = [("sequential", tr["sequential_acc"], theme.ORIGINAL)]
+    if obs is not None:
+        methods.append(("best fixed", obs["best_fixed_acc"], theme.ORIGINAL))
+    methods += [("ensemble of M", tr["ensemble_acc"], theme.PLAIN), ("IOT", tr["iot_acc"], theme.CUT),
+                ("oracle", tr["oracle_acc"], theme.CHANCE)]
+    vals += [v for _, v, _ in methods]
+    fig.add_bar(x=[n for n, _, _ in methods], y=[v for _, v, _ in methods], name="methods",
+                marker_color=[c for _, _, c in methods], showlegend=False, offset=-0.3, width=0.6,
+                text=[f"{v:.1%}" for _, v, _ in methods], textposition="outside", textfont={"size": 15},
+                cliponaxis=False,
+                hovertemplate="%{x}: %{y:.1%}<extra></extra>")
+    _zoomed_axis(fig, vals, tr["chance"], "held-out accuracy")
+    return theme.layout(fig, "Every candidate order, and what choosing per input buys", height=460)
+
+
+def class_choices(tr: dict[str, Any]) -> go.Figure:
+    """A stacked bar per class: the share of its held-out inputs that the predictor sends to each order."""
+    per = tr["choice_share_per_class"]
+    classes = [str(c) for c in range(len(per))]
+    fig = go.Figure()
+    for j, label in enumerate(tr["orders"]):
+        fig.add_bar(x=classes, y=[row[j] for row in per], name=order_name(j, label), marker_color=order_colour(j),
+                    hovertemplate="class %{x}: %{y:.0%}<extra>" + f"order {j}</extra>")
+    fig.update_layout(barmode="stack")
+    fig.update_xaxes(title="class", type="category")
+    fig.update_yaxes(title="share of the class's inputs", tickformat=".0%", range=[0, 1])
+    return _legend_below(theme.layout(fig, "Which order each class chooses", height=520), len(tr["orders"]))
+
+
+def _legend_below(fig: go.Figure, entries: int) -> go.Figure:
+    """Order labels are long: put the legend under the plot, where it cannot cover the title."""
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.2, "xanchor": "left", "x": 0},
+                      margin={"t": 60, "b": 90 + 28 * ((entries + 1) // 2)})
+    return fig
+
+
+def confusion(tr: dict[str, Any]) -> go.Figure:
+    """Order chosen by the predictor (rows) against the order with the lowest loss for that input (columns)."""
+    c = tr["choice_confusion"]
+    m = len(c)
+    names = [f"order {j}" for j in range(m)]
+    fig = go.Figure(go.Heatmap(z=c, x=names, y=names, colorscale="Blues", zmin=0, zmax=max(max(r) for r in c),
+                               text=[[f"{v:.0%}" for v in row] for row in c], texttemplate="%{text}",
+                               hovertemplate="chose %{y}, best was %{x}: %{z:.1%} of inputs<extra></extra>",
+                               colorbar={"title": "inputs", "tickformat": ".0%"}))
+    fig.update_xaxes(title="order that was best for the input (lowest loss)", side="bottom")
+    fig.update_yaxes(title="order the predictor chose", autorange="reversed")
+    return theme.layout(fig, f"Chosen vs best order ({tr['oracle_agreement']:.0%} agree)", height=520)
+
+
+def collapse(on: dict[str, Any], off: dict[str, Any]) -> go.Figure:
+    """Per epoch: the share of inputs sent to the most chosen order, and held-out IOT accuracy, with the
+    exploration term on and off."""
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
+                        subplot_titles=("share of inputs on the most chosen order", "held-out accuracy (IOT)"))
+    for r, name, colour, dash in ((on, f"exploration on (weight {on['config']['explore']:g})", theme.RECOVERED,
+                                   "solid"), (off, "exploration off (weight 0)", theme.CUT, "dash")):
+        cv = r["curves"]
+        epochs = list(range(1, len(cv["top_share"]) + 1))
+        fig.add_scatter(x=epochs, y=cv["top_share"], name=name, mode="lines+markers", row=1, col=1,
+                        line={"color": colour, "dash": dash}, legendgroup=name,
+                        hovertemplate="epoch %{x}: %{y:.0%}<extra></extra>")
+        fig.add_scatter(x=epochs, y=cv["test_acc"], name=name, mode="lines+markers", row=1, col=2,
+                        line={"color": colour, "dash": dash}, legendgroup=name, showlegend=False,
+                        hovertemplate="epoch %{x}: %{y:.1%}<extra></extra>")
+    m = len(on["orders"])
+    fig.add_hline(y=1 / m, line={"color": theme.CHANCE, "dash": "dot"}, annotation_text=f"even split 1/{m}",
+                  annotation_position="bottom right", row=1, col=1)
+    fig.update_yaxes(tickformat=".0%", range=[0, 1.05], row=1, col=1)
+    fig.update_yaxes(tickformat=".1%", row=1, col=2)
+    n = len(on["curves"]["top_share"])
+    fig.update_xaxes(title="epoch", dtick=max(1, n // 8), range=[0.5, n + 0.5])
+    fig = theme.layout(fig, "Without the exploration term the choice collapses onto one order", height=520)
+    # the subplot titles sit where the lab's legend band goes: the legend moves under the plots
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.25, "xanchor": "left", "x": 0},
+                      margin={"t": 100, "b": 120})
+    return fig

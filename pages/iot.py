@@ -1,0 +1,205 @@
+"""Choose an order per input (IOT): widgets -> IOTConfig -> lab.experiments.iot (three stored pieces) -> figures."""
+
+import json
+import math
+
+import streamlit as st
+
+from app import controls, jobs, text
+from app import figures_iot as figs
+from app.text import pct, pts
+from lab import iot as core
+from lab.experiments import iot
+from lab.store import to_plain
+
+C = iot.IOTConfig
+WEIGHTS_EXPLORE = (0.0, 0.1, 0.3, 1.0, 3.0)
+WEIGHTS_EXPLOIT = (0.0, 0.1, 0.3, 1.0, 3.0)
+PENDING = "…"  # a metric still computing (tests/apptest_util.py: settle waits for it to go)
+
+st.title(":material/alt_route: Choose an order per input")
+st.caption("Instance-wise layer reordering (IOT): one set of weights, several layer orders, and a tiny predictor "
+           "that picks the order for each input.")
+
+with st.sidebar:
+    st.header("Controls")
+    model = controls.param(C, "model", help="mlp: the Delete page's residual MLP (7 blocks, synthetic 20-class "
+                                            "task, seconds). vit: the digits ViT (6 blocks, minutes).")
+    space = controls.param(C, "space", help="blocks: permutations of the blocks. sublayers (ViT only): the "
+                                            "blocks stay in order and each runs attention first or MLP first.")
+    m = controls.param(C, "m", "slider")
+    explore = controls.param(C, "explore", options=WEIGHTS_EXPLORE)
+    exploit = controls.param(C, "exploit", options=WEIGHTS_EXPLOIT)
+    gumbel = controls.param(C, "gumbel", options=(True, False))
+    seed = controls.param(C, "seed", "number", hi=99)
+
+cfg = controls.make_config(iot.IOTConfig, model=model, space=space, m=m, explore=explore, exploit=exploit,
+                           gumbel=gumbel, seed=seed)
+on_cfg, off_cfg = cfg.explore_pair()
+pending = jobs.Pending()
+tr = pending.get(f"IOT training with {m} orders", iot.training, cfg)
+obs = pending.get(f"Training each of the {m} orders alone", iot.observe, cfg.observe_cfg)
+twin = pending.get("Training once more with the exploration term off" if cfg.explore > 0 else
+                   "Training once more with the exploration term on", iot.training,
+                   off_cfg if cfg.explore > 0 else on_cfg)
+pending.show()
+on, off = (tr, twin) if cfg.explore > 0 else (twin, tr)
+
+
+def metric(col, label: str, value, delta: str | None = None, help: str = "") -> None:  # noqa: ANN001
+    col.metric(label, PENDING if value is None else pct(value), delta, help=help)
+
+
+c = st.columns(5)
+metric(c[0], "Sequential model", tr and tr["sequential_acc"], help="Trained as usual, run in its trained order "
+       "(the stored model the Delete / Shuffle pages use). All accuracies are on held-out data.")
+metric(c[1], "Best fixed order", obs and obs["best_fixed_acc"],
+       help="One model trained alone in each candidate order; the one with the best probe accuracy (a split apart "
+            "from the test set).")
+metric(c[2], f"Ensemble, M = {m}", tr and tr["ensemble_acc"], help=f"IOT's weights run in all {m} orders, "
+       f"logits averaged: {m}x the compute at inference.")
+metric(c[3], "IOT", tr and tr["iot_acc"],
+       tr and pts(tr["iot_acc"], max(tr["sequential_acc"], obs["best_fixed_acc"] if obs else 0.0)) + " vs best",
+       help="Each input runs once, in the order the predictor chooses for it. The change is against the better of "
+            "the sequential model and the best fixed order.")
+metric(c[4], "Oracle", tr and tr["oracle_acc"], help="IOT's weights, counted right when any of the orders is "
+       "right: the upper bound of any predictor over these orders.")
+
+if tr is not None:
+    st.plotly_chart(figs.accuracy(tr, obs), theme=None, key="fig_accuracy")
+    left, right = st.columns(2)
+    left.plotly_chart(figs.class_choices(tr), theme=None, key="fig_classes")
+    right.plotly_chart(figs.confusion(tr), theme=None, key="fig_confusion")
+    st.markdown("**Candidate orders:** " + " · ".join(f"order {j}: `{o}`" for j, o in enumerate(tr["orders"]))
+                + ("  \n(A = attention first, M = MLP first, one letter per block)" if space == "sublayers" else ""))
+if on is not None and off is not None:
+    st.plotly_chart(figs.collapse(on, off), theme=None, key="fig_collapse")
+
+if tr is not None:
+    st.download_button("Download this run's numbers (JSON)",
+                       json.dumps(to_plain({"iot": tr, "observation": obs, "twin": twin}), indent=1),
+                       file_name=f"layerlab-iot-{model}-{space}-m{m}-e{explore:g}-x{exploit:g}-g{int(gumbel)}-"
+                                 f"seed{seed}.json",
+                       mime="application/json", help="Every number on this page, for your own analysis.")
+
+text.section("The idea")
+st.markdown("""
+Train the same network with its layers in a different order and it scores about the same on average, yet **single
+inputs prefer different orders** (Zhu et al. 2021: on translation, each of six sub-layer orders was the best one
+for 14-18 % of sentences). **IOT** (instance-wise layer reordering) keeps one set of weights, M candidate orders,
+and a predictor so light it adds under 1 % of the parameters, which picks for each input the order to run. At
+inference each input still runs once: the extra cost is paid in training.
+""")
+
+text.section("How it works")
+st.markdown("""
+1. **Candidates.** Order 0 is the trained order; M − 1 others are drawn by the seed: permutations of the blocks, or
+   (ViT) the blocks in order with each one running attention first (A) or its MLP first (M), same weights.
+2. **Part 1, the observation.** Train one model alone in each candidate order (order 0 is the sequential model),
+   then count, per held-out input, which order has the lowest loss, and how often *any* order is right (oracle).
+3. **Part 2, IOT training.** Per batch the stem runs once; every candidate order runs from its output. A linear
+   predictor on the (detached) stem output gives choice probabilities p(x). The loss is
+   Σₘ wₘ(x)·CEₘ(x) + **explore**·KL(uniform ‖ batch-mean p) + **exploit**·mean entropy of p(x), with
+   w = Gumbel-softmax(log p) (plain softmax with Gumbel off). A weight of 0 switches its term off.
+4. **Inference**: run each input in its argmax order. Compare with the same weights in their best single order
+   (chosen on the probe split), with the ensemble of all M orders and with the oracle.
+5. Everything is stored: the sequential model is shared with other pages, each order trained alone is kept once
+   per seed (raising M trains only the new ones), and each IOT training is kept per setting.
+""")
+
+text.section("The code")
+text.show_code([core.train_iot, core.iot_predict, core.observe, core.Predictor, core.pooled, core.block_orders,
+                core.sublayer_orders], "The functions that produced these numbers, read from the running source:")
+text.show_code([iot.training, iot.observe])
+
+text.section("What the simulations show")
+lines = []
+if tr is not None:
+    n_test = obs["n_test"] if obs else None
+    lines.append(f"The sequential {iot.MODEL_LABELS[model]} scores **{pct(tr['sequential_acc'])}** (chance "
+                 f"{pct(tr['chance'])}). IOT's shared weights score {', '.join(pct(a) for a in tr['order_acc'])} in "
+                 f"the {m} orders; the best on the probe split gives **{pct(tr['shared_best_acc'])}**, the ensemble "
+                 f"**{pct(tr['ensemble_acc'])}**, IOT's predicted order **{pct(tr['iot_acc'])}**, the oracle "
+                 f"**{pct(tr['oracle_acc'])}**.")
+    lines.append(f"The predictor sends {', '.join(f'{s:.0%}' for s in tr['choice_share'])} of the inputs to orders "
+                 f"0-{m - 1}, and agrees with the order that was really best for the input on "
+                 f"**{tr['oracle_agreement']:.0%}** of them (a blind guess: {1 / m:.0%}). It has "
+                 f"{tr['predictor_params']} parameters ({tr['predictor_share']:.2%} of the model).")
+    cost = tr["cost"]
+    lines.append(f"Training cost: {cost['train_block_run_ratio']:.0f}x the block runs of sequential training "
+                 f"({cost['iot_train_seconds']:.0f} s, against {cost['sequential_train_seconds']:.0f} s for the "
+                 f"sequential model when each was trained); inference runs 1 order per input "
+                 f"({cost['infer_time_ratio']:.1f}x the sequential time measured here), the ensemble {m}.")
+    if obs is not None:
+        base = max(tr["sequential_acc"], obs["best_fixed_acc"])
+        se = math.sqrt(base * (1 - base) / n_test) if n_test else 0.0
+        gain = tr["iot_acc"] - base
+        verdict = ("**IOT helps here**" if gain > 2 * se else "**IOT does not clearly help here**" if gain > -2 * se
+                   else "**IOT is worse here**")
+        lines.append(f"Orders trained alone: {', '.join(pct(a) for a in obs['fixed_acc'])}; each is the best order "
+                     f"for {', '.join(f'{s:.0%}' for s in obs['fixed_best_share'])} of the inputs, and their oracle "
+                     f"reaches {pct(obs['fixed_oracle_acc'])}: the paper's observation, at this scale.")
+        lines.append(f"{verdict}: IOT {pts(tr['iot_acc'], base)} against the better of the sequential model and the "
+                     f"best fixed order ({pct(base)}), where one standard error on {n_test} test inputs is about "
+                     f"{100 * se:.1f} pts. The oracle gap, {pts(tr['oracle_acc'], tr['shared_best_acc'])} over the "
+                     f"shared weights' best single order, is the most any predictor over these orders could gain.")
+        lines.append("The sequential model, forced into the other orders without training for them, scores "
+                     + ", ".join(pct(a) for a in obs["sequential_order_acc"]) + ".")
+if on is not None and off is not None:
+    lines.append(f"With the exploration term off, the most chosen order ends with "
+                 f"{off['curves']['top_share'][-1]:.0%} of the inputs (with it on: "
+                 f"{on['curves']['top_share'][-1]:.0%}); IOT then scores {pct(off['iot_acc'])}.")
+st.markdown("\n".join(f"- {x}" for x in lines) if lines else "The numbers appear here as the trainings finish.")
+
+text.section("When it breaks")
+st.markdown("""
+- **No exploration.** With the exploration weight at 0 the predictor's first preference trains its order most,
+  which then has the lowest loss, which makes it preferred: the choice collapses onto one order within an epoch,
+  and the other orders stop learning.
+- **Too much exploitation** without exploration does the same, faster: sharp choices are cheap to make.
+- **A model that fits its training set.** The predictor learns from the gaps between the orders' losses on
+  training inputs. The digits ViT gets every training image right, the gaps vanish, and the choice stays close to
+  uniform: IOT's argmax is then about a random order per input.
+- **Small test sets.** 397 digits: one image is 0.25 points. Differences under about 1.5 points are noise.
+- **Block orders are partly a seed effect.** Training a permuted order from scratch is also a re-draw of which block
+  gets which initial weights, so part of the oracle gap would be there for any two seeds.
+""")
+
+text.section("Try this")
+b = st.columns(4)
+with b[0]:
+    controls.preset("Switch exploration off", {"explore": 0.0},
+                    help="Watch the collapse figure: one order takes every input.", key="try_collapse")
+with b[1]:
+    controls.preset("ViT, attention or MLP first", {"model": "vit", "space": "sublayers"},
+                    help="The paper's own order space (trains for a few minutes).", key="try_sublayers")
+with b[2]:
+    controls.preset("Eight orders", {"m": 8}, help="A larger oracle, a harder choice: does agreement drop?",
+                    key="try_m8")
+with b[3]:
+    controls.preset("No Gumbel noise", {"gumbel": False},
+                    help="Weights from a plain softmax: less exploration by sampling.", key="try_gumbel")
+
+text.section("Going further")
+st.markdown("""
+- **A harder task**, where the model does not fit every training input, gives the predictor a signal to learn
+  from; so does choosing with a held-out split instead of training losses.
+- **Richer predictors** (an MLP, or a choice after a few blocks) can only approach the oracle; the oracle gap here
+  says how much room there is.
+- The **Shuffle layers** page trains with a random order per *step* (LayerShuffle); IOT trains all orders at every
+  step and learns which to use.
+- **Mixture of experts** routes each token to a few of many blocks; IOT routes each input to one of a few orders
+  of the same blocks.
+""")
+
+text.section("Papers")
+text.papers([
+    ("Zhu, Wu, Xia, Qin, Li, Liu. IOT: Instance-wise Layer Reordering for Transformer Structures (ICLR 2021)",
+     "https://arxiv.org/abs/2103.03457"),
+    ("Jang, Gu, Poole. Categorical Reparameterization with Gumbel-Softmax (ICLR 2017)",
+     "https://arxiv.org/abs/1611.01144"),
+    ("Shazeer et al. Outrageously Large Neural Networks: The Sparsely-Gated Mixture-of-Experts Layer (2017)",
+     "https://arxiv.org/abs/1701.06538"),
+    ("Veit, Wilber, Belongie. Residual Networks Behave Like Ensembles of Relatively Shallow Networks (2016)",
+     "https://arxiv.org/abs/1605.06431"),
+])
