@@ -3,79 +3,54 @@
 Why: a Streamlit rerun (any widget touched) interrupts the script at its next st.* call. If training ran in
 the script thread, moving a slider mid-training would throw the work away. Here a job runs in a small
 server-wide thread pool: a rerun only stops the *waiting*, the job finishes and lands in the store, and a
-second student asking for the same config joins the running job instead of starting another. The pool's
-size bounds how much training the server does at once (the machine has 2 cores).
+second student asking for the same config joins the running job instead of starting another. The engine
+(lab/engine.py: a 2-thread pool, or Dask worker processes with LAYERLAB_ENGINE=dask) bounds how much training
+runs at once; whichever it is, progress, notices and the queue position reach the page the same way.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 import traceback
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import streamlit as st
 
+from lab import engine as engines
+from lab.engine import Job
 from lab.notices import collecting
-from lab.store import NotCached, cached_only, config_json
+from lab.store import NotCached, cached_only
 
-MAX_WORKERS = 2
-KEEP_DONE = 128  # finished jobs remembered (their results also sit in the store)
-
-
-@dataclass
-class Job:
-    label: str
-    fraction: float = 0.0
-    message: str = "queued: waiting for a free worker"
-    notices: list[str] = field(default_factory=list)
-    future: Optional[Future] = None
-
-    def report(self, fraction: float, message: str) -> None:
-        self.fraction, self.message = fraction, message
-
-
-class JobRunner:
-    """A thread pool plus a table of jobs by key (function + config)."""
-
-    def __init__(self, workers: int = MAX_WORKERS) -> None:
-        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="layerlab-job")
-        self.jobs: dict[str, Job] = {}
-        self.lock = threading.Lock()
-
-    @staticmethod
-    def key(fn: Callable[..., Any], cfg: Any) -> str:
-        return f"{fn.__module__}.{fn.__qualname__}:{config_json(cfg)}"
-
-    def submit(self, label: str, fn: Callable[..., Any], cfg: Any) -> Job:
-        key = self.key(fn, cfg)
-        with self.lock:
-            job = self.jobs.get(key)
-            if job is not None and not (job.future.done() and job.future.exception() is not None):
-                return job  # running, or done with a result: join it
-            job = Job(label)
-
-            def work() -> Any:
-                with collecting() as notices:
-                    try:
-                        return fn(cfg, progress=job.report)
-                    finally:
-                        job.notices.extend(notices)
-
-            job.future = self.pool.submit(work)
-            self.jobs[key] = job
-            if len(self.jobs) > KEEP_DONE:
-                for k in [k for k, j in self.jobs.items() if j.future.done()][: len(self.jobs) - KEEP_DONE]:
-                    del self.jobs[k]
-            return job
+JobRunner = engines.Engine  # what runner() returns: `submit`, `jobs`, `key`, `ahead` (lab/engine.py)
 
 
 @st.cache_resource(show_spinner=False)
+def _engine() -> JobRunner:
+    return engines.engine()
+
+
 def runner() -> JobRunner:
-    """The server-wide runner (one per Streamlit process, shared by every session)."""
-    return JobRunner()
+    """The server-wide engine (one per Streamlit process, shared by every session): threads or Dask workers
+    (LAYERLAB_ENGINE). A setting that cannot work (an unknown engine, an unreachable scheduler) stops the page with
+    one clear message."""
+    try:
+        return _engine()
+    except ValueError as exc:
+        st.error(f"The lab is misconfigured: {exc}")
+    except OSError as exc:  # includes the scheduler's connection errors and timeouts
+        st.error(f"The lab's compute cluster cannot be reached ({type(exc).__name__}: {exc}). Tell your teacher.")
+    st.stop()
+    raise AssertionError("unreachable")  # st.stop() raises; this keeps the type checker honest
+
+
+def _status(label: str, job: Job) -> str:
+    """The bar's text: the job's own message, or its place in the queue while it waits."""
+    job.refresh()
+    if not job.started:
+        ahead = runner().ahead(job)
+        if ahead:
+            return f"{label}: queued, {ahead} job{'s' if ahead > 1 else ''} ahead of yours"
+    return f"{label}: {job.message}"
 
 
 _MISSING = object()
@@ -114,10 +89,11 @@ def run(label: str, fn: Callable[..., Any], cfg: Any) -> Optional[Any]:
     job = _started(label, fn, cfg, 0.05)
     fut = job.future
     if not fut.done():
-        bar = st.progress(0.0, text=f"{label}: {job.message}")
+        bar = st.progress(0.0, text=_status(label, job))
         while not fut.done():
             time.sleep(0.15)
-            bar.progress(min(max(job.fraction, 0.0), 1.0), text=f"{label}: {job.message}")
+            text = _status(label, job)
+            bar.progress(min(max(job.fraction, 0.0), 1.0), text=text)
         bar.empty()
     return _finished(label, job)
 
@@ -177,4 +153,5 @@ def _poll(keys: tuple[str, ...]) -> None:
     if not jobs or any(j.future.done() for j in jobs):
         st.rerun()  # the whole page: it draws what landed and polls for the rest
     for j in jobs:
-        st.progress(min(max(j.fraction, 0.0), 1.0), text=f"{j.label}: {j.message}")
+        text = _status(j.label, j)
+        st.progress(min(max(j.fraction, 0.0), 1.0), text=text)

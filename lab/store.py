@@ -9,6 +9,8 @@
 - Models are safetensors files (tensors plus a JSON string of metadata); results are JSON. Nothing is ever
   unpickled, so a cache file cannot run code.
 - An entry that cannot be read is rebuilt, with a warning; it never crashes the caller.
+- Beside each entry a small sidecar `<key>.meta.json` records what the key hashes (kind, code version, config
+  JSON, the config's module): the key cannot be inverted, and a pack (lab/pack.py) must carry and check them.
 """
 
 from __future__ import annotations
@@ -86,6 +88,15 @@ def to_plain(o: Any) -> Any:
     return o
 
 
+def key_of(kind: str, code: str, config: str) -> str:
+    """The entry name of (kind, code version, canonical config JSON)."""
+    h = hashlib.sha256(f"{kind}\n{code}\n{config}".encode()).hexdigest()[:20]
+    return f"{kind}-{h}"
+
+
+SIDECAR = ".meta.json"
+
+
 class Store:
     """A folder of cache entries; see the module docstring."""
 
@@ -94,12 +105,17 @@ class Store:
         self._thread_locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
 
-    def key(self, kind: str, cfg: Any) -> str:
-        code = code_version(type(cfg).__module__)  # the config's module and everything it imports
+    def describe(self, kind: str, cfg: Any) -> dict[str, str]:
+        """What an entry's key hashes: kind, code version (with quick mode's mark), canonical config JSON, module."""
+        module = type(cfg).__module__
+        code = code_version(module)  # the config's module and everything it imports
         if quick():  # quick-mode (one-epoch) results must never be served as real ones
             code += "-quick"
-        h = hashlib.sha256(f"{kind}\n{code}\n{config_json(cfg)}".encode()).hexdigest()[:20]
-        return f"{kind}-{h}"
+        return {"kind": kind, "code": code, "config": config_json(cfg), "module": module}
+
+    def key(self, kind: str, cfg: Any) -> str:
+        d = self.describe(kind, cfg)
+        return key_of(d["kind"], d["code"], d["config"])
 
     def path(self, key: str, suffix: str) -> Path:
         return self.root / key.split("-", 1)[0] / f"{key}{suffix}"
@@ -114,6 +130,10 @@ class Store:
         with tlock, open(lock_path, "a+") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)
             try:
+                # A process killed mid-write (a Dask worker, say) leaves its temporary file behind; the lock is
+                # ours now, so nobody else is writing this entry and its leftovers can go.
+                for tmp in lock_path.parent.glob(f".{key}.*.tmp"):
+                    tmp.unlink(missing_ok=True)
                 yield
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
@@ -133,8 +153,9 @@ class Store:
             if os.path.exists(tmp):
                 os.unlink(tmp)
 
-    def _load_or_rebuild(self, key: str, suffix: str, load: Callable[[Path], Any], build: Callable[[], Any],
-                         save: Callable[[Path, Any], None]) -> Any:
+    def _load_or_rebuild(self, about: dict[str, str], suffix: str, load: Callable[[Path], Any],
+                         build: Callable[[], Any], save: Callable[[Path, Any], None]) -> Any:
+        key = key_of(about["kind"], about["code"], about["config"])
         path = self.path(key, suffix)
         if path.exists():  # fast path: no lock needed to read a finished entry (renames are atomic)
             try:
@@ -150,8 +171,16 @@ class Store:
                 except Exception:  # noqa: BLE001
                     path.unlink(missing_ok=True)
             value = build()
+            # The sidecar first: a sidecar without its entry is harmless (a pack skips it), an entry without a
+            # sidecar could not be exported.
+            self.write_sidecar(key, {**about, "file": path.name})
             save(path, value)
             return value
+
+    def write_sidecar(self, key: str, about: dict[str, str]) -> None:
+        """Record what an entry's key hashes (see the module docstring), atomically."""
+        text = json.dumps(about, sort_keys=True)
+        self._atomic(self.path(key, SIDECAR), lambda tmp: Path(tmp).write_text(text))
 
     # -- public API ---------------------------------------------------------------------------------
     def tensors(self, kind: str, cfg: Any, build: Callable[[], TensorEntry]) -> TensorEntry:
@@ -169,7 +198,7 @@ class Store:
             tens = {k: v.contiguous() for k, v in tens.items()}
             self._atomic(path, lambda tmp: save_file(tens, tmp, metadata={"lab_meta": json.dumps(to_plain(meta))}))
 
-        return self._load_or_rebuild(self.key(kind, cfg), ".safetensors", load, build, save)
+        return self._load_or_rebuild(self.describe(kind, cfg), ".safetensors", load, build, save)
 
     def json(self, kind: str, cfg: Any, build: Callable[[], Any]) -> Any:
         """A JSON-able result, built by `build()` the first time (returned as plain data either way)."""
@@ -181,8 +210,7 @@ class Store:
             text = json.dumps(to_plain(value))
             self._atomic(path, lambda tmp: Path(tmp).write_text(text))
 
-        key = self.key(kind, cfg)
-        value = self._load_or_rebuild(key, ".json", load, build, save)
+        value = self._load_or_rebuild(self.describe(kind, cfg), ".json", load, build, save)
         return to_plain(value)
 
 

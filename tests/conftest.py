@@ -8,6 +8,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LAYERLAB_CACHE", tempfile.mkdtemp(prefix="layerlab-test-cache-"))
+# Page tests use the in-process thread engine (no cluster to start); tests/test_engine.py opts in to Dask itself.
+os.environ.setdefault("LAYERLAB_ENGINE", "threads")
 from lab.runtime import configure_threads  # noqa: E402
 
 configure_threads()

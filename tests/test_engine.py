@@ -1,0 +1,160 @@
+"""The Dask engine: same results as in-process, progress and notices reach the caller, queue positions, a killed
+worker's job runs again and leaves no partial entry. One LocalCluster (2 single-threaded worker processes) for the
+module, closed at the end."""
+
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from lab.engine import BOARD, DaskEngine, ThreadEngine, engine_name, job_id, read_board
+from lab.experiment import entry
+from lab.notices import notify
+from lab.store import Store
+
+pytest.importorskip("distributed")
+
+
+@dataclass(frozen=True)
+class Slow:
+    """A job that takes `steps * pause` seconds, reporting each step; `tag` makes distinct configs."""
+
+    steps: int = 8
+    pause: float = 0.25
+    tag: int = 0
+    attempts: str = ""  # a file each attempt appends a line to (counts the runs of a retried job)
+    fail: bool = False
+
+
+@entry("test-slow")
+def slow(cfg: Slow, progress):
+    if cfg.attempts:
+        with open(cfg.attempts, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+    if cfg.fail:
+        raise ValueError("this config is not allowed")
+    for i in range(cfg.steps):
+        progress(i / cfg.steps, f"step {i + 1} of {cfg.steps}")
+        time.sleep(cfg.pause)
+    notify("a notice raised in the worker")
+    return {"steps": cfg.steps, "tag": cfg.tag}
+
+
+def wait(job, limit=120):
+    deadline = time.monotonic() + limit
+    seen = []
+    while not job.future.done():
+        assert time.monotonic() < deadline, "the job did not finish"
+        job.refresh()
+        seen.append((job.fraction, job.message))
+        time.sleep(0.1)
+    return seen
+
+
+@pytest.fixture(scope="module")
+def dask_engine(tmp_path_factory):
+    eng = DaskEngine(workers=2, store=Store(tmp_path_factory.mktemp("dask-store")))
+    yield eng
+    eng.close()
+
+
+def test_engine_setting_is_checked(monkeypatch):
+    monkeypatch.setenv("LAYERLAB_ENGINE", "spark")
+    with pytest.raises(ValueError, match="not an engine"):
+        engine_name()
+    monkeypatch.setenv("LAYERLAB_ENGINE", "Dask")
+    assert engine_name() == "dask"
+
+
+def test_results_match_the_in_process_run(dask_engine, tmp_path):
+    from lab.experiments.reinit import ReinitConfig, run
+
+    cfg = ReinitConfig(model="residual", depth=3, width=8, epochs=1)
+    job = dask_engine.submit("reinit", run, cfg)
+    wait(job)
+    remote = job.future.result()
+    local = run(cfg, store=Store(tmp_path))
+
+    def comparable(d):  # wall-clock timings differ between any two runs
+        return {k: v for k, v in d.items() if "seconds" not in k}
+
+    assert comparable(remote) == comparable(local)
+    # The result landed in the engine's (shared) store: the server now serves it without a job.
+    assert run(cfg, store=dask_engine.store) == remote
+    assert dask_engine.submit("reinit", run, cfg) is job  # a second asker joins the finished job
+
+
+def test_progress_and_notices_reach_the_caller(dask_engine):
+    job = dask_engine.submit("slow", slow, Slow(tag=1))
+    seen = wait(job)
+    assert job.future.result() == {"steps": 8, "tag": 1}
+    steps = {m for _, m in seen if m.startswith("step")}
+    assert len(steps) >= 2, seen  # several intermediate reports crossed the process boundary
+    assert any(0 < f < 1 for f, _ in seen)
+    assert job.notices == ["a notice raised in the worker"]
+    assert not (dask_engine.store.root / BOARD / f"{job_id(dask_engine.key(slow, Slow(tag=1)))}.json").exists()
+
+
+def test_errors_come_back_as_themselves(dask_engine):
+    job = dask_engine.submit("slow", slow, Slow(fail=True))
+    wait(job)
+    assert isinstance(job.future.exception(), ValueError)
+    assert "not allowed" in str(job.future.exception())
+
+
+def test_queue_position_counts_jobs_submitted_earlier(dask_engine):
+    jobs = [dask_engine.submit("slow", slow, Slow(steps=6, pause=0.25, tag=10 + i)) for i in range(4)]
+    deadline = time.monotonic() + 60
+    while not (jobs[0].started and jobs[1].started) and time.monotonic() < deadline:
+        for j in jobs:
+            j.refresh()
+        time.sleep(0.1)
+    # Two workers run the first two; the third waits first in line, the fourth has one job ahead of it.
+    assert [dask_engine.ahead(j) for j in jobs] == [0, 0, 0, 1]
+    for j in jobs:
+        wait(j)
+    assert [j.future.result()["tag"] for j in jobs] == [10, 11, 12, 13]
+
+
+def test_threads_engine_counts_the_queue_too(tmp_path):
+    eng = ThreadEngine(workers=1)
+    try:
+        from lab.store import use_store
+
+        with use_store(Store(tmp_path)):
+            jobs = [eng.submit("slow", slow, Slow(steps=3, pause=0.2, tag=20 + i)) for i in range(3)]
+            time.sleep(0.1)
+            assert [eng.ahead(j) for j in jobs] == [0, 0, 1]
+            for j in jobs:
+                wait(j)
+        assert jobs[2].future.result()["tag"] == 22 and jobs[2].notices == ["a notice raised in the worker"]
+    finally:
+        eng.close()
+
+
+def test_a_killed_worker_is_retried_and_leaves_no_partial_entry(dask_engine, tmp_path):
+    attempts = tmp_path / "attempts"
+    cfg = Slow(steps=20, pause=0.25, tag=99, attempts=str(attempts))
+    job = dask_engine.submit("slow", slow, cfg)
+    board = dask_engine.store.root / BOARD / f"{job_id(dask_engine.key(slow, cfg))}.json"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        data = read_board(board)
+        if data and data.get("state") == "running" and str(data.get("message", "")).startswith("step 3"):
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the job never started")
+    victim = data["pid"]
+    os.kill(victim, signal.SIGKILL)  # the worker process dies mid-job
+    entry_path = dask_engine.store.path(dask_engine.store.key("test-slow", cfg), ".json")
+    assert not entry_path.exists()
+    wait(job, limit=180)
+    assert job.future.result() == {"steps": 20, "tag": 99}
+    pids = attempts.read_text().split()
+    assert len(pids) == 2 and pids[0] == str(victim) != pids[1]  # it ran again, in another process
+    assert entry_path.exists()
+    assert not list(Path(dask_engine.store.root).rglob("*.tmp"))
