@@ -26,6 +26,7 @@ from .store import Store, active_store, use_store
 
 C = TypeVar("C")
 SEED_MAX = 2**31 - 1
+KINDS: dict[str, str] = {}  # every @entry kind -> the module that declares it (a pack imports only these kinds)
 
 
 def param(default: Any, help: str, *, label: Optional[str] = None, choices: Optional[Sequence[Any]] = None,
@@ -108,6 +109,7 @@ def entry(kind: str) -> Callable[[Callable[[C, Progress], Any]], Callable[..., A
             return out
 
         run.kind = kind  # type: ignore[attr-defined]
+        KINDS[kind] = build.__module__
         return run
 
     return wrap
