@@ -30,6 +30,7 @@ bench: $(VENV)/.installed
 	PYTHONPATH=. $(PY) bench/bench_delete.py
 	PYTHONPATH=. $(PY) bench/bench_vit.py
 	PYTHONPATH=. $(PY) bench/bench_shuffle_page.py
+	PYTHONPATH=. $(PY) bench/bench_engine.py
 
 clean-cache:
 	find cache -mindepth 1 ! -name README.md -delete
