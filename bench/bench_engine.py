@@ -6,7 +6,8 @@ Per engine, in a process of its own (so one engine's memory does not count again
 3. RSS of the server process at the end (after every distinct setting below went through it);
 4. N students asking at once for distinct cold settings (Delete configs with distinct seeds, a smaller teacher):
    p50 / p95 seconds from asking to a finished result.
-Usage: PYTHONPATH=. .venv/bin/python bench/bench_engine.py [--students 6] [--cache DIR]
+Usage: PYTHONPATH=. .venv/bin/python bench/bench_engine.py [--students 6] [--cache DIR] [--engines threads,dask]
+(LAYERLAB_WORKER_NICE=0 in the environment compares un-niced Dask workers.)
 Real models (not quick mode). The store is fresh unless --cache is given, so step 0 trains the page's default
 config once (its time is printed, not part of any figure).
 """
@@ -63,7 +64,10 @@ def one_engine(name: str, students: int, seed0: int) -> dict:
 
     t = time.monotonic()
     eng = engines.engine()
+    if hasattr(eng, "ready"):
+        eng.ready()  # the local cluster starts in the background; time it apart from the trainings
     out["engine_start_s"] = round(time.monotonic() - t, 1)
+    out["worker_nice"] = os.environ.get("LAYERLAB_WORKER_NICE", "10") if name == "dask" else None
     # Two trainings (a 15-epoch teacher each) while students view a stored page.
     busy = [eng.submit("train", delete.run, delete.DeleteConfig(seed=seed0 + i, epochs=15, steps=50))
             for i in range(2)]
@@ -101,6 +105,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--students", type=int, default=6)
     ap.add_argument("--cache", default=None, help="store folder (default: a fresh temporary one)")
+    ap.add_argument("--engines", default="threads,dask", help="which engines to compare, comma-separated")
     ap.add_argument("--engine", choices=("threads", "dask"), help=argparse.SUPPRESS)  # the child's run
     ap.add_argument("--seed0", type=int, default=int(time.time()) % 100_000 * 1000, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -110,7 +115,7 @@ def main() -> None:
     cache = args.cache or tempfile.mkdtemp(prefix="layerlab-bench-engine-")
     env = dict(os.environ, LAYERLAB_CACHE=cache, PYTHONPATH=str(ROOT))
     env.pop("LAYERLAB_QUICK", None)
-    for i, name in enumerate(("threads", "dask")):
+    for i, name in enumerate(args.engines.split(",")):
         # Distinct seeds per engine: each sees cold settings; the default page config is shared (stored once).
         r = subprocess.run([sys.executable, __file__, "--engine", name, "--students", str(args.students),
                             "--seed0", str(args.seed0 + 10_000 * i)], env=env, capture_output=True, text=True)

@@ -39,9 +39,12 @@ from .store import Store, active_store, config_json, use_store
 MAX_THREADS = 2
 KEEP_DONE = 128  # finished jobs remembered (their results also sit in the store)
 BOARD = "jobs"  # folder of progress files under the store's root
+CONNECT_TIMEOUT = "30s"  # how long to try an existing scheduler before every waiting job fails with a message
 STALE_QUEUED_S = 2 * 3600  # a "queued" file this old belongs to a server that died: do not count it
 WRITE_EVERY_S = 0.25  # progress files are rewritten at most this often (and always at the end)
-NICENESS = 10  # worker processes yield to the web server, so page views stay responsive while models train
+# Worker processes yield to the web server (nice 10), so page views stay responsive while models train;
+# LAYERLAB_WORKER_NICE overrides it (0 on a machine shared with other heavy work, where niced workers starve).
+NICENESS = 10
 
 
 # -- the progress board: one small file per job, shared through the store's folder ----------------------------
@@ -100,7 +103,12 @@ def _prepare_worker() -> None:
 
     configure_threads()
     try:
-        os.nice(NICENESS)
+        nice = int(os.environ.get("LAYERLAB_WORKER_NICE", NICENESS))
+    except ValueError:
+        nice = NICENESS
+    try:
+        if nice > 0:
+            os.nice(nice)
     except OSError:  # not allowed here: run at normal priority rather than not at all
         pass
     _prepared = True
@@ -242,31 +250,69 @@ class DaskEngine(Engine):
     def __init__(self, address: Optional[str] = None, workers: Optional[int] = None,
                  store: Optional[Store] = None) -> None:
         super().__init__()
-        from distributed import Client, LocalCluster
-
         self.store = store or active_store()
-        self.cluster = None
-        if address:
-            self.client = Client(address, set_as_default=False)
-        else:
-            # Worker processes, one single-threaded worker per core: a training job runs on its own core, away
-            # from the web server's GIL. No dashboard: nobody looks at it, and its port may be taken.
-            self.cluster = LocalCluster(n_workers=workers or max(1, os.cpu_count() or 1), threads_per_worker=1,
-                                        processes=True, dashboard_address=None, silence_logs=40)
-            self.client = Client(self.cluster, set_as_default=False)
+        self.address, self.workers = address, workers
+        self.cluster: Any = None
+        self.client: Any = None
+        self.error: Optional[Exception] = None
+        self._ready = threading.Event()
+        self._waiting: list[tuple[Job, tuple]] = []
+        # Starting worker processes takes seconds (each imports torch): do it in the background, so the page that
+        # asked first shows "starting the lab's workers" instead of freezing, and jobs asked meanwhile wait here.
+        threading.Thread(target=self._connect, name="layerlab-dask-start", daemon=True).start()
+
+    def _connect(self) -> None:
+        try:
+            from distributed import Client, LocalCluster
+
+            if self.address:
+                self.client = Client(self.address, set_as_default=False, timeout=CONNECT_TIMEOUT)
+            else:
+                # Worker processes, one single-threaded worker per core: a training job runs on its own core, away
+                # from the web server's GIL. No dashboard: nobody looks at it, and its port may be taken.
+                self.cluster = LocalCluster(n_workers=self.workers or max(1, os.cpu_count() or 1),
+                                            threads_per_worker=1, processes=True, dashboard_address=None,
+                                            silence_logs=40)
+                self.client = Client(self.cluster, set_as_default=False)
+        except Exception as exc:  # noqa: BLE001 - whatever went wrong, every job asked for must hear about it
+            self.error = RuntimeError(f"the lab's compute cluster could not be started or reached "
+                                      f"({type(exc).__name__}: {exc})")
+        with self.lock:
+            self._ready.set()
+            waiting, self._waiting = self._waiting, []
+            for job, args in waiting:
+                self._send(job, *args)
+
+    def ready(self, timeout: Optional[float] = None) -> bool:
+        """Wait until the cluster is up (or failed to come up); True if it is usable."""
+        self._ready.wait(timeout)
+        return self._ready.is_set() and self.error is None
 
     def _start(self, label: str, fn: Callable[..., Any], cfg: Any, key: str) -> Job:
         jid = job_id(key)
-        root = str(self.store.root)
-        board = Path(root) / BOARD / f"{jid}.json"
+        board = self.store.root / BOARD / f"{jid}.json"
         job = Job(label, board=board, future=Future())
         _write_json(board, {"state": "queued", "fraction": 0.0, "message": job.message, "notices": [],
                             "submitted": job.submitted})
-        env = {"LAYERLAB_QUICK": os.environ.get("LAYERLAB_QUICK", "")}
+        args = (fn, cfg, jid, {"LAYERLAB_QUICK": os.environ.get("LAYERLAB_QUICK", "")})
+        if self._ready.is_set():  # (under self.lock, as _connect's hand-over is)
+            self._send(job, *args)
+        else:
+            job.message = "starting the lab's workers (once per server)"
+            self._waiting.append((job, args))
+        return job
+
+    def _send(self, job: Job, fn: Callable[..., Any], cfg: Any, jid: str, env: dict[str, str]) -> None:
+        board = job.board
+        if self.error is not None:
+            board.unlink(missing_ok=True)
+            job.future.set_exception(self.error)
+            return
         # The task's key names the job, so two servers on one scheduler asking for the same thing share a task.
         # Retries are left to the scheduler's handling of dead workers (a task whose worker died runs again
         # elsewhere); an exception inside the job is deterministic and is reported, not retried.
-        dfut = self.client.submit(work, fn, cfg, root, jid, env, job.submitted, key=f"layerlab-{jid}", pure=False)
+        dfut = self.client.submit(work, fn, cfg, str(self.store.root), jid, env, job.submitted,
+                                  key=f"layerlab-{jid}", pure=False)
         job.dask_future = dfut  # type: ignore[attr-defined] - held so the scheduler keeps the task
 
         def landed(f: Any) -> None:
@@ -283,7 +329,6 @@ class DaskEngine(Engine):
                 job.dask_future = None  # type: ignore[attr-defined] - let the scheduler forget it
 
         dfut.add_done_callback(landed)
-        return job
 
     def ahead(self, job: Job) -> int:
         """Queued jobs submitted before this one by any server sharing the store (read from the job files)."""
@@ -299,7 +344,9 @@ class DaskEngine(Engine):
         return n
 
     def close(self) -> None:
-        self.client.close()
+        self._ready.wait(120)
+        if self.client is not None:
+            self.client.close()
         if self.cluster is not None:
             self.cluster.close()
 

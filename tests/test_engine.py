@@ -69,6 +69,24 @@ def test_engine_setting_is_checked(monkeypatch):
     assert engine_name() == "dask"
 
 
+def test_an_unreachable_scheduler_fails_the_job_with_a_message(tmp_path, monkeypatch):
+    import socket
+
+    import lab.engine
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setattr(lab.engine, "CONNECT_TIMEOUT", "1s")
+    eng = DaskEngine(address=f"tcp://127.0.0.1:{port}", store=Store(tmp_path))
+    job = eng.submit("slow", slow, Slow(tag=5))
+    assert job.message.startswith("starting") or job.future.done()
+    assert isinstance(job.future.exception(timeout=60), RuntimeError)
+    assert "could not be started or reached" in str(job.future.exception())
+    assert not list((tmp_path / BOARD).glob("*.json"))
+    eng.close()
+
+
 def test_results_match_the_in_process_run(dask_engine, tmp_path):
     from lab.experiments.reinit import ReinitConfig, run
 

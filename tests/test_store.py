@@ -154,3 +154,24 @@ def test_cached_only_reads_but_never_builds(tmp_path):
     s.json("r", Cfg(), lambda: {"v": 1})
     with cached_only():
         assert s.json("r", Cfg(), lambda: pytest.fail("must not build")) == {"v": 1}
+
+
+def test_each_entry_records_what_its_key_hashes(tmp_path):
+    from lab.store import SIDECAR, key_of
+
+    s = Store(tmp_path)
+    s.json("r", Cfg(), lambda: {"v": 1})
+    key = s.key("r", Cfg())
+    about = json.loads(s.path(key, SIDECAR).read_text())
+    assert about["kind"] == "r" and about["file"] == f"{key}.json" and about["module"] == Cfg.__module__
+    assert key_of(about["kind"], about["code"], about["config"]) == key
+
+
+def test_a_dead_writers_temp_file_is_cleared_by_the_next_builder(tmp_path):
+    s = Store(tmp_path)
+    key = s.key("r", Cfg())
+    leftover = s.path(key, ".json").with_name(f".{key}.json.abc123.tmp")
+    leftover.parent.mkdir(parents=True)
+    leftover.write_text('{"half')  # what a worker killed mid-write leaves
+    assert s.json("r", Cfg(), lambda: {"v": 1}) == {"v": 1}
+    assert not list(tmp_path.rglob("*.tmp"))
