@@ -257,6 +257,7 @@ class DaskEngine(Engine):
         self.error: Optional[Exception] = None
         self._ready = threading.Event()
         self._waiting: list[tuple[Job, tuple]] = []
+        self._attempts: dict[str, int] = {}
         # Starting worker processes takes seconds (each imports torch): do it in the background, so the page that
         # asked first shows "starting the lab's workers" instead of freezing, and jobs asked meanwhile wait here.
         threading.Thread(target=self._connect, name="layerlab-dask-start", daemon=True).start()
@@ -309,10 +310,13 @@ class DaskEngine(Engine):
             job.future.set_exception(self.error)
             return
         # The task's key names the job, so two servers on one scheduler asking for the same thing share a task.
-        # Retries are left to the scheduler's handling of dead workers (a task whose worker died runs again
-        # elsewhere); an exception inside the job is deterministic and is reported, not retried.
+        # A job asked again after it failed gets a fresh key: the scheduler may still hold the failed task under
+        # the old one and would hand back its error. Retries are left to the scheduler's handling of dead workers
+        # (a task whose worker died runs again elsewhere); an exception inside the job is deterministic and is
+        # reported, not retried.
+        n = self._attempts[jid] = self._attempts.get(jid, -1) + 1
         dfut = self.client.submit(work, fn, cfg, str(self.store.root), jid, env, job.submitted,
-                                  key=f"layerlab-{jid}", pure=False)
+                                  key=f"layerlab-{jid}" + (f"-{n}" if n else ""), pure=False)
         job.dask_future = dfut  # type: ignore[attr-defined] - held so the scheduler keeps the task
 
         def landed(f: Any) -> None:

@@ -116,11 +116,17 @@ def test_progress_and_notices_reach_the_caller(dask_engine):
     assert not (dask_engine.store.root / BOARD / f"{job_id(dask_engine.key(slow, Slow(tag=1)))}.json").exists()
 
 
-def test_errors_come_back_as_themselves(dask_engine):
-    job = dask_engine.submit("slow", slow, Slow(fail=True))
+def test_errors_come_back_as_themselves(dask_engine, tmp_path):
+    cfg = Slow(fail=True, attempts=str(tmp_path / "attempts"))
+    job = dask_engine.submit("slow", slow, cfg)
     wait(job)
     assert isinstance(job.future.exception(), ValueError)
     assert "not allowed" in str(job.future.exception())
+    again = dask_engine.submit("slow", slow, cfg)  # asked again after a failure: the job really runs again
+    assert again is not job
+    wait(again)
+    assert isinstance(again.future.exception(), ValueError)
+    assert len((tmp_path / "attempts").read_text().split()) == 2
 
 
 def test_queue_position_counts_jobs_submitted_earlier(dask_engine):
