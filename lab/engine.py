@@ -107,6 +107,8 @@ def _prepare_worker() -> None:
     except ValueError:
         nice = NICENESS
     try:
+        # On Linux a nice value belongs to a thread: this lowers the task thread, which is where a single-threaded
+        # worker (and torch with one intra-op thread) does all of its computing.
         if nice > 0:
             os.nice(nice)
     except OSError:  # not allowed here: run at normal priority rather than not at all
