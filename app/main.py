@@ -37,6 +37,8 @@ PAGES = [
     st.Page(ROOT / "pages" / "reinit.py", title="Re-initialise a layer", icon=":material/restart_alt:",
             url_path="reinit"),
     st.Page(ROOT / "pages" / "layerdrop.py", title="LayerDrop", icon=":material/layers_clear:", url_path="layerdrop"),
+    st.Page(ROOT / "pages" / "rearrange.py", title="Rearrange layers", icon=":material/swap_vert:",
+            url_path="rearrange"),
 ]
 
 st.navigation(PAGES).run()

@@ -29,6 +29,9 @@ st.markdown(
 - **:material/layers_clear: LayerDrop**: train with each block skipped at random (probability p), then prune the
   network to any depth without retraining. Which p should you train with for the depth you want, and which
   blocks should go?
+- **:material/swap_vert: Rearrange layers**: on a frozen trained network, skip, swap, reverse, repeat, loop or run
+  the middle layers side by side, as "Transformer Layers as Painters" did to language models. Are the first and
+  last layers special? Is a LayerShuffle-trained ViT robust to all of it? Layer-similarity maps show why.
 """
 )
 
