@@ -27,6 +27,8 @@ def test_rearrange_bad_block_is_a_message_and_presets_set_controls():
     at.slider(key="block").set_value(5).run()  # block 5 of a 6-block ViT is the last: not a middle block
     assert not at.exception
     assert any("out of range" in e.value for e in at.error)
+    at.slider(key="block").set_value(3).run()
+    assert_clean(at)
     at.button(key="try_repeat").click().run()
     assert_clean(at)
     assert at.selectbox(key="op").value == "repeat" and at.slider(key="block").value == 2

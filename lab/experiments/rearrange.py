@@ -350,11 +350,15 @@ def model_claims(prof: dict[str, Any]) -> list[dict[str, Any]]:
     inner = skips[1:-1]
     ends_worst = skips[0] < min(inner) and skips[-1] < min(inner)
     s = summary(prof)
+    verdict = {(True, True): "both ends are below every middle block",
+               (True, False): "the first block is below every middle block, the last is not",
+               (False, True): "the last block is below every middle block, the first is not",
+               (False, False): "neither end is below every middle block"}[(skips[0] < min(inner),
+                                                                           skips[-1] < min(inner))]
     out = [{"claim": "first and last layers are the most sensitive", "model": prof["model"], "holds": ends_worst,
             "detail": f"{who}: skipping the first block leaves {_pct(skips[0])}, the last {_pct(skips[-1])}; "
                       f"skipping a middle block leaves {_pct(min(inner))} to {_pct(max(inner))} "
-                      f"(trained: {_pct(base)})."
-                      + ("" if ends_worst else " Not both ends are below every middle block.")}]
+                      f"(trained: {_pct(base)}): {verdict}."}]
     skip_r, swap_r = s["skip"]["acc"] / base, s["swap"]["acc"] / base
     out.append({"claim": "middle layers tolerate skipping and swapping", "model": prof["model"],
                 "holds": skip_r >= TOLERATE and swap_r >= TOLERATE,
