@@ -37,8 +37,9 @@ def operations(profiles: dict[str, dict[str, Any]], chosen: str) -> go.Figure:
     fig.update_layout(barmode="group", bargap=0.2)
     fig.update_xaxes(tickangle=-35)
     fig.update_yaxes(title="share of trained accuracy kept", tickformat=".0%", range=[0, 1.12])
-    return theme.layout(fig, "Every operation, every model (ends kept; block operations: mean over the middle)",
-                        height=540)
+    theme.layout(fig, "Every operation, every model", height=560)
+    fig.update_layout(margin={"l": 60, "r": 20, "t": 100, "b": 150})  # room for the slanted operation names
+    return fig
 
 
 def per_block(prof: dict[str, Any]) -> go.Figure:
@@ -53,7 +54,7 @@ def per_block(prof: dict[str, Any]) -> go.Figure:
                               "repeat": "repeat b in place of all blocks"}[op],
                         mode="lines+markers", line={"color": colour}, marker={"symbol": symbol, "size": 11},
                         hovertemplate="b=%{x}: %{y:.1%}<extra>" + op + "</extra>")
-    common.base_line(fig, prof["base_acc"], "trained", position="bottom left")
+    common.base_line(fig, prof["base_acc"], "trained", position="top left")
     common.chance_line(fig, prof["chance"])
     fig.add_vrect(x0=-0.5, x1=0.5, fillcolor="#cccccc", opacity=0.25, line_width=0)
     fig.add_vrect(x0=n - 1.5, x1=n - 0.5, fillcolor="#cccccc", opacity=0.25, line_width=0)
@@ -90,10 +91,11 @@ def route(r: dict[str, Any]) -> go.Figure:
     for st in r["steps"]:
         if isinstance(st, dict):
             step = r["steps"].index(st)
-            fig.add_annotation(x=step, y=max(st["parallel"]) + 0.8, text=st["reduce"], showarrow=False,
+            fig.add_annotation(x=step, y=max(st["parallel"]) + 0.9, text=st["reduce"], showarrow=False,
                                font={"size": 13})
-    fig.update_xaxes(title="sequential step", range=[-1.6, len(r["steps"]) + 0.6], dtick=1, zeroline=False)
-    fig.update_yaxes(title="block", range=[n - 0.2, -1.2], dtick=1, zeroline=False)
+    fig.update_xaxes(title="sequential step", range=[-1.6, len(r["steps"]) + 0.6],
+                     tickvals=list(range(len(r["steps"]))), zeroline=False)
+    fig.update_yaxes(title="block", range=[n - 0.2, -1.2], tickvals=list(range(n)), zeroline=False)
     return theme.layout(fig, f"What runs: {r['block_runs']} block runs in {r['depth']} steps "
                              "(orange: the operated middle)", height=380)
 

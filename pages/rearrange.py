@@ -50,8 +50,9 @@ c[0].metric("Trained order", pct(r["base_acc"]), help="All blocks in their train
 c[1].metric(what[:1].upper() + what[1:], pct(r["acc"]), pts(r["acc"], r["base_acc"]),
             help="Held-out accuracy after the operation; the model's weights are unchanged."
                  + (f" Mean of {r['draws']} random orders." if r["draws"] > 1 else ""))
-c[2].metric("Block runs", f"{r['block_runs']} of {r['n_blocks']}", f"{r['depth']} sequential steps",
-            delta_color="off", help="How many block evaluations the route costs; a parallel group is one step.")
+c[2].metric("Block runs", f"{r['block_runs']} in {r['depth']} steps",
+            help=f"How many block evaluations the route costs (the trained order: {r['n_blocks']}), and in how many "
+                 "sequential steps (a parallel group is one step).")
 c[3].metric("Chance", pct(r["chance"]), help="Always guessing the most common held-out class.")
 st.markdown(f"**Route:** `{r['route']}`" + (" (the first of the random orders)" if r["draws"] > 1 else "")
             + f" · **middle:** blocks {r['middle']}")
@@ -69,9 +70,9 @@ if profiles is not None:
     left, right = st.columns(2)
     left.plotly_chart(figs.similarity(mine, "cosine"), theme=None, key="fig_cos")
     right.plotly_chart(figs.similarity(mine, "cka"), theme=None, key="fig_cka")
-    st.caption(f"The hidden state after the stem and after each block of the trained order, on "
-               f"{min(rearrange.SIM_INPUTS, 4000)} held-out inputs at most. Left: mean cosine similarity (per input, "
-               "and per token for the ViT). Right: linear CKA, which ignores rotations and scale.")
+    st.caption(f"The hidden state after the stem and after each block of the trained order, on up to "
+               f"{rearrange.SIM_INPUTS} held-out inputs (the digits have 397). Left: mean cosine similarity (per "
+               "input, and per token for the ViT). Right: linear CKA, which ignores rotations and scale.")
 
 st.download_button("Download this run's numbers (JSON)",
                    json.dumps(to_plain({"run": r, "profiles": profiles}), indent=1),
@@ -114,7 +115,7 @@ text.show_code([Parallel, RoutedModel.run_parallel, RoutedModel.run_steps, rearr
 text.show_code([rearrange.model_claims, rearrange.shuffle_claim])
 
 text.section("What the simulations show")
-lines = [f"The {rearrange.MODEL_LABELS[model]} scores **{pct(r['base_acc'])}** in its trained order (chance "
+lines = [f"In its trained order the {rearrange.MODEL_LABELS[model]} scores **{pct(r['base_acc'])}** (chance "
          f"{pct(r['chance'])}); **{what}** gives **{pct(r['acc'])}** ({pts(r['acc'], r['base_acc'])}) for "
          f"{r['block_runs']} block runs."]
 if profiles is not None:
@@ -126,9 +127,13 @@ if profiles is not None:
 st.markdown("\n".join(f"- {x}" for x in lines))
 if profiles is not None:
     st.markdown(f"**The papers' claims, checked on seed {seed}** (the bars are this lab's, stated in each line):")
+    by_claim: dict[str, list[dict]] = {}
     for claim in rearrange.claims(profiles):
-        mark = ":green[**holds**]" if claim["holds"] else ":red[**does not hold**]"
-        st.markdown(f"- *{claim['claim'][:1].upper() + claim['claim'][1:]}*: {mark} here. {claim['detail']}")
+        by_claim.setdefault(claim["claim"], []).append(claim)
+    for i, (name, rows) in enumerate(by_claim.items(), 1):
+        st.markdown(f"{i}. *{name[:1].upper() + name[1:]}*\n"
+                    + "\n".join(f"   - {':green[**holds**]' if c['holds'] else ':red[**does not hold**]'}: "
+                                f"{c['detail']}" for c in rows))
 
 text.section("When it breaks")
 st.markdown("""

@@ -16,7 +16,7 @@ def test_rearrange_page_runs_and_follows_the_controls():
     at.selectbox(key="op").set_value("parallel").run()
     assert_clean(at)
     assert "[1 | 2 | 3 | 4] mean" in _text(at)
-    assert "6 of 6" in [m.value for m in at.metric]
+    assert "6 in 3 steps" in [m.value for m in at.metric]
     at.selectbox(key="model").set_value("residual").run()
     assert_clean(at)
     assert "[1 | 2 | 3 | 4 | 5] mean" in _text(at)
