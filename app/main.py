@@ -38,6 +38,8 @@ PAGES = [
             url_path="reinit"),
     st.Page(ROOT / "pages" / "layerdrop.py", title="LayerDrop", icon=":material/layers_clear:", url_path="layerdrop"),
     st.Page(ROOT / "pages" / "iot.py", title="Choose an order per input", icon=":material/alt_route:", url_path="iot"),
+    st.Page(ROOT / "pages" / "rearrange.py", title="Rearrange layers", icon=":material/swap_vert:",
+            url_path="rearrange"),
 ]
 
 st.navigation(PAGES).run()

@@ -32,6 +32,9 @@ st.markdown(
 - **:material/alt_route: Choose an order per input**: keep one set of weights and several layer orders, and let a
   tiny predictor pick the order for each input (IOT). How far is the best order per input from the best single
   order, and how much of that gap does a learned choice recover?
+- **:material/swap_vert: Rearrange layers**: on a frozen trained network, skip, swap, reverse, repeat, loop or run
+  the middle layers side by side, as "Transformer Layers as Painters" did to language models. Are the first and
+  last layers special? Is a LayerShuffle-trained ViT robust to all of it? Layer-similarity maps show why.
 """
 )
 
