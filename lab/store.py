@@ -32,6 +32,9 @@ from .codeversion import code_version
 from .notices import notify
 from .quick import quick
 
+# Plumbing: cannot change a number, so editing it keeps every stored result (lab/codeversion.py).
+CODE_VERSION_NEUTRAL = True
+
 LAB_DIR = Path(__file__).resolve().parent
 TensorEntry = tuple[dict[str, torch.Tensor], dict[str, Any]]  # (tensors, JSON-able metadata)
 _cached_only: ContextVar[bool] = ContextVar("layerlab_cached_only", default=False)
