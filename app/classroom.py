@@ -268,7 +268,8 @@ class Page:
             yield
 
     def show(self, now: Sequence[Metric], pinned: Optional[Sequence[Metric]],
-             figure: Callable[[Any, str | None, int], go.Figure], r: Any, pr: Any = None, key: str = "main") -> None:
+             figure: Callable[[Any, str | None, int], Optional[go.Figure]], r: Any, pr: Any = None,
+             key: str = "main") -> None:
         """The metrics and the main figure of this run, next to the pinned run's when there is one; the figure
         first and full width when presenting. `figure(result, title, height)` draws one run."""
         pin = self._pinned if pinned is not None and pr is not None else None
@@ -283,15 +284,22 @@ class Page:
             st.markdown(f"**Now** · {self.describe(self.settings())}")
             _metric_row(now)
 
+        def draw(where: Any, result: Any, suffix: str) -> None:
+            fig = figure(result, None, height)
+            if fig is None:  # its numbers are still being computed: no empty axes
+                where.caption("This figure appears as soon as its numbers are computed (see the progress bars).")
+            else:
+                where.plotly_chart(fig, theme=None, key=f"fig_{key}{suffix}")
+
         def figures() -> None:
             if pin is None:
-                st.plotly_chart(figure(r, None, height), theme=None, key=f"fig_{key}")
+                draw(st, r, "")
                 return
             left, right = st.columns(2)
             left.markdown(f"**:material/push_pin: Pinned** · {self.describe(pin)}")
-            left.plotly_chart(figure(pr, None, height), theme=None, key=f"fig_{key}_pinned")
+            draw(left, pr, "_pinned")
             right.markdown(f"**Now** · {self.describe(self.settings())}")
-            right.plotly_chart(figure(r, None, height), theme=None, key=f"fig_{key}")
+            draw(right, r, "")
 
         if self.present:
             figures()

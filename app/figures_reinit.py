@@ -99,7 +99,7 @@ def distance_vs_damage(results: dict[str, dict[str, Any]], norm: str = "rel2") -
     return fig
 
 
-def per_class(f: dict[str, Any]) -> go.Figure:
+def per_class(f: dict[str, Any], title: str | None = None, height: int = 420) -> go.Figure:
     """Accuracy within each class: trained, after the change, after recovery (when there was one)."""
     pc = f["per_class"]
     classes = [str(c) for c in range(len(pc["base"]))]
@@ -111,7 +111,7 @@ def per_class(f: dict[str, Any]) -> go.Figure:
     common.chance_line(fig, f["chance"], "top right")
     fig.update_xaxes(title="class", type="category")
     common.accuracy_axis(fig)
-    return theme.layout(fig, "Which classes suffer?", barmode="group")
+    return theme.layout(fig, title or "Which classes suffer?", height=height, barmode="group")
 
 
 def recovery_curve(f: dict[str, Any]) -> go.Figure:
