@@ -35,7 +35,7 @@ PIN = "pin"
 PRESENT = "present"
 STUDENT = "student"
 PIN_NOTICE = "_layerlab_pin_notice"
-PRESENT_HEIGHT = 430  # the main figure in presentation mode: with the controls above it, it fits 1280x720
+PRESENT_HEIGHT = 400  # the main figure in presentation mode: with the controls above it, it fits 1280x720
 
 _HIDDEN = "layerlab_hidden"  # the container of controls that exist (their values, their links) but are not shown
 
@@ -53,6 +53,8 @@ header[data-testid="stHeader"] {display: none !important;}
 html {font-size: 19px;}
 [data-testid="stMainBlockContainer"] {padding-top: 0.6rem !important; padding-bottom: 1rem; max-width: 100%;}
 [data-testid="stMainBlockContainer"] h1 {font-size: 1.35rem; padding: 0 0 0.2rem 0;}
+[data-testid="stMainBlockContainer"] h1 ~ [data-testid="stElementContainer"]:has([data-testid="stCaptionContainer"])
+{display: none;}
 .st-key-layerlab_inline [data-testid="stWidgetLabel"] p {font-size: 0.85rem;}
 </style>
 """
@@ -184,11 +186,11 @@ class Page:
                 with col:
                     controls.preset(p.label, p.settings, p.help, key=f"try_{p.key}", width="stretch",
                                     type="primary" if p.settings == now else "secondary")
-                    st.caption(("✓ " if ready == "ready" else "⏱ ") + ready)
+                    st.caption(_ready_icon(ready) + ready)
             with cols[-1]:
                 controls.preset("Reset", dict(self.defaults), "Every control back to its default.",
                                 key="try_reset", width="stretch", icon=":material/restart_alt:")
-                st.caption(("✓ " if (r := self._readiness(self.defaults)) == "ready" else "⏱ ") + r)
+                st.caption(_ready_icon(r := self._readiness(self.defaults)) + r)
             row = st.container(horizontal=True)
             with row:
                 self._pin_button(now, row)
@@ -307,6 +309,10 @@ class Page:
         else:
             metrics()
             figures()
+
+
+def _ready_icon(ready: str) -> str:
+    return ":material/check_circle: " if ready == "ready" else ":material/schedule: " if ready else ""
 
 
 def _metric_row(items: Sequence[Metric]) -> None:

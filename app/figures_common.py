@@ -14,9 +14,12 @@ from . import theme
 
 
 def chance_line(fig: go.Figure, chance: float, position: str = "bottom right", **kw: Any) -> None:
-    """A dotted grey line at chance accuracy (the most frequent class)."""
-    fig.add_hline(y=chance, line={"color": theme.CHANCE, "dash": "dot"}, annotation_text="chance",
-                  annotation_position=position, **kw)
+    """A dotted grey line at chance accuracy (the most frequent class), named in the legend: a label on the line
+    itself sat on top of the bars or points near it."""
+    fig.add_hline(y=chance, line={"color": theme.CHANCE, "dash": "dot"}, **kw)
+    if not any(t.name == "chance" for t in fig.data):
+        fig.add_scatter(x=[None], y=[None], mode="lines", name="chance", line={"color": theme.CHANCE, "dash": "dot"},
+                        **({"row": kw["row"], "col": kw["col"]} if "row" in kw else {}))
 
 
 def base_line(fig: go.Figure, acc: float, label: str = "original", position: str = "bottom right",

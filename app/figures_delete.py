@@ -56,7 +56,7 @@ def versus_k(sweep: dict[str, Any]) -> go.Figure:
     return theme.layout(fig, f"Deleting more blocks ({cfg['select']})")
 
 
-def per_class(r: dict[str, Any], title: str = "Which classes suffer?", height: int = 420) -> go.Figure:
+def per_class(r: dict[str, Any], title: str | None = "Which classes suffer?", height: int = 420) -> go.Figure:
     """Accuracy within each class: teacher, cut, recovered (the page's main figure)."""
     pc = r["per_class"]
     classes = [str(c) for c in range(len(pc["base"]))]

@@ -44,8 +44,8 @@ def heatmaps(results: dict[str, dict[str, Any]], focus: Optional[tuple[str, str,
             xi, yi = r["checkpoints"].index(focus[2]), rows.index(_short(focus[1]))
             fig.add_shape(type="rect", x0=xi - 0.5, x1=xi + 0.5, y0=yi - 0.5, y1=yi + 0.5, row=1, col=j,
                           line={"color": "#FFFFFF", "width": 5})
-        fig.add_shape(type="rect", x0=xi - 0.5, x1=xi + 0.5, y0=yi - 0.5, y1=yi + 0.5, row=1, col=j,
-                          line={"color": "#000000", "width": 2})
+            fig.add_shape(type="rect", x0=xi - 0.5, x1=xi + 0.5, y0=yi - 0.5, y1=yi + 0.5, row=1, col=j,
+                          line={"color": "#000000", "width": 2})  # white then black: visible on any cell colour
         fig.update_xaxes(tickangle=-45, row=1, col=j)
     # chance and trained accuracy of each model are in its title; the colour bar stays a plain 0..100 % scale
     fig.update_layout(coloraxis={"colorscale": SCALE, "cmin": 0, "cmax": 1,
@@ -99,7 +99,7 @@ def distance_vs_damage(results: dict[str, dict[str, Any]], norm: str = "rel2") -
     return fig
 
 
-def per_class(f: dict[str, Any], title: str | None = None, height: int = 420) -> go.Figure:
+def per_class(f: dict[str, Any], title: str | None = "Which classes suffer?", height: int = 420) -> go.Figure:
     """Accuracy within each class: trained, after the change, after recovery (when there was one)."""
     pc = f["per_class"]
     classes = [str(c) for c in range(len(pc["base"]))]
@@ -111,7 +111,7 @@ def per_class(f: dict[str, Any], title: str | None = None, height: int = 420) ->
     common.chance_line(fig, f["chance"], "top right")
     fig.update_xaxes(title="class", type="category")
     common.accuracy_axis(fig)
-    return theme.layout(fig, title or "Which classes suffer?", height=height, barmode="group")
+    return theme.layout(fig, title, height=height, barmode="group")
 
 
 def recovery_curve(f: dict[str, Any]) -> go.Figure:

@@ -63,7 +63,8 @@ with page.results():
     pcfg = page.config(delete.config_of, pin) if pin else None
     pr = jobs.run("Training the pinned setting", delete.run, pcfg) if pcfg else None
     page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None,
-              lambda res, title, height: figs.per_class(res, title or "Which classes suffer?", height), r, pr,
+              lambda res, title, height: figs.per_class(res, None if page.present else "Which classes suffer?",
+                                                        height), r, pr,
               key="per_class")
 st.markdown(f"**Deleted blocks:** {r['dropped'] or 'none'} · **route that runs:** {r['route']}")
 

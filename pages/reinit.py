@@ -103,7 +103,8 @@ with page.results():
         what = "re-randomised" if op == "rerand" else f"re-initialised to epoch {checkpoint}"
         st.markdown(f"#### In focus: **{layer}** of the {reinit.MODEL_NAMES[model]}, {what}")
         page.show(metrics_of(f, page.settings()), metrics_of(pf, pin) if pf else None,
-                  lambda res_, title, height: figs.per_class(res_, title, height), f, pf, key="per_class")
+                  lambda res_, title, height: figs.per_class(res_, None if page.present else "Which classes suffer?",
+                                                             height), f, pf, key="per_class")
         if recovery != "none":
             st.plotly_chart(figs.recovery_curve(f), theme=None, key="fig_recovery")
         else:  # empty figures are not drawn
