@@ -53,7 +53,7 @@ header[data-testid="stHeader"] {display: none !important;}
 html {font-size: 19px;}
 [data-testid="stMainBlockContainer"] {padding-top: 0.6rem !important; padding-bottom: 1rem; max-width: 100%;}
 [data-testid="stMainBlockContainer"] h1 {font-size: 1.35rem; padding: 0 0 0.2rem 0;}
-[data-testid="stMainBlockContainer"] h1 ~ [data-testid="stElementContainer"]:has([data-testid="stCaptionContainer"])
+[data-testid="stElementContainer"]:has(h1) + [data-testid="stElementContainer"]:has([data-testid="stCaptionContainer"])
 {display: none;}
 .st-key-layerlab_inline [data-testid="stWidgetLabel"] p {font-size: 0.85rem;}
 </style>

@@ -54,7 +54,7 @@ def test_pin_then_change_shows_both_runs_and_the_link_holds_both():
     at = open_page("delete")
     at.button(key="layerlab_pin").click().run()  # pins the defaults: residual, k = 2
     assert_clean(at)
-    assert at.query_params["pin"] == ["default"]
+    assert at.query_params["pin"] == "default"
     at.selectbox(key="arch").set_value("plain").run()
     at.slider(key="k").set_value(1).run()
     assert_clean(at)
@@ -63,7 +63,7 @@ def test_pin_then_change_shows_both_runs_and_the_link_holds_both():
     assert "Cut: 2 deleted" in labels and "Cut: 1 deleted" in labels
     text = " ".join(md.value for md in at.markdown)
     assert "Pinned" in text and "Architecture: plain MLP" in text
-    assert at.query_params["arch"] == ["plain"] and at.query_params["k"] == ["1"]
+    assert at.query_params["arch"] == "plain" and at.query_params["k"] == "1"
     # Unpin: one run again.
     at.button(key="layerlab_unpin").click().run()
     assert_clean(at)
@@ -98,4 +98,4 @@ def test_a_labelled_select_shows_words_and_links_the_short_value():
     assert "plain MLP" in box.options and "plain" not in box.options  # what the student reads
     box.set_value("plain").run()
     assert_clean(at)
-    assert at.query_params["arch"] == ["plain"]  # what the link carries
+    assert at.query_params["arch"] == "plain"  # what the link carries
