@@ -58,7 +58,7 @@ def test_reinit_page(lab_url, page, tmp_path):
     no_exception(page)
 
     # A "Try this" button sets several controls, and the link follows.
-    page.get_by_role("button", name="Re-randomise, then distil").click()
+    page.get_by_role("button", name="Re-randomise, then distil").first.click()  # the toolbar's copy
     settle(page, "How fast does it come back?")
     assert "recovery=kd" in page.url
     page.screenshot(path=str(tmp_path / "reinit.png"), full_page=True)
@@ -73,7 +73,7 @@ def test_layerdrop_page(lab_url, page, tmp_path):
     settle(page, "Which p for which depth?")
     no_exception(page)
     assert page.locator("[data-testid='stPlotlyChart']").count() >= 3
-    assert page.get_by_text("Pruned to 4 of 8").count() == 1
+    assert page.get_by_text("Pruned to 4 of 8", exact=True).count() == 1
 
     slider = page.get_by_role("slider", name="Blocks kept (r)")
     slider.focus()
@@ -97,7 +97,7 @@ def test_shuffle_page(lab_url, page, tmp_path):
     settle(page, "All 6 orders")
     no_exception(page)
     assert page.locator("[data-testid='stPlotlyChart']").count() >= 4  # orders, pruning, embedding, probe
-    page.get_by_role("button", name="Prune half the blocks").click()
+    page.get_by_role("button", name="Prune half the blocks").first.click()
     wait_idle(page, timeout=600)
     assert "removed=3" in page.url  # the control is mirrored in the link
     no_exception(page)
@@ -127,7 +127,7 @@ def in_viewport(page, selector: str) -> bool:
 def test_a_preset_brings_its_results_into_view(lab_url, page):
     page.goto(f"{lab_url}/delete")
     settle(page, "Cut: 2 deleted")
-    button = page.locator(".st-key-tryb_plain1 button")  # the "Try this" section, far below the results
+    button = page.locator(".st-key-tryb_plain1 button").first  # the "Try this" section, far below the results
     button.scroll_into_view_if_needed()
     assert not in_viewport(page, ".st-key-layerlab_results")
     button.click()
