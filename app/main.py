@@ -12,6 +12,7 @@ if str(ROOT) not in sys.path:  # streamlit puts app/ on the path, not the repo r
 import pandas  # noqa: E402, F401
 import streamlit as st  # noqa: E402 - after the path fix on purpose
 
+from app import controls  # noqa: E402
 from lab import quick  # noqa: E402
 from lab.embed import warm_umap_in_background  # noqa: E402
 from lab.runtime import configure_threads  # noqa: E402
@@ -42,4 +43,5 @@ PAGES = [
             url_path="rearrange"),
 ]
 
+controls.start_run()  # every run registers its page's controls afresh (app/controls.py)
 st.navigation(PAGES).run()

@@ -157,6 +157,10 @@ class Store:
             return value
 
     # -- public API ---------------------------------------------------------------------------------
+    def has(self, kind: str, cfg: Any) -> bool:
+        """Whether a JSON result is stored (cheap: no read, no lock), e.g. to say that a preset is ready."""
+        return self.path(self.key(kind, cfg), ".json").exists()
+
     def tensors(self, kind: str, cfg: Any, build: Callable[[], TensorEntry]) -> TensorEntry:
         """(tensors, metadata) of an entry, built by `build()` the first time."""
 
