@@ -29,6 +29,7 @@ def main() -> None:
     args = ap.parse_args()
     os.environ["LAYERLAB_CACHE"] = args.cache
     os.environ.pop("LAYERLAB_QUICK", None)
+    os.environ["LAYERLAB_WARM"] = "0"  # no background warming inside the measurement
     from streamlit.testing.v1 import AppTest
 
     from lab import zoo

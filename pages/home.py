@@ -2,6 +2,8 @@
 
 import streamlit as st
 
+from lab import presets, warm
+
 st.title(":material/science: Layer Lab")
 st.markdown(
     """
@@ -56,7 +58,20 @@ st.markdown(
 5. Every control is mirrored in the page address: **copy the link** to hand out exactly the view you see. A link
    value the lab cannot use is reported in a notice and ignored.
 6. The first run of a setting trains a model (a progress bar shows how far it is, seconds to a minute or two);
-   after that the result is stored and anyone asking for it again gets it instantly. Click the presets you plan to
-   show before class, or warm them from the command line: `python -m lab table delete`.
+   after that the result is stored and anyone asking for it again gets it instantly. A freshly started lab warms
+   every page's default view in the background, at the lowest priority (never ahead of a student's job); to warm
+   every preset too before class, run `python -m lab warm` (add `--seeds 0 1 2` for more seeds).
 """
 )
+
+st.subheader("Ready now", divider="gray")
+# Reads which stored results exist (file checks, nothing is computed), so it is instant.
+cols = st.columns(3)
+for i, (page, title) in enumerate([("delete", "Delete layers"), ("shuffle", "Shuffle layers"),
+                                   ("reinit", "Re-initialise a layer"), ("layerdrop", "LayerDrop"),
+                                   ("iot", "Choose an order per input"), ("rearrange", "Rearrange layers")]):
+    if not warm.describes(page):
+        continue
+    left = warm.ready(page)
+    cols[i % 3].markdown(f"**[{title}]({page})**: " + (":green[ready]" if left <= 0 else
+                                                       f":orange[{presets.describe_cost(left)} on first visit]"))
