@@ -23,6 +23,8 @@ the link sync above repairs.
 
 from __future__ import annotations
 
+import contextlib
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import streamlit as st
@@ -33,7 +35,45 @@ from app import query
 from lab import experiment
 
 NOTICES = "_layerlab_link_notices"  # {(page, key): {"text": str, "value": the control's value when rejected}}
+WRITTEN = "_layerlab_link_written"  # {(page, key): the link text this session last wrote for a manually bound control}
+APPLIED = "_layerlab_preset_applied"  # the label of the preset applied by the last click (read once by the page)
 _UNSEEN = object()  # a notice's value before its control has been created
+_NEVER = object()  # no link text written yet
+
+
+@dataclass
+class Control:
+    """What the page's classroom tools need to know of one control: its default, how a link value of it is parsed
+    and written (the same rules as the control itself), and how to name it and its values for people."""
+
+    key: str
+    label: str
+    default: Any
+    parse: Callable[[list[str]], Any]
+    to_url: Callable[[Any], str]
+    show: Callable[[Any], str] = str
+
+
+# The controls created in this run, in order, and where each is drawn. app/main.py resets both at the start of
+# every run (a page registers its controls again each run); app/classroom.py sets where they go; without it,
+# controls go where the page's `with` block puts them.
+
+
+def registry() -> dict[str, Control]:
+    """The controls created so far in this run (session-local: kept in session_state)."""
+    return st.session_state.setdefault("_layerlab_controls", {})
+
+
+def start_run(place: Callable[[str], Any] | None = None) -> None:
+    """Forget the previous run's controls; `place(key)` gives the container each control is drawn in (called by
+    app/main.py at the start of every run with no `place`, and by a classroom page with one)."""
+    st.session_state["_layerlab_controls"] = {}
+    st.session_state["_layerlab_place"] = place
+
+
+def _placed(key: str) -> Any:
+    place = st.session_state.get("_layerlab_place")
+    return place(key) if place is not None else contextlib.nullcontext()
 
 
 # -- the three places that use Streamlit below its public API (tests/test_query.py checks they still exist) ----
@@ -109,26 +149,59 @@ def _sync_link(key: str, value: Any, default: Any, to_url: Callable[[Any], str])
 
 
 def _control(key: str, default: Any, parse: Callable[[list[str]], Any], to_url: Callable[[Any], str],
-             create: Callable[[str | None, bool], Any]) -> Any:
-    """Check the link, then create the widget via `create(bind, with_default)` (see the module docstring)."""
-    rejected = _check_link(key, default, parse)
-    slot = st.empty()  # the notice goes above its control, but whether it shows depends on the control's value
-    value = create(None if rejected else "query-params", not _set_this_run(key))
-    _show_notice(slot, key, value)
+             create: Callable[[str | None, bool], Any], label: str = "", show: Callable[[Any], str] = str,
+             manual: bool = False) -> Any:
+    """Check the link, then create the widget via `create(bind, with_default)` (see the module docstring).
+
+    manual: the control is never bound by Streamlit; its link value is applied here (a select box with human
+    labels: Streamlit's binding would write the label into the link, and the link must carry the short value).
+    """
+    registry()[key] = Control(key, label or key, default, parse, to_url, show)
+    with _placed(key):
+        rejected = _check_link(key, default, parse)
+        if manual and not rejected:
+            _apply_link(key, default, parse, to_url)
+        slot = st.empty()  # the notice goes above its control, but whether it shows depends on the control's value
+        value = create(None if (rejected or manual) else "query-params", not _set_this_run(key))
+        _show_notice(slot, key, value)
     _sync_link(key, value, default, to_url)
+    if manual:
+        st.session_state.setdefault(WRITTEN, {})[(_page(), key)] = _link_text(key)
     return value
 
 
+def _link_text(key: str) -> str | None:
+    values = _link_values(key)
+    return values[0] if len(values) == 1 else None
+
+
+def _apply_link(key: str, default: Any, parse: Callable[[list[str]], Any], to_url: Callable[[Any], str]) -> None:
+    """Give a manually bound control the link's value when the link says something this session did not write
+    (a fresh visit, a pasted or hand-edited link, back/forward), and never when a preset set it in this run."""
+    if _set_this_run(key):
+        return
+    written = st.session_state.get(WRITTEN, {}).get((_page(), key), _NEVER)
+    text = _link_text(key)
+    if text == written or (written is _NEVER and text is None):
+        return  # the link says what this session last wrote (or nothing on a first visit): the widget decides
+    st.session_state[key] = default if text is None else parse([text])
+
+
 def select(label: str, key: str, options: Sequence[Any], default: Any, help: str,
-           format_func: Callable[[Any], str] = str, **kw: Any) -> Any:
-    """A select box bound to the URL parameter `key` (shown labels are what the link carries)."""
-    labels = [format_func(o) for o in options]  # a bound select box writes the option's label into the link
+           labels: dict[Any, str] | None = None, **kw: Any) -> Any:
+    """A select box bound to the URL parameter `key`. It shows `labels` (human words) while the link carries the
+    option's short value (`arch=plain`, not `arch=plain+MLP`): such a box is bound by this module, not Streamlit,
+    whose binding writes the shown label into the link."""
+    labels = dict(labels or {})
+    shown = (lambda o: labels.get(o, str(o))) if labels else str
 
     def create(bind: str | None, with_default: bool) -> Any:
         index = {"index": list(options).index(default)} if with_default else {}
-        return st.selectbox(label, options, key=key, help=help, format_func=format_func, bind=bind, **index, **kw)
+        return st.selectbox(label, options, key=key, help=help, format_func=shown, bind=bind, **index, **kw)
 
-    return _control(key, default, lambda v: query.parse_choice(v, labels), format_func, create)
+    # Every select is bound here (manual): one rule for all of them, labelled or not.
+    return _control(key, default, lambda v: query.parse_choice(v, options), query.url_string, create, label, shown,
+                    manual=True)
 
 
 def select_slider(label: str, key: str, options: Sequence[Any], default: Any, help: str, **kw: Any) -> Any:
@@ -138,7 +211,7 @@ def select_slider(label: str, key: str, options: Sequence[Any], default: Any, he
         value = {"value": default} if with_default else {}
         return st.select_slider(label, options, key=key, help=help, bind=bind, **value, **kw)
 
-    return _control(key, default, lambda v: query.parse_choice(v, options), query.url_string, create)
+    return _control(key, default, lambda v: query.parse_choice(v, options), query.url_string, create, label)
 
 
 def slider(label: str, key: str, lo: int, hi: int, default: int, help: str, **kw: Any) -> int:
@@ -148,7 +221,7 @@ def slider(label: str, key: str, lo: int, hi: int, default: int, help: str, **kw
         value = {"value": default} if with_default else {}
         return st.slider(label, lo, hi, key=key, help=help, bind=bind, **value, **kw)
 
-    return int(_control(key, default, lambda v: query.parse_int(v, lo, hi), query.url_string, create))
+    return int(_control(key, default, lambda v: query.parse_int(v, lo, hi), query.url_string, create, label))
 
 
 def number(label: str, key: str, lo: int, hi: int, default: int, help: str, **kw: Any) -> int:
@@ -158,17 +231,26 @@ def number(label: str, key: str, lo: int, hi: int, default: int, help: str, **kw
         return st.number_input(label, lo, hi, default if with_default else "min", step=1, key=key, help=help,
                                bind=bind, **kw)
 
-    return int(_control(key, default, lambda v: query.parse_int(v, lo, hi), query.url_string, create))
+    return int(_control(key, default, lambda v: query.parse_int(v, lo, hi), query.url_string, create, label))
 
 
-def preset(label: str, values: dict[str, Any], help: str, key: str) -> None:
-    """A "Try this" button that sets several controls at once (they then update the URL themselves)."""
+def apply(values: dict[str, Any], label: str = "") -> None:
+    """Set several controls at once (in a button's callback, before the widgets exist: no Session State warning;
+    the controls then update the link themselves). `label` names what was applied, for the page to announce."""
+    for k, v in values.items():
+        st.session_state[k] = v
+    st.session_state[APPLIED] = label
 
-    def apply() -> None:
-        for k, v in values.items():
-            st.session_state[k] = v
 
-    st.button(label, help=help, on_click=apply, key=key)
+def preset(label: str, values: dict[str, Any], help: str, key: str, **kw: Any) -> bool:
+    """A button that sets `values` at once. A complete preset (lab.presets.Preset.settings) sets every control of
+    the page; a partial one (the LayerDrop rule's "train with p*") only what it names."""
+    return st.button(label, help=help, on_click=apply, args=(values, label), key=key, **kw)
+
+
+def applied() -> str | None:
+    """The label of the preset the last click applied (once: the next run returns None)."""
+    return st.session_state.pop(APPLIED, None)
 
 
 def make_config(factory: Callable[..., Any], **values: Any) -> Any:
@@ -194,7 +276,8 @@ def param(config: type, name: str, widget: str = "select", *, label: str | None 
     help = help or m.get("help") or ""
     key = key or name
     if widget == "select":
-        return select(label, key, tuple(options if options is not None else m["choices"]), value, help=help)
+        return select(label, key, tuple(options if options is not None else m["choices"]), value, help=help,
+                      labels=m.get("labels") or None)
     lo = int(m["lo"]) if lo is None else lo
     hi = int(m["hi"]) if hi is None else hi
     if widget == "slider":

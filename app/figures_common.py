@@ -14,9 +14,12 @@ from . import theme
 
 
 def chance_line(fig: go.Figure, chance: float, position: str = "bottom right", **kw: Any) -> None:
-    """A dotted grey line at chance accuracy (the most frequent class)."""
-    fig.add_hline(y=chance, line={"color": theme.CHANCE, "dash": "dot"}, annotation_text="chance",
-                  annotation_position=position, **kw)
+    """A dotted grey line at chance accuracy (the most frequent class), named in the legend: a label on the line
+    itself sat on top of the bars or points near it."""
+    fig.add_hline(y=chance, line={"color": theme.CHANCE, "dash": "dot"}, **kw)
+    if not any(t.name == "chance" for t in fig.data):
+        fig.add_scatter(x=[None], y=[None], mode="lines", name="chance", line={"color": theme.CHANCE, "dash": "dot"},
+                        **({"row": kw["row"], "col": kw["col"]} if "row" in kw else {}))
 
 
 def base_line(fig: go.Figure, acc: float, label: str = "original", position: str = "bottom right",
@@ -35,6 +38,7 @@ def recovery_curve(r: dict[str, Any], title: str, curve_label: str, cut_label: O
                    base_label: str = "original", height: int = 420) -> go.Figure:
     """Held-out accuracy during recovery (fine-tuning or distillation), from the cut to the end, with the
     unmodified model, chance, and (when the result has it) the step at which it came back."""
+    last = max(r["curve_steps"]) if r["curve_steps"] else 1
     fig = go.Figure()
     fig.add_scatter(x=r["curve_steps"], y=r["curve_acc"], name=curve_label, line={"color": theme.RECOVERED},
                     mode="lines+markers", hovertemplate="step %{x}: %{y:.1%}<extra></extra>")
@@ -46,7 +50,9 @@ def recovery_curve(r: dict[str, Any], title: str, curve_label: str, cut_label: O
         chance_line(fig, r["chance"])
     if r.get("steps_to_recover") is not None:
         fig.add_vline(x=r["steps_to_recover"], line={"color": theme.RECOVERED, "dash": "dot"},
-                      annotation_text=f"within 1 pt at step {r['steps_to_recover']}", annotation_position="top left")
-    fig.update_xaxes(title="recovery step")
+                      annotation_text=f"back within 1 pt at step {r['steps_to_recover']}",
+                      annotation_position="top right" if r["steps_to_recover"] < last / 2 else "top left")
+    # An explicit range: autorange pads around the step-0 marker and once ran the axis to -100 steps.
+    fig.update_xaxes(title="recovery step", range=[-0.03 * last, 1.03 * last])
     accuracy_axis(fig)
     return theme.layout(fig, title, height=height)

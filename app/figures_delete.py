@@ -30,29 +30,34 @@ def single_block(sweep: dict[str, Any]) -> go.Figure:
 
 
 def versus_k(sweep: dict[str, Any]) -> go.Figure:
-    """Accuracy against the number of blocks deleted, before and after recovery, both architectures."""
+    """Accuracy against the number of blocks deleted, before and after recovery, both architectures.
+
+    Colour is the architecture (as in the single-block chart beside it); the stage is the line style: dotted with
+    open markers = cut, solid with filled markers = after recovery. Two meanings never share one colour channel.
+    """
     cfg = sweep["config"]
     fig = go.Figure()
     for arch, a in sweep["archs"].items():
         ks = [r["k"] for r in a["rows"]]
+        colour = theme.ARCH_COLOURS[arch]
         fig.add_scatter(x=ks, y=[r["cut_acc"] for r in a["rows"]], name=f"{arch}: cut",
-                        line={"color": theme.CUT, "dash": DASH[arch]}, marker={"symbol": SYMBOL[arch], "size": 9},
+                        line={"color": colour, "dash": "dot", "width": 3},
+                        marker={"symbol": SYMBOL[arch] + "-open", "size": 11, "line": {"width": 2}},
                         customdata=[str(r["dropped"]) for r in a["rows"]],
                         hovertemplate="k=%{x}: %{y:.1%}<br>dropped %{customdata}<extra>" + arch + " cut</extra>")
         if cfg["recovery"] != "none":
             fig.add_scatter(x=ks, y=[r["recovered_acc"] for r in a["rows"]],
-                            name=f"{arch}: after {cfg['recovery']}",
-                            line={"color": theme.RECOVERED, "dash": DASH[arch]},
-                            marker={"symbol": SYMBOL[arch], "size": 9},
+                            name=f"{arch}: after {cfg['recovery']}", line={"color": colour, "width": 3},
+                            marker={"symbol": SYMBOL[arch], "size": 10},
                             hovertemplate="k=%{x}: %{y:.1%}<extra>" + arch + " recovered</extra>")
     common.chance_line(fig, sweep["chance"])
     fig.update_xaxes(title="blocks deleted (k)", dtick=1)
     common.accuracy_axis(fig)
-    return theme.layout(fig, f"Deleting more blocks ({cfg['select']} selection)")
+    return theme.layout(fig, f"Deleting more blocks ({cfg['select']})")
 
 
-def per_class(r: dict[str, Any]) -> go.Figure:
-    """Accuracy within each class: teacher, cut, recovered."""
+def per_class(r: dict[str, Any], title: str | None = "Which classes suffer?", height: int = 420) -> go.Figure:
+    """Accuracy within each class: teacher, cut, recovered (the page's main figure)."""
     pc = r["per_class"]
     classes = [str(c) for c in range(len(pc["base"]))]
     fig = go.Figure()
@@ -60,9 +65,10 @@ def per_class(r: dict[str, Any]) -> go.Figure:
     fig.add_bar(x=classes, y=pc["cut"], name="cut", marker_color=theme.CUT)
     if r["config"]["recovery"] != "none":
         fig.add_bar(x=classes, y=pc["recovered"], name="recovered", marker_color=theme.RECOVERED)
+    common.chance_line(fig, r["chance"], "top right")
     fig.update_xaxes(title="class", type="category")
     common.accuracy_axis(fig)
-    return theme.layout(fig, "Which classes suffer?", barmode="group")
+    return theme.layout(fig, title, height=height, barmode="group")
 
 
 def recovery_curve(r: dict[str, Any]) -> go.Figure:
@@ -85,7 +91,7 @@ def selections(r: dict[str, Any]) -> go.Figure:
     fig.add_bar(x=labels, y=test, name="held-out", marker_color=theme.CUT,
                 error_y={"type": "data", "symmetric": False, "array": err_hi, "arrayminus": err_lo})
     fig.add_hline(y=r["base_acc"], line={"color": theme.ORIGINAL, "dash": "dash"},
-                  annotation_text="original", annotation_position="top left")
+                  annotation_text="original", annotation_position="top right")
     common.chance_line(fig, r["chance"])
     common.accuracy_axis(fig, "accuracy of the cut (no recovery)")
     k = r["config"]["k"]

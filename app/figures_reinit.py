@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 import plotly.graph_objects as go
@@ -18,7 +19,8 @@ def _title(r: dict[str, Any]) -> str:
     return f"<b>{r['model_name']}</b><br>trained {r['base_acc']:.1%} · chance {r['chance']:.1%}"
 
 
-def heatmaps(results: dict[str, dict[str, Any]], focus: Optional[tuple[str, str, str]] = None) -> go.Figure:
+def heatmaps(results: dict[str, dict[str, Any]], focus: Optional[tuple[str, str, str]] = None,
+             height: int = 520) -> go.Figure:
     """One robustness map per model, side by side on one colour scale (held-out accuracy after one change).
 
     The colour bar marks each model's chance and trained accuracy; `focus` = (model, layer, column) outlines a cell.
@@ -26,28 +28,37 @@ def heatmaps(results: dict[str, dict[str, Any]], focus: Optional[tuple[str, str,
     names = list(results)
     # subplot widths follow the number of columns, so every cell is about as wide as every other
     widths = [len(results[m]["checkpoints"]) for m in names]
+    # Wide gaps: each panel has its own row labels (blocks.0 ...), which overlapped the panel to their left.
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=[_title(results[m]) for m in names],
-                        horizontal_spacing=0.07, column_widths=[w / sum(widths) for w in widths])
+                        horizontal_spacing=0.09, column_widths=[w / sum(widths) for w in widths])
     for j, m in enumerate(names, start=1):
         r = results[m]
-        rows = list(reversed(r["layers"]))  # stem at the bottom, head on top: the order data flows
+        # stem at the bottom, head on top: the order data flows; "blocks.3" is shown as "b3" to leave room
+        rows = [_short(n) for n in reversed(r["layers"])]
         z = list(reversed(r["acc"]))
         fig.add_heatmap(z=z, x=r["checkpoints"], y=rows, coloraxis="coloraxis", row=1, col=j,
                         text=[[f"{v:.0%}" for v in row] for row in z], texttemplate="%{text}",
-                        textfont={"size": 10},
+                        textfont={"size": theme.SMALL_FONT},
                         hovertemplate="%{y}, %{x}: %{z:.1%}<extra>" + r["model_name"] + "</extra>")
         if focus and focus[0] == m and focus[1] in r["layers"] and focus[2] in r["checkpoints"]:
-            xi, yi = r["checkpoints"].index(focus[2]), rows.index(focus[1])
+            xi, yi = r["checkpoints"].index(focus[2]), rows.index(_short(focus[1]))
             fig.add_shape(type="rect", x0=xi - 0.5, x1=xi + 0.5, y0=yi - 0.5, y1=yi + 0.5, row=1, col=j,
-                          line={"color": theme.CUT, "width": 4})
+                          line={"color": "#FFFFFF", "width": 5})
+            fig.add_shape(type="rect", x0=xi - 0.5, x1=xi + 0.5, y0=yi - 0.5, y1=yi + 0.5, row=1, col=j,
+                          line={"color": "#000000", "width": 2})  # white then black: visible on any cell colour
         fig.update_xaxes(tickangle=-45, row=1, col=j)
     # chance and trained accuracy of each model are in its title; the colour bar stays a plain 0..100 % scale
     fig.update_layout(coloraxis={"colorscale": SCALE, "cmin": 0, "cmax": 1,
                                  "colorbar": {"title": "held-out<br>accuracy", "tickformat": ".0%"}})
-    theme.layout(fig, None, height=520)
-    fig.update_layout(margin={"l": 80, "r": 20, "t": 90, "b": 90})
-    fig.update_annotations(font={"size": 15})
+    theme.layout(fig, None, height=height)
+    fig.update_layout(margin={"l": 50, "r": 20, "t": 90, "b": 90})
+    fig.update_annotations(font={"size": theme.FONT_SIZE})
     return fig
+
+
+def _short(layer: str) -> str:
+    """blocks.3 -> b3: the heatmap's row labels must fit in the gap between panels."""
+    return "b" + layer.split(".", 1)[1] if layer.startswith("blocks.") else layer
 
 
 def distance_vs_damage(results: dict[str, dict[str, Any]], norm: str = "rel2") -> go.Figure:
@@ -57,32 +68,38 @@ def distance_vs_damage(results: dict[str, dict[str, Any]], norm: str = "rel2") -
     names every point. Spearman's rho per model is in the legend.
     """
     fig = go.Figure()
+    everything = []
     for m, r in results.items():
         pts = [(x, d, layer) for x, d, layer in zip(r["distance"][norm], r["damage"], r["layers"], strict=True)
                if x is not None]
         if not pts:
             continue
-        named = {max(pts, key=lambda p: p[1])[2], max(pts, key=lambda p: p[0])[2]}
+        everything += [(x, d, layer, r["model_name"]) for x, d, layer in pts]
         rho = r["rank_corr"][norm]
         fig.add_scatter(x=[p[0] for p in pts], y=[p[1] for p in pts], customdata=[p[2] for p in pts],
-                        text=[p[2] if p[2] in named else "" for p in pts],
-                        mode="markers+text", textposition="top center", textfont={"size": 12},
-                        marker={"color": theme.ARCH_COLOURS.get(m, theme.ORIGINAL), "size": 12,
-                                "line": {"color": "black", "width": 1}},
+                        mode="markers", marker={"color": theme.ARCH_COLOURS.get(m, theme.ORIGINAL), "size": 13,
+                                                "line": {"color": "black", "width": 1}},
                         name=f"{r['model_name']} ρ = {'n/a' if rho is None else f'{rho:+.2f}'}",
                         hovertemplate="%{customdata}: distance %{x:.3f}, lost %{y:.1%}<extra>"
                                       + r["model_name"] + "</extra>")
-    label = "relative distance ‖θ_T − θ_0‖₂ / ‖θ_0‖₂" if norm == "rel2" else "largest change ‖θ_T − θ_0‖∞"
+    # Two labels in all, placed away from each other (one label per model per extreme used to collide): the layer
+    # whose reset hurt most, and the one that moved farthest. Hover names every point.
+    if everything:
+        worst = max(everything, key=lambda p: p[1])
+        farthest = max(everything, key=lambda p: p[0])
+        for p, ax, ay in ((worst, 40, -30), (farthest, -40, 30)) if worst != farthest else ((worst, 40, -30),):
+            fig.add_annotation(x=math.log10(p[0]), y=p[1], text=f"{p[3]} {p[2]}", ax=ax, ay=ay, showarrow=True,
+                               arrowhead=0, font={"size": theme.SMALL_FONT}, bgcolor="rgba(255,255,255,0.8)")
+    short = "distance from init, relative (log)" if norm == "rel2" else "largest change from init (log)"
     # log scale: the ViT's stem (CLS token and positions start at zero) moves far more than any MLP layer
-    fig.update_xaxes(title=label + " (log scale)", type="log", tickvals=[0.05, 0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5],
-                     ticktext=["0.05", "0.1", "0.2", "0.3", "0.5", "1", "2", "3", "5"])
-    fig.update_yaxes(title="accuracy lost, re-initialised to t = 0", tickformat=".0%")
+    fig.update_xaxes(title=short, type="log", tickvals=[0.05, 0.1, 0.2, 0.5, 1, 2, 5],
+                     ticktext=["0.05", "0.1", "0.2", "0.5", "1", "2", "5"])
+    fig.update_yaxes(title="accuracy lost (reset to t = 0)", tickformat=".0%")
     theme.layout(fig, "Did the layers that moved most matter most?", height=480)
-    fig.update_layout(legend={"font": {"size": 13}})
     return fig
 
 
-def per_class(f: dict[str, Any]) -> go.Figure:
+def per_class(f: dict[str, Any], title: str | None = "Which classes suffer?", height: int = 420) -> go.Figure:
     """Accuracy within each class: trained, after the change, after recovery (when there was one)."""
     pc = f["per_class"]
     classes = [str(c) for c in range(len(pc["base"]))]
@@ -94,7 +111,7 @@ def per_class(f: dict[str, Any]) -> go.Figure:
     common.chance_line(fig, f["chance"], "top right")
     fig.update_xaxes(title="class", type="category")
     common.accuracy_axis(fig)
-    return theme.layout(fig, "Which classes suffer?", barmode="group")
+    return theme.layout(fig, title, height=height, barmode="group")
 
 
 def recovery_curve(f: dict[str, Any]) -> go.Figure:

@@ -80,3 +80,47 @@ def shown(raw: str) -> str:
     cut = raw[:SHOWN_CHARS]
     text = ascii(cut)[1:-1].replace("`", "\\x60")
     return text + ("..." if len(raw) > SHOWN_CHARS else "")
+
+
+# -- a pinned setting in one link value: pin=arch.plain_k.1 ---------------------------------------------------
+# The characters are the ones a browser leaves alone in a query string (letters, digits, "-", ".", "_"), so a
+# compared view's link stays readable. A pair is key.value (a value may itself contain dots: layer=blocks.3);
+# pairs are joined by "_", which no control's value contains. Only values that differ from the default appear;
+# a pin of nothing but defaults is written "default".
+PIN_DEFAULTS = "default"
+MAX_PIN_CHARS = 400
+
+
+def pin_text(values: dict[str, str]) -> str:
+    """The link value of a pinned setting, from each differing control's link string."""
+    for key, text in values.items():
+        if "_" in text or "_" in key or "." in key or not text:
+            raise ValueError(f"{key}={text!r} cannot be written into a pin")
+    return "_".join(f"{k}.{v}" for k, v in values.items()) or PIN_DEFAULTS
+
+
+def parse_pin(values: Sequence[str], parsers: dict[str, Any]) -> dict[str, Any]:
+    """The pinned setting of a link: {key: value} for the controls it names (the rest are their defaults).
+
+    `parsers[key]` is the control's own link parser (parse_int, parse_choice, ...), so a pinned value obeys
+    exactly the rules of the control's own link value.
+    """
+    raw = single(values)
+    if len(raw) > MAX_PIN_CHARS:
+        raise Rejected(f"a pin is at most {MAX_PIN_CHARS} characters")
+    if raw == PIN_DEFAULTS:
+        return {}
+    out: dict[str, Any] = {}
+    for pair in raw.split("_"):
+        key, dot, text = pair.partition(".")
+        if not dot or not key:
+            raise Rejected(f"expected control.value pairs joined by _, like k.1_arch.plain; got {shown(pair)!r}")
+        if key not in parsers:
+            raise Rejected(f"this page has no control {shown(key)!r}")
+        if key in out:
+            raise Rejected(f"it pins {shown(key)!r} twice")
+        try:
+            out[key] = parsers[key]([text])
+        except Rejected as why:
+            raise Rejected(f"its {key}: {why}") from None
+    return out

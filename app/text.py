@@ -23,7 +23,7 @@ def show_code(functions: Sequence[Callable], intro: str = "") -> None:
     for fn in functions:
         where = f"{inspect.getmodule(fn).__name__}.{fn.__qualname__}"
         with st.expander(f"`{where}`", expanded=False):
-            st.code(inspect.getsource(fn), language="python")
+            st.code(inspect.getsource(fn), language="python", wrap_lines=True)  # no line cut at the edge
 
 
 def papers(items: Sequence[tuple[str, str]]) -> None:

@@ -1,35 +1,80 @@
-"""One palette for the whole lab (Okabe-Ito, safe for colour-blind viewers), used by every figure.
+"""One palette for the whole lab, by meaning: a colour says the same thing on every figure of every page.
 
-original = the trained model as it was; cut = after surgery, before recovery; recovered = after recovery.
+Meaning colours (Okabe-Ito, safe for the common colour-vision deficiencies):
+  original / cut / recovered     blue / vermillion / bluish green: the model as trained, after surgery, after recovery
+  plain / residual / ViT         orange / sky blue / reddish purple: the architecture
+  trained order / random order   black / wine: which block order ran
+  chance                         grey, always dotted
+A training rate p is a position on one sequential scale (light to dark purple), never a categorical colour.
+Strategies, selection methods and training modes are a categorical set (Paul Tol's "muted" minus the hues that
+sit next to a meaning colour), so a strategy line can never be mistaken for "cut" or "p = 0.5".
+Two series in one figure that differ in a second way (plain cut vs plain recovered) differ by dash and marker,
+never by borrowing another meaning's colour.
 """
 
-import plotly.graph_objects as go
+from __future__ import annotations
 
+import plotly.graph_objects as go
+from plotly.colors import sample_colorscale
+
+# -- meaning colours --------------------------------------------------------------------------------------
 ORIGINAL = "#0072B2"  # blue
 CUT = "#D55E00"  # vermillion
 RECOVERED = "#009E73"  # bluish green
-CHANCE = "#7f7f7f"  # grey
 PLAIN = "#E69F00"  # orange
 RESIDUAL = "#56B4E9"  # sky blue
 VIT = "#CC79A7"  # reddish purple
-EXTRA = ("#F0E442", "#000000", "#999999")  # yellow, black, grey for further series
+TRAINED_ORDER = "#000000"  # black
+RANDOM_ORDER = "#882255"  # wine
+CHANCE = "#7f7f7f"  # grey
+MARK = "#444444"  # neutral marks: "you are here" lines, outlines
 
 ARCH_COLOURS = {"plain": PLAIN, "residual": RESIDUAL, "vit": VIT}
-QUALITATIVE = (ORIGINAL, CUT, RECOVERED, PLAIN, RESIDUAL, VIT, *EXTRA)
+STAGE_COLOURS = {"original": ORIGINAL, "cut": CUT, "recovered": RECOVERED}
 
+# -- categorical set: strategies, selection methods, training modes (none of them a meaning colour) ------------
+CATEGORICAL = ("#332288", "#44AA99", "#AA4499", "#999933", "#6F4E37", "#DDAA33")  # indigo teal purple olive brown gold
+STRATEGY_COLOURS = {"every-other": CATEGORICAL[0], "greedy": CATEGORICAL[1], "influence": CATEGORICAL[2],
+                    "first": CATEGORICAL[3], "last": CATEGORICAL[4], "random": CATEGORICAL[5],
+                    "optimal": CATEGORICAL[4], "evenly-spaced": CATEGORICAL[0]}
+MODE_COLOURS = {"sequential": CATEGORICAL[0], "shuffle": CATEGORICAL[1], "position": CATEGORICAL[2],
+                "predict": CATEGORICAL[3]}
+# Ten labels (slots, blocks, digits) in a 2-D view: a labelling, not a meaning; Tol's muted ten.
+LABEL_COLOURS = ("#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255", "#AA4499",
+                 "#444444")
+
+# -- sequential: training rates p -----------------------------------------------------------------------------
+P_SCALE = "Purples"
+P_MAX = 0.7  # the lab's largest training rate (lab.experiments.layerdrop.P_MAX; not imported: theme stays leaf)
+
+
+def p_colour(p: float) -> str:
+    """The colour of training rate p: light (p = 0) to dark (p = P_MAX) on one scale, readable on white."""
+    t = 0.35 + 0.65 * min(max(p / P_MAX, 0.0), 1.0)
+    return sample_colorscale(P_SCALE, [t])[0]
+
+
+# -- type -------------------------------------------------------------------------------------------------------
 FONT_SIZE = 16  # figures are read on a projector from the back of the room
+SMALL_FONT = 14  # the smallest text any figure draws (annotations, cell numbers, legends): legible at 1280x720
 
 
 def layout(fig: go.Figure, title: str | None = None, height: int = 420, **kw: object) -> go.Figure:
     """Apply the lab's common figure style (returns the figure for chaining)."""
-    # Title at the top of the figure, legend in its own band below the title, so they never overlap.
+    # Title at the top of the figure, legend in its own band below the title, so they never overlap. Margins grow
+    # to fit tick labels and axis titles (automargin), so a long title is never clipped at the edge.
     fig.update_layout(
-        title={"text": title, "y": 0.98, "yref": "container", "yanchor": "top"} if title else None,
+        title={"text": title, "y": 0.98, "yref": "container", "yanchor": "top", "x": 0.01, "xanchor": "left"}
+        if title else None,
         height=height,
         font={"size": FONT_SIZE},
         margin={"l": 60, "r": 20, "t": 100 if title else 40, "b": 50},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0,
+                "font": {"size": SMALL_FONT}},
         template="plotly_white",
         **kw,
     )
+    fig.update_xaxes(automargin=True, title_font={"size": FONT_SIZE}, tickfont={"size": SMALL_FONT})
+    fig.update_yaxes(automargin=True, title_font={"size": FONT_SIZE}, tickfont={"size": SMALL_FONT})
+    fig.update_annotations(font={"size": max(SMALL_FONT, FONT_SIZE - 1)})
     return fig

@@ -48,14 +48,29 @@ def _imports(module: str, path: Path) -> set[str]:
     return {m for m in out if _file_of(m) is not None}
 
 
+NEUTRAL_MARK = "CODE_VERSION_NEUTRAL"
+
+
+def _neutral(path: Path) -> bool:
+    """Whether a module declares `CODE_VERSION_NEUTRAL = True`: plumbing that cannot change a number (the store,
+    progress reports, notices, the experiment contract), so editing it must not throw away every trained model."""
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == NEUTRAL_MARK for t in node.targets):
+            return isinstance(node.value, ast.Constant) and node.value.value is True
+    return False
+
+
 def dependencies(module: str) -> dict[str, Path]:
-    """`module` and every lab module it reaches through imports (and their packages), with their files."""
+    """`module` and every lab module it reaches through imports (and their packages), with their files; a neutral
+    module (see `_neutral`) other than `module` itself is left out, and so is what only it imports."""
     seen: dict[str, Path] = {}
     todo = [module]
     while todo:
         m = todo.pop()
         path = _file_of(m)
         if m in seen or path is None:
+            continue
+        if m != module and _neutral(path):
             continue
         seen[m] = path
         todo.extend(_imports(m, path))

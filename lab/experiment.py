@@ -24,6 +24,9 @@ from typing import Any, Callable, Optional, Sequence, TypeVar
 from .progress import Progress, silent
 from .store import Store, active_store, use_store
 
+# Plumbing: cannot change a number, so editing it keeps every stored result (lab/codeversion.py).
+CODE_VERSION_NEUTRAL = True
+
 C = TypeVar("C")
 SEED_MAX = 2**31 - 1
 KINDS: dict[str, str] = {}  # every @entry kind -> the module that declares it (a pack imports only these kinds)

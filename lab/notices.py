@@ -11,6 +11,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Iterator, Optional
 
+# Plumbing: cannot change a number, so editing it keeps every stored result (lab/codeversion.py).
+CODE_VERSION_NEUTRAL = True
+
 _sink: ContextVar[Optional[list[str]]] = ContextVar("layerlab_notices", default=None)
 
 

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+# Plumbing: cannot change a number, so editing it keeps every stored result (lab/codeversion.py).
+CODE_VERSION_NEUTRAL = True
+
 Progress = Callable[[float, str], None]
 
 

@@ -12,6 +12,9 @@ import os
 
 import torch
 
+# Plumbing: cannot change a number, so editing it keeps every stored result (lab/codeversion.py).
+CODE_VERSION_NEUTRAL = True
+
 
 def configure_threads() -> int:
     """Set torch's intra-op threads from $LAYERLAB_THREADS (default 1); returns the number set."""

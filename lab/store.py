@@ -34,6 +34,9 @@ from .codeversion import code_version
 from .notices import notify
 from .quick import quick
 
+# Plumbing: cannot change a number, so editing it keeps every stored result (lab/codeversion.py).
+CODE_VERSION_NEUTRAL = True
+
 LAB_DIR = Path(__file__).resolve().parent
 TensorEntry = tuple[dict[str, torch.Tensor], dict[str, Any]]  # (tensors, JSON-able metadata)
 _cached_only: ContextVar[bool] = ContextVar("layerlab_cached_only", default=False)
@@ -183,6 +186,10 @@ class Store:
         self._atomic(self.path(key, SIDECAR), lambda tmp: Path(tmp).write_text(text))
 
     # -- public API ---------------------------------------------------------------------------------
+    def has(self, kind: str, cfg: Any) -> bool:
+        """Whether a JSON result is stored (cheap: no read, no lock), e.g. to say that a preset is ready."""
+        return self.path(self.key(kind, cfg), ".json").exists()
+
     def tensors(self, kind: str, cfg: Any, build: Callable[[], TensorEntry]) -> TensorEntry:
         """(tensors, metadata) of an entry, built by `build()` the first time."""
 

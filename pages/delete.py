@@ -4,9 +4,9 @@ import json
 
 import streamlit as st
 
-from app import controls, jobs, text
+from app import classroom, controls, jobs, text
 from app import figures_delete as figs
-from app.text import pct, pts
+from app.text import pct
 from lab import recover, search, selection
 from lab.experiments import delete
 from lab.store import to_plain
@@ -14,13 +14,12 @@ from lab.store import to_plain
 st.title(":material/content_cut: Delete layers")
 st.caption("Remove hidden layers from a trained MLP, plain or residual, and see what survives and what comes back.")
 
-with st.sidebar:
-    st.header("Controls")
+page = classroom.Page(delete.PRESETS, delete.CONTROLS, delete.needs, demo=("arch", "k", "select", "recovery"))
+with page.controls():
     arch = controls.param(delete.DeleteConfig, "arch",
                           help="plain: h = relu(hW + b). residual: h = h + relu(hW + b): each layer adds a correction.")
     k = controls.param(delete.DeleteConfig, "k", "slider", label="Layers to delete",
                        help="How many of the 7 hidden-to-hidden blocks to remove (the input and output layers stay).")
-    # Options are shown as they are (no format_func): a bound select box writes what it shows into the link.
     select = controls.param(delete.DeleteConfig, "select", label="Selection method",
                             help="How the blocks to delete are chosen: greedy (one at a time, least harm first), "
                                  "optimal (every subset), evenly-spaced (spread over the depth), influence (blocks "
@@ -32,27 +31,47 @@ with st.sidebar:
     steps = controls.param(delete.DeleteConfig, "steps", options=(100, 250, 500, 1000, 1500))
     seed = controls.param(delete.DeleteConfig, "seed", "number", hi=99,
                           help="Fixes the teacher's initial weights and data order: same seed, same numbers.")
+page.toolbar()
 
 cfg = controls.make_config(delete.DeleteConfig, arch=arch, k=k, select=select, recovery=recovery, steps=steps,
                            seed=seed)
-r = jobs.run("Training the teacher and cutting it", delete.run, cfg)
-if r is None:
-    st.stop()
-
 rec_label = delete.RECOVERY_LABELS[recovery]
-c = st.columns(4)
-c[0].metric("Original (held-out)", pct(r["base_acc"]), help="The uncut 8-layer network.")
-c[1].metric(f"Cut: {k} deleted", pct(r["cut_acc"]), pts(r["cut_acc"], r["base_acc"]),
-            help=f"Blocks deleted: {r['dropped']} (original numbering). On the probe set: {pct(r['cut_probe_acc'])}.")
-c[2].metric("Recovered" if recovery != "none" else "Recovered (no recovery)", pct(r["recovered_acc"]),
-            pts(r["recovered_acc"], r["base_acc"]) + " vs original",
-            help=f"After {rec_label}, {steps} steps." if recovery != "none" else "Recovery is off.")
-c[3].metric("Chance", pct(r["chance"]), help="Always guessing the most common class: 20 classes, about 5 %.")
+
+
+def metrics_of(r: dict, s: dict) -> list[classroom.Metric]:
+    """The number cards of one run (this one or the pinned one)."""
+    recovered = s["recovery"] != "none" and s["k"] > 0
+    return [
+        classroom.Metric("Original (held-out)", pct(r["base_acc"]), help="The uncut 8-layer network."),
+        classroom.Metric(f"Cut: {s['k']} deleted", pct(r["cut_acc"]), **classroom.delta(r["cut_acc"], r["base_acc"]),
+                         help=f"Blocks deleted: {r['dropped']} (original numbering). On the probe set: "
+                              f"{pct(r['cut_probe_acc'])}."),
+        classroom.Metric("Recovered", pct(r["recovered_acc"]),
+                         **classroom.delta(r["recovered_acc"], r["base_acc"], " vs original"),
+                         help=f"After {delete.RECOVERY_LABELS[s['recovery']]}, {s['steps']} steps.") if recovered
+        else classroom.Metric("Recovery", "off", help="Nothing was retrained: choose ce or kd to recover."),
+        classroom.Metric("Chance", pct(r["chance"]), help="Always guessing the most common class: 20 classes, about "
+                                                          "5 %."),
+    ]
+
+
+with page.results():
+    r = jobs.run("Training the teacher and cutting it", delete.run, cfg)
+    if r is None:
+        st.stop()
+    pin = page.pinned()
+    pcfg = page.config(delete.config_of, pin) if pin else None
+    pr = jobs.run("Training the pinned setting", delete.run, pcfg) if pcfg else None
+    page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None,
+              lambda res, title, height: figs.per_class(res, None if page.present else "Which classes suffer?",
+                                                        height), r, pr,
+              key="per_class")
 st.markdown(f"**Deleted blocks:** {r['dropped'] or 'none'} · **route that runs:** {r['route']}")
 
-left, right = st.columns(2)
-left.plotly_chart(figs.per_class(r), theme=None, key="fig_per_class")
-right.plotly_chart(figs.recovery_curve(r), theme=None, key="fig_recovery")
+if recovery != "none" and k > 0:
+    st.plotly_chart(figs.recovery_curve(r), theme=None, key="fig_recovery")
+else:  # empty figures are not drawn
+    st.info("Recovery is off, so there is no recovery curve: choose **ce** or **kd** to retrain the cut network.")
 st.plotly_chart(figs.selections(r), theme=None, key="fig_selections")
 
 sweep = jobs.run("Deleting 0 to 7 blocks of both architectures", delete.sweep, delete.SweepConfig.of(cfg))
@@ -131,23 +150,7 @@ st.markdown("""
 """)
 
 text.section("Try this")
-b = st.columns(4)
-with b[0]:
-    controls.preset("Plain vs residual, 1 deleted", {"arch": "plain", "k": 1, "recovery": "none"},
-                    help="Delete one block of a plain net without recovery; then switch architecture to residual.",
-                    key="try_plain1")
-with b[1]:
-    controls.preset("Residual, 4 deleted, no recovery", {"arch": "residual", "k": 4, "recovery": "none"},
-                    help="Step k from 1 to 6 and watch the gradual decline the plain net never shows.",
-                    key="try_res4")
-with b[2]:
-    controls.preset("Delete 6, distil", {"k": 6, "recovery": "kd", "steps": 500},
-                    help="With recovery the architecture that survived deletion best loses its advantage.",
-                    key="try_kd6")
-with b[3]:
-    controls.preset("Greedy vs optimum, k = 3", {"arch": "residual", "k": 3, "select": "optimal", "recovery": "none"},
-                    help="Is the exhaustive optimum better than greedy on held-out data, or only on the probe?",
-                    key="try_opt3")
+page.try_this()
 
 text.section("Going further")
 st.markdown("""

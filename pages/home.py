@@ -2,6 +2,8 @@
 
 import streamlit as st
 
+from lab import presets, warm
+
 st.title(":material/science: Layer Lab")
 st.markdown(
     """
@@ -15,34 +17,61 @@ give the same numbers, and every result is saved so the next student who asks fo
 st.subheader("Experiments", divider="gray")
 st.markdown(
     """
-- **:material/content_cut: Delete layers**: remove k hidden layers from a trained 8-layer MLP, plain or residual.
+- :material/content_cut: **[Delete layers](delete)**: remove k hidden layers from a trained 8-layer MLP, plain or
+  residual.
   Which layers can go, chosen greedily, exhaustively, evenly, by how little they change their input, or at random?
   Why does a plain network collapse to chance after one deletion while a residual one barely notices, and how much does
   distillation from the uncut network bring back?
-- **:material/shuffle: Shuffle layers**: train a tiny Vision Transformer on handwritten digits with its blocks in a
-  fresh random order at every step (LayerShuffle), optionally telling each block its position or asking it to
-  guess it. Does the network still work in any order? Does each block know where it sits? UMAP views of the
+- :material/shuffle: **[Shuffle layers](shuffle)**: train a tiny Vision Transformer on handwritten digits with its
+  blocks in a fresh random order at every step (LayerShuffle), optionally telling each block its position or asking
+  it to guess it. Does the network still work in any order? Does each block know where it sits? UMAP views of the
   features after every position show it.
-- **:material/restart_alt: Re-initialise a layer**: are all layers created equal? Reset one layer of a trained
+- :material/restart_alt: **[Re-initialise a layer](reinit)**: are all layers created equal? Reset one layer of a trained
   network to its weights from the start of training (or from a later checkpoint), or draw it afresh, and map
   which layers are critical and which are robust, for plain and residual MLPs and the ViT.
-- **:material/layers_clear: LayerDrop**: train with each block skipped at random (probability p), then prune the
-  network to any depth without retraining. Which p should you train with for the depth you want, and which
-  blocks should go?
-- **:material/alt_route: Choose an order per input**: keep one set of weights and several layer orders, and let a
-  tiny predictor pick the order for each input (IOT). How far is the best order per input from the best single
-  order, and how much of that gap does a learned choice recover?
+- :material/layers_clear: **[LayerDrop](layerdrop)**: train with each block skipped at random (probability p), then
+  prune the network to any depth without retraining. Which p should you train with for the depth you want, and
+  which blocks should go?
+- :material/alt_route: **[Choose an order per input](iot)**: keep one set of weights and several layer orders, and
+  let a tiny predictor pick the order for each input (IOT). How far is the best order per input from the best
+  single order, and how much of that gap does a learned choice recover?
+- :material/swap_vert: **[Rearrange layers](rearrange)**: on a frozen trained network, skip, swap, reverse, repeat,
+  loop or run the middle layers side by side, as "Transformer Layers as Painters" did to language models. Are the
+  first and last layers special? Is a LayerShuffle-trained ViT robust to all of it? Layer-similarity maps show why.
 """
 )
 
 st.subheader("Using it in class", divider="gray")
 st.markdown(
     """
-1. Open a page on the projector; the controls are in the sidebar, each with a **?** that explains it.
-2. Every control is mirrored in the page address: **copy the link** to hand students exactly the view you see.
-3. The **Try this** buttons at the bottom of each page set up the comparisons worth discussing.
-4. The first run of a setting trains a model (a progress bar shows how far it is, seconds to a minute); after that
-   the result is stored and anyone asking for it again gets it instantly. Warm the settings you plan to show
-   before class, or from the command line: `python -m lab table delete`.
+1. **Try this** buttons at the top of each page set *every* control to a prepared setting, so what they show never
+   depends on what was clicked before; the results appear right below them. Each says whether it is **ready**
+   (stored: instant) or roughly how long it **trains**. **Reset** brings back the defaults.
+2. **Pin this result** keeps the current setting on screen: change the controls and the number cards and the main
+   figure show the pinned and the current run side by side (plain k = 1 next to residual k = 1, say). The pinned
+   setting is part of the page address (`pin=`), so a compared view is a link too.
+3. **Presentation mode** (a switch on every page, or `present=1` in the link) hides the sidebar, enlarges the type
+   and puts the main figure first, sized for a 1280x720 projector, with the controls that matter for the demo in a
+   row above it.
+4. **Student link**: the current view, pinned comparison included, with no controls at all (`student=1`): hand it
+   out and everyone sees exactly what you discussed.
+5. Every control is mirrored in the page address: **copy the link** to hand out exactly the view you see. A link
+   value the lab cannot use is reported in a notice and ignored.
+6. The first run of a setting trains a model (a progress bar shows how far it is, seconds to a minute or two);
+   after that the result is stored and anyone asking for it again gets it instantly. A freshly started lab warms
+   every page's default view in the background, at the lowest priority (never ahead of a student's job); to warm
+   every preset too before class, run `python -m lab warm` (add `--seeds 0 1 2` for more seeds).
 """
 )
+
+st.subheader("Ready now", divider="gray")
+# Reads which stored results exist (file checks, nothing is computed), so it is instant.
+cols = st.columns(3)
+for i, (page, title) in enumerate([("delete", "Delete layers"), ("shuffle", "Shuffle layers"),
+                                   ("reinit", "Re-initialise a layer"), ("layerdrop", "LayerDrop"),
+                                   ("iot", "Choose an order per input"), ("rearrange", "Rearrange layers")]):
+    if not warm.describes(page):
+        continue
+    left = warm.ready(page)
+    cols[i % 3].markdown(f"**[{title}]({page})**: " + (":green[ready]" if left <= 0 else
+                                                       f":orange[{presets.describe_cost(left)} on first visit]"))

@@ -4,7 +4,7 @@ import json
 
 import streamlit as st
 
-from app import controls, jobs, text
+from app import classroom, controls, jobs, text
 from app import figures_layerdrop as figs
 from app.text import pct, pts
 from lab import prune, routes, selection
@@ -30,10 +30,9 @@ st.title(":material/layers_clear: LayerDrop")
 st.caption("Train with whole blocks randomly switched off, then cut the model to any depth you like, "
            "with no fine-tuning at all.")
 
-with st.sidebar:
-    st.header("Controls")
-    # No format_func on URL-bound selects: Streamlit writes the *formatted* label into the link, so a link
-    # typed with the plain value (model=vit) would be silently ignored. Plain values keep links short and typeable.
+page = classroom.Page(layerdrop.PRESETS, layerdrop.CONTROLS, layerdrop.needs, demo=("model", "p", "keep",
+                                                                                       "strategy"))
+with page.controls():
     model = controls.param(layerdrop.LayerDropConfig, "model",
                            help="residual: a residual MLP on the synthetic 20-class task, trains in seconds. "
                                 "vit: a small pre-norm ViT on scikit-learn's 8x8 digits. Both have 8 blocks.")
@@ -43,35 +42,64 @@ with st.sidebar:
                           default=n // 2, help=f"Prune the trained model to r of its {n} blocks. The rest are skipped: "
                                                "their weights stay, nothing is retrained.")
     strategy = controls.param(layerdrop.LayerDropConfig, "strategy",
-                              help="Which blocks to keep. every-other: the paper's rule; greedy: search on a probe "
+                              help="Which blocks to keep. every other: the paper's rule; greedy: search on a probe "
                                    "set; influence: drop the blocks that change their input least; first / last: "
                                    "remove a contiguous run; random: mean of several draws. Every accuracy shown "
                                    "is on a separate held-out set.")
     recovery = controls.param(layerdrop.LayerDropConfig, "recovery",
-                              help="kd: fine-tune the pruned model for 500 steps by distillation from its own "
+                              help="distil: fine-tune the pruned model for 500 steps by distillation from its own "
                                    "full route, to see how much fine-tuning adds on top of LayerDrop.")
     seed = controls.param(layerdrop.LayerDropConfig, "seed", "number", hi=99,
                           help="Fixes the initial weights, the data order and the dropped blocks of every "
                                "training step: same seed, same numbers.")
+page.toolbar()
 
 p_star = prune.p_star(keep, n)
 cfg = layerdrop.LayerDropConfig(model=model, p=p, keep=keep, strategy=strategy, seed=seed, recovery=recovery)
-r = jobs.run(f"Training at p = {p:g} and pruning to {keep} blocks", layerdrop.run, cfg)
-if r is None:
-    st.stop()
 
-c = st.columns(4)
-c[0].metric(f"Full model (p = {p:g})", pct(r["base_acc"]), help="All blocks running, on held-out data.")
-c[1].metric(f"Pruned to {keep} of {n}", pct(r["cut_acc"]), pts(r["cut_acc"], r["base_acc"]),
-            help=f"{selection.LABELS[strategy]}; kept blocks {r['kept']}. On the probe set: "
-                 f"{pct(r['cut_probe_acc'])}.")
-if "recovered_acc" in r:
-    c[2].metric("After distillation", pct(r["recovered_acc"]), pts(r["recovered_acc"], r["base_acc"]) + " vs full",
-                help="500 KD steps on the pruned route, from the full model's outputs.")
-else:
-    c[2].metric("Rule of thumb p*", f"{p_star:.2f}", help="p* = 1 - r/N: the rate at which training runs r blocks "
-                                                          "on average.")
-c[3].metric("Chance", pct(r["chance"]), help="Always guessing the most common held-out class.")
+
+def metrics_of(r: dict, s: dict) -> list[classroom.Metric]:
+    """The number cards of one run (this one or the pinned one)."""
+    nb = layerdrop.n_blocks(s["model"])
+    third = (classroom.Metric("After distillation", pct(r["recovered_acc"]),
+                              **classroom.delta(r["recovered_acc"], r["base_acc"], " vs full"),
+                              help="500 KD steps on the pruned route, from the full model's outputs.")
+             if "recovered_acc" in r else
+             classroom.Metric("Rule of thumb p*", f"{prune.p_star(s['keep'], nb):.2f}",
+                              help="p* = 1 - r/N: the rate at which training runs r blocks on average."))
+    return [classroom.Metric(f"Full model (p = {s['p']:g})", pct(r["base_acc"]),
+                             help="All blocks running, on held-out data."),
+            classroom.Metric(f"Pruned to {s['keep']} of {nb}", pct(r["cut_acc"]),
+                             **classroom.delta(r["cut_acc"], r["base_acc"]),
+                             help=f"{selection.LABELS[s['strategy']]}; kept blocks {r['kept']}. On the probe set: "
+                                  f"{pct(r['cut_probe_acc'])}."),
+            third,
+            classroom.Metric("Chance", pct(r["chance"]), help="Always guessing the most common held-out class.")]
+
+
+def main_figure(run: tuple, title: str | None, height: int):
+    """Accuracy against blocks kept, one line per training rate, under the run's strategy."""
+    s, profiles_ = run
+    return figs.versus_p(profiles_, s["strategy"], s["p"], s["keep"], title, height)
+
+
+def profiles_of(s: dict, label: str) -> list | None:
+    c = layerdrop.CompareConfig(model=s["model"], p=s["p"], seed=s["seed"])
+    return jobs.run(f"{label} (p = {', '.join(f'{q:g}' for q in c.ps)})", layerdrop.compare, c)
+
+
+with page.results():
+    r = jobs.run(f"Training at p = {p:g} and pruning to {keep} blocks", layerdrop.run, cfg)
+    if r is None:
+        st.stop()
+    pin = page.pinned()
+    pcfg = page.config(layerdrop.config_of, pin) if pin else None
+    pr = jobs.run("Training the pinned setting", layerdrop.run, pcfg) if pcfg else None
+    profiles = profiles_of(page.settings(), "Training the comparison models")
+    pprofiles = profiles_of(pin, "The pinned setting's comparison models") if pr else None
+    if profiles is not None:
+        page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr and pprofiles else None, main_figure,
+                  (page.settings(), profiles), (pin, pprofiles) if pprofiles else None, key="versus_p")
 
 if abs(p - p_star) < 0.025:
     advice = f"You trained at **p = {p:g}**, the rule's choice for keeping {keep} of {n} blocks."
@@ -89,15 +117,16 @@ if abs(target - p) > 1e-9:
                     help="Sets the training rate to the rule's p* for this depth (trains one model if it is new).",
                     key="try_pstar")
 
-cmp_cfg = layerdrop.CompareConfig(model=model, p=p, seed=seed)
-profiles = jobs.run(f"Training the comparison models (p = {', '.join(f'{q:g}' for q in cmp_cfg.ps)})",
-                    layerdrop.compare, cmp_cfg)
 if profiles is not None:
-    st.plotly_chart(figs.versus_p(profiles, strategy, p, keep), theme=None, key="fig_versus_p")
     mine = next(q for q in profiles if abs(q["config"]["p"] - p) < 1e-9)
     left, right = st.columns(2)
     left.plotly_chart(figs.strategies(mine, keep), theme=None, key="fig_strategies")
     right.plotly_chart(figs.p_star(profiles, p, keep, strategy), theme=None, key="fig_pstar")
+    spread = max(rows[keep]["test_acc"] for rows in mine["strategies"].values()) - min(
+        rows[keep]["test_acc"] for rows in mine["strategies"].values())
+    if spread < 0.01:
+        left.caption(f"At r = {keep} all six strategies are within {100 * spread:.1f} points of each other: their "
+                     "lines overlap there (each is shifted a little sideways and has its own marker).")
     st.caption("Right: the black line is the rule p* = 1 − r/N; horizontal lines are the rates trained here; "
                "a star marks the trained rate that kept the most accuracy at that depth.")
 if "recovered_acc" in r:
@@ -179,22 +208,7 @@ st.markdown("""
 """)
 
 text.section("Try this")
-b = st.columns(4)
-with b[0]:
-    controls.preset("Half depth: p = 0 vs 0.5", {"keep": n // 2, "strategy": "every-other", "p": 0.5},
-                    help="Compare the p = 0 and p = 0.5 lines at r = N/2 in the first figure.", key="try_half")
-with b[1]:
-    controls.preset("Quarter depth, p = 0.7", {"keep": max(1, n // 4), "p": 0.7, "strategy": "every-other"},
-                    help="The rule says p* = 0.75 for a quarter of the blocks: does the largest p here win?",
-                    key="try_quarter")
-with b[2]:
-    controls.preset("Contiguous cuts", {"strategy": "first", "keep": n // 2},
-                    help="Then switch to last and every other: which blocks can the model not lose?",
-                    key="try_first")
-with b[3]:
-    controls.preset("Prune, then distil", {"recovery": "kd", "keep": max(1, n // 4), "p": 0.0},
-                    help="Distillation heals an ordinary model; compare with LayerDrop's result without it.",
-                    key="try_kd")
+page.try_this()
 
 text.section("Going further")
 st.markdown("""

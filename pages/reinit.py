@@ -4,12 +4,14 @@ import json
 
 import streamlit as st
 
-from app import controls, jobs, text
+from app import classroom, controls, jobs, text
 from app import figures_reinit as figs
-from app.text import pct, pts
+from app.text import pct
 from lab import surgery
 from lab.experiments import reinit
 from lab.store import to_plain
+
+LAYER_LABELS = {f"blocks.{i}": f"block {i}" for i in range(32)}
 
 
 def _keep_valid(key: str, options: list, default: object) -> None:
@@ -22,10 +24,8 @@ st.title(":material/restart_alt: Re-initialise a layer")
 st.caption("Put one layer of a trained network back to an earlier state, or draw it afresh, and see which layers "
            "the network cannot do without.")
 
-with st.sidebar:
-    st.header("Controls")
-    # Option values are shown as they are (no format_func): the URL carries what the box shows, so a link and
-    # the page's own check of a link's values agree.
+page = classroom.Page(reinit.PRESETS, reinit.CONTROLS, reinit.needs, demo=("model", "layer", "op", "recovery"))
+with page.controls():
     model = controls.param(reinit.ReinitConfig, "model",
                            help="plain MLP, residual MLP or ViT: the model whose layer is in focus below. "
                                  "The heatmaps always show all three.")
@@ -35,14 +35,15 @@ with st.sidebar:
     base = reinit.ReinitConfig(model=model, seed=seed)
     layer_opts = reinit.layer_names(base)
     _keep_valid("layer", layer_opts, layer_opts[0])
-    layer = controls.select("Layer", "layer", layer_opts, layer_opts[0],
-                            help="stem = the input layer, blocks.i = hidden block i, head = the output layer.")
+    layer = controls.select("Layer", "layer", layer_opts, layer_opts[0], labels=LAYER_LABELS,
+                            help="stem = the input layer, block i = hidden block i, head = the output layer.")
     op = controls.param(reinit.FocusConfig, "op",
                         help="reinit: the layer's own weights from checkpoint t (t = 0 is its initial draw). "
                               "rerand: a new draw from the same initialisation distribution, biases included.")
     epochs = reinit.checkpoint_epochs(base)
     _keep_valid("checkpoint", epochs, 0)
     checkpoint = controls.select("Checkpoint t (epoch)", "checkpoint", epochs, 0, disabled=op == "rerand",
+                                 labels={e: f"t = {e}" + (" (initial draw)" if e == 0 else "") for e in epochs},
                                  help=f"Weights were kept at the start (t = 0) and after epochs {epochs[1:]}; "
                                       f"t = {epochs[-1]} is the trained model itself.")
     recovery = controls.param(reinit.FocusConfig, "recovery",
@@ -51,49 +52,63 @@ with st.sidebar:
     steps = controls.param(reinit.FocusConfig, "steps", options=(100, 300, 1000),
                            help="Minibatch steps of recovery training (256 examples each).")
 
-results = {}
-for i, m in enumerate(reinit.MODELS):
-    r = jobs.run(f"Robustness map of the {reinit.MODEL_NAMES[m]} ({i + 1} of 3)", reinit.run,
-                 reinit.ReinitConfig(model=m, seed=seed))
-    if r is not None:
-        results[m] = r
-if model not in results:
-    st.stop()
-res = results[model]
-column = reinit.RERAND if op == "rerand" else f"t={checkpoint}"
+page.toolbar()
 
-st.plotly_chart(figs.heatmaps(results, focus=(model, layer, column)), theme=None, key="fig_heatmaps")
-st.caption("Each cell: held-out accuracy after changing that one layer, every other layer as trained. Column "
-           "*re-randomise* is a fresh draw; column *t = e* puts the layer back to its weights after epoch e. "
-           "The outlined cell is the one in focus below.")
 
-fcfg = reinit.FocusConfig(model=model, seed=seed, layer=layer, op=op, checkpoint=checkpoint, recovery=recovery,
-                          steps=steps)
-f = jobs.run(f"Changing {layer} of the {reinit.MODEL_NAMES[model]}", reinit.focus, fcfg)
-if f is not None:
-    what = "re-randomised" if op == "rerand" else f"re-initialised to epoch {checkpoint}"
-    st.markdown(f"#### In focus: **{layer}** of the {reinit.MODEL_NAMES[model]}, {what}")
-    c = st.columns(4)
-    c[0].metric("Trained (held-out)", pct(f["base_acc"]), help="The unchanged trained model.")
+def metrics_of(f: dict, s: dict) -> list[classroom.Metric]:
+    """The number cards of one change (this one or the pinned one)."""
+    what = "re-randomised" if s["op"] == "rerand" else "re-initialised"
     kept = {"robust": "at least 90 %", "critical": "less than 50 %"}.get(f["verdict"], "50 to 90 %")
-    c[1].metric(f"{layer} {what.split(' to')[0]}", pct(f["cut_acc"]), pts(f["cut_acc"], f["base_acc"]),
-                help=f"This layer is {f['verdict']} under this change: it keeps {kept} of the trained model's "
-                     "accuracy above chance.")
-    if recovery != "none":
+    out = [classroom.Metric("Trained (held-out)", pct(f["base_acc"]), help="The unchanged trained model."),
+           classroom.Metric(f"{s['layer']} {what}", pct(f["cut_acc"]), **classroom.delta(f["cut_acc"], f["base_acc"]),
+                            help=f"This layer is {f['verdict']} under this change: it keeps {kept} of the trained "
+                                 "model's accuracy above chance.")]
+    if s["recovery"] != "none":
         back = f["steps_to_recover"]
-        c[2].metric(f"After {steps} steps of {recovery}", pct(f["recovered_acc"]),
-                    pts(f["recovered_acc"], f["base_acc"]) + " vs trained",
-                    help="Back within 1 point of the trained model after "
-                         + (f"{back} steps." if back is not None else "more steps than were run."))
+        out.append(classroom.Metric(f"After {s['steps']} steps of {s['recovery']}", pct(f["recovered_acc"]),
+                                    **classroom.delta(f["recovered_acc"], f["base_acc"], " vs trained"),
+                                    help="Back within 1 point of the trained model after "
+                                         + (f"{back} steps." if back is not None else "more steps than were run.")))
     else:
-        c[2].metric("Recovery", "off", help="Choose fine-tune or distil in the sidebar.")
-    c[3].metric("Chance", pct(f["chance"]), help="Always guessing the most common held-out class.")
-    left, right = st.columns(2)
-    left.plotly_chart(figs.per_class(f), theme=None, key="fig_per_class")
-    if recovery != "none":
-        right.plotly_chart(figs.recovery_curve(f), theme=None, key="fig_recovery")
-    else:
-        right.info("Turn on a recovery in the sidebar to see how many steps bring the network back.")
+        out.append(classroom.Metric("Recovery", "off", help="Choose fine-tune or distil to retrain the network."))
+    out.append(classroom.Metric("Chance", pct(f["chance"]), help="Always guessing the most common held-out class."))
+    return out
+
+
+with page.results():
+    results = {}
+    for i, m in enumerate(reinit.MODELS):
+        r = jobs.run(f"Robustness map of the {reinit.MODEL_NAMES[m]} ({i + 1} of 3)", reinit.run,
+                     reinit.ReinitConfig(model=m, seed=seed))
+        if r is not None:
+            results[m] = r
+    if model not in results:
+        st.stop()
+    res = results[model]
+    column = reinit.RERAND if op == "rerand" else f"t={checkpoint}"
+
+    st.plotly_chart(figs.heatmaps(results, focus=(model, layer, column),
+                                  height=classroom.PRESENT_HEIGHT if page.present else 520),
+                    theme=None, key="fig_heatmaps")
+    st.caption("Each cell: held-out accuracy after changing that one layer, every other layer as trained (b3 = "
+               "blocks.3). Column *re-randomise* is a fresh draw; column *t = e* puts the layer back to its weights "
+               "after epoch e. The outlined cell is the one in focus below.")
+
+    fcfg = reinit.focus_config(page.settings())
+    f = jobs.run(f"Changing {layer} of the {reinit.MODEL_NAMES[model]}", reinit.focus, fcfg)
+    pin = page.pinned()
+    pcfg = page.config(reinit.focus_config, pin) if pin else None
+    pf = jobs.run("Changing the pinned layer", reinit.focus, pcfg) if pcfg else None
+    if f is not None:
+        what = "re-randomised" if op == "rerand" else f"re-initialised to epoch {checkpoint}"
+        st.markdown(f"#### In focus: **{layer}** of the {reinit.MODEL_NAMES[model]}, {what}")
+        page.show(metrics_of(f, page.settings()), metrics_of(pf, pin) if pf else None,
+                  lambda res_, title, height: figs.per_class(res_, None if page.present else "Which classes suffer?",
+                                                             height), f, pf, key="per_class")
+        if recovery != "none":
+            st.plotly_chart(figs.recovery_curve(f), theme=None, key="fig_recovery")
+        else:  # empty figures are not drawn
+            st.info("Recovery is off: choose fine-tune or distil to see how many steps bring the network back.")
 
 norm = st.radio("Distance from initialisation", ("rel2", "inf"), horizontal=True, key="norm",
                 format_func={"rel2": "relative 2-norm", "inf": "inf-norm (largest single change)"}.get,
@@ -216,22 +231,7 @@ st.markdown("""
 """)
 
 text.section("Try this")
-b = st.columns(4)
-with b[0]:
-    controls.preset("Plain MLP: reset the stem", {"model": "plain", "layer": "stem", "op": "reinit", "checkpoint": 0},
-                    help="The bottom layer of a fully connected net: critical in the paper. Here?", key="try_stem")
-with b[1]:
-    controls.preset("Residual: reset a middle block", {"model": "residual", "layer": "blocks.3", "op": "reinit",
-                                                       "checkpoint": 0},
-                    help="Residual blocks only add a correction: the paper found most of them robust.",
-                    key="try_resblock")
-with b[2]:
-    controls.preset("Re-randomise, then distil", {"op": "rerand", "recovery": "kd", "steps": 300},
-                    help="How many distillation steps bring a freshly drawn layer back?", key="try_rerand_kd")
-with b[3]:
-    controls.preset("ViT: reset the head", {"model": "vit", "layer": "head", "op": "reinit", "checkpoint": 0},
-                    help="The classifier on top of the ViT: what is left when it forgets all it learned?",
-                    key="try_vit_head")
+page.try_this()
 
 text.section("Going further")
 st.markdown("""

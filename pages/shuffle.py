@@ -5,9 +5,9 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app import controls, jobs, text
+from app import classroom, controls, jobs, text
 from app import figures_shuffle as figs
-from app.text import pct, pts
+from app.text import pct
 from lab import embed, recipes
 from lab.experiments import shuffle
 from lab.models import vit
@@ -29,14 +29,12 @@ st.title(":material/shuffle: Shuffle layers")
 st.caption("Train a small vision transformer with its blocks in a random order at every step, then run it in any "
            "order, with blocks missing, and ask whether its blocks know where they are.")
 
-with st.sidebar:
-    st.header("Controls")
-    # No format_func on URL-bound selects: Streamlit writes the *formatted* label into the link, which the
-    # link check in app/controls.py would then reject; plain option names keep links short and valid.
+page = classroom.Page(shuffle.PRESETS, shuffle.CONTROLS, shuffle.needs, demo=("mode", "depth", "removed"))
+with page.controls():
     mode = controls.param(shuffle.ShuffleConfig, "mode")
     depth = controls.param(shuffle.ShuffleConfig, "depth", "slider")
     orders = controls.param(shuffle.ShuffleConfig, "orders", options=shuffle.ORDER_CHOICES)
-    colour_by = COLOUR_KEYS[controls.select("Colour the embedding by", "colour", tuple(COLOUR_KEYS), "slot",
+    colour_by = COLOUR_KEYS[controls.select("Colour the embedding by", "colour", shuffle.COLOURS, "slot",
                                             help="slot: the position a block ran at. block: which block it was. "
                                                  "digit: the class of the image.")]
     removed = controls.slider("Blocks removed", "removed", 0, 7, 2,
@@ -47,75 +45,102 @@ with st.sidebar:
                                 "same numbers.")
 removed = min(removed, depth - 1)
 
+page.toolbar()
+
 cfg = shuffle.ShuffleConfig(mode=mode, depth=depth, orders=orders, seed=seed)
 other = "sequential" if mode != "sequential" else "shuffle"
 name = shuffle.MODE_LABELS[mode]
 mine, theirs = shuffle.ModelConfig.of(cfg), shuffle.ModelConfig.of(replace(cfg, mode=other))
-# Both models train at once (the job pool has a worker per core); the page waits for both, then draws what is
-# ready and fills in the rest (all orders, pruning, probe) as each piece lands, each cached on its own.
-jobs.prefetch(f"Training the {shuffle.MODE_LABELS[other]} ViT for comparison", shuffle.model_summary, theirs)
-base = jobs.run(f"Training the {name} ViT", shuffle.model_summary, mine)
-obase = jobs.run(f"Training the {shuffle.MODE_LABELS[other]} ViT for comparison", shuffle.model_summary, theirs)
-if base is None or obase is None:
-    st.stop()
-
 pending = jobs.Pending()
 
 
-def pieces(b: dict, mcfg: shuffle.ModelConfig, label: str) -> dict:
+def pieces(b: dict, rcfg: shuffle.ShuffleConfig, label: str) -> dict:
     """A model's run as the figures read it; a piece still computing is None."""
-    rcfg = replace(cfg, mode=mcfg.mode)
+    mcfg = shuffle.ModelConfig.of(rcfg)
     pv = pending.get(f"Slot probe of the {label} model", shuffle.probe_and_view, mcfg) or {}
     out = {**b, "probe": pv.get("probe"), "view": pv.get("view"),
            "pruning": pending.get(f"Pruning curve of the {label} model", shuffle.pruning, mcfg),
            "random_orders": pending.get(f"Random orders of the {label} model", shuffle.random_order_stats, rcfg),
            "all_orders": None}
-    if shuffle.walks_all_orders(depth) and out["random_orders"] is not None:  # read from it: stored
+    if shuffle.walks_all_orders(rcfg.depth) and out["random_orders"] is not None:  # read from it: stored
         out["all_orders"] = pending.get(f"All orders of the {label} model", shuffle.orders_table, mcfg)
     return out
 
 
-r = pieces(base, mine, name)
-b = pieces(obase, theirs, shuffle.MODE_LABELS[other])
-seq, shuf = (r, b) if mode == "sequential" else (b, r)
-both = lambda key: r[key] is not None and b[key] is not None  # noqa: E731
+def metrics_of(r: dict, s: dict) -> list[classroom.Metric]:
+    """The number cards of one run (this one or the pinned one); a piece still computing shows "…"."""
+    wait = "Computing: see the progress bars below."
+    gone = min(s["removed"], s["depth"] - 1)
+    out = [classroom.Metric("Trained order", pct(r["base_acc"]), help="Blocks in the order 0, 1, 2, ... (held-out "
+                                                                     "digits).")]
+    ro = r["random_orders"]
+    if r["all_orders"] is not None and s["orders"] >= r["all_orders"]["n"]:  # fewer orders exist than asked for
+        ro = r["all_orders"]
+        out += [classroom.Metric(f"Mean of all {ro['n']} orders", pct(ro["mean"]),
+                                 **classroom.delta(ro["mean"], r["base_acc"]),
+                                 help=f"Only {ro['n']} orders of {s['depth']} blocks exist: every one is tested."),
+                classroom.Metric("Worst order", pct(ro["min"]),
+                                 help=f"Best: {pct(ro['max'])}. Reversed: {pct(r['reversed_acc'])}.")]
+    elif ro is not None:
+        out += [classroom.Metric(f"Mean of {s['orders']} random orders", pct(ro["mean"]),
+                                 **classroom.delta(ro["mean"], r["base_acc"]),
+                                 help="Mean held-out accuracy over random orders."),
+                classroom.Metric("Worst random order", pct(ro["min"]),
+                                 help=f"Best: {pct(ro['max'])}. Reversed order: {pct(r['reversed_acc'])}.")]
+    else:
+        out += [classroom.Metric(f"Mean of {s['orders']} random orders", "…", help=wait),
+                classroom.Metric("Reversed order", pct(r["reversed_acc"]),
+                                 **classroom.delta(r["reversed_acc"], r["base_acc"]))]
+    if r["pruning"] is not None:
+        acc = r["pruning"][gone]["random_order"]["mean"]
+        out.append(classroom.Metric(f"{gone} blocks removed", pct(acc), **classroom.delta(acc, r["base_acc"]),
+                                    help="Mean over random subsets of the remaining blocks, run in random order."))
+    else:
+        out.append(classroom.Metric(f"{gone} blocks removed", "…", help=wait))
+    if r["probe"] is not None:
+        out.append(classroom.Metric("Slot probe", pct(r["probe"]["acc"]), f"chance {pct(r['probe']['chance'])}",
+                                    delta_color="off", help="Held-out accuracy of a linear probe that reads the slot "
+                                                            "from the CLS token after it."))
+    else:
+        out.append(classroom.Metric("Slot probe", "…", help=wait))
+    return out
 
-c = st.columns(5)
-c[0].metric("Trained order", pct(r["base_acc"]), help="Blocks in the order 0, 1, 2, ... (held-out digits).")
-ro = r["random_orders"]
-if r["all_orders"] is not None and orders >= r["all_orders"]["n"]:  # fewer orders exist than were asked for
-    ro = r["all_orders"]
-    c[1].metric(f"Mean of all {ro['n']} orders", pct(ro["mean"]), pts(ro["mean"], r["base_acc"]),
-                help=f"Only {ro['n']} orders of {depth} blocks exist: every one is tested.")
-    c[2].metric("Worst order", pct(ro["min"]), help=f"Best: {pct(ro['max'])}. Reversed: {pct(r['reversed_acc'])}.")
-elif ro is not None:
-    c[1].metric(f"Mean of {orders} random orders", pct(ro["mean"]), pts(ro["mean"], r["base_acc"]),
-                help="Mean held-out accuracy over random orders.")
-    c[2].metric("Worst random order", pct(ro["min"]),
-                help=f"Best: {pct(ro['max'])}. Reversed order: {pct(r['reversed_acc'])}.")
-else:
-    c[1].metric(f"Mean of {orders} random orders", "…", help="Computing: see the progress bars below.")
-    c[2].metric("Reversed order", pct(r["reversed_acc"]), pts(r["reversed_acc"], r["base_acc"]))
-if r["pruning"] is not None:
-    c[3].metric(f"{removed} blocks removed", pct(r["pruning"][removed]["random_order"]["mean"]),
-                pts(r["pruning"][removed]["random_order"]["mean"], r["base_acc"]),
-                help="Mean over random subsets of the remaining blocks, run in random order.")
-else:
-    c[3].metric(f"{removed} blocks removed", "…", help="Computing: see the progress bars below.")
-if r["probe"] is not None:
-    c[4].metric("Slot probe", pct(r["probe"]["acc"]), f"chance {pct(r['probe']['chance'])}", delta_color="off",
-                help="Held-out accuracy of a linear probe that reads the slot from the CLS token after it.")
-else:
-    c[4].metric("Slot probe", "…", help="Computing: see the progress bars below.")
-if r["all_orders"]:
-    a = r["all_orders"]
-    st.markdown(f"**All {a['n']} orders** of the {name} model: mean {pct(a['mean'])}, worst {pct(a['min'])}, "
-                f"best {pct(a['max'])} · reversed order {pct(r['reversed_acc'])} · trained in "
-                f"{r['train_seconds']:.0f} s")
-pending.show()
 
-if both("random_orders"):
-    st.plotly_chart(figs.order_distribution([seq, shuf]), theme=None, key="fig_orders")
+def main_figure(runs: list, title: str | None, height: int):
+    """Accuracy over random orders, one panel per model (the two compared models, or one run of a pair)."""
+    if any(x["random_orders"] is None for x in runs):
+        return None
+    return figs.order_distribution(runs, height=height)
+
+
+with page.results():
+    # Both models train at once (the job pool has a worker per core); the page waits for both, then draws what is
+    # ready and fills in the rest (all orders, pruning, probe) as each piece lands, each cached on its own.
+    jobs.prefetch(f"Training the {shuffle.MODE_LABELS[other]} ViT for comparison", shuffle.model_summary, theirs)
+    base = jobs.run(f"Training the {name} ViT", shuffle.model_summary, mine)
+    obase = jobs.run(f"Training the {shuffle.MODE_LABELS[other]} ViT for comparison", shuffle.model_summary, theirs)
+    if base is None or obase is None:
+        st.stop()
+    r = pieces(base, cfg, name)
+    b = pieces(obase, replace(cfg, mode=other), shuffle.MODE_LABELS[other])
+    seq, shuf = (r, b) if mode == "sequential" else (b, r)
+    both = lambda key: r[key] is not None and b[key] is not None  # noqa: E731
+    pin = page.pinned()
+    pcfg = page.config(lambda v: shuffle.ShuffleConfig(mode=v["mode"], depth=v["depth"], orders=v["orders"],
+                                                       seed=v["seed"]), pin) if pin else None
+    pr = None
+    if pcfg is not None:
+        pbase = jobs.run("Training the pinned setting's ViT", shuffle.model_summary, shuffle.ModelConfig.of(pcfg))
+        pr = pieces(pbase, pcfg, "pinned") if pbase is not None else None
+    page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None, main_figure,
+              [r] if pr else [seq, shuf], [pr] if pr else None, key="orders")
+    if r["all_orders"]:
+        a = r["all_orders"]
+        st.markdown(f"**All {a['n']} orders** of the {name} model: mean {pct(a['mean'])}, worst {pct(a['min'])}, "
+                    f"best {pct(a['max'])} · reversed order {pct(r['reversed_acc'])} · trained in "
+                    f"{r['train_seconds']:.0f} s")
+    pending.show()
+
 if both("pruning"):
     st.plotly_chart(figs.pruning([seq, shuf], removed), theme=None, key="fig_pruning")
 # The embedding: PCA as soon as the probe lands; UMAP when its background job has finished.
@@ -258,19 +283,7 @@ st.markdown("""
 """)
 
 text.section("Try this")
-t = st.columns(4)
-with t[0]:
-    controls.preset("Sequential in random order", {"mode": "sequential", "colour": "slot"},
-                    help="How much does an ordinary ViT lose when its blocks run in another order?", key="try_seq")
-with t[1]:
-    controls.preset("Prune half the blocks", {"mode": "shuffle", "removed": 3},
-                    help="Remove 3 of 6 blocks: which model degrades gracefully?", key="try_prune")
-with t[2]:
-    controls.preset("Do blocks know their slot?", {"mode": "position", "colour": "slot"},
-                    help="The -position variant: does the embedding separate by slot?", key="try_position")
-with t[3]:
-    controls.preset("Shallow: 3 blocks", {"depth": 3, "mode": "shuffle"},
-                    help="With 3 blocks there are only 6 orders: all of them are tested.", key="try_shallow")
+page.try_this()
 
 text.section("Going further")
 st.markdown("""

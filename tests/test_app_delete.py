@@ -26,3 +26,4 @@ def test_delete_page_try_this_button_sets_the_controls():
     assert at.selectbox(key="arch").value == "plain"
     assert at.slider(key="k").value == 1
     assert at.selectbox(key="recovery").value == "none"
+    assert at.selectbox(key="select").value == "greedy" and at.number_input(key="seed").value == 0

@@ -15,5 +15,7 @@ def test_shuffle_page_runs_and_follows_the_controls():
     assert "2 blocks removed" in [m.label for m in at.metric]
     at.button(key="try_prune").click().run()
     assert_clean(at)
-    assert at.slider(key="removed").value == 3
-    assert "2 blocks removed" in [m.label for m in at.metric]  # clamped: 3 blocks leave at most 2 to remove
+    # A preset is a complete setting: it also brings the depth back to 6, so 3 blocks can be removed.
+    assert at.slider(key="removed").value == 3 and at.slider(key="depth").value == 6
+    settle(at)
+    assert "3 blocks removed" in [m.label for m in at.metric]

@@ -4,6 +4,7 @@ Skipped on a developer machine without Debian's chromium; in CI (CI=true) a miss
 """
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -57,7 +58,7 @@ def test_reinit_page(lab_url, page, tmp_path):
     no_exception(page)
 
     # A "Try this" button sets several controls, and the link follows.
-    page.get_by_role("button", name="Re-randomise, then distil").click()
+    page.get_by_role("button", name="Re-randomise, then distil").first.click()  # the toolbar's copy
     settle(page, "How fast does it come back?")
     assert "recovery=kd" in page.url
     page.screenshot(path=str(tmp_path / "reinit.png"), full_page=True)
@@ -72,7 +73,7 @@ def test_layerdrop_page(lab_url, page, tmp_path):
     settle(page, "Which p for which depth?")
     no_exception(page)
     assert page.locator("[data-testid='stPlotlyChart']").count() >= 3
-    assert page.get_by_text("Pruned to 4 of 8").count() == 1
+    assert page.get_by_text("Pruned to 4 of 8", exact=True).count() == 1
 
     slider = page.get_by_role("slider", name="Blocks kept (r)")
     slider.focus()
@@ -96,7 +97,7 @@ def test_shuffle_page(lab_url, page, tmp_path):
     settle(page, "All 6 orders")
     no_exception(page)
     assert page.locator("[data-testid='stPlotlyChart']").count() >= 4  # orders, pruning, embedding, probe
-    page.get_by_role("button", name="Prune half the blocks").click()
+    page.get_by_role("button", name="Prune half the blocks").first.click()
     wait_idle(page, timeout=600)
     assert "removed=3" in page.url  # the control is mirrored in the link
     no_exception(page)
@@ -109,3 +110,76 @@ def test_home_page_lists_every_experiment(lab_url, page):
     no_exception(page)
     for title in ("Delete layers", "Shuffle layers", "Re-initialise a layer", "LayerDrop"):
         assert page.get_by_text(title).count() >= 1
+
+
+# -- classroom tools (app/classroom.py) --------------------------------------------------------------------
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"  # gitignored; CI keeps it as the run's artefacts
+SIZES = {"desktop": (1440, 900), "projector": (1280, 720), "phone": (390, 844)}
+
+
+def in_viewport(page, selector: str) -> bool:
+    """Whether the top of the first element matching `selector` lies within the window."""
+    box = page.locator(selector).first.bounding_box()
+    height = page.viewport_size["height"]
+    return box is not None and 0 <= box["y"] < height
+
+
+def test_a_preset_brings_its_results_into_view(lab_url, page):
+    page.goto(f"{lab_url}/delete")
+    settle(page, "Cut: 2 deleted")
+    button = page.locator(".st-key-tryb_plain1 button").first  # the "Try this" section, far below the results
+    button.scroll_into_view_if_needed()
+    assert not in_viewport(page, ".st-key-layerlab_results")
+    button.click()
+    settle(page, "Cut: 1 deleted")
+    page.wait_for_timeout(500)
+    assert in_viewport(page, ".st-key-layerlab_results")
+    assert "arch=plain" in page.url and "k=1" in page.url  # the short value, not the label "plain MLP"
+    no_exception(page)
+
+
+def test_a_compared_link_shows_both_runs_in_a_fresh_browser(lab_url, chromium):
+    context = chromium.new_context(viewport={"width": 1440, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{lab_url}/delete?arch=plain&k=1&recovery=none&pin=k.1")
+        settle(page, "Cut: 1 deleted")
+        no_exception(page)
+        assert page.get_by_text("Original (held-out)").count() == 2
+        assert page.get_by_text("Pinned").count() >= 1
+        assert page.locator("[data-testid='stPlotlyChart']").count() >= 2 + 1  # both main figures and the rest
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "delete-compared.png"))
+    finally:
+        context.close()
+
+
+def test_presentation_mode_fits_the_main_figure_on_a_projector(lab_url, chromium):
+    context = chromium.new_context(viewport={"width": 1280, "height": 720})
+    try:
+        page = context.new_page()
+        page.goto(f"{lab_url}/delete?present=1")
+        settle(page, "Cut: 2 deleted")
+        assert page.locator("[data-testid='stSidebar']").is_hidden()
+        box = page.locator(".st-key-layerlab_results [data-testid='stPlotlyChart']").first.bounding_box()
+        assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 720, box
+        page.screenshot(path=str(ARTIFACTS / "delete-present-1280x720.png"))
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("path", ["", "delete", "reinit", "layerdrop", "shuffle?depth=3"])
+def test_screenshots_of_every_page_at_three_sizes(lab_url, chromium, path):
+    """Artefacts for a person to look at (desktop, projector, phone); the test only checks that each page drew."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    for size, (w, h) in SIZES.items():
+        context = chromium.new_context(viewport={"width": w, "height": h})
+        try:
+            page = context.new_page()
+            page.goto(f"{lab_url}/{path}")
+            wait_idle(page, timeout=600)
+            no_exception(page)
+            name = (path.split("?")[0] or "home")
+            page.screenshot(path=str(ARTIFACTS / f"{name}-{size}.png"))
+        finally:
+            context.close()

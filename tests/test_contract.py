@@ -75,3 +75,13 @@ def test_param_metadata_reaches_the_widgets_defaults():
     assert experiment.default(delete.DeleteConfig, "k") == delete.DeleteConfig().k
     assert experiment.meta(shuffle.ShuffleConfig, "mode")["choices"] == shuffle.MODES
     assert experiment.label_of(delete.DeleteConfig, "recovery", "kd") == delete.RECOVERY_LABELS["kd"]
+
+
+def test_plumbing_is_left_out_of_code_versions_and_science_is_not():
+    """A model's key covers the modules that compute its weights, not the store or progress plumbing."""
+    from lab.codeversion import dependencies
+
+    deps = dependencies("lab.zoo")
+    assert {"lab.train", "lab.models.vit", "lab.models.base", "lab.data", "lab.streams"} <= set(deps)
+    assert not {"lab.store", "lab.progress", "lab.notices", "lab.experiment"} & set(deps)
+    assert "lab.store" in dependencies("lab.store")  # a neutral module still has a version of its own

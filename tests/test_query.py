@@ -178,3 +178,22 @@ def test_presets_set_the_controls_and_the_link_without_the_session_state_warning
     finally:
         logging.getLogger("streamlit.elements.lib.policies").removeHandler(records)
     assert not [m for m in records.messages if "Session State API" in m], records.messages
+
+
+# -- pins: a whole setting in one link value ------------------------------------------------------------------
+def test_pin_round_trip_and_rules():
+    from app import query
+
+    parsers = {"k": lambda v: query.parse_int(v, 0, 7), "arch": lambda v: query.parse_choice(v, ("plain", "residual")),
+               "layer": lambda v: query.parse_choice(v, ("stem", "blocks.3"))}
+    text = query.pin_text({"k": "1", "arch": "plain", "layer": "blocks.3"})
+    assert text == "k.1_arch.plain_layer.blocks.3"
+    assert query.parse_pin([text], parsers) == {"k": 1, "arch": "plain", "layer": "blocks.3"}
+    assert query.pin_text({}) == "default" and query.parse_pin(["default"], parsers) == {}
+    for bad in ("k.99", "k.1_k.2", "colour.red", "k", "k.３", "arch.tree", "", "x" * 500):
+        with pytest.raises(query.Rejected):
+            query.parse_pin([bad], parsers)
+    with pytest.raises(query.Rejected):
+        query.parse_pin(["k.1", "k.2"], parsers)  # the key given twice
+    with pytest.raises(ValueError):
+        query.pin_text({"k": "a_b"})

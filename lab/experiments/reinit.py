@@ -24,7 +24,7 @@ from typing import Any, Optional
 import torch
 from scipy.stats import spearmanr
 
-from .. import quick, streams, surgery
+from .. import presets, quick, streams, surgery
 from ..experiment import SEED_MAX, check, entry, param, seed_param
 from ..models import RoutedModel, accuracy, per_class_accuracy
 from ..progress import Progress, silent, span
@@ -264,3 +264,38 @@ def focus(cfg: FocusConfig, progress: Progress) -> dict[str, Any]:
         "steps_to_recover": back,
         "recovery_seconds": time.perf_counter() - t0,
     }
+
+
+# -- the page's complete settings: its controls, presets, and what a setting needs (lab/presets.py) -----------
+CONTROLS = {"model": "plain", "seed": 0, "layer": "stem", "op": "reinit", "checkpoint": 0, "recovery": "none",
+            "steps": 300}
+PRESETS = (
+    presets.preset(CONTROLS, "stem", "Plain MLP: reset the stem, distil", "The bottom layer of a fully connected "
+                   "net is critical in the paper: reset it to its initial draw, then distil for 300 steps. How fast "
+                   "does it come back?", model="plain", layer="stem", op="reinit", checkpoint=0, recovery="kd"),
+    presets.preset(CONTROLS, "resblock", "Residual: reset a middle block", "Residual blocks only add a correction: "
+                   "the paper found most of them robust.", model="residual", layer="blocks.3", op="reinit",
+                   checkpoint=0),
+    presets.preset(CONTROLS, "rerand_kd", "Re-randomise, then distil", "A fresh draw of the plain stem, then 300 "
+                   "distillation steps: how many bring it back?", op="rerand", recovery="kd", steps=300),
+    presets.preset(CONTROLS, "vit_head", "ViT: reset the head", "The classifier on top of the ViT, back to its "
+                   "initial draw, no recovery: what is left when it forgets all it learned?", model="vit",
+                   layer="head", op="reinit", checkpoint=0),
+)
+
+_TRAIN_SECONDS = {"plain": 25, "residual": 25, "vit": 90}  # rough, classroom machine, nothing stored
+
+
+def focus_config(settings: dict[str, Any]) -> FocusConfig:
+    """The focus config of a complete page setting."""
+    return FocusConfig(model=settings["model"], seed=settings["seed"], layer=settings["layer"], op=settings["op"],
+                       checkpoint=settings["checkpoint"], recovery=settings["recovery"], steps=settings["steps"])
+
+
+def needs(settings: dict[str, Any]) -> list[presets.Need]:
+    """The three robustness maps (the page always shows all of them) and the change in focus."""
+    f = focus_config(settings)
+    maps = [presets.Need(f"map of the {MODEL_NAMES[m]}", run, ReinitConfig(model=m, seed=f.seed),
+                         _TRAIN_SECONDS[m] + 5) for m in MODELS]
+    recovery = 0 if f.recovery == "none" else f.steps / (10 if f.model == "vit" else 30)
+    return maps + [presets.Need("the change in focus", focus, f, 2 + recovery)]

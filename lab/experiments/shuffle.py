@@ -25,7 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from .. import embed, quick, streams
+from .. import embed, presets, quick, streams
 from ..data import Dataset
 from ..experiment import check, entry, param, seed_param
 from ..models import RoutedModel, accuracy
@@ -298,3 +298,33 @@ def umap_view(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
     t0 = time.perf_counter()
     xy = embed.umap_2d(feats, seed=cfg.seed)
     return {"config": cfg, "umap": xy.tolist(), **labels, "seconds": time.perf_counter() - t0}
+
+
+# -- the page's complete settings: its controls, presets, and what a setting needs (lab/presets.py) -----------
+CONTROLS = {"mode": "shuffle", "depth": 6, "orders": 50, "colour": "slot", "removed": 2, "seed": 0}
+COLOURS = ("slot", "block", "digit")  # the page's embedding colouring (a view, not part of the experiment)
+PRESETS = (
+    presets.preset(CONTROLS, "seq", "Sequential in random order", "How much does an ordinary ViT lose when its "
+                   "blocks run in another order?", mode="sequential"),
+    presets.preset(CONTROLS, "prune", "Prune half the blocks", "LayerShuffle, 3 of 6 blocks removed at test time: "
+                   "which model degrades gracefully?", mode="shuffle", removed=3),
+    presets.preset(CONTROLS, "position", "Do blocks know their slot?", "The -position variant, embedding coloured "
+                   "by slot: does it separate by slot?", mode="position", colour="slot"),
+    presets.preset(CONTROLS, "shallow", "Shallow: 3 blocks", "With 3 blocks only 6 orders exist: every one is "
+                   "tested; 1 block removed.", depth=3, mode="shuffle", removed=1),
+)
+
+
+def needs(settings: dict[str, Any]) -> list[presets.Need]:
+    """What the page computes for a setting: both compared models and the pieces of the chosen one."""
+    cfg = ShuffleConfig(mode=settings["mode"], depth=settings["depth"], orders=settings["orders"],
+                        seed=settings["seed"])
+    other = "sequential" if cfg.mode != "sequential" else "shuffle"
+    mine = ModelConfig.of(cfg)
+    theirs = ModelConfig(other, cfg.depth, cfg.seed, cfg.epochs)
+    train = 15 * cfg.depth  # the ViT recipe: about 90 s at depth 6 on the classroom machine
+    return [presets.Need("this model", model_summary, mine, train),
+            presets.Need("the comparison model", model_summary, theirs, train),
+            presets.Need("random orders", random_order_stats, cfg, 5 + cfg.orders / 20),
+            presets.Need("pruning curve", pruning, mine, 5),
+            presets.Need("slot probe", probe_and_view, mine, 5)]

@@ -7,7 +7,10 @@ lab works through `forward(x, route)` and `states(x, route)`, so it works on eve
 A *step* generalises one entry of a route without changing what a route is: `Step(block, variant)` runs a block
 in a named variant of its computation (the ViT's "mlp_first" runs its MLP before its attention). A plain int is
 the block in its standard form, so every route is already a sequence of steps; `run_steps` runs either.
-Later rearrangements (a parallel group of blocks, say) extend the step, not the route: routes stay plain data.
+Rearrangements extend the step, not the route, so routes stay plain data: a repeated or looped block is a
+route that names it twice, and `Parallel(blocks, reduce)` is one step that runs several blocks side by side on the
+same input and adds their combined update once (Sun et al. 2024's "parallel" layers). `block_runs` counts what a
+route costs.
 """
 
 from __future__ import annotations
@@ -29,7 +32,36 @@ class Step:
     variant: str = ""
 
 
-StepLike = Union[int, Step]
+REDUCES = ("mean", "sum")
+
+
+@dataclass(frozen=True)
+class Parallel:
+    """A parallel group: every block in `blocks` reads the same input h, and h + reduce_b(run_block(h, b) - h)
+    comes out, reduce = "mean" or "sum" of the blocks' updates.
+
+    For residual and pre-norm models a block's *update* is what it adds to the stream, run_block(h) - h; "mean"
+    keeps the stream's scale when the group is large, "sum" is what the blocks would add if their inputs did not
+    depend on each other. A group of one block is exactly that block.
+    """
+
+    blocks: tuple[int, ...]
+    reduce: str = "mean"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "blocks", tuple(int(b) for b in self.blocks))
+        if not self.blocks:
+            raise ValueError("a parallel group needs at least one block")
+        if self.reduce not in REDUCES:
+            raise ValueError(f"unknown reduce {self.reduce!r}; choose one of {', '.join(REDUCES)}")
+
+
+StepLike = Union[int, Step, Parallel]
+
+
+def block_runs(steps: Sequence[StepLike]) -> int:
+    """Block evaluations a route of steps costs (a parallel group costs one per block, in one sequential step)."""
+    return sum(len(st.blocks) if isinstance(st, Parallel) else 1 for st in steps)
 
 
 class RoutedModel(nn.Module):
@@ -70,9 +102,24 @@ class RoutedModel(nn.Module):
         raise ValueError(f"{type(self).__name__} has no block variant {variant!r}")
 
     # -- shared ------------------------------------------------------------------------------------
+    def run_parallel(self, h: torch.Tensor, group: Parallel, slot: int) -> torch.Tensor:
+        """One parallel group at one slot (every block is told the same slot: they run side by side)."""
+        bad = [b for b in group.blocks if not 0 <= b < self.n_blocks]
+        if bad:
+            raise ValueError(f"parallel group {group.blocks} names blocks {bad}; this model has blocks "
+                             f"0..{self.n_blocks - 1}")
+        if len(group.blocks) == 1:  # exactly the block: h + (f(h) - h) would differ from f(h) by rounding
+            return self.run_block(h, group.blocks[0], slot)
+        update = torch.stack([self.run_block(h, b, slot) - h for b in group.blocks]).sum(0)
+        return h + (update / len(group.blocks) if group.reduce == "mean" else update)
+
     def run_steps(self, h: torch.Tensor, steps: Sequence[StepLike]) -> torch.Tensor:
-        """Run a route of steps (ints or `Step`s) from a stem output `h`; returns the last hidden state."""
+        """Run a route of steps (ints, `Step`s or `Parallel` groups) from a stem output `h`; returns the last
+        hidden state."""
         for slot, st in enumerate(steps):
+            if isinstance(st, Parallel):
+                h = self.run_parallel(h, st, slot)
+                continue
             block, variant = (st.block, st.variant) if isinstance(st, Step) else (int(st), "")
             if not 0 <= block < self.n_blocks:
                 raise ValueError(f"step {st} names block {block}; this model has blocks 0..{self.n_blocks - 1}")

@@ -1,0 +1,101 @@
+"""AppTest: the classroom tools (app/classroom.py) on real pages: complete presets, pin and compare, presentation
+and student links, labelled select boxes whose links carry the short value."""
+
+import os
+
+from streamlit.testing.v1 import AppTest
+
+from lab.experiments import delete, reinit
+
+from .apptest_util import MAIN, ROOT, assert_clean, open_page
+
+
+def _open_with_link(page: str, link: dict[str, str]) -> AppTest:
+    os.environ["LAYERLAB_QUICK"] = "1"
+    at = AppTest.from_file(MAIN, default_timeout=600)
+    at.run()
+    for k, v in link.items():
+        at.query_params[k] = v
+    at.switch_page(str(ROOT / "pages" / f"{page}.py"))
+    at.run()
+    assert_clean(at)
+    return at
+
+
+def _settings_of(at: AppTest, keys) -> dict:
+    return {k: at.session_state[k] for k in keys}
+
+
+def test_a_preset_sets_every_control_of_its_page_whatever_came_before():
+    at = open_page("reinit")
+    presets = {p.key: p for p in reinit.PRESETS}
+    # The issue's case: "ViT: reset the head" inherited recovery = kd from the preset clicked before it.
+    at.button(key="try_rerand_kd").click().run()
+    assert_clean(at)
+    assert _settings_of(at, reinit.CONTROLS) == presets["rerand_kd"].settings
+    at.button(key="try_vit_head").click().run()
+    assert_clean(at)
+    assert _settings_of(at, reinit.CONTROLS) == presets["vit_head"].settings
+    assert at.selectbox(key="recovery").value == "none"
+    # Reset brings back every default.
+    at.button(key="try_reset").click().run()
+    assert_clean(at)
+    assert _settings_of(at, reinit.CONTROLS) == reinit.CONTROLS
+
+
+def test_presets_are_complete_settings_and_differ_from_the_defaults():
+    for module in (delete, reinit):
+        for p in module.PRESETS:
+            assert set(p.settings) == set(module.CONTROLS), p.key
+            assert p.settings != module.CONTROLS, f"{p.key} does nothing from the default view"
+
+
+def test_pin_then_change_shows_both_runs_and_the_link_holds_both():
+    at = open_page("delete")
+    at.button(key="layerlab_pin").click().run()  # pins the defaults: residual, k = 2
+    assert_clean(at)
+    assert at.query_params["pin"] == "default"
+    at.selectbox(key="arch").set_value("plain").run()
+    at.slider(key="k").set_value(1).run()
+    assert_clean(at)
+    labels = [m.label for m in at.metric]
+    assert labels.count("Original (held-out)") == 2, labels  # the pinned run's cards and this run's
+    assert "Cut: 2 deleted" in labels and "Cut: 1 deleted" in labels
+    text = " ".join(md.value for md in at.markdown)
+    assert "Pinned" in text and "Architecture: plain MLP" in text
+    assert at.query_params["arch"] == "plain" and at.query_params["k"] == "1"
+    # Unpin: one run again.
+    at.button(key="layerlab_unpin").click().run()
+    assert_clean(at)
+    assert [m.label for m in at.metric].count("Original (held-out)") == 1
+    assert "pin" not in at.query_params
+
+
+def test_a_compared_link_opens_with_both_runs_and_a_bad_pin_is_reported():
+    at = _open_with_link("delete", {"arch": "plain", "k": "1", "pin": "k.1"})
+    labels = [m.label for m in at.metric]
+    assert labels.count("Cut: 1 deleted") == 2, labels
+    at = _open_with_link("delete", {"pin": "k.99_arch.tree"})
+    assert any("pin=" in w.value and "was ignored" in w.value for w in at.warning)
+    assert [m.label for m in at.metric].count("Original (held-out)") == 1
+
+
+def test_presentation_flag_moves_the_controls_out_of_the_sidebar():
+    at = _open_with_link("delete", {"present": "1"})
+    assert not at.sidebar.selectbox and not at.sidebar.slider and not at.sidebar.number_input
+    assert at.selectbox(key="arch").value == "residual"  # still there, inline above the figure
+    assert at.button(key="try_plain1")  # presets stay
+    at = _open_with_link("delete", {"student": "1", "arch": "plain"})
+    assert not at.sidebar.selectbox
+    assert not [b for b in at.button if b.key and b.key.startswith("try_")]  # no presets, no pin for students
+    assert "Cut: 2 deleted" in [m.label for m in at.metric]
+    assert at.selectbox(key="arch").value == "plain"  # the link's setting, with its control hidden
+
+
+def test_a_labelled_select_shows_words_and_links_the_short_value():
+    at = open_page("delete")
+    box = at.selectbox(key="arch")
+    assert "plain MLP" in box.options and "plain" not in box.options  # what the student reads
+    box.set_value("plain").run()
+    assert_clean(at)
+    assert at.query_params["arch"] == "plain"  # what the link carries

@@ -1,0 +1,35 @@
+"""AppTest: the Rearrange page runs with default controls, follows its controls, and its buttons set them."""
+
+from .apptest_util import assert_clean, open_page
+
+
+def _text(at) -> str:
+    return " ".join(md.value for md in at.markdown)
+
+
+def test_rearrange_page_runs_and_follows_the_controls():
+    at = open_page("rearrange")
+    labels = [m.label for m in at.metric]
+    assert "Skip block 2" in labels and "Block runs" in labels
+    assert "0 → 1 → 3 → 4 → 5" in _text(at)  # the default: skip block 2 of the 6-block ViT
+    assert "first and last layers are the most sensitive" in _text(at).lower()
+    at.selectbox(key="op").set_value("parallel").run()
+    assert_clean(at)
+    assert "[1 | 2 | 3 | 4] mean" in _text(at)
+    assert "6 in 3 steps" in [m.value for m in at.metric]
+    at.selectbox(key="model").set_value("residual").run()
+    assert_clean(at)
+    assert "[1 | 2 | 3 | 4 | 5] mean" in _text(at)
+
+
+def test_rearrange_bad_block_is_a_message_and_presets_set_controls():
+    at = open_page("rearrange")
+    at.slider(key="block").set_value(5).run()  # block 5 of a 6-block ViT is the last: not a middle block
+    assert not at.exception
+    assert any("out of range" in e.value for e in at.error)
+    at.slider(key="block").set_value(3).run()
+    assert_clean(at)
+    at.button(key="try_repeat").click().run()
+    assert_clean(at)
+    assert at.selectbox(key="op").value == "repeat" and at.slider(key="block").value == 2
+    assert "2 → 2 → 2 → 2" in _text(at)

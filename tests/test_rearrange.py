@@ -1,0 +1,170 @@
+"""Rearrange layers: routes of steps against independent references, CKA's invariants, the store, the CLI."""
+
+import json
+
+import pytest
+import torch
+
+from lab import zoo
+from lab.experiments import rearrange as R
+from lab.models import MLP, MLPConfig, ViT, ViTConfig
+from lab.models.base import Parallel, Step, block_runs
+
+from .test_cli import run_cli
+
+
+def small_vit(seed: int = 0) -> ViT:
+    torch.manual_seed(seed)
+    m = ViT(ViTConfig(depth=5, width=16, heads=2))
+    with torch.no_grad():  # larger than the init, so blocks really change the stream and orders differ
+        for p in m.parameters():
+            p.add_(0.3 * torch.randn_like(p))
+    return m.eval()
+
+
+def small_mlp(seed: int = 0) -> MLP:
+    torch.manual_seed(seed)
+    m = MLP(MLPConfig(arch="residual", width=24, depth=6))
+    with torch.no_grad():
+        for p in m.parameters():
+            p.add_(0.2 * torch.randn_like(p))
+    return m.eval()
+
+
+def inputs(n_in: int, n: int = 32) -> torch.Tensor:
+    return torch.rand(n, n_in, generator=torch.Generator().manual_seed(5))
+
+
+def logits(m, steps, x):
+    with torch.no_grad():
+        return m.readout(m.run_steps(m.embed(x), steps))
+
+
+@pytest.mark.parametrize("make", [small_vit, small_mlp])
+def test_identity_rearrangement_reproduces_the_model_exactly(make):
+    m = make()
+    x = inputs(m.cfg.n_in)
+    for ends in R.ENDS:
+        steps = R.route_of("identity", m.n_blocks, ends=ends)
+        assert torch.equal(logits(m, steps, x), m(x))
+    # ints, standard Steps and one-block groups are the same computation, bit for bit
+    mixed = [0, Step(1), Parallel((2,), "sum"), Parallel((3,), "mean")] + list(range(4, m.n_blocks))
+    assert torch.equal(logits(m, mixed, x), m(x))
+
+
+def test_swap_twice_is_the_identity_and_differs_once():
+    m = small_vit()
+    x = inputs(64)
+    for b in R.valid_blocks("swap", m.n_blocks, "include"):
+        once = R.route_of("swap", m.n_blocks, b, ends="include")
+        twice = tuple(once[i] for i in once)  # the swap applied to the swapped route
+        assert twice == m.full_route and torch.equal(logits(m, twice, x), m(x))
+        assert not torch.allclose(logits(m, once, x), m(x))  # the blocks do not commute: the test can fail
+
+
+def test_parallel_group_of_one_block_is_that_block():
+    m = small_mlp()
+    x = inputs(12)
+    h = m.embed(x)
+    for b in range(m.n_blocks):
+        for red in ("mean", "sum"):
+            assert torch.equal(m.run_steps(h, [Parallel((b,), red)]), m.run_block(h, b, 0))
+
+
+def test_loop_of_the_middle_equals_the_route_with_the_middle_repeated():
+    m = small_vit()
+    x = inputs(64)
+    n = m.n_blocks
+    loop = R.route_of("loop", n)
+    assert loop == (0, 1, 2, 3, 1, 2, 3, 4)
+    assert torch.equal(logits(m, loop, x), m(x, [0, 1, 2, 3, 1, 2, 3, 4]))  # through forward(), the int path
+    par2 = R.route_of("parallel-loop", n, reduce="sum")
+    assert par2 == (0, Parallel((1, 2, 3), "sum"), Parallel((1, 2, 3), "sum"), 4)
+    assert block_runs(loop) == 8 and block_runs(par2) == 8 and block_runs(R.route_of("skip-middle", n)) == 2
+
+
+def test_parallel_sum_and_mean_of_two_blocks_match_a_hand_computation():
+    m = small_mlp()
+    x = inputs(12)
+    h = torch.relu(x @ m.stem.weight.T + m.stem.bias)
+    w = [(m.blocks[i].weight, m.blocks[i].bias) for i in (1, 3)]
+    upd = [torch.relu(h @ wi.T + bi) for wi, bi in w]  # a residual MLP block adds relu(h W + b)
+    with torch.no_grad():
+        assert torch.allclose(m.run_steps(m.embed(x), [Parallel((1, 3), "sum")]), h + upd[0] + upd[1], atol=1e-5)
+        assert torch.allclose(m.run_steps(m.embed(x), [Parallel((3, 1), "mean")]), h + (upd[0] + upd[1]) / 2,
+                              atol=1e-5)
+        assert not torch.allclose(h + upd[0] + upd[1], m.run_steps(m.embed(x), [1, 3]), atol=1e-3)  # not sequential
+
+
+def test_parallel_groups_reject_bad_input():
+    with pytest.raises(ValueError, match="at least one block"):
+        Parallel(())
+    with pytest.raises(ValueError, match="reduce"):
+        Parallel((1, 2), "max")
+    m = small_mlp()
+    with pytest.raises(ValueError, match="names blocks"):
+        m.run_steps(m.embed(inputs(12)), [Parallel((1, 9))])
+
+
+def test_linear_cka_is_one_on_itself_rotation_and_scale_invariant_and_matches_the_feature_formula():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(300, 20, generator=g, dtype=torch.float64)
+    q, _ = torch.linalg.qr(torch.randn(20, 20, generator=g, dtype=torch.float64))
+    assert R.linear_cka(x, x) == pytest.approx(1.0, abs=1e-12)
+    assert R.linear_cka(x, 3.0 * x @ q) == pytest.approx(1.0, abs=1e-10)
+    y = torch.randn(300, 7, generator=g, dtype=torch.float64)
+    xc, yc = x - x.mean(0), y - y.mean(0)  # independent reference: ||Y'X||^2 / (||X'X|| ||Y'Y||)
+    ref = float((yc.T @ xc).norm() ** 2 / ((xc.T @ xc).norm() * (yc.T @ yc).norm()))
+    assert R.linear_cka(x, y) == pytest.approx(ref, rel=1e-9)
+    assert R.linear_cka(x, y) < 0.3  # unrelated noise is far from 1: the test can fail
+
+
+def test_routes_of_every_operation_and_bad_arguments():
+    n = 6
+    assert R.route_of("skip", n, 2) == (0, 1, 3, 4, 5)
+    assert R.route_of("reverse", n) == (0, 4, 3, 2, 1, 5)
+    assert R.route_of("reverse", n, ends="include") == (5, 4, 3, 2, 1, 0)
+    assert R.route_of("repeat", n, 2) == (0, 2, 2, 2, 2, 5)
+    assert R.route_of("parallel", n) == (0, Parallel((1, 2, 3, 4)), 5)
+    for r in R.random_routes(n, "keep", seed=0):
+        assert r[0] == 0 and r[-1] == 5 and sorted(r) == list(range(n))
+    assert len(set(R.random_routes(n, "keep", seed=0))) > 5
+    for kw, msg in ((dict(op="skip", block=0), "middle"), (dict(op="swap", block=4), "choose b from 1 to 3"),
+                    (dict(op="repeat", block=7), "out of range"), (dict(model="cnn"), "unknown model")):
+        with pytest.raises(ValueError, match=msg):
+            R.RearrangeConfig(**{"model": "vit-sequential", **kw})
+    R.RearrangeConfig(op="skip", block=0, ends="include")  # the ends may be skipped when included
+    R.RearrangeConfig(op="reverse", block=0)  # block is not an argument of reverse
+
+
+def test_profile_is_consistent_store_is_honoured_and_a_second_call_trains_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("LAYERLAB_QUICK", "1")  # one epoch: this checks the wiring, not the science
+    from lab.store import Store
+
+    store = Store(tmp_path / "s")
+    calls = []
+    real = zoo.train
+    monkeypatch.setattr(zoo, "train", lambda *a, **k: calls.append(1) or real(*a, **k))
+    first = R.run(R.RearrangeConfig(model="residual", op="loop"), store=store)
+    assert len(calls) == 1
+    assert first["block_runs"] == 7 + 5 and first["depth"] == 12
+    prof = R.profile(R.ModelConfig("residual", 0), store=store)
+    assert prof["ops"][R.row_key("identity")]["acc"] == prof["base_acc"]  # the route path equals forward()
+    assert all(len(row) == 8 for row in prof["similarity"]["cka"])  # stem + 7 blocks
+    assert all(abs(prof["similarity"]["cosine"][i][i] - 1) < 1e-6 for i in range(8))
+    zoo._memo.clear()  # a fresh process: the model must come from the store, not from memory
+    again = R.run(R.RearrangeConfig(model="residual", op="parallel", reduce="sum"), store=store)
+    assert len(calls) == 1 and again["base_acc"] == first["base_acc"]
+    assert again["acc"] == prof["ops"][R.row_key("parallel", reduce="sum")]["acc"]
+    assert len(list((tmp_path / "s").rglob("*.safetensors"))) == 1
+
+
+def test_cli_prints_the_promised_json():
+    p = run_cli("rearrange", "--model", "residual", "--op", "parallel", "--reduce", "sum", "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert {"acc", "base_acc", "block_runs", "chance", "route", "n_blocks", "config"} <= set(r)
+    assert r["block_runs"] == 7 and r["steps"][1] == {"parallel": [1, 2, 3, 4, 5], "reduce": "sum"}
+    bad = run_cli("rearrange", "--model", "residual", "--op", "swap", "--block", "5")
+    lines = [ln for ln in bad.stderr.splitlines() if ln.strip()]
+    assert bad.returncode == 2 and len(lines) == 1 and "out of range" in lines[0] and "Traceback" not in bad.stderr
