@@ -54,12 +54,17 @@ def accuracy(tr: dict[str, Any], obs: Optional[dict[str, Any]], title: Optional[
     # Each order keeps its colour; the two kinds of bar differ by strength (solid: IOT's shared weights; faded with
     # an outline: a model trained alone), never by borrowing a meaning colour. Explicit offsets and widths: a third
     # trace (the methods) would otherwise take a third slot at every x.
-    fig.add_bar(x=names, y=tr["order_acc"], name="IOT's shared weights, run in this order (solid)",
+    # The legend names the two kinds in a neutral grey: a legend swatch takes a bar trace's first colour (order 0's
+    # black), which would say "order 0" rather than "solid" or "faded".
+    for name, alpha in (("IOT's shared weights, run in this order (solid)", 1.0),
+                        ("a model trained alone in this order (faded)", 0.45)):
+        fig.add_bar(x=[None], y=[None], name=name, marker={"color": theme.MARK, "opacity": alpha})
+    fig.add_bar(x=names, y=tr["order_acc"], name="shared weights", showlegend=False,
                 marker=_order_marker(range(m)), offset=-0.4, width=0.4, customdata=tr["orders"],
                 hovertemplate="%{x} (%{customdata}): %{y:.1%}<extra>shared weights</extra>")
     if obs is not None:
         vals += obs["fixed_acc"]
-        fig.add_bar(x=names, y=obs["fixed_acc"], name="a model trained alone in this order (faded)",
+        fig.add_bar(x=names, y=obs["fixed_acc"], name="trained alone", showlegend=False,
                     marker={**_order_marker(range(m), 0.45), "line": {"color": theme.MARK, "width": 1}},
                     offset=0.0, width=0.4, customdata=obs["orders"],
                     hovertemplate="%{x} (%{customdata}): %{y:.1%}<extra>trained alone</extra>")
