@@ -10,13 +10,23 @@ from plotly.subplots import make_subplots
 from . import figures_common as common
 from . import theme
 
-# Order j's colour everywhere on the page (bars, stacks, legend). Order 0, the trained one, is the lab's
-# "original" blue.
-ORDER_COLOURS = theme.QUALITATIVE
+TITLE_ACCURACY = "Every candidate order, and what choosing per input buys"
+
+# Order j's look everywhere on the page (bars, stacks, legend): order 0 is the trained order (its meaning colour,
+# black), the others the categorical set, hatched once the colours run out (theme.ORDER_COLOURS).
 
 
 def order_colour(j: int) -> str:
-    return ORDER_COLOURS[j % len(ORDER_COLOURS)]
+    return theme.ORDER_COLOURS[j % len(theme.ORDER_COLOURS)]
+
+
+def order_pattern(j: int) -> str:
+    return theme.ORDER_PATTERNS[(j // len(theme.ORDER_COLOURS)) % len(theme.ORDER_PATTERNS)]
+
+
+def _order_marker(js: range, opacity: float = 1.0) -> dict[str, Any]:
+    return {"color": [order_colour(j) for j in js], "opacity": opacity,
+            "pattern": {"shape": [order_pattern(j) for j in js], "fgcolor": "#ffffff", "solidity": 0.3}}
 
 
 def order_name(j: int, label: str) -> str:
@@ -34,34 +44,54 @@ def _zoomed_axis(fig: go.Figure, values: list[float], chance: float, title: str)
         common.chance_line(fig, chance)
 
 
-def accuracy(tr: dict[str, Any], obs: Optional[dict[str, Any]]) -> go.Figure:
+def accuracy(tr: dict[str, Any], obs: Optional[dict[str, Any]], title: Optional[str] = TITLE_ACCURACY,
+             height: int = 460) -> go.Figure:
     """Each candidate order (IOT's shared weights; trained alone when Part 1 is in), then the methods."""
     m = len(tr["orders"])
     names = [f"order {j}" for j in range(m)]
     fig = go.Figure()
     vals = list(tr["order_acc"])
-    # Explicit offsets and widths: a third trace (the methods) would otherwise take a third slot at every x.
-    fig.add_bar(x=names, y=tr["order_acc"], name="IOT's shared weights, run in this order",
-                marker_color=theme.RECOVERED, offset=-0.4, width=0.4, customdata=tr["orders"],
+    # Each order keeps its colour; the two kinds of bar differ by strength (solid: IOT's shared weights; faded with
+    # an outline: a model trained alone), never by borrowing a meaning colour. Explicit offsets and widths: a third
+    # trace (the methods) would otherwise take a third slot at every x.
+    # The legend names the two kinds in a neutral grey: a legend swatch takes a bar trace's first colour (order 0's
+    # black), which would say "order 0" rather than "solid" or "faded".
+    for name, alpha in (("IOT's shared weights, run in this order (solid)", 1.0),
+                        ("a model trained alone in this order (faded)", 0.45)):
+        fig.add_bar(x=[None], y=[None], name=name, marker={"color": theme.MARK, "opacity": alpha})
+    fig.add_bar(x=names, y=tr["order_acc"], name="shared weights", showlegend=False,
+                marker=_order_marker(range(m)), offset=-0.4, width=0.4, customdata=tr["orders"],
                 hovertemplate="%{x} (%{customdata}): %{y:.1%}<extra>shared weights</extra>")
     if obs is not None:
         vals += obs["fixed_acc"]
-        fig.add_bar(x=names, y=obs["fixed_acc"], name="a model trained alone in this order",
-                    marker_color=theme.ORIGINAL, offset=0.0, width=0.4, customdata=obs["orders"],
+        fig.add_bar(x=names, y=obs["fixed_acc"], name="trained alone", showlegend=False,
+                    marker={**_order_marker(range(m), 0.45), "line": {"color": theme.MARK, "width": 1}},
+                    offset=0.0, width=0.4, customdata=obs["orders"],
                     hovertemplate="%{x} (%{customdata}): %{y:.1%}<extra>trained alone</extra>")
-    methods = [("sequential", tr["sequential_acc"], theme.ORIGINAL)]
+    # The methods: the sequential model is the model as trained (its meaning colour); the others are ways to use
+    # IOT's weights, told apart by their names on the axis, in one neutral colour with IOT itself solid.
+    methods = [("sequential", tr["sequential_acc"], theme.ORIGINAL, 1.0)]
     if obs is not None:
-        methods.append(("best fixed", obs["best_fixed_acc"], theme.ORIGINAL))
-    methods += [("ensemble of M", tr["ensemble_acc"], theme.PLAIN), ("IOT", tr["iot_acc"], theme.CUT),
-                ("oracle", tr["oracle_acc"], theme.CHANCE)]
-    vals += [v for _, v, _ in methods]
-    fig.add_bar(x=[n for n, _, _ in methods], y=[v for _, v, _ in methods], name="methods",
-                marker_color=[c for _, _, c in methods], showlegend=False, offset=-0.3, width=0.6,
-                text=[f"{v:.1%}" for _, v, _ in methods], textposition="outside", textfont={"size": 15},
-                cliponaxis=False,
+        methods.append(("best fixed", obs["best_fixed_acc"], theme.MARK, 0.55))
+    methods += [("ensemble of M", tr["ensemble_acc"], theme.MARK, 0.55), ("IOT", tr["iot_acc"], theme.MARK, 1.0),
+                ("oracle", tr["oracle_acc"], theme.MARK, 0.3)]
+    vals += [v for _, v, _, _ in methods]
+    fig.add_bar(x=[n for n, _, _, _ in methods], y=[v for _, v, _, _ in methods], name="methods",
+                # One opacity per trace in Plotly: each method's strength is blended into its colour instead.
+                marker={"color": [_faded(c, a) for _, _, c, a in methods]},
+                showlegend=False, offset=-0.3, width=0.6,
+                text=[f"{v:.1%}" for _, v, _, _ in methods], textposition="outside",
+                textfont={"size": theme.SMALL_FONT + 1}, cliponaxis=False,
                 hovertemplate="%{x}: %{y:.1%}<extra></extra>")
     _zoomed_axis(fig, vals, tr["chance"], "held-out accuracy")
-    return theme.layout(fig, "Every candidate order, and what choosing per input buys", height=460)
+    return theme.layout(fig, title, height=height)
+
+
+def _faded(colour: str, alpha: float) -> str:
+    """`colour` at strength alpha over white, as an opaque colour (so one trace can mix strengths)."""
+    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    mix = [round(255 - alpha * (255 - v)) for v in (r, g, b)]
+    return "#{:02x}{:02x}{:02x}".format(*mix)
 
 
 def class_choices(tr: dict[str, Any]) -> go.Figure:
@@ -70,7 +100,9 @@ def class_choices(tr: dict[str, Any]) -> go.Figure:
     classes = [str(c) for c in range(len(per))]
     fig = go.Figure()
     for j, label in enumerate(tr["orders"]):
-        fig.add_bar(x=classes, y=[row[j] for row in per], name=order_name(j, label), marker_color=order_colour(j),
+        fig.add_bar(x=classes, y=[row[j] for row in per], name=order_name(j, label),
+                    marker={"color": order_colour(j), "pattern": {"shape": order_pattern(j), "fgcolor": "#ffffff",
+                                                                  "solidity": 0.3}},
                     hovertemplate="class %{x}: %{y:.0%}<extra>" + f"order {j}</extra>")
     fig.update_layout(barmode="stack")
     fig.update_xaxes(title="class", type="category")
@@ -90,7 +122,8 @@ def confusion(tr: dict[str, Any]) -> go.Figure:
     c = tr["choice_confusion"]
     m = len(c)
     names = [f"order {j}" for j in range(m)]
-    fig = go.Figure(go.Heatmap(z=c, x=names, y=names, colorscale="Blues", zmin=0, zmax=max(max(r) for r in c),
+    fig = go.Figure(go.Heatmap(z=c, x=names, y=names, colorscale=theme.AMOUNT_SCALE, zmin=0,
+                               zmax=max(max(r) for r in c),
                                text=[[f"{v:.0%}" for v in row] for row in c], texttemplate="%{text}",
                                hovertemplate="chose %{y}, best was %{x}: %{z:.1%} of inputs<extra></extra>",
                                colorbar={"title": "inputs", "tickformat": ".0%"}))
@@ -104,15 +137,18 @@ def collapse(on: dict[str, Any], off: dict[str, Any]) -> go.Figure:
     exploration term on and off."""
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
                         subplot_titles=("share of inputs on the most chosen order", "held-out accuracy (IOT)"))
-    for r, name, colour, dash in ((on, f"exploration on (weight {on['config']['explore']:g})", theme.RECOVERED,
-                                   "solid"), (off, "exploration off (weight 0)", theme.CUT, "dash")):
+    # On and off are one setting's two states, not stages of a model: one neutral colour, told apart by dash and
+    # marker (the lab's rule for a second difference), so no meaning colour (recovered, cut) is borrowed.
+    for r, name, dash, symbol in ((on, f"exploration on (weight {on['config']['explore']:g})", "solid", "circle"),
+                                  (off, "exploration off (weight 0)", "dash", "x")):
         cv = r["curves"]
         epochs = list(range(1, len(cv["top_share"]) + 1))
         fig.add_scatter(x=epochs, y=cv["top_share"], name=name, mode="lines+markers", row=1, col=1,
-                        line={"color": colour, "dash": dash}, legendgroup=name,
-                        hovertemplate="epoch %{x}: %{y:.0%}<extra></extra>")
+                        line={"color": theme.MARK, "dash": dash}, marker={"symbol": symbol, "size": 9},
+                        legendgroup=name, hovertemplate="epoch %{x}: %{y:.0%}<extra></extra>")
         fig.add_scatter(x=epochs, y=cv["test_acc"], name=name, mode="lines+markers", row=1, col=2,
-                        line={"color": colour, "dash": dash}, legendgroup=name, showlegend=False,
+                        line={"color": theme.MARK, "dash": dash}, marker={"symbol": symbol, "size": 9},
+                        legendgroup=name, showlegend=False,
                         hovertemplate="epoch %{x}: %{y:.1%}<extra></extra>")
     m = len(on["orders"])
     fig.add_hline(y=1 / m, line={"color": theme.CHANCE, "dash": "dot"}, annotation_text=f"even split 1/{m}",

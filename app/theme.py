@@ -39,9 +39,17 @@ STRATEGY_COLOURS = {"every-other": CATEGORICAL[0], "greedy": CATEGORICAL[1], "in
                     "optimal": CATEGORICAL[4], "evenly-spaced": CATEGORICAL[0]}
 MODE_COLOURS = {"sequential": CATEGORICAL[0], "shuffle": CATEGORICAL[1], "position": CATEGORICAL[2],
                 "predict": CATEGORICAL[3]}
+# Operations on a trained model's blocks (the Rearrange page): a categorical set too, not "cut" or "recovered".
+OPERATION_COLOURS = {"skip": CATEGORICAL[0], "swap": CATEGORICAL[1], "repeat": CATEGORICAL[2]}
 # Ten labels (slots, blocks, digits) in a 2-D view: a labelling, not a meaning; Tol's muted ten.
 LABEL_COLOURS = ("#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255", "#AA4499",
                  "#444444")
+
+# Candidate layer orders (the IOT page): order 0 is the trained order, so it takes that meaning's black; the
+# others take the categorical set in turn. Eight orders outnumber it: from the seventh on the colours repeat with a
+# hatch (ORDER_PATTERNS), so two orders never look alike and no meaning colour is borrowed.
+ORDER_COLOURS = (TRAINED_ORDER,) + CATEGORICAL
+ORDER_PATTERNS = ("", "/", "x")
 
 # -- sequential: training rates p -----------------------------------------------------------------------------
 P_SCALE = "Purples"
@@ -52,6 +60,10 @@ def p_colour(p: float) -> str:
     """The colour of training rate p: light (p = 0) to dark (p = P_MAX) on one scale, readable on white."""
     t = 0.35 + 0.65 * min(max(p / P_MAX, 0.0), 1.0)
     return sample_colorscale(P_SCALE, [t])[0]
+
+
+# Heatmaps of an amount (similarity, share of inputs): one perceptually even scale, not a meaning colour's hue.
+AMOUNT_SCALE = "Viridis"
 
 
 # -- type -------------------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ import math
 
 import streamlit as st
 
-from app import controls, jobs, text
+from app import classroom, controls, jobs, text
 from app import figures_iot as figs
 from app.text import pct, pts
 from lab import iot as core
@@ -21,8 +21,8 @@ st.title(":material/alt_route: Choose an order per input")
 st.caption("Instance-wise layer reordering (IOT): one set of weights, several layer orders, and a tiny predictor "
            "that picks the order for each input.")
 
-with st.sidebar:
-    st.header("Controls")
+page = classroom.Page(iot.PRESETS, iot.CONTROLS, iot.needs, demo=("model", "space", "m", "explore"))
+with page.controls():
     model = controls.param(C, "model", help="mlp: the Delete page's residual MLP (7 blocks, synthetic 20-class "
                                             "task, seconds). vit: the digits ViT (6 blocks, minutes).")
     space = controls.param(C, "space", help="blocks: permutations of the blocks. sublayers (ViT only): the "
@@ -32,41 +32,65 @@ with st.sidebar:
     exploit = controls.param(C, "exploit", options=WEIGHTS_EXPLOIT)
     gumbel = controls.param(C, "gumbel", options=(True, False))
     seed = controls.param(C, "seed", "number", hi=99)
+page.toolbar()
 
 cfg = controls.make_config(iot.IOTConfig, model=model, space=space, m=m, explore=explore, exploit=exploit,
                            gumbel=gumbel, seed=seed)
 on_cfg, off_cfg = cfg.explore_pair()
 pending = jobs.Pending()
-tr = pending.get(f"IOT training with {m} orders", iot.training, cfg)
-obs = pending.get(f"Training each of the {m} orders alone", iot.observe, cfg.observe_cfg)
-twin = pending.get("Training once more with the exploration term off" if cfg.explore > 0 else
-                   "Training once more with the exploration term on", iot.training,
-                   off_cfg if cfg.explore > 0 else on_cfg)
-pending.show()
-on, off = (tr, twin) if cfg.explore > 0 else (twin, tr)
 
 
-def metric(col, label: str, value, delta: str | None = None, help: str = "") -> None:  # noqa: ANN001
-    col.metric(label, PENDING if value is None else pct(value), delta, help=help)
+def _value(x: float | None) -> str:
+    return PENDING if x is None else pct(x)
 
 
-c = st.columns(5)
-metric(c[0], "Sequential model", tr and tr["sequential_acc"], help="Trained as usual, run in its trained order "
-       "(the stored model the Delete / Shuffle pages use). All accuracies are on held-out data.")
-metric(c[1], "Best fixed order", obs and obs["best_fixed_acc"],
-       help="One model trained alone in each candidate order; the one with the best probe accuracy (a split apart "
-            "from the test set).")
-metric(c[2], f"Ensemble, M = {m}", tr and tr["ensemble_acc"], help=f"IOT's weights run in all {m} orders, "
-       f"logits averaged: {m}x the compute at inference.")
-metric(c[3], "IOT", tr and tr["iot_acc"],
-       tr and pts(tr["iot_acc"], max(tr["sequential_acc"], obs["best_fixed_acc"] if obs else 0.0)) + " vs best",
-       help="Each input runs once, in the order the predictor chooses for it. The change is against the better of "
-            "the sequential model and the best fixed order.")
-metric(c[4], "Oracle", tr and tr["oracle_acc"], help="IOT's weights, counted right when any of the orders is "
-       "right: the upper bound of any predictor over these orders.")
+def metrics_of(tr: dict | None, obs: dict | None, s: dict) -> list[classroom.Metric]:
+    """The number cards of one setting (this one or the pinned one); a piece still computing shows "…"."""
+    iot_delta = {}
+    if tr is not None:
+        iot_delta = classroom.delta(tr["iot_acc"], max(tr["sequential_acc"], obs["best_fixed_acc"] if obs else 0.0),
+                                    " vs best")
+    return [classroom.Metric("Sequential model", _value(tr and tr["sequential_acc"]),
+                             help="Trained as usual, run in its trained order (the stored model the Delete / Shuffle "
+                                  "pages use). All accuracies are on held-out data."),
+            classroom.Metric("Best fixed order", _value(obs and obs["best_fixed_acc"]),
+                             help="One model trained alone in each candidate order; the one with the best probe "
+                                  "accuracy (a split apart from the test set)."),
+            classroom.Metric(f"Ensemble, M = {s['m']}", _value(tr and tr["ensemble_acc"]),
+                             help=f"IOT's weights run in all {s['m']} orders, logits averaged: {s['m']}x the compute "
+                                  "at inference."),
+            classroom.Metric("IOT", _value(tr and tr["iot_acc"]), **iot_delta,
+                             help="Each input runs once, in the order the predictor chooses for it. The change is "
+                                  "against the better of the sequential model and the best fixed order."),
+            classroom.Metric("Oracle", _value(tr and tr["oracle_acc"]),
+                             help="IOT's weights, counted right when any of the orders is right: the upper bound of "
+                                  "any predictor over these orders.")]
+
+
+def main_figure(run: tuple, title: str | None, height: int):
+    """Every candidate order and every method of one setting; None (a sentence instead) until IOT has trained."""
+    tr_, obs_ = run
+    # Alone it keeps its title (the page's message); side by side with a pinned run, the headings name the runs.
+    title = title or (figs.TITLE_ACCURACY if page.pinned() is None else None)
+    return None if tr_ is None else figs.accuracy(tr_, obs_, title, height)
+
+
+with page.results():
+    tr = pending.get(f"IOT training with {m} orders", iot.training, cfg)
+    obs = pending.get(f"Training each of the {m} orders alone", iot.observe, cfg.observe_cfg)
+    twin = pending.get("Training once more with the exploration term off" if cfg.explore > 0 else
+                       "Training once more with the exploration term on", iot.training,
+                       off_cfg if cfg.explore > 0 else on_cfg)
+    on, off = (tr, twin) if cfg.explore > 0 else (twin, tr)
+    pin = page.pinned()
+    pcfg = page.config(iot.config_of, pin) if pin else None
+    ptr = pending.get("IOT training of the pinned setting", iot.training, pcfg) if pcfg else None
+    pobs = pending.get("The pinned setting's orders trained alone", iot.observe, pcfg.observe_cfg) if pcfg else None
+    pending.show()
+    page.show(metrics_of(tr, obs, page.settings()), metrics_of(ptr, pobs, pin) if pcfg else None, main_figure,
+              (tr, obs), (ptr, pobs) if pcfg else None, key="accuracy")
 
 if tr is not None:
-    st.plotly_chart(figs.accuracy(tr, obs), theme=None, key="fig_accuracy")
     left, right = st.columns(2)
     left.plotly_chart(figs.class_choices(tr), theme=None, key="fig_classes")
     right.plotly_chart(figs.confusion(tr), theme=None, key="fig_confusion")
@@ -74,6 +98,8 @@ if tr is not None:
                 + ("  \n(A = attention first, M = MLP first, one letter per block)" if space == "sublayers" else ""))
 if on is not None and off is not None:
     st.plotly_chart(figs.collapse(on, off), theme=None, key="fig_collapse")
+else:
+    st.caption("The collapse figure (exploration on against off) appears when both trainings have finished.")
 
 if tr is not None:
     st.download_button("Download this run's numbers (JSON)",
@@ -166,19 +192,7 @@ st.markdown("""
 """)
 
 text.section("Try this")
-b = st.columns(4)
-with b[0]:
-    controls.preset("Switch exploration off", {"explore": 0.0},
-                    help="Watch the collapse figure: one order takes every input.", key="try_collapse")
-with b[1]:
-    controls.preset("ViT, attention or MLP first", {"model": "vit", "space": "sublayers"},
-                    help="The paper's own order space (trains for a few minutes).", key="try_sublayers")
-with b[2]:
-    controls.preset("Eight orders", {"m": 8}, help="A larger oracle, a harder choice: does agreement drop?",
-                    key="try_m8")
-with b[3]:
-    controls.preset("No Gumbel noise", {"gumbel": False},
-                    help="Weights from a plain softmax: less exploration by sampling.", key="try_gumbel")
+page.try_this()
 
 text.section("Going further")
 st.markdown("""

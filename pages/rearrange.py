@@ -4,7 +4,7 @@ import json
 
 import streamlit as st
 
-from app import controls, jobs, text
+from app import classroom, controls, jobs, text
 from app import figures_rearrange as figs
 from app.text import pct, pts
 from lab.experiments import rearrange
@@ -17,8 +17,8 @@ st.title(":material/swap_vert: Rearrange layers")
 st.caption("Take a trained network and, without retraining anything, skip, swap, reverse, repeat, loop or run its "
            "middle layers side by side. Which layers can be moved, and which cannot?")
 
-with st.sidebar:
-    st.header("Controls")
+page = classroom.Page(rearrange.PRESETS, rearrange.CONTROLS, rearrange.needs, demo=("model", "op", "block", "ends"))
+with page.controls():
     model = controls.param(Config, "model",
                            help="residual: the Delete page's residual MLP (synthetic 20-class task, 7 blocks). "
                                 "vit-sequential / vit-shuffle: the Shuffle page's 6-block ViT on 8x8 digits, trained "
@@ -37,27 +37,50 @@ with st.sidebar:
     reduce = controls.param(Config, "reduce")
     ends = controls.param(Config, "ends")
     seed = controls.param(Config, "seed", "number", hi=99)
+page.toolbar()
 
 cfg = controls.make_config(Config, model=model, op=op, block=block, reduce=reduce, ends=ends, seed=seed)
-r = jobs.run(f"Training or loading the {rearrange.MODEL_LABELS[model]} and running every rearrangement",
-             rearrange.run, cfg)
-if r is None:
-    st.stop()
 
-what = rearrange.OP_LABELS[op].replace("block b", f"block {block}").replace("b and b+1", f"{block} and {block + 1}")
-c = st.columns(4)
-c[0].metric("Trained order", pct(r["base_acc"]), help="All blocks in their trained order, on held-out data.")
-c[1].metric(what[:1].upper() + what[1:], pct(r["acc"]), pts(r["acc"], r["base_acc"]),
-            help="Held-out accuracy after the operation; the model's weights are unchanged."
-                 + (f" Mean of {r['draws']} random orders." if r["draws"] > 1 else ""))
-c[2].metric("Block runs", f"{r['block_runs']} in {r['depth']} steps",
-            help=f"How many block evaluations the route costs (the trained order: {r['n_blocks']}), and in how many "
-                 "sequential steps (a parallel group is one step).")
-c[3].metric("Chance", pct(r["chance"]), help="Always guessing the most common held-out class.")
-st.markdown(f"**Route:** `{r['route']}`" + (" (the first of the random orders)" if r["draws"] > 1 else "")
-            + f" · **middle:** blocks {r['middle']}")
-st.plotly_chart(figs.route(r), theme=None, key="fig_route")
 
+def what_of(s: dict) -> str:
+    """The operation of a setting in words, with its block filled in."""
+    b = s["block"]
+    return rearrange.OP_LABELS[s["op"]].replace("block b", f"block {b}").replace("b and b+1", f"{b} and {b + 1}")
+
+
+def metrics_of(r: dict, s: dict) -> list[classroom.Metric]:
+    """The number cards of one setting (this one or the pinned one)."""
+    what = what_of(s)
+    return [classroom.Metric("Trained order", pct(r["base_acc"]),
+                             help="All blocks in their trained order, on held-out data."),
+            classroom.Metric(what[:1].upper() + what[1:], pct(r["acc"]), **classroom.delta(r["acc"], r["base_acc"]),
+                             help="Held-out accuracy after the operation; the model's weights are unchanged."
+                                  + (f" Mean of {r['draws']} random orders." if r["draws"] > 1 else "")),
+            classroom.Metric("Block runs", f"{r['block_runs']} in {r['depth']} steps",
+                             help=f"How many block evaluations the route costs (the trained order: "
+                                  f"{r['n_blocks']}), and in how many sequential steps (a parallel group is one "
+                                  "step)."),
+            classroom.Metric("Chance", pct(r["chance"]), help="Always guessing the most common held-out class.")]
+
+
+def main_figure(r: dict, title: str | None, height: int):
+    """What the setting's route runs, step by step."""
+    return figs.route(r, "" if title is None else title, height=height)
+
+
+with page.results():
+    r = jobs.run(f"Training or loading the {rearrange.MODEL_LABELS[model]} and running every rearrangement",
+                 rearrange.run, cfg)
+    if r is None:
+        st.stop()
+    pin = page.pinned()
+    pcfg = page.config(rearrange.config_of, pin) if pin else None
+    pr = jobs.run("Training or loading the pinned setting's model", rearrange.run, pcfg) if pcfg else None
+    page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None, main_figure, r, pr, key="route")
+    st.markdown(f"**Route:** `{r['route']}`" + (" (the first of the random orders)" if r["draws"] > 1 else "")
+                + f" · **middle:** blocks {r['middle']}")
+
+what = what_of(page.settings())
 profiles = jobs.run("Training or loading the other models for comparison", rearrange.all_models,
                     rearrange.SeedConfig(seed))
 if profiles is not None:
@@ -150,22 +173,7 @@ st.markdown("""
 """)
 
 text.section("Try this")
-b = st.columns(4)
-with b[0]:
-    controls.preset("Repeat vs skip", {"op": "repeat", "block": 2, "ends": "keep"},
-                    help="One middle block run in place of the whole middle; then set the operation to skip.",
-                    key="try_repeat")
-with b[1]:
-    controls.preset("Parallel, by sum", {"op": "parallel", "reduce": "sum", "ends": "keep"},
-                    help="The middle blocks side by side with their updates summed; then switch to the mean.",
-                    key="try_parallel")
-with b[2]:
-    controls.preset("LayerShuffle, random orders", {"model": "vit-shuffle", "op": "random", "ends": "include"},
-                    help="Every block in a random order, on the model trained for it; then the sequential ViT.",
-                    key="try_shuffle")
-with b[3]:
-    controls.preset("Skip the first block", {"op": "skip", "block": 0, "ends": "include"},
-                    help="How much does the first block matter? Then try the last one.", key="try_first")
+page.try_this()
 
 text.section("Going further")
 st.markdown("""

@@ -21,6 +21,7 @@ from typing import Any, Optional
 import torch
 
 from .. import iot as core
+from .. import presets
 from ..experiment import check, entry, param, seed_param
 from ..progress import Progress, silent, span
 from ..recipes import IOT_MODELS, iot_spec
@@ -237,3 +238,39 @@ def table(models: list[str], seeds: list[int], m: int = 4, progress: Progress = 
         out["rows"].append({"model": mo, "space": sp, "values": cell,
                             "mean": {k: statistics.mean(v) for k, v in cell.items()}})
     return out
+
+
+# -- the page's controls and presets (lab/presets.py; no Streamlit) ------------------------------------------
+CONTROLS = {"model": "mlp", "space": "blocks", "m": 4, "explore": 1.0, "exploit": 0.1, "gumbel": True, "seed": 0}
+PRESETS = (
+    presets.preset(CONTROLS, "collapse", "Switch exploration off", "Watch the collapse figure: without the "
+                   "exploration term one order takes every input.", explore=0.0),
+    presets.preset(CONTROLS, "sublayers", "ViT, attention or MLP first", "The paper's own order space: each block "
+                   "runs attention first or its MLP first (trains for a few minutes).", model="vit",
+                   space="sublayers"),
+    presets.preset(CONTROLS, "m8", "Eight orders", "A larger oracle, a harder choice: does the predictor's "
+                   "agreement with the best order drop?", m=8),
+    presets.preset(CONTROLS, "gumbel", "No Gumbel noise", "Order weights from a plain softmax: less exploration "
+                   "by sampling. Does the choice still spread over the orders?", gumbel=False),
+)
+
+# Rough seconds of one model trained alone on the classroom machine (the sequential model, or one candidate order).
+# An IOT training runs every one of its M orders at every step: about M times that.
+_TRAIN_SECONDS = {"mlp": 6, "vit": 25}
+
+
+def config_of(settings: dict[str, Any]) -> IOTConfig:
+    """The experiment config of a complete page setting."""
+    return IOTConfig(**{k: settings[k] for k in ("model", "space", "m", "explore", "exploit", "gumbel", "seed")})
+
+
+def needs(settings: dict[str, Any]) -> list[presets.Need]:
+    """What the page computes for a setting: Part 1 (each order trained alone), IOT's training, and its twin with
+    the exploration term switched (the collapse figure)."""
+    cfg = config_of(settings)
+    one = _TRAIN_SECONDS[cfg.model]
+    on, off = cfg.explore_pair()
+    # The sequential model is shared by all three and by other pages: counted once, with Part 1.
+    return [presets.Need("each order trained alone", observe, cfg.observe_cfg, one * cfg.m),
+            presets.Need("IOT training", training, cfg, one * cfg.m),
+            presets.Need("the exploration twin", training, off if cfg.explore > 0 else on, one * cfg.m)]
