@@ -108,7 +108,8 @@ def test_home_page_lists_every_experiment(lab_url, page):
     page.goto(lab_url)
     wait_idle(page)
     no_exception(page)
-    for title in ("Delete layers", "Shuffle layers", "Re-initialise a layer", "LayerDrop"):
+    for title in ("Delete layers", "Shuffle layers", "Re-initialise a layer", "LayerDrop", "Choose an order per input",
+                  "Rearrange layers"):
         assert page.get_by_text(title).count() >= 1
 
 
@@ -168,7 +169,7 @@ def test_presentation_mode_fits_the_main_figure_on_a_projector(lab_url, chromium
         context.close()
 
 
-@pytest.mark.parametrize("path", ["", "delete", "reinit", "layerdrop", "shuffle?depth=3"])
+@pytest.mark.parametrize("path", ["", "delete", "reinit", "layerdrop", "shuffle?depth=3", "iot", "rearrange"])
 def test_screenshots_of_every_page_at_three_sizes(lab_url, chromium, path):
     """Artefacts for a person to look at (desktop, projector, phone); the test only checks that each page drew."""
     ARTIFACTS.mkdir(exist_ok=True)
