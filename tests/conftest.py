@@ -10,6 +10,9 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("LAYERLAB_CACHE", tempfile.mkdtemp(prefix="layerlab-test-cache-"))
 # Page tests use the in-process thread engine (no cluster to start); tests/test_engine.py opts in to Dask itself.
 os.environ.setdefault("LAYERLAB_ENGINE", "threads")
+# A server started by a test must not warm the default views in the background: that would train real models
+# for minutes after the test has finished (app/main.py).
+os.environ["LAYERLAB_WARM"] = "0"
 from lab.runtime import configure_threads  # noqa: E402
 
 configure_threads()
