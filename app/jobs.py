@@ -10,6 +10,7 @@ runs at once; whichever it is, progress, notices and the queue position reach th
 
 from __future__ import annotations
 
+import os
 import time
 import traceback
 from typing import Any, Callable, Optional
@@ -17,6 +18,7 @@ from typing import Any, Callable, Optional
 import streamlit as st
 
 from lab import engine as engines
+from lab import quick, warm
 from lab.engine import Job
 from lab.notices import collecting
 from lab.store import NotCached, cached_only
@@ -27,6 +29,19 @@ JobRunner = engines.Engine  # what runner() returns: `submit`, `jobs`, `key`, `a
 @st.cache_resource(show_spinner=False)
 def _engine() -> JobRunner:
     return engines.engine()
+
+
+@st.cache_resource(show_spinner=False)
+def background_warmer() -> Optional[warm.Background]:
+    """Once per server: warm every page's default view on the engine at BACKGROUND priority (lab/warm.py); None in
+    quick mode, with LAYERLAB_WARM=0, or when the engine is misconfigured (each page then says so)."""
+    if quick.quick() or os.environ.get("LAYERLAB_WARM", "1") == "0":
+        return None
+    try:
+        eng = _engine()
+    except ValueError:
+        return None
+    return warm.Background(eng, lambda: warm.plan(list(warm.PAGES), defaults_only=True))
 
 
 def runner() -> JobRunner:

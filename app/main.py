@@ -1,7 +1,5 @@
 """Entry point: `streamlit run app/main.py`. Sets up the path, the page config and the navigation."""
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -14,7 +12,7 @@ if str(ROOT) not in sys.path:  # streamlit puts app/ on the path, not the repo r
 import pandas  # noqa: E402, F401
 import streamlit as st  # noqa: E402 - after the path fix on purpose
 
-from app import controls  # noqa: E402
+from app import controls, jobs  # noqa: E402
 from lab import quick  # noqa: E402
 from lab.embed import warm_umap_in_background  # noqa: E402
 from lab.runtime import configure_threads  # noqa: E402
@@ -23,19 +21,10 @@ configure_threads()
 st.set_page_config(page_title="Layer Lab", page_icon=":material/science:", layout="wide")
 
 
-@st.cache_resource(show_spinner=False)
-def _warm_default_views_once() -> bool:
-    """A fresh server computes every page's default view in one background process at the lowest priority (nice
-    19): it never runs ahead of a student's job, and the store's locks make a result it is building the one a
-    student who asks for it waits for, never a second copy. LAYERLAB_WARM=0 switches it off."""
-    if quick.quick() or os.environ.get("LAYERLAB_WARM", "1") == "0":
-        return False
-    subprocess.Popen([sys.executable, "-m", "lab", "warm", "--defaults-only", "--workers", "1"], cwd=ROOT,
-                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=lambda: os.nice(19))
-    return True
-
-
-_warm_default_views_once()
+# A fresh server starts its engine (the local Dask cluster comes up in the background) and warms every page's
+# default view on it, one result at a time at the lowest priority and only while no student's job waits
+# (app/jobs.py, lab/warm.py). LAYERLAB_WARM=0 switches warming off.
+jobs.background_warmer()
 
 
 @st.cache_resource(show_spinner=False)

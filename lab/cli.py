@@ -11,7 +11,7 @@ import importlib
 import sys
 from typing import Optional, Sequence
 
-from .cli_commands.common import OneLineParser
+from .cli_commands.common import OneLineParser, add_workers
 
 # Modules that define `register(subparsers, tables)`; each adds its experiment's subcommand and tables.
 COMMAND_MODULES = ("lab.cli_commands.delete", "lab.cli_commands.layerdrop", "lab.cli_commands.reinit",
@@ -26,6 +26,8 @@ def build_parser() -> OneLineParser:
     tables = table_parser.add_subparsers(dest="table", required=True, parser_class=OneLineParser)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub, tables)
+    for p in tables.choices.values():  # every table computes its runs through the same engine
+        add_workers(p)
     return parser
 
 

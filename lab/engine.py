@@ -1,12 +1,14 @@
 """One engine for heavy work: every training, sweep and table the app asks for goes through `engine()`.
 
 Two implementations behind one interface (`submit(label, fn, cfg) -> Job`, `jobs`, `key`, `ahead`):
-- `DaskEngine` (LAYERLAB_ENGINE=dask): a Dask `distributed` cluster. By default a local cluster of worker
-  processes (one single-threaded worker per core), started lazily, once per server process, so training leaves
-  the web server's process and its GIL; with LAYERLAB_SCHEDULER=tcp://host:port the same code uses an existing
-  cluster whose workers share the store's folder.
-- `ThreadEngine` (LAYERLAB_ENGINE=threads, the default): the in-process thread pool the app always had; the
-  AppTests use it (no cluster to start).
+- `DaskEngine` (LAYERLAB_ENGINE=dask, the default): a Dask `distributed` cluster. By default a local cluster of
+  worker processes (one single-threaded worker per core), started in the background once per server process, so
+  training leaves the web server's process and its GIL; with LAYERLAB_SCHEDULER=tcp://host:port the same code uses
+  an existing cluster whose workers share the store's folder. `python -m lab warm` uses it too.
+- `ThreadEngine` (LAYERLAB_ENGINE=threads): a few threads inside the server process, for machines where worker
+  processes are not wanted; the AppTests use it (no cluster to start).
+
+Both honour a job's priority (warming runs at BACKGROUND, below every student's job).
 
 Both keep the app's guarantees. A job is keyed by function + config, and a second asker joins the running job
 (across servers and workers the store's per-entry lock builds one config once). The job table lives in the
@@ -23,12 +25,15 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import heapq
+import itertools
 import json
 import os
+import queue
 import tempfile
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -37,6 +42,7 @@ from .notices import collecting
 from .store import Store, active_store, config_json, use_store
 
 MAX_THREADS = 2
+BACKGROUND = -10  # the priority of warming jobs: a queued student job always runs before them
 KEEP_DONE = 128  # finished jobs remembered (their results also sit in the store)
 BOARD = "jobs"  # folder of progress files under the store's root
 CONNECT_TIMEOUT = "30s"  # how long to try an existing scheduler before every waiting job fails with a message
@@ -129,10 +135,12 @@ def work(fn: Callable[..., Any], cfg: Any, root: str, jid: str, env: dict[str, s
     with collecting() as notices, use_store(Store(root)):
         report = BoardWriter(path, submitted, notices)
         report.write()
+        t0 = time.perf_counter()
         result = fn(cfg, progress=report)
+        seconds = time.perf_counter() - t0
         report.fraction, report.message = 1.0, "done"
         report.write("done")
-    return {"result": result, "notices": list(notices)}
+    return {"result": result, "notices": list(notices), "seconds": seconds}
 
 
 # -- jobs ------------------------------------------------------------------------------------------------------
@@ -149,6 +157,8 @@ class Job:
     submitted: float = field(default_factory=time.time)
     started: bool = False
     board: Optional[Path] = None  # the progress file, for a job that runs in another process
+    priority: int = 0  # higher runs first; BACKGROUND for warming, which must never run ahead of a student
+    seconds: Optional[float] = None  # how long the job itself ran (not its wait), once done
     _read_at: float = 0.0
 
     def report(self, fraction: float, message: str) -> None:
@@ -181,25 +191,38 @@ class Engine:
     def key(fn: Callable[..., Any], cfg: Any) -> str:
         return f"{fn.__module__}.{fn.__qualname__}:{config_json(cfg)}"
 
-    def submit(self, label: str, fn: Callable[..., Any], cfg: Any) -> Job:
-        """Start `fn(cfg)` (or join the same job, running or done with a result); returns its Job at once."""
+    def submit(self, label: str, fn: Callable[..., Any], cfg: Any, priority: int = 0) -> Job:
+        """Start `fn(cfg)` (or join the same job, running or done with a result); returns its Job at once.
+
+        `priority`: queued jobs with a higher one start first (BACKGROUND for warming). A student who joins a
+        queued background job lifts it to their priority where the engine can (the thread engine)."""
         key = self.key(fn, cfg)
         with self.lock:
             job = self.jobs.get(key)
             if job is not None and not (job.future.done() and job.future.exception() is not None):
+                if priority > job.priority:
+                    self._lift(job, priority)
                 return job
-            job = self._start(label, fn, cfg, key)
+            job = self._start(label, fn, cfg, key, priority)
             self.jobs[key] = job
             if len(self.jobs) > KEEP_DONE:
                 for k in [k for k, j in self.jobs.items() if j.future.done()][: len(self.jobs) - KEEP_DONE]:
                     del self.jobs[k]
             return job
 
-    def _start(self, label: str, fn: Callable[..., Any], cfg: Any, key: str) -> Job:
+    def _start(self, label: str, fn: Callable[..., Any], cfg: Any, key: str, priority: int) -> Job:
         raise NotImplementedError
 
+    def _lift(self, job: Job, priority: int) -> None:
+        """Raise a queued job's priority (a student asked for what the warmer queued); a no-op by default."""
+
+    @staticmethod
+    def _before(other_priority: int, other_submitted: float, job: Job) -> bool:
+        """Whether a queued job starts before `job`: higher priority, or the same and submitted earlier."""
+        return other_priority > job.priority or (other_priority == job.priority and other_submitted < job.submitted)
+
     def ahead(self, job: Job) -> int:
-        """How many queued jobs were submitted before this one (0 once it runs)."""
+        """How many queued jobs will start before this one (0 once it runs)."""
         job.refresh()
         if job.started or job.future.done():
             return 0
@@ -207,10 +230,21 @@ class Engine:
             others = list(self.jobs.values())
         n = 0
         for j in others:
-            if j is job or j.future.done() or j.submitted >= job.submitted:
+            if j is job or j.future.done() or not self._before(j.priority, j.submitted, job):
                 continue
             j.refresh()
             n += not j.started
+        return n
+
+    def waiting(self, above: int = BACKGROUND) -> int:
+        """Jobs of this engine still queued (not started) with a priority above `above`: the warmer waits for 0."""
+        with self.lock:
+            others = list(self.jobs.values())
+        n = 0
+        for j in others:
+            if j.priority > above and not j.future.done():
+                j.refresh()
+                n += not j.started
         return n
 
     def close(self) -> None:
@@ -218,30 +252,73 @@ class Engine:
 
 
 class ThreadEngine(Engine):
-    """Jobs in a thread pool of this process (progress by callback)."""
+    """Jobs on a few threads of this process (progress by callback), taken from a priority queue: highest
+    priority first, then first come first served (a plain ThreadPoolExecutor has no priorities)."""
 
     name = "threads"
 
     def __init__(self, workers: int = MAX_THREADS) -> None:
         super().__init__()
-        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="layerlab-job")
+        self.queue: "queue.PriorityQueue[tuple[int, int, Any]]" = queue.PriorityQueue()
+        self.count = itertools.count()  # ties keep submission order
+        self.threads = [threading.Thread(target=self._serve, name=f"layerlab-job-{i}", daemon=True)
+                        for i in range(workers)]
+        for t in self.threads:
+            t.start()
 
-    def _start(self, label: str, fn: Callable[..., Any], cfg: Any, key: str) -> Job:
-        job = Job(label)
+    def _serve(self) -> None:
+        while True:
+            _, _, item = self.queue.get()
+            if item is None:  # close()
+                return
+            job, run = item
+            if job.started or job.future.done():  # a stale entry of a lifted job, or cancelled
+                continue
+            job.started = True
+            if not job.future.set_running_or_notify_cancel():
+                continue
+            try:
+                result = run()
+            except BaseException as exc:  # noqa: BLE001 - the failure travels to the page through the future
+                job.future.set_exception(exc)
+            else:
+                job.future.set_result(result)
+
+    def _push(self, job: Job, run: Callable[[], Any]) -> None:
+        self.queue.put((-job.priority, next(self.count), (job, run)))
+
+    def _start(self, label: str, fn: Callable[..., Any], cfg: Any, key: str, priority: int) -> Job:
+        job = Job(label, future=Future(), priority=priority)
 
         def run() -> Any:
-            job.started = True
             with collecting() as notices:
+                t0 = time.perf_counter()
                 try:
                     return fn(cfg, progress=job.report)
                 finally:
+                    job.seconds = time.perf_counter() - t0
                     job.notices.extend(notices)
 
-        job.future = self.pool.submit(run)
+        job.run = run  # type: ignore[attr-defined] - kept to re-queue the job if its priority is lifted
+        self._push(job, run)
         return job
 
+    def _lift(self, job: Job, priority: int) -> None:
+        if not job.started:
+            job.priority = priority
+            job.submitted = time.time()  # its place in line is now (ahead() counts by priority, then this)
+            self._push(job, job.run)  # type: ignore[attr-defined] - the old entry is skipped when it comes up
+
     def close(self) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        while True:  # cancel what never started, then let each thread finish its job and stop
+            try:
+                _, _, item = self.queue.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                item[0].future.cancel()
+        for _ in self.threads:
+            self.queue.put((10**9, next(self.count), None))
 
 
 class DaskEngine(Engine):
@@ -258,7 +335,14 @@ class DaskEngine(Engine):
         self.client: Any = None
         self.error: Optional[Exception] = None
         self._ready = threading.Event()
-        self._waiting: list[tuple[Job, tuple]] = []
+        # Jobs wait here, by priority, until a worker thread is free. Dask's own priorities order only the tasks
+        # queued on one worker (a task is handed to some worker at once): a student's job sent after a warming
+        # job could still start after it, on another worker. So the engine sends no more tasks than the cluster
+        # has threads, and the most urgent first.
+        self._queue: list[tuple[int, int, Job, tuple]] = []
+        self._count = itertools.count()
+        self._inflight = 0
+        self._capacity = (0, 0.0)  # (worker threads, when asked)
         self._attempts: dict[str, int] = {}
         # Starting worker processes takes seconds (each imports torch): do it in the background, so the page that
         # asked first shows "starting the lab's workers" instead of freezing, and jobs asked meanwhile wait here.
@@ -282,28 +366,52 @@ class DaskEngine(Engine):
                                       f"({type(exc).__name__}: {exc})")
         with self.lock:
             self._ready.set()
-            waiting, self._waiting = self._waiting, []
-            for job, args in waiting:
-                self._send(job, *args)
+            self._pump()
+
+    def threads(self) -> int:
+        """Worker threads in the cluster (asked at most every 5 s: workers come and go, a killed one restarts)."""
+        n, at = self._capacity
+        if time.monotonic() - at > 5.0 and self.client is not None:
+            try:
+                n = sum(self.client.nthreads().values())
+            except Exception:  # noqa: BLE001 - the scheduler is busy or gone: keep the last answer
+                pass
+            self._capacity = (n, time.monotonic())
+        return max(1, n)
+
+    def _pump(self) -> None:
+        """Send queued jobs, most urgent first, while a worker thread is free (caller holds self.lock)."""
+        if not self._ready.is_set():
+            return
+        while self._queue and (self.error is not None or self._inflight < self.threads()):
+            _, _, job, args = heapq.heappop(self._queue)
+            if getattr(job, "sent", False) or job.future.done():  # a stale entry of a lifted job
+                continue
+            job.sent = True  # type: ignore[attr-defined]
+            self._send(job, *args)
 
     def ready(self, timeout: Optional[float] = None) -> bool:
         """Wait until the cluster is up (or failed to come up); True if it is usable."""
         self._ready.wait(timeout)
         return self._ready.is_set() and self.error is None
 
-    def _start(self, label: str, fn: Callable[..., Any], cfg: Any, key: str) -> Job:
+    def _start(self, label: str, fn: Callable[..., Any], cfg: Any, key: str, priority: int) -> Job:
         jid = job_id(key)
         board = self.store.root / BOARD / f"{jid}.json"
-        job = Job(label, board=board, future=Future())
+        job = Job(label, board=board, future=Future(), priority=priority)
         _write_json(board, {"state": "queued", "fraction": 0.0, "message": job.message, "notices": [],
-                            "submitted": job.submitted})
-        args = (fn, cfg, jid, {"LAYERLAB_QUICK": os.environ.get("LAYERLAB_QUICK", "")})
-        if self._ready.is_set():  # (under self.lock, as _connect's hand-over is)
-            self._send(job, *args)
-        else:
+                            "submitted": job.submitted, "priority": priority})
+        job.args = (fn, cfg, jid, {"LAYERLAB_QUICK": os.environ.get("LAYERLAB_QUICK", "")})  # type: ignore[attr-defined]
+        if not self._ready.is_set():
             job.message = "starting the lab's workers (once per server)"
-            self._waiting.append((job, args))
+        heapq.heappush(self._queue, (-priority, next(self._count), job, job.args))  # type: ignore[attr-defined]
+        self._pump()  # (under self.lock, as submit holds it)
         return job
+
+    def _lift(self, job: Job, priority: int) -> None:
+        if not getattr(job, "sent", False):  # still in this engine's queue: move it up
+            job.priority, job.submitted = priority, time.time()
+            heapq.heappush(self._queue, (-priority, next(self._count), job, job.args))  # type: ignore[attr-defined]
 
     def _send(self, job: Job, fn: Callable[..., Any], cfg: Any, jid: str, env: dict[str, str]) -> None:
         board = job.board
@@ -317,8 +425,10 @@ class DaskEngine(Engine):
         # (a task whose worker died runs again elsewhere); an exception inside the job is deterministic and is
         # reported, not retried.
         n = self._attempts[jid] = self._attempts.get(jid, -1) + 1
+        self._inflight += 1
         dfut = self.client.submit(work, fn, cfg, str(self.store.root), jid, env, job.submitted,
-                                  key=f"layerlab-{jid}" + (f"-{n}" if n else ""), pure=False)
+                                  key=f"layerlab-{jid}" + (f"-{n}" if n else ""), pure=False,
+                                  priority=job.priority)
         job.dask_future = dfut  # type: ignore[attr-defined] - held so the scheduler keeps the task
 
         def landed(f: Any) -> None:
@@ -328,11 +438,15 @@ class DaskEngine(Engine):
                 job.future.set_exception(exc if isinstance(exc, Exception) else RuntimeError(repr(exc)))
             else:
                 job.notices[:] = list(out["notices"])
+                job.seconds = out.get("seconds")
                 job.started, job.fraction, job.message = True, 1.0, "done"
                 job.future.set_result(out["result"])
             finally:
                 board.unlink(missing_ok=True)
                 job.dask_future = None  # type: ignore[attr-defined] - let the scheduler forget it
+                with self.lock:  # a worker thread is free: send the next job
+                    self._inflight -= 1
+                    self._pump()
 
         dfut.add_done_callback(landed)
 
@@ -345,7 +459,8 @@ class DaskEngine(Engine):
         for path in job.board.parent.glob("*.json"):
             data = read_board(path)
             if (path != job.board and data and data.get("state") == "queued"
-                    and data.get("submitted", now) < job.submitted and now - data.get("submitted", 0) < STALE_QUEUED_S):
+                    and self._before(int(data.get("priority", 0)), data.get("submitted", now), job)
+                    and now - data.get("submitted", 0) < STALE_QUEUED_S):
                 n += 1
         return n
 
@@ -357,14 +472,77 @@ class DaskEngine(Engine):
             self.cluster.close()
 
 
+# -- a pool for tables and sweeps: the same engine, from the command line -----------------------------------------
+def compute(calls: Any, workers: int = 2, progress: Any = None, engine: Optional[Engine] = None,
+            labels: Optional[list[str]] = None) -> dict[str, Any]:
+    """Compute the (entry point, config) calls the store lacks on `engine` (default: a local Dask cluster of
+    `workers` single-threaded processes, or the cluster at $LAYERLAB_SCHEDULER; started only if something is
+    missing). Returns {"built": [(call index, seconds)], "failed": [(call index, error)]}; results land in the store.
+    `labels` name the calls in the progress messages.
+    """
+    store = active_store()
+    for fn, _ in calls:
+        if not hasattr(fn, "kind"):  # only a stored result comes back from a worker for the caller to read
+            raise TypeError(f"{fn.__qualname__} is not an @entry point: a pool computes stored results only")
+    todo, seen = [], set()
+    for i, (fn, cfg) in enumerate(calls):  # each missing result once, in the callers' order
+        key = Engine.key(fn, cfg)
+        if key not in seen and not store.has(fn.kind, cfg):
+            seen.add(key)
+            todo.append(i)
+    built: list[tuple[int, float]] = []
+    failed: list[tuple[int, str]] = []
+    if not todo:
+        return {"built": built, "failed": failed}
+    own = engine is None
+    eng = engine or DaskEngine(address=os.environ.get("LAYERLAB_SCHEDULER") or None, workers=max(1, workers),
+                               store=store)
+    try:
+        jobs = {}
+        for i in todo:
+            fn, cfg = calls[i]
+            job = eng.submit(labels[i] if labels else fn.kind, fn, cfg)
+            jobs[job.future] = (i, job)  # held here: the engine forgets finished jobs beyond KEEP_DONE
+        from concurrent.futures import as_completed
+
+        for n, fut in enumerate(as_completed(jobs), start=1):
+            i, job = jobs[fut]
+            exc = fut.exception()
+            if exc is None:
+                built.append((i, job.seconds or 0.0))
+            else:  # one failure must not stop the others; the caller reports it
+                failed.append((i, f"{type(exc).__name__}: {exc}"))
+            if progress is not None:
+                progress(n / len(todo), f"{n} of {len(todo)} computed: {labels[i] if labels else calls[i][0].kind}")
+    finally:
+        if own:
+            eng.close()
+    return {"built": built, "failed": failed}
+
+
+def pool(workers: int = 2) -> Callable[..., list[Any]]:
+    """A table's pool (lab/experiment.py `Pool`) on the engine: the missing calls are computed by `workers` worker
+    processes side by side, then every result is read from the store here, in order."""
+
+    def run(calls: Any, progress: Any = None) -> list[Any]:
+        from .progress import silent
+
+        compute(calls, workers, progress)
+        # Read back in order. A call that failed on a worker runs again here and raises its own error (a bad config
+        # is a ValueError the CLI turns into one line); one whose worker died simply succeeds this time.
+        return [fn(cfg, silent) for fn, cfg in calls]
+
+    return run
+
+
 # -- the process-wide engine ---------------------------------------------------------------------------------------
 _engine: Optional[Engine] = None
 _engine_lock = threading.Lock()
 
 
 def engine_name() -> str:
-    """$LAYERLAB_ENGINE: `threads` (default) or `dask`; an unknown value is a clear error."""
-    name = os.environ.get("LAYERLAB_ENGINE", "threads").strip().lower() or "threads"
+    """$LAYERLAB_ENGINE: `dask` (default) or `threads`; an unknown value is a clear error."""
+    name = os.environ.get("LAYERLAB_ENGINE", "dask").strip().lower() or "dask"
     if name not in ("threads", "dask"):
         raise ValueError(f"LAYERLAB_ENGINE={name!r} is not an engine; use 'threads' or 'dask'")
     return name

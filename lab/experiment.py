@@ -146,3 +146,16 @@ def from_arguments(cls: type[C], args: argparse.Namespace, **override: Any) -> C
     """The config of the parsed flags (fields without a flag keep their defaults)."""
     values = {f.name: getattr(args, f.name) for f in dataclasses.fields(cls) if hasattr(args, f.name)}
     return cls(**{**values, **override})
+
+
+# -- pools: how a table runs its independent entry calls -----------------------------------------------------------
+Calls = Sequence[tuple[Callable[..., Any], Any]]  # (entry point, config) pairs
+Pool = Callable[[Calls, Progress], list[Any]]
+
+
+def serial(calls: Calls, progress: Progress = silent) -> list[Any]:
+    """Run the calls one after another in this process (the default pool of every table); results in order."""
+    from .progress import span
+
+    n = max(1, len(calls))
+    return [fn(cfg, span(progress, i / n, (i + 1) / n)) for i, (fn, cfg) in enumerate(calls)]

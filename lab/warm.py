@@ -3,21 +3,24 @@
 Each experiment module that a page stands on lists its controls, its presets and what a setting needs
 (`CONTROLS`, `PRESETS`, `needs(settings)`; lab/presets.py). `plan()` turns them into a list of distinct cached
 results (deduplicated by kind and config), `missing()` keeps what the store lacks, and `warm()` computes those
-in worker processes (one per core by default), cheapest first so that most pages are ready early. The store's
-per-entry lock makes two workers that need the same trained model train it once; a second run finds everything
-stored and does nothing.
+through the lab's one engine (lab/engine.py: a local Dask cluster of one worker per core, or the cluster at
+LAYERLAB_SCHEDULER), cheapest first so that most pages are ready early. The store's per-entry lock makes two
+workers that need the same trained model train it once; a second run finds everything stored and does nothing.
+
+`Background` is the server's own warmer: one item at a time, at the engine's BACKGROUND priority, and only while
+no student's job is waiting, so warming never runs ahead of a student and leaves a worker free for them.
 """
 
 from __future__ import annotations
 
 import importlib
-import os
+import threading
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from . import presets
+from .engine import BACKGROUND, Engine, compute
 from .progress import Progress, silent
 from .store import active_store, config_json
 
@@ -81,38 +84,58 @@ def missing(items: Sequence[Item]) -> list[Item]:
     return sorted((i for i in items if not store.has(i.need.fn.kind, i.need.cfg)), key=lambda i: i.need.seconds)
 
 
-def _compute(fn: Callable[..., Any], cfg: Any, cache: str) -> float:
-    """In a worker process: one thread for torch, the same store as the parent; returns the seconds it took."""
-    os.environ["LAYERLAB_CACHE"] = cache
-    from .runtime import configure_threads
-
-    configure_threads()
-    t0 = time.perf_counter()
-    fn(cfg)
-    return time.perf_counter() - t0
-
-
-def warm(items: Sequence[Item], workers: int = 2, progress: Progress = silent) -> dict[str, Any]:
-    """Compute the missing items in `workers` processes; returns a summary (built, failed, seconds)."""
+def warm(items: Sequence[Item], workers: int = 2, progress: Progress = silent,
+         engine: Optional[Engine] = None) -> dict[str, Any]:
+    """Compute the missing items on `engine` (default: a local Dask cluster of `workers` single-threaded worker
+    processes, or the cluster at $LAYERLAB_SCHEDULER); returns a summary (built, failed, seconds)."""
     todo = missing(items)
-    cache = str(active_store().root)
-    built: list[dict[str, Any]] = []
-    failed: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     if todo:
-        progress(0.0, f"{len(todo)} results to compute")
-        with ProcessPoolExecutor(max_workers=max(1, workers)) as pool:
-            futures = {pool.submit(_compute, i.need.fn, i.need.cfg, cache): i for i in todo}
-            for n, fut in enumerate(as_completed(futures), start=1):
-                item = futures[fut]
-                what = {"page": item.page, "setting": item.setting, "result": item.need.label}
-                try:
-                    built.append({**what, "seconds": round(fut.result(), 1)})
-                except Exception as exc:  # noqa: BLE001 - one failed result must not stop the others
-                    failed.append({**what, "error": f"{type(exc).__name__}: {exc}"})
-                progress(n / len(todo), f"{item.page}: {item.setting}: {item.need.label}")
-    return {"planned": len(items), "already_stored": len(items) - len(todo), "built": built, "failed": failed,
+        progress(0.0, f"{len(todo)} results to compute (starting the workers)")
+    out = compute([(i.need.fn, i.need.cfg) for i in todo], workers, progress, engine,
+                  labels=[f"{i.page}: {i.setting}: {i.need.label}" for i in todo])
+
+    def what(i: int) -> dict[str, Any]:
+        return {"page": todo[i].page, "setting": todo[i].setting, "result": todo[i].need.label}
+
+    return {"planned": len(items), "already_stored": len(items) - len(todo),
+            "built": [{**what(i), "seconds": round(sec, 1)} for i, sec in out["built"]],
+            "failed": [{**what(i), "error": err} for i, err in out["failed"]],
             "seconds": round(time.perf_counter() - t0, 1)}
+
+
+class Background:
+    """The server's warmer: computes `items` on the server's engine one at a time, at BACKGROUND priority, and
+    only while no other job of this server is queued. Runs in a daemon thread; `state` says where it is."""
+
+    def __init__(self, engine: Engine, items: Callable[[], Sequence[Item]], poll: float = 1.0) -> None:
+        # `items` is called in the thread: planning imports every experiment module, which a page need not wait for
+        self.engine, self.items, self.poll = engine, items, poll
+        self.state = "starting"
+        self.built = 0
+        self.failed: list[str] = []
+        self.thread = threading.Thread(target=self._loop, name="layerlab-warm", daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        try:
+            todo = missing(self.items())
+        except Exception as exc:  # noqa: BLE001 - a warmer that cannot plan must not take the server down
+            self.state = f"could not plan ({type(exc).__name__}: {exc})"
+            return
+        for item in todo:
+            while self.engine.waiting(above=BACKGROUND):  # a student's job waits: let it have the worker
+                self.state = "paused: students' jobs first"
+                time.sleep(self.poll)
+            self.state = f"warming {item.page}: {item.need.label}"
+            job = self.engine.submit(f"{item.page}: {item.need.label}", item.need.fn, item.need.cfg,
+                                     priority=BACKGROUND)
+            exc = job.future.exception()  # waits; one at a time
+            if exc is None:
+                self.built += 1
+            else:
+                self.failed.append(f"{item.page}: {item.need.label}: {type(exc).__name__}: {exc}")
+        self.state = "done"
 
 
 def ready(page: str) -> float:

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from app import jobs
 from lab import presets, warm
 
 st.title(":material/science: Layer Lab")
@@ -59,8 +60,8 @@ st.markdown(
    value the lab cannot use is reported in a notice and ignored.
 6. The first run of a setting trains a model (a progress bar shows how far it is, seconds to a minute or two);
    after that the result is stored and anyone asking for it again gets it instantly. A freshly started lab warms
-   every page's default view in the background, at the lowest priority (never ahead of a student's job); to warm
-   every preset too before class, run `python -m lab warm` (add `--seeds 0 1 2` for more seeds).
+   every page's default view in the background, one at a time at the lowest priority (never ahead of a student's
+   job); to warm every preset too before class, run `python -m lab warm` (add `--seeds 0 1 2` for more seeds).
 """
 )
 
@@ -75,3 +76,7 @@ for i, (page, title) in enumerate([("delete", "Delete layers"), ("shuffle", "Shu
     left = warm.ready(page)
     cols[i % 3].markdown(f"**[{title}]({page})**: " + (":green[ready]" if left <= 0 else
                                                        f":orange[{presets.describe_cost(left)} on first visit]"))
+warmer = jobs.background_warmer()
+if warmer is not None and warmer.state != "done":
+    st.caption(f"Warming the default views in the background ({warmer.built} built so far): {warmer.state}. "
+               "Students' jobs always go first.")

@@ -27,7 +27,8 @@ def test_delete_json_has_the_promised_keys():
 
 def test_bad_arguments_exit_nonzero_with_one_line():
     # Each case starts a Python process that imports torch: keep the list short.
-    for args in (["delete", "--k", "9"], ["delete", "--arch", "tree"], ["delete", "--steps", "-5"]):
+    for args in (["delete", "--k", "9"], ["delete", "--arch", "tree"], ["delete", "--steps", "-5"],
+                 ["table", "reinit", "--workers", "-1"]):
         p = run_cli(*args)
         assert p.returncode != 0, args
         lines = [ln for ln in p.stderr.splitlines() if ln.strip()]

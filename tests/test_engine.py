@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.engine import BOARD, DaskEngine, ThreadEngine, engine_name, job_id, read_board
+from lab.engine import BACKGROUND, BOARD, DaskEngine, ThreadEngine, engine_name, job_id, read_board
 from lab.experiment import entry
 from lab.notices import notify
 from lab.store import Store
@@ -27,6 +27,7 @@ class Slow:
     tag: int = 0
     attempts: str = ""  # a file each attempt appends a line to (counts the runs of a retried job)
     fail: bool = False
+    log: str = ""  # a file each job appends its tag to when it starts (the order jobs start in)
 
 
 @entry("test-slow")
@@ -34,6 +35,9 @@ def slow(cfg: Slow, progress):
     if cfg.attempts:
         with open(cfg.attempts, "a") as fh:
             fh.write(f"{os.getpid()}\n")
+    if cfg.log:
+        with open(cfg.log, "a") as fh:
+            fh.write(f"{cfg.tag}\n")
     if cfg.fail:
         raise ValueError("this config is not allowed")
     for i in range(cfg.steps):
@@ -65,8 +69,10 @@ def test_engine_setting_is_checked(monkeypatch):
     monkeypatch.setenv("LAYERLAB_ENGINE", "spark")
     with pytest.raises(ValueError, match="not an engine"):
         engine_name()
-    monkeypatch.setenv("LAYERLAB_ENGINE", "Dask")
-    assert engine_name() == "dask"
+    monkeypatch.setenv("LAYERLAB_ENGINE", "Threads")
+    assert engine_name() == "threads"
+    monkeypatch.delenv("LAYERLAB_ENGINE")
+    assert engine_name() == "dask"  # the app's default: training leaves the web server's process
 
 
 def test_an_unreachable_scheduler_fails_the_job_with_a_message(tmp_path, monkeypatch):
@@ -182,3 +188,70 @@ def test_a_killed_worker_is_retried_and_leaves_no_partial_entry(dask_engine, tmp
     assert len(pids) == 2 and pids[0] == str(victim) != pids[1]  # it ran again, in another process
     assert entry_path.exists()
     assert not list(Path(dask_engine.store.root).rglob("*.tmp"))
+
+
+def _started_order(log: Path) -> list[int]:
+    return [int(t) for t in log.read_text().split()]
+
+
+def test_a_students_job_starts_before_earlier_background_work(dask_engine, tmp_path, monkeypatch):
+    # Capacity 1 (as if the cluster had one worker thread): what the engine sends next is its choice alone, whatever
+    # state the module's workers are in (one may still be importing after the killed-worker test).
+    monkeypatch.setattr(dask_engine, "threads", lambda: 1)
+    log = str(tmp_path / "log")
+    blocker = dask_engine.submit("busy", slow, Slow(steps=6, pause=0.25, tag=40, log=log))
+    deadline = time.monotonic() + 60
+    while not blocker.started:  # (a queued blocker would count as ahead of the student)
+        assert time.monotonic() < deadline
+        blocker.refresh()
+        time.sleep(0.05)
+    warming = dask_engine.submit("warm", slow, Slow(steps=1, pause=0.1, tag=50, log=log), priority=BACKGROUND)
+    time.sleep(0.2)
+    student = dask_engine.submit("student", slow, Slow(steps=1, pause=0.1, tag=51, log=log))
+    assert dask_engine.ahead(student) == 0 and dask_engine.ahead(warming) == 1  # the student's job is next
+    assert dask_engine.waiting() == 1  # the warmer would hold back now
+    for j in (blocker, warming, student):
+        wait(j)
+    assert _started_order(Path(log)) == [40, 51, 50]
+
+
+def test_threads_engine_runs_by_priority_and_a_student_lifts_a_queued_warm_job(tmp_path):
+    eng = ThreadEngine(workers=1)
+    log = str(tmp_path / "log")
+    try:
+        from lab.store import use_store
+
+        with use_store(Store(tmp_path)):
+            block = eng.submit("busy", slow, Slow(steps=4, pause=0.1, tag=1, log=log))
+            time.sleep(0.1)
+            w1 = eng.submit("warm", slow, Slow(steps=1, pause=0.0, tag=2, log=log), priority=BACKGROUND)
+            w2 = eng.submit("warm", slow, Slow(steps=1, pause=0.0, tag=3, log=log), priority=BACKGROUND)
+            student = eng.submit("student", slow, Slow(steps=1, pause=0.0, tag=4, log=log))
+            lifted = eng.submit("student", slow, Slow(steps=1, pause=0.0, tag=3, log=log))  # asks for w2's config
+            assert lifted is w2 and w2.priority == 0
+            assert eng.waiting() == 2 and eng.waiting(above=0) == 0
+            assert [eng.ahead(j) for j in (w1, w2, student)] == [2, 1, 0]
+            for j in (block, w1, w2, student):
+                wait(j)
+        assert _started_order(Path(log)) == [1, 4, 3, 2]
+        assert all(j.seconds is not None for j in (block, w1, w2, student))
+    finally:
+        eng.close()
+
+
+def test_compute_builds_each_missing_result_once_and_a_pool_reads_them_in_order(dask_engine):
+    from lab.engine import compute
+    from lab.experiment import serial
+    from lab.store import use_store
+
+    cfgs = [Slow(steps=1, pause=0.0, tag=60 + i) for i in range(3)]
+    calls = [(slow, c) for c in cfgs] + [(slow, cfgs[0])]  # the last one asks for the first again
+    with use_store(dask_engine.store):
+        slow(cfgs[2], progress=lambda f, m: None)  # stored already: not computed again
+        out = compute(calls, engine=dask_engine)
+        assert sorted(i for i, _ in out["built"]) == [0, 1] and not out["failed"]
+        assert all(dask_engine.store.has("test-slow", c) for c in cfgs)
+        assert serial(calls) == [{"steps": 1, "tag": t} for t in (60, 61, 62, 60)]
+        assert compute(calls, engine=dask_engine) == {"built": [], "failed": []}  # nothing left to do
+    with pytest.raises(TypeError, match="not an @entry"):
+        compute([(lambda cfg, progress: 1, cfgs[0])])

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from lab import warm
-from lab.store import Store, use_store
+from lab.engine import BACKGROUND, ThreadEngine
+from lab.store import Store, active_store, use_store
 
 
 @pytest.fixture
@@ -19,8 +22,9 @@ def test_plan_deduplicates_and_warm_is_idempotent(tmp_path, fake_page):
     with use_store(store):
         items = warm.plan([fake_page])
         assert sorted(i.need.cfg.x for i in items) == [2, 3]  # default and "recolour" need the same result
-        first = warm.warm(items, workers=1)
+        first = warm.warm(items, workers=1)  # on a local Dask cluster of one worker process
         assert len(first["built"]) == 2 and not first["failed"]
+        assert all(b["seconds"] >= 0 for b in first["built"])
         assert all(store.has("warm-test-square", i.need.cfg) for i in items)
         again = warm.warm(warm.plan([fake_page]), workers=1)
         assert again["built"] == [] and again["already_stored"] == 2
@@ -39,3 +43,27 @@ def test_every_classroom_page_describes_its_presets():
         assert warm.describes(page)
         items = warm.plan([page], defaults_only=True)
         assert items, page  # the default view needs at least one stored result
+
+
+def test_background_warmer_waits_for_students_and_warms_at_the_lowest_priority(fake_page):
+    from tests.test_engine import Slow, slow
+
+    # The thread engine's jobs (and the warmer's planning) use the process's default store: this session's own.
+    eng = ThreadEngine(workers=1)
+    try:
+        busy = eng.submit("busy", slow, Slow(steps=3, pause=0.2, tag=70))
+        student = eng.submit("student", slow, Slow(steps=1, pause=0.0, tag=71))  # queued behind `busy`
+        warmer = warm.Background(eng, lambda: warm.plan([fake_page]), poll=0.05)
+        deadline = time.monotonic() + 30
+        while not warmer.state.startswith("paused") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert warmer.state.startswith("paused")  # a student's job is queued: the warmer submits nothing
+        assert all(j.priority > BACKGROUND for j in eng.jobs.values())
+        warmer.thread.join(60)
+        assert warmer.state == "done" and warmer.built == 2 and not warmer.failed
+        assert student.future.done() and busy.future.done()
+        assert len([j for j in eng.jobs.values() if j.priority == BACKGROUND]) == 2
+        assert all(active_store().has("warm-test-square", i.need.cfg) for i in warm.plan([fake_page]))
+        assert warm.missing(warm.plan([fake_page])) == []
+    finally:
+        eng.close()

@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any, Callable, Optional
 
-from ..experiment import add_arguments, from_arguments
+from ..experiment import Pool, add_arguments, from_arguments, serial
 from ..store import to_plain
 
 
@@ -27,6 +27,24 @@ def text_progress(fraction: float, message: str) -> None:
     if fraction >= 1.0:
         sys.stderr.write("\r" + " " * 100 + "\r")
     sys.stderr.flush()
+
+
+def add_workers(p: argparse.ArgumentParser) -> None:
+    """The `--workers` flag of every table: how its independent runs are computed."""
+    p.add_argument("--workers", type=int, default=2,
+                   help="compute missing results on N worker processes of a local Dask cluster (or the cluster at "
+                        "LAYERLAB_SCHEDULER), side by side; 0 computes them here, one after another (default 2)")
+
+
+def table_pool(args: argparse.Namespace) -> Pool:
+    """The pool a table's runs go through (lab/engine.py `pool`): the lab's engine, or this process."""
+    if not 0 <= args.workers <= 64:
+        raise ValueError(f"--workers {args.workers} is out of range: choose 0 (this process) to 64")
+    if args.workers == 0:
+        return serial
+    from ..engine import pool
+
+    return pool(args.workers)
 
 
 def emit(result: Any, as_json: bool, summary: Callable[[Any], str]) -> None:

@@ -7,7 +7,7 @@ import statistics
 from typing import Any
 
 from ..experiments import delete
-from .common import command, text_progress
+from .common import command, table_pool, text_progress
 
 
 def summary(r: dict[str, Any]) -> str:
@@ -24,13 +24,15 @@ def _table(args: argparse.Namespace) -> int:
           f"seed(s); KD = {args.steps} distillation steps")
     head = " ".join(f"{f'k={k} none':>10} {f'k={k} kd':>8}" for k in ks)
     print(f"{'arch':<9} {'teacher':>8} {head}")
+    cfgs = {(arch, k, s): delete.DeleteConfig(arch=arch, k=k, recovery="kd", steps=args.steps, seed=s)
+            for arch in delete.ARCHS for k in ks for s in seeds}
+    results = dict(zip(cfgs, table_pool(args)([(delete.run, c) for c in cfgs.values()], text_progress), strict=True))
     for arch in delete.ARCHS:
         cells, teacher = [], []
         for k in ks:
             none, kd = [], []
             for s in seeds:
-                r = delete.run(delete.DeleteConfig(arch=arch, k=k, recovery="kd", steps=args.steps, seed=s),
-                               progress=text_progress)
+                r = results[arch, k, s]
                 none.append(r["cut_acc"])
                 kd.append(r["recovered_acc"])
                 teacher.append(r["base_acc"])

@@ -7,7 +7,7 @@ import statistics
 from typing import Any
 
 from ..experiments import iot
-from .common import command, text_progress
+from .common import command, table_pool, text_progress
 
 
 def _shares(v: list[float]) -> str:
@@ -27,7 +27,7 @@ def summary(r: dict[str, Any]) -> str:
 def _table(args: argparse.Namespace) -> int:
     seeds = list(range(args.seeds))
     models = list(iot.MODELS) if args.model == "all" else [args.model]
-    t = iot.table(models, seeds, args.m, progress=text_progress)
+    t = iot.table(models, seeds, args.m, progress=text_progress, pool=table_pool(args))
     print(f"IOT with M = {t['m']} candidate orders: held-out accuracy, mean of {len(seeds)} seed(s) [per seed]")
     width = 24
     print(f"{'model':<16}" + "".join(f"{k:>{width}}" for k in iot.METHODS) + f"{'agreement':>{width}}")

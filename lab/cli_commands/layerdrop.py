@@ -7,7 +7,7 @@ import statistics
 from typing import Any
 
 from ..experiments import layerdrop
-from .common import command, text_progress
+from .common import command, table_pool, text_progress
 
 
 def summary(r: dict[str, Any]) -> str:
@@ -21,7 +21,7 @@ def summary(r: dict[str, Any]) -> str:
 
 def _table(args: argparse.Namespace) -> int:
     seeds = list(range(args.seeds))
-    t = layerdrop.table(args.model, seeds, progress=text_progress)
+    t = layerdrop.table(args.model, seeds, progress=text_progress, pool=table_pool(args))
     n = t["n_blocks"]
     print(f"LayerDrop, {args.model} model with {n} blocks: held-out accuracy after every-other pruning "
           f"(no fine-tuning), mean of {len(seeds)} seed(s) [per-seed values]")

@@ -7,7 +7,7 @@ import statistics
 from typing import Any
 
 from ..experiments import rearrange
-from .common import command, text_progress
+from .common import command, table_pool, text_progress
 
 
 def summary(r: dict[str, Any]) -> str:
@@ -22,7 +22,7 @@ def _table(args: argparse.Namespace) -> int:
     if not 1 <= args.seeds <= 20:
         raise ValueError(f"--seeds {args.seeds} is out of range: choose 1 to 20")
     seeds = list(range(args.seeds))
-    t = rearrange.table(seeds, progress=text_progress)
+    t = rearrange.table(seeds, progress=text_progress, pool=table_pool(args))
     models = list(t["rows"])
     print(f"Rearranged frozen models: held-out accuracy (block runs), mean of seed(s) {seeds}; ends kept, "
           "block operations averaged over the middle blocks")

@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from ..experiment import add_arguments
 from ..experiments import reinit
-from .common import command, text_progress
+from .common import command, table_pool, text_progress
 
 
 def _fmt(v: Optional[float]) -> str:
@@ -62,8 +62,9 @@ def _focus_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _table(args: argparse.Namespace) -> int:
-    for model in args.models:
-        print(heatmap_text(reinit.run(reinit.ReinitConfig(model=model, seed=args.seed), progress=text_progress)))
+    cfgs = [reinit.ReinitConfig(model=model, seed=args.seed) for model in args.models]
+    for r in table_pool(args)([(reinit.run, c) for c in cfgs], text_progress):
+        print(heatmap_text(r))
         print()
     return 0
 

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..experiments import shuffle
-from .common import command, text_progress
+from .common import command, table_pool, text_progress
 
 
 def _brief(r: dict[str, Any]) -> dict[str, Any]:
@@ -41,10 +41,12 @@ def summary(b: dict[str, Any]) -> str:
 def _table(args: argparse.Namespace) -> int:
     print(f"ViT on digits, {args.depth} blocks; held-out accuracy; {args.orders} random orders")
     print(f"{'mode':<12} {'seed':>4} {'trained':>8} {'rand mean':>9} {'rand min':>8} {'probe':>6} {'train s':>7}")
+    cfgs = {(mode, s): shuffle.ShuffleConfig(mode=mode, depth=args.depth, orders=args.orders, seed=s)
+            for mode in shuffle.MODES for s in range(args.seeds)}
+    results = dict(zip(cfgs, table_pool(args)([(shuffle.run, c) for c in cfgs.values()], text_progress), strict=True))
     for mode in shuffle.MODES:
         for s in range(args.seeds):
-            cfg = shuffle.ShuffleConfig(mode=mode, depth=args.depth, orders=args.orders, seed=s)
-            b = _brief(shuffle.run(cfg, progress=text_progress))
+            b = _brief(results[mode, s])
             ro = b["random_order_acc"]
             print(f"{mode:<12} {s:>4} {b['sequential_acc']:>8.4f} {ro['mean']:>9.4f} {ro['min']:>8.4f} "
                   f"{b['position_probe_acc']:>6.3f} {b['train_seconds']:>7.1f}")

@@ -22,7 +22,7 @@ import torch
 
 from .. import iot as core
 from .. import presets
-from ..experiment import check, entry, param, seed_param
+from ..experiment import Pool, check, entry, param, seed_param, serial
 from ..progress import Progress, silent, span
 from ..recipes import IOT_MODELS, iot_spec
 from ..store import Store, active_store, to_plain, use_store
@@ -220,14 +220,20 @@ ACC_KEYS = {"sequential": "sequential_acc", "best_fixed": "best_fixed_acc", "sha
 TABLE_ROWS = (("mlp", "blocks"), ("vit", "blocks"), ("vit", "sublayers"))
 
 
-def table(models: list[str], seeds: list[int], m: int = 4, progress: Progress = silent) -> dict[str, Any]:
-    """Held-out accuracy of every method for each (model, order space), per seed, with default weights."""
+def table(models: list[str], seeds: list[int], m: int = 4, progress: Progress = silent,
+          pool: Pool = serial) -> dict[str, Any]:
+    """Held-out accuracy of every method for each (model, order space), per seed, with default weights (runs
+    computed by `pool`)."""
     rows = [(mo, sp) for mo, sp in TABLE_ROWS if mo in models]
     jobs = [(mo, sp, s) for mo, sp in rows for s in seeds]
     out: dict[str, Any] = {"m": m, "seeds": seeds, "rows": [], "chance": {}}
     per: dict[tuple[str, str], dict[str, list[float]]] = {}
-    for i, (mo, sp, s) in enumerate(jobs):
-        r = run(IOTConfig(model=mo, space=sp, m=m, seed=s), span(progress, i / len(jobs), (i + 1) / len(jobs)))
+    cfgs = [IOTConfig(model=mo, space=sp, m=m, seed=s) for mo, sp, s in jobs]
+    # The pool computes the two stored parts of every run (side by side on the engine from the CLI); each run then
+    # joins its parts from the store here.
+    pool([(observe, c.observe_cfg) for c in cfgs] + [(training, c) for c in cfgs], progress)
+    runs = [run(c) for c in cfgs]
+    for (mo, sp, _), r in zip(jobs, runs, strict=True):
         cell = per.setdefault((mo, sp), {k: [] for k in (*METHODS, "agreement", "train_seconds")})
         for k in METHODS:
             cell[k].append(r[ACC_KEYS[k]])

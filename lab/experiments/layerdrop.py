@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import presets, prune, search, selection
-from ..experiment import SEED_MAX, check, entry, param, seed_param
+from ..experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial
 from ..models import RoutedModel, accuracy
 from ..progress import Progress, silent, span
 from ..recipes import LAYERDROP_MODELS, layerdrop_blocks, layerdrop_spec
@@ -186,15 +186,16 @@ def run(cfg: LayerDropConfig, progress: Progress) -> dict[str, Any]:
 TABLE_KEEP = (1.0, 0.75, 0.5, 0.25)  # fractions of N in the summary table
 
 
-def table(model: str, seeds: list[int], progress: Progress = silent) -> dict[str, Any]:
-    """Every-other accuracy for p in P_GRID x kept in N, 3N/4, N/2, N/4, per seed (from the profiles)."""
+def table(model: str, seeds: list[int], progress: Progress = silent, pool: Pool = serial) -> dict[str, Any]:
+    """Every-other accuracy for p in P_GRID x kept in N, 3N/4, N/2, N/4, per seed (from the profiles, computed by
+    `pool`)."""
     n = n_blocks(model)
     keeps = [round(f * n) for f in TABLE_KEEP]
     rows: dict[float, list[list[float]]] = {}
     seconds: dict[str, list[float]] = {"train": [], "eval": []}
     jobs = [(p, s) for p in P_GRID for s in seeds]
-    for i, (p, s) in enumerate(jobs):
-        prof = profile(ProfileConfig(model, p, s), span(progress, i / len(jobs), (i + 1) / len(jobs)))
+    profs = pool([(profile, ProfileConfig(model, p, s)) for p, s in jobs], progress)
+    for (p, _), prof in zip(jobs, profs, strict=True):
         rows.setdefault(p, []).append([prof["strategies"]["every-other"][r]["test_acc"] for r in keeps])
         seconds["train"].append(prof["train_seconds"])
         seconds["eval"].append(prof["eval_seconds"])

@@ -28,7 +28,7 @@ from typing import Any, Optional, Sequence
 import torch
 
 from .. import presets, streams
-from ..experiment import check, entry, param, seed_param
+from ..experiment import Pool, check, entry, param, seed_param, serial
 from ..models import RoutedModel, accuracy
 from ..models.base import REDUCES, Parallel, StepLike, block_runs
 from ..progress import Progress, silent, span
@@ -406,12 +406,13 @@ def claims(profiles: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def table(seeds: list[int], progress: Progress = silent) -> dict[str, Any]:
-    """Models x SUMMARY operations, mean over seeds, with the claims on the means."""
+def table(seeds: list[int], progress: Progress = silent, pool: Pool = serial) -> dict[str, Any]:
+    """Models x SUMMARY operations, mean over seeds, with the claims on the means (profiles computed by `pool`)."""
     jobs = [(mo, s) for mo in MODELS for s in seeds]
     per: dict[str, list[dict[str, Any]]] = {}
-    for i, (mo, s) in enumerate(jobs):
-        per.setdefault(mo, []).append(profile(ModelConfig(mo, s), span(progress, i / len(jobs), (i + 1) / len(jobs))))
+    profs = pool([(profile, ModelConfig(mo, s)) for mo, s in jobs], progress)
+    for (mo, _), prof in zip(jobs, profs, strict=True):
+        per.setdefault(mo, []).append(prof)
     means = {mo: mean_profiles(ps) for mo, ps in per.items()}
     return {"seeds": seeds, "rows": {mo: summary(p) for mo, p in means.items()},
             "base_acc": {mo: p["base_acc"] for mo, p in means.items()},
