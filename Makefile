@@ -31,6 +31,7 @@ bench: $(VENV)/.installed
 	PYTHONPATH=. $(PY) bench/bench_vit.py
 	PYTHONPATH=. $(PY) bench/bench_shuffle_page.py
 	PYTHONPATH=. $(PY) bench/bench_engine.py
+	PYTHONPATH=. $(PY) bench/bench_memory.py
 
 clean-cache:
 	find cache -mindepth 1 ! -name README.md -delete

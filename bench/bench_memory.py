@@ -1,7 +1,8 @@
 """Server memory over many distinct settings (reported, never asserted).
 
-One AppTest session of the Delete page asks for N distinct settings in turn (seed 0..99 x plain/residual), each cold,
-so each one trains a teacher through the engine and lands in a fresh store. We record the resident memory (RSS) of
+One AppTest session of the Delete page asks for N distinct settings in turn (seed x architecture x k x selection,
+recovery none), each cold: every one is a job on the engine (a search over the trained teacher), every 70th trains a
+new pair of teachers, and all land in a fresh store. We record the resident memory (RSS) of
 the server process every 20 settings, and of the engine's worker processes where there are any. Quick mode (1-epoch
 models), so 200 settings take minutes: what is measured is what the server keeps per setting, not training quality.
 
@@ -44,16 +45,21 @@ def one_engine(name: str, settings: int) -> dict:
     assert not at.exception and not at.error, (at.exception, at.error)
     out: dict = {"engine": name, "settings": settings, "rss_mib": [], "worker_rss_mib": []}
     t0 = time.monotonic()
-    for i in range(settings):
-        arch = ("residual", "plain")[i // 100 % 2]
+    grid = [(seed, arch, k, sel) for seed in range(100) for arch in ("residual", "plain") for k in range(1, 8)
+            for sel in ("greedy", "evenly-spaced", "influence", "random", "optimal")]
+    for i, (seed, arch, k, sel) in enumerate(grid[:settings]):
+        at.number_input(key="seed").set_value(seed)
         at.selectbox(key="arch").set_value(arch)
-        at.number_input(key="seed").set_value(i % 100)
+        at.slider(key="k").set_value(k)
+        at.selectbox(key="select").set_value(sel)
         at.run()
         assert not at.exception and not at.error, (i, at.exception, at.error)
         if (i + 1) % 20 == 0 or i == 0:
             workers = [c for c in me.children(recursive=True) if "python" in c.name().lower()]
             out["rss_mib"].append([i + 1, mib(me.memory_info().rss)])
             out["worker_rss_mib"].append([i + 1, sum(mib(c.memory_info().rss) for c in workers)])
+            print(json.dumps({"progress": i + 1, "rss_mib": out["rss_mib"][-1][1],
+                              "worker_rss_mib": out["worker_rss_mib"][-1][1]}), flush=True)
     out["seconds"] = round(time.monotonic() - t0, 1)
     out["jobs_remembered"] = len(engines.engine().jobs)
     engines.engine().close()
@@ -72,10 +78,12 @@ def main() -> None:
     for name in args.engines.split(","):
         env = dict(os.environ, LAYERLAB_CACHE=tempfile.mkdtemp(prefix="layerlab-bench-mem-"), PYTHONPATH=str(ROOT),
                    LAYERLAB_QUICK="1", LAYERLAB_WARM="0")
-        r = subprocess.run([sys.executable, __file__, "--engine", name, "--settings", str(args.settings)], env=env,
-                           capture_output=True, text=True)
-        lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
-        print(lines[-1] if lines else f"{name}: failed\n{r.stderr[-3000:]}", flush=True)
+        r = subprocess.Popen([sys.executable, __file__, "--engine", name, "--settings", str(args.settings)], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        for line in r.stdout:  # progress lines as they come, then the summary
+            if line.startswith("{"):
+                print(name, line.strip(), flush=True)
+        r.wait()
 
 
 if __name__ == "__main__":

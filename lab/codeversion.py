@@ -9,10 +9,19 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import threading
 from functools import lru_cache
 from pathlib import Path
 
 LAB_DIR = Path(__file__).resolve().parent
+# ast.parse from two threads at once can fail in CPython 3.11 ("AST constructor recursion depth mismatch"; seen when
+# the server's warmer planned while a page computed a store key): parse one file at a time.
+_PARSE = threading.Lock()
+
+
+def _parse(path: Path) -> ast.Module:
+    with _PARSE:
+        return ast.parse(path.read_text())
 
 
 def _file_of(module: str) -> Path | None:
@@ -31,7 +40,7 @@ def _imports(module: str, path: Path) -> set[str]:
     """Names of lab modules imported by one file (absolute `lab.x` and relative `.x` / `from .. import x`)."""
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(_parse(path)):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names if a.name.split(".")[0] == "lab")
         elif isinstance(node, ast.ImportFrom):
@@ -54,7 +63,7 @@ NEUTRAL_MARK = "CODE_VERSION_NEUTRAL"
 def _neutral(path: Path) -> bool:
     """Whether a module declares `CODE_VERSION_NEUTRAL = True`: plumbing that cannot change a number (the store,
     progress reports, notices, the experiment contract), so editing it must not throw away every trained model."""
-    for node in ast.parse(path.read_text()).body:
+    for node in _parse(path).body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == NEUTRAL_MARK for t in node.targets):
             return isinstance(node.value, ast.Constant) and node.value.value is True
     return False

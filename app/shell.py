@@ -1,0 +1,50 @@
+"""The app's shell: page config, start-up work (engine, warming, UMAP) and the navigation; `run()` is called by
+app/main.py on every script run."""
+
+from pathlib import Path
+
+# plotly imports pandas lazily, from whichever thread draws a figure first; two sessions doing that at once have
+# crashed a page with "partially initialized module 'pandas'". Import it here, once, before any page runs.
+import pandas  # noqa: F401
+import streamlit as st
+
+from app import controls, jobs
+from lab import quick
+from lab.embed import warm_umap_in_background
+from lab.runtime import configure_threads
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@st.cache_resource(show_spinner=False)
+def _warm_umap_once() -> bool:
+    """UMAP compiles its kernels on first use (~30 s): do it once per server, in the background, at start-up."""
+    if not quick.quick():  # UI smoke tests never show UMAP results: spare their CPU
+        warm_umap_in_background()
+    return True
+
+
+def run() -> None:
+    """One run of the app: page config, start-up work (once per server), then the page the URL asks for."""
+    configure_threads()
+    st.set_page_config(page_title="Layer Lab", page_icon=":material/science:", layout="wide")
+    # A fresh server starts its engine (the local Dask cluster comes up in the background) and warms every page's
+    # default view on it, one result at a time at the lowest priority and only while no student's job waits
+    # (app/jobs.py, lab/warm.py). LAYERLAB_WARM=0 switches warming off.
+    jobs.background_warmer()
+    _warm_umap_once()
+    pages = [
+        st.Page(ROOT / "pages" / "home.py", title="Home", icon=":material/home:", default=True),
+        st.Page(ROOT / "pages" / "delete.py", title="Delete layers", icon=":material/content_cut:", url_path="delete"),
+        st.Page(ROOT / "pages" / "shuffle.py", title="Shuffle layers", icon=":material/shuffle:", url_path="shuffle"),
+        st.Page(ROOT / "pages" / "reinit.py", title="Re-initialise a layer", icon=":material/restart_alt:",
+                url_path="reinit"),
+        st.Page(ROOT / "pages" / "layerdrop.py", title="LayerDrop", icon=":material/layers_clear:",
+                url_path="layerdrop"),
+        st.Page(ROOT / "pages" / "iot.py", title="Choose an order per input", icon=":material/alt_route:",
+                url_path="iot"),
+        st.Page(ROOT / "pages" / "rearrange.py", title="Rearrange layers", icon=":material/swap_vert:",
+                url_path="rearrange"),
+    ]
+    controls.start_run()  # every run registers its page's controls afresh (app/controls.py)
+    st.navigation(pages).run()
