@@ -48,6 +48,9 @@ BOARD = "jobs"  # folder of progress files under the store's root
 CONNECT_TIMEOUT = "30s"  # how long to try an existing scheduler before every waiting job fails with a message
 STALE_QUEUED_S = 2 * 3600  # a "queued" file this old belongs to a server that died: do not count it
 WRITE_EVERY_S = 0.25  # progress files are rewritten at most this often (and always at the end)
+# Memory bound of each local worker process (LAYERLAB_WORKER_MEMORY, e.g. "2GiB"); a trained model here takes a few
+# MB, a training well under 1 GB, so 3 GiB is ample and still bounds a server that runs for a whole term.
+WORKER_MEMORY = os.environ.get("LAYERLAB_WORKER_MEMORY", "3GiB")
 # Worker processes yield to the web server (nice 10), so page views stay responsive while models train;
 # LAYERLAB_WORKER_NICE overrides it (0 on a machine shared with other heavy work, where niced workers starve).
 NICENESS = 10
@@ -357,9 +360,11 @@ class DaskEngine(Engine):
             else:
                 # Worker processes, one single-threaded worker per core: a training job runs on its own core, away
                 # from the web server's GIL. No dashboard: nobody looks at it, and its port may be taken.
+                # memory_limit bounds each worker: its nanny restarts a worker that reaches 95 % of it (its job
+                # then runs again elsewhere), so a long-running server's workers cannot grow without limit.
                 self.cluster = LocalCluster(n_workers=self.workers or max(1, os.cpu_count() or 1),
                                             threads_per_worker=1, processes=True, dashboard_address=None,
-                                            silence_logs=40)
+                                            silence_logs=40, memory_limit=WORKER_MEMORY)
                 self.client = Client(self.cluster, set_as_default=False)
         except Exception as exc:  # noqa: BLE001 - whatever went wrong, every job asked for must hear about it
             self.error = RuntimeError(f"the lab's compute cluster could not be started or reached "
