@@ -100,6 +100,19 @@ class BoardWriter:
             self.write()
 
 
+def worker_environ() -> dict[str, Any]:
+    """The environment Dask's nannies give new worker processes, less MALLOC_TRIM_THRESHOLD_.
+
+    Dask sets it to 64 KiB so that glibc hands freed memory back to the OS at once; a training loop that frees and
+    allocates the same tensors every step then pays page faults each time: measured on the digits ViT, system time
+    0.3-0.4 s -> 3.4-4.2 s and wall time +25-35 % for 4 epochs. The workers' memory limit bounds them instead."""
+    import dask
+
+    env = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
+    env.pop("MALLOC_TRIM_THRESHOLD_", None)
+    return env
+
+
 _prepared = False
 
 
@@ -353,6 +366,7 @@ class DaskEngine(Engine):
 
     def _connect(self) -> None:
         try:
+            import dask
             from distributed import Client, LocalCluster
 
             if self.address:
@@ -362,9 +376,10 @@ class DaskEngine(Engine):
                 # from the web server's GIL. No dashboard: nobody looks at it, and its port may be taken.
                 # memory_limit bounds each worker: its nanny restarts a worker that reaches 95 % of it (its job
                 # then runs again elsewhere), so a long-running server's workers cannot grow without limit.
-                self.cluster = LocalCluster(n_workers=self.workers or max(1, os.cpu_count() or 1),
-                                            threads_per_worker=1, processes=True, dashboard_address=None,
-                                            silence_logs=40, memory_limit=WORKER_MEMORY)
+                with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environ()}):
+                    self.cluster = LocalCluster(n_workers=self.workers or max(1, os.cpu_count() or 1),
+                                                threads_per_worker=1, processes=True, dashboard_address=None,
+                                                silence_logs=40, memory_limit=WORKER_MEMORY)
                 self.client = Client(self.cluster, set_as_default=False)
         except Exception as exc:  # noqa: BLE001 - whatever went wrong, every job asked for must hear about it
             self.error = RuntimeError(f"the lab's compute cluster could not be started or reached "
