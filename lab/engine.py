@@ -33,7 +33,7 @@ import queue
 import tempfile
 import threading
 import time
-from concurrent.futures import Future
+from concurrent.futures import Future, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -174,6 +174,8 @@ class Job:
     started: bool = False
     board: Optional[Path] = None  # the progress file, for a job that runs in another process
     priority: int = 0  # higher runs first; BACKGROUND for warming, which must never run ahead of a student
+    sent: bool = False  # taken off its engine's queue (to a thread, or to the cluster)
+    task: tuple = ()  # what the engine needs to send it: kept so a lifted job can be queued again
     seconds: Optional[float] = None  # how long the job itself ran (not its wait), once done
     _read_at: float = 0.0
 
@@ -229,8 +231,17 @@ class Engine:
     def _start(self, label: str, fn: Callable[..., Any], cfg: Any, key: str, priority: int) -> Job:
         raise NotImplementedError
 
+    def _enqueue(self, job: Job) -> None:
+        """Put a job on this engine's queue, ordered by (priority, arrival)."""
+        raise NotImplementedError
+
     def _lift(self, job: Job, priority: int) -> None:
-        """Raise a queued job's priority (a student asked for what the warmer queued); a no-op by default."""
+        """Raise a job's priority while it is still in this engine's queue (a student asked for what the warmer
+        queued): it is queued again, and its old entry is skipped when it comes up (job.sent)."""
+        if not job.sent:
+            job.priority = priority
+            job.submitted = time.time()  # its place in line is now (ahead() counts by priority, then this)
+            self._enqueue(job)
 
     @staticmethod
     def _before(other_priority: int, other_submitted: float, job: Job) -> bool:
@@ -284,24 +295,23 @@ class ThreadEngine(Engine):
 
     def _serve(self) -> None:
         while True:
-            _, _, item = self.queue.get()
-            if item is None:  # close()
+            _, _, job = self.queue.get()
+            if job is None:  # close()
                 return
-            job, run = item
-            if job.started or job.future.done():  # a stale entry of a lifted job, or cancelled
+            if job.sent or job.future.done():  # a stale entry of a lifted job, or cancelled
                 continue
-            job.started = True
+            job.sent = job.started = True
             if not job.future.set_running_or_notify_cancel():
                 continue
             try:
-                result = run()
+                result = job.task[0]()
             except BaseException as exc:  # noqa: BLE001 - the failure travels to the page through the future
                 job.future.set_exception(exc)
             else:
                 job.future.set_result(result)
 
-    def _push(self, job: Job, run: Callable[[], Any]) -> None:
-        self.queue.put((-job.priority, next(self.count), (job, run)))
+    def _enqueue(self, job: Job) -> None:
+        self.queue.put((-job.priority, next(self.count), job))
 
     def _start(self, label: str, fn: Callable[..., Any], cfg: Any, key: str, priority: int) -> Job:
         job = Job(label, future=Future(), priority=priority)
@@ -315,24 +325,18 @@ class ThreadEngine(Engine):
                     job.seconds = time.perf_counter() - t0
                     job.notices.extend(notices)
 
-        job.run = run  # type: ignore[attr-defined] - kept to re-queue the job if its priority is lifted
-        self._push(job, run)
+        job.task = (run,)
+        self._enqueue(job)
         return job
-
-    def _lift(self, job: Job, priority: int) -> None:
-        if not job.started:
-            job.priority = priority
-            job.submitted = time.time()  # its place in line is now (ahead() counts by priority, then this)
-            self._push(job, job.run)  # type: ignore[attr-defined] - the old entry is skipped when it comes up
 
     def close(self) -> None:
         while True:  # cancel what never started, then let each thread finish its job and stop
             try:
-                _, _, item = self.queue.get_nowait()
+                _, _, job = self.queue.get_nowait()
             except queue.Empty:
                 break
-            if item is not None:
-                item[0].future.cancel()
+            if job is not None:
+                job.future.cancel()
         for _ in self.threads:
             self.queue.put((10**9, next(self.count), None))
 
@@ -355,7 +359,7 @@ class DaskEngine(Engine):
         # queued on one worker (a task is handed to some worker at once): a student's job sent after a warming
         # job could still start after it, on another worker. So the engine sends no more tasks than the cluster
         # has threads, and the most urgent first.
-        self._queue: list[tuple[int, int, Job, tuple]] = []
+        self._queue: list[tuple[int, int, Job]] = []
         self._count = itertools.count()
         self._inflight = 0
         self._capacity = (0, 0.0)  # (worker threads, when asked)
@@ -404,11 +408,11 @@ class DaskEngine(Engine):
         if not self._ready.is_set():
             return
         while self._queue and (self.error is not None or self._inflight < self.threads()):
-            _, _, job, args = heapq.heappop(self._queue)
-            if getattr(job, "sent", False) or job.future.done():  # a stale entry of a lifted job
+            _, _, job = heapq.heappop(self._queue)
+            if job.sent or job.future.done():  # a stale entry of a lifted job
                 continue
-            job.sent = True  # type: ignore[attr-defined]
-            self._send(job, *args)
+            job.sent = True
+            self._send(job, *job.task)
 
     def ready(self, timeout: Optional[float] = None) -> bool:
         """Wait until the cluster is up (or failed to come up); True if it is usable."""
@@ -421,17 +425,15 @@ class DaskEngine(Engine):
         job = Job(label, board=board, future=Future(), priority=priority)
         _write_json(board, {"state": "queued", "fraction": 0.0, "message": job.message, "notices": [],
                             "submitted": job.submitted, "priority": priority})
-        job.args = (fn, cfg, jid, {"LAYERLAB_QUICK": os.environ.get("LAYERLAB_QUICK", "")})  # type: ignore[attr-defined]
+        job.task = (fn, cfg, jid, {"LAYERLAB_QUICK": os.environ.get("LAYERLAB_QUICK", "")})
         if not self._ready.is_set():
             job.message = "starting the lab's workers (once per server)"
-        heapq.heappush(self._queue, (-priority, next(self._count), job, job.args))  # type: ignore[attr-defined]
-        self._pump()  # (under self.lock, as submit holds it)
+        self._enqueue(job)
         return job
 
-    def _lift(self, job: Job, priority: int) -> None:
-        if not getattr(job, "sent", False):  # still in this engine's queue: move it up
-            job.priority, job.submitted = priority, time.time()
-            heapq.heappush(self._queue, (-priority, next(self._count), job, job.args))  # type: ignore[attr-defined]
+    def _enqueue(self, job: Job) -> None:
+        heapq.heappush(self._queue, (-job.priority, next(self._count), job))
+        self._pump()  # (under self.lock, as submit holds it)
 
     def _send(self, job: Job, fn: Callable[..., Any], cfg: Any, jid: str, env: dict[str, str]) -> None:
         board = job.board
@@ -523,8 +525,6 @@ def compute(calls: Any, workers: int = 2, progress: Any = None, engine: Optional
             fn, cfg = calls[i]
             job = eng.submit(labels[i] if labels else fn.kind, fn, cfg)
             jobs[job.future] = (i, job)  # held here: the engine forgets finished jobs beyond KEEP_DONE
-        from concurrent.futures import as_completed
-
         for n, fut in enumerate(as_completed(jobs), start=1):
             i, job = jobs[fut]
             exc = fut.exception()
