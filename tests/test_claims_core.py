@@ -1,0 +1,87 @@
+"""The claims mechanism: three-way verdicts against an independent computation, records, and the renderer's round
+trip (what a page draws reads back as the claims it was given)."""
+
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from lab import claims as C
+
+
+def test_binomial_se_matches_the_formula_and_has_a_floor():
+    assert C.binomial_se(0.9, 400) == pytest.approx(math.sqrt(0.9 * 0.1 / 400))
+    assert C.binomial_se(1.0, 400) == pytest.approx(1 / 400)  # a perfect score is not certainty
+    with pytest.raises(ValueError):
+        C.binomial_se(0.5, 0)
+
+
+def test_diff_se_is_the_root_sum_of_squares():
+    a, b, n = 0.9, 0.6, 397
+    want = math.sqrt(0.9 * 0.1 / n + 0.6 * 0.4 / n)
+    assert C.diff_se(a, b, n) == pytest.approx(want)
+
+
+def test_mean_se_uses_the_spread_of_seeds_when_it_is_larger():
+    vals = [0.5, 0.9]
+    assert C.mean_se(vals, 4000) == pytest.approx(0.2 * math.sqrt(2) / math.sqrt(2))
+    tight = [0.8, 0.8]
+    assert C.mean_se(tight, 400) == pytest.approx(C.binomial_se(0.8, 400) / math.sqrt(2))
+
+
+@pytest.mark.parametrize("est,thr,se,want", [
+    (0.50, 0.40, 0.02, True),    # 5 standard errors above
+    (0.30, 0.40, 0.02, False),   # 5 below
+    (0.43, 0.40, 0.02, None),    # 1.5 above: inside the band
+    (0.37, 0.40, 0.02, None),
+])
+def test_at_least_three_ways(est, thr, se, want):
+    assert C.at_least(est, thr, se) is want
+    assert C.at_most(est, thr, se) is (None if want is None else not want)
+
+
+def test_conjunction_and_disjunction():
+    assert C.all_of([True, True]) is True
+    assert C.all_of([True, None]) is None
+    assert C.all_of([None, False]) is False
+    assert C.any_of([False, None]) is None
+    assert C.any_of([False, True]) is True
+    assert C.any_of([False, False]) is False
+
+
+def test_records_are_checked():
+    good = C.claim("k", "a claim", "seed", {"x": 0.5}, "x >= 0.4", True, "x is 50 %")
+    C.check([good])
+    with pytest.raises(ValueError):
+        C.check([{**good, "holds": "yes"}])
+    with pytest.raises(ValueError):
+        C.check([{k: v for k, v in good.items() if k != "rule"}])
+    with pytest.raises(ValueError):
+        C.claim("k", "a", "s", {"x": 1}, "r", "maybe", "d")
+
+
+def test_renderer_reads_back_what_it_drew():
+    from app import claims_view
+
+    cs = [C.claim("a", "first and last layers are the most sensitive", "Lad et al. (2024)", {"x": 0.1}, "r",
+                  True, "d", subject="residual MLP"),
+          C.claim("b", "repeat is worse than skip ($5 * 2_x)", "Sun et al.", {"x": 0.1}, "r", False, "d"),
+          C.claim("c", "inside the noise", "s", {"x": 0.1}, "r", None, "d")]
+    drawn = [claims_view.block(c) for c in cs]
+    assert claims_view.rendered_verdicts(drawn) == claims_view.expected_verdicts(cs)
+    assert [v for v, _ in claims_view.rendered_verdicts(drawn)] == ["holds", "does not hold", "cannot tell"]
+
+
+VERDICT_PHRASES = re.compile(r"(it holds|it differs|: holds|does not hold|is fatal|cannot tell)", re.I)
+
+
+def test_pages_write_no_verdict_of_their_own():
+    """Verdict words belong to claims (lab/), drawn by app/claims_view.py; a page's own strings never carry one."""
+    root = Path(__file__).resolve().parent.parent
+    bad = {}
+    for p in sorted((root / "pages").glob("*.py")):
+        hits = VERDICT_PHRASES.findall(p.read_text())
+        if hits:
+            bad[p.name] = hits
+    assert not bad, f"pages with verdict text of their own: {bad}"
