@@ -16,7 +16,7 @@ from lab.claims import VERDICTS
 
 ICONS = {True: ":material/check_circle:", False: ":material/cancel:", None: ":material/help:"}
 COLOURS = {True: "blue", False: "orange", None: "gray"}  # no red/green pair: readable without colour vision
-_LINE = re.compile(r"\[\*\*(holds|does not hold|cannot tell)\*\*\] · ([^\n]+?)(?: \(([^()\n]*)\))?  $", re.M)
+_LINE = re.compile(r"\[\*\*(holds|does not hold|cannot tell)\*\*\] · ([^\n]+?)  $", re.M)
 
 
 def _md(text: str) -> str:
@@ -28,9 +28,9 @@ def _md(text: str) -> str:
 def block(c: dict[str, Any]) -> str:
     """The markdown of one claim: verdict and statement, subject, then the numbers and the rule."""
     verdict = VERDICTS[c["holds"]]
-    subject = f" ({_md(c['subject'])})" if c.get("subject") else ""
-    head = f"{ICONS[c['holds']]} :{COLOURS[c['holds']]}[**{verdict}**] · {_md(c['claim'])}{subject}"
-    return (f"{head}  \n{_md(c['detail'])}  \n"
+    subject = f"**{_md(c['subject'])}**: " if c.get("subject") else ""
+    head = f"{ICONS[c['holds']]} :{COLOURS[c['holds']]}[**{verdict}**] · {_md(c['claim'])}"
+    return (f"{head}  \n{subject}{_md(c['detail'])}  \n"
             f":gray[Rule: {_md(c['rule'])} · Source: {_md(c['source'])}]")
 
 
