@@ -76,6 +76,9 @@ def accuracy(tr: dict[str, Any], obs: Optional[dict[str, Any]], title: Optional[
     methods += [("ensemble of M", tr["ensemble_acc"], theme.MARK, 0.55), ("IOT", tr["iot_acc"], theme.MARK, 1.0),
                 ("oracle", tr["oracle_acc"], theme.MARK, 0.3)]
     vals += [v for _, v, _, _ in methods]
+    # The x axis is categorical by construction: said explicitly, because Plotly infers an axis's type from the first
+    # trace with x values, here a legend entry's x = [None], which made the axis numeric and placed no bar at all.
+    fig.update_xaxes(type="category", categoryorder="array", categoryarray=names + [n for n, _, _, _ in methods])
     fig.add_bar(x=[n for n, _, _, _ in methods], y=[v for _, v, _, _ in methods], name="methods",
                 # One opacity per trace in Plotly: each method's strength is blended into its colour instead.
                 marker={"color": [_faded(c, a) for _, _, c, a in methods]},

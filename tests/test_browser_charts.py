@@ -1,0 +1,91 @@
+"""Rendered truth: every Plotly chart on every page's default view draws marks in Chromium, not only axes.
+
+Runs on the session's one server (tests/conftest.py: quick mode, the store shared with the AppTests and with
+tests/test_browser.py, which visits the same views first). The pages come from app/shell.py, read when the tests
+are collected, so a page registered there is covered without touching this file; a second test checks that the
+running app's navigation lists no page beyond them. One screenshot per chart goes to artifacts/charts/.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from .browser import chromium_path, wait_idle
+from .chart_marks import chart_marks, empty_subplots
+
+pytestmark = pytest.mark.browser
+
+if chromium_path() is None:
+    if os.environ.get("CI"):
+        raise RuntimeError("CI needs Debian's chromium for the browser test (.ci/run installs it)")
+    pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "artifacts" / "charts"
+# Views that differ from the default only to stay within the suite's time: every order of the Shuffle page's
+# default 6 blocks is 720 orders per model even in quick mode; with 3 blocks the page draws the same charts.
+QUERY = {"shuffle": "depth=3"}
+
+
+def registered_pages() -> list[tuple[str, str]]:
+    """(title, url path) of every `st.Page(...)` in app/shell.py; the default page has the path ""."""
+    pages = []
+    for node in ast.walk(ast.parse((ROOT / "app" / "shell.py").read_text())):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page":
+            kw = {k.arg: k.value for k in node.keywords}
+            title = kw["title"].value if isinstance(kw.get("title"), ast.Constant) else "?"
+            path = kw["url_path"].value if isinstance(kw.get("url_path"), ast.Constant) else ""
+            pages.append((title, path))
+    assert len(pages) >= 7, f"app/shell.py registers its pages in a way this test cannot read: {pages}"
+    return pages
+
+
+PAGES = registered_pages()
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "untitled"
+
+
+def test_the_navigation_lists_no_page_beyond_shell_py(lab_url, page):
+    page.goto(lab_url)
+    wait_idle(page)
+    hrefs = page.locator("[data-testid='stSidebarNav'] a").evaluate_all("els => els.map(e => e.href)")
+    listed = {h.split("?")[0].rstrip("/").rsplit("/", 1)[-1] if h.rstrip("/") != lab_url else "" for h in hrefs}
+    assert listed and listed <= {path for _, path in PAGES}, (listed, PAGES)
+
+
+@pytest.mark.parametrize("title, path", PAGES, ids=[p or "home" for _, p in PAGES])
+def test_every_chart_draws_marks(lab_url, page, title, path):
+    query = QUERY.get(path)
+    page.goto(f"{lab_url}/{path}" + (f"?{query}" if query else ""))
+    wait_idle(page, timeout=600)
+    errors = [e.inner_text()[:500] for e in page.locator("[data-testid='stException']").all()]
+    assert not errors, (title, errors)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    charts = page.locator(".js-plotly-plot")
+    blank, seen = [], []
+    for i in range(charts.count()):
+        chart = charts.nth(i)
+        chart.scroll_into_view_if_needed()
+        # Plotly may still be laying out a chart that has just scrolled in: look again for a few seconds.
+        for _ in range(10):
+            info, png = chart_marks(chart), chart.screenshot()
+            empty = empty_subplots(info, png)
+            if not empty:
+                break
+            page.wait_for_timeout(500)
+        name = info["title"] or f"chart {i + 1}"
+        (ARTIFACTS / f"{path or 'home'}-{i + 1:02d}-{_slug(name)}.png").write_bytes(png)
+        seen.append({"title": name, "subplots": {s["id"]: s["marks"] for s in info["subplots"]}})
+        if empty:
+            blank.append(f"{name!r} (subplots {', '.join(empty)})")
+    (ARTIFACTS / f"{path or 'home'}.json").write_text(json.dumps(seen, indent=1))
+    assert not blank, f"page {title!r} ({path or '/'}): charts with axes and no marks: {'; '.join(blank)}"
+
