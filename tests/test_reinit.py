@@ -151,7 +151,6 @@ def test_cli_heatmap_json(plain, capsys):
     assert not np.array_equal(acc[:, 0], acc[:, 1])  # the fresh draw is not the model's own t = 0 draw
     # a re-randomised stem of a plain net leaves nothing of the input: close to chance
     assert acc[0, 0] < r["chance"] + 0.1
-    assert r["heatmap_seconds"] < 5
 
 
 def test_cli_rejects_unknown_layer(plain, capsys):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Optional
 
+from ..claims import VERDICTS
 from ..experiment import add_arguments
 from ..experiments import reinit
 from .common import command, table_pool, text_progress
@@ -32,6 +33,12 @@ def heatmap_text(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def claims_text(claims: list[dict[str, Any]]) -> str:
+    """One line per claim: verdict, statement, subject and the numbers (the page draws the same records)."""
+    return "\n".join(f"[{VERDICTS[c['holds']]}] {c['claim']}" + (f" ({c['subject']})" if c.get("subject") else "")
+                     + f": {c['detail']}" for c in claims)
+
+
 SHARED = ("model", "seed", "depth", "width", "epochs")  # FocusConfig fields that ReinitConfig already has
 
 
@@ -50,10 +57,10 @@ def summary(r: dict[str, Any]) -> str:
     if f:
         c = f["config"]
         what = "re-randomised" if c["op"] == "rerand" else f"re-initialised to epoch {c['checkpoint']}"
-        text += (f"\n{c['layer']} {what}: {f['cut_acc']:.4f} ({f['verdict']}); after {c['recovery']} "
-                 f"{c['steps']} steps: {f['recovered_acc']:.4f}, back within 1 point after "
-                 f"{f['steps_to_recover'] if f['steps_to_recover'] is not None else 'never'} steps")
-    return text
+        text += (f"\n{c['layer']} {what}: {f['cut_acc']:.4f} (keeps {f['kept_share']:.0%} of the above-chance "
+                 f"accuracy); after {c['recovery']} {c['steps']} steps: {f['recovered_acc']:.4f}, back within 1 point "
+                 f"after {f['steps_to_recover'] if f['steps_to_recover'] is not None else 'never'} steps")
+    return text + "\nAgainst the paper:\n" + claims_text(r["claims"] + (f["claims"] if f else []))
 
 
 def _focus_flags(p: argparse.ArgumentParser) -> None:
@@ -63,9 +70,12 @@ def _focus_flags(p: argparse.ArgumentParser) -> None:
 
 def _table(args: argparse.Namespace) -> int:
     cfgs = [reinit.ReinitConfig(model=model, seed=args.seed) for model in args.models]
+    results = {}
     for r in table_pool(args)([(reinit.run, c) for c in cfgs], text_progress):
+        results[r["model"]] = r
         print(heatmap_text(r))
         print()
+    print("Against the paper:\n" + claims_text(reinit.claims(results)))
     return 0
 
 
