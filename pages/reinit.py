@@ -52,6 +52,16 @@ with page.controls():
                                     "kd = distil, i.e. match the unchanged trained network's outputs.")
     steps = controls.param(reinit.FocusConfig, "steps", options=(100, 300, 1000),
                            help="Minibatch steps of recovery training (256 examples each).")
+    if any(x not in layer_opts for x in st.session_state.get("group", ())):  # blocks.6 has no ViT twin
+        st.session_state["group"] = [x for x in st.session_state["group"] if x in layer_opts]
+    group = controls.multiselect("Layers changed together", "group", layer_opts, reinit.CONTROLS["group"],
+                                 labels=LAYER_LABELS, help="These layers get the operation above (same checkpoint "
+                                 "or a fresh draw) all at once; the chart compares it with the sum of their single "
+                                 "damages.")
+    sweep = controls.select("Width sweep (MLPs)", "sweep", ("off", "on"), "off",
+                            labels={"off": "off", "on": "widths 32, 64, 128, 256"},
+                            help="The MLP in focus trained at four widths (same depth, recipe and seed): each "
+                                 "layer's accuracy after re-initialising it to t = 0. Trains up to three more models.")
 
 page.toolbar()
 
@@ -110,6 +120,29 @@ with page.results():
         else:  # empty figures are not drawn
             st.info("Recovery is off: choose fine-tune or distil to see how many steps bring the network back.")
 
+    gcfg = reinit.group_config(page.settings())
+    g = jobs.run("Changing the group of layers", reinit.group, gcfg) if gcfg else None
+    st.markdown("#### Layers changed together")
+    if g is not None:
+        st.plotly_chart(figs.group_bars(g), theme=None, key="fig_group")
+        st.caption(f"Left: the accuracy each of {', '.join(g['layers'])} costs alone, stacked; right: what they cost "
+                   f"changed together ({pct(g['group_acc'])} held-out). Compare the two heights.")
+    elif not gcfg:
+        st.info("Choose layers under *Layers changed together* to change them all at once.")
+
+    wcfgs = reinit.width_configs(page.settings())
+    w = None
+    if sweep == "on" and not wcfgs:
+        st.info("The width sweep is for the MLPs: choose the plain or residual MLP.")
+    elif wcfgs:
+        wmaps = [jobs.run(f"The {reinit.MODEL_NAMES[model]} at width {c.width}", reinit.run, c) for c in wcfgs]
+        if all(m is not None for m in wmaps):
+            w = reinit.width_sweep(model, seed)  # every map is stored now: reads only
+            st.markdown("#### Width")
+            st.plotly_chart(figs.width_heatmap(w), theme=None, key="fig_width")
+            st.caption("Each column is its own trained model; the top layers are the upper half of the rows. Compare "
+                       "the columns row by row.")
+
 norm = st.radio("Distance from initialisation", ("rel2", "inf"), horizontal=True, key="norm",
                 format_func={"rel2": "relative 2-norm", "inf": "inf-norm (largest single change)"}.get,
                 help="||θ_T − θ_0||₂ / ||θ_0||₂ over all of the layer's weights and biases, or max |θ_T − θ_0|.")
@@ -117,7 +150,8 @@ left, right = st.columns(2)
 left.plotly_chart(figs.distance_vs_damage(results, norm), theme=None, key="fig_scatter")
 right.plotly_chart(figs.distance_bars(results, norm), theme=None, key="fig_distance")
 
-st.download_button("Download this run's numbers (JSON)", json.dumps(to_plain({"maps": results, "focus": f}), indent=1),
+numbers = to_plain({"maps": results, "focus": f, "group": g, "widths": w})
+st.download_button("Download this run's numbers (JSON)", json.dumps(numbers, indent=1),
                    file_name=f"layerlab-reinit-seed{seed}-{model}-{layer}-{op}-t{checkpoint}-{recovery}.json",
                    mime="application/json", help="Every number on this page, for your own analysis.")
 
@@ -152,6 +186,10 @@ st.markdown(f"""
    with another seed), measure held-out accuracy, put the trained weights back.
 4. The distance of each layer from its start, ‖θ_T − θ_0‖₂ / ‖θ_0‖₂ and ‖θ_T − θ_0‖∞, is set against the damage done
    by re-initialising it to t = 0, ranked with Spearman's ρ.
+5. **Layers changed together**: the chosen layers all get the operation in focus at once (the same checkpoint,
+   or one fresh draw), set against the sum of what each costs alone.
+6. **Width sweep**: the MLP in focus trained again at widths {", ".join(map(str, reinit.WIDTHS))} (same depth,
+   recipe and seed), each layer re-initialised to t = 0; the paper reports more robust top layers in wider nets.
 """)
 
 text.section("The code")
@@ -176,7 +214,8 @@ st.markdown("Look at the stem's row (the bottom one) of each heatmap, at how the
             "the t = 0 column, and at where each model's points lie in the distance–damage plot.")
 
 text.section("Against the paper")
-claims_view.show(reinit.claims(results) + (f["claims"] if f is not None else []),
+claims_view.show(reinit.claims(results) + (f["claims"] if f is not None else [])
+                 + (g["claims"] if g is not None else []) + (w["claims"] if w is not None else []),
                  "Each statement is the paper's; the verdict is this run's, with its numbers and its rule. A "
                  f"difference within {lab_claims.Z:g} standard errors of the held-out inputs' noise (binomial, "
                  "4,000 inputs for the MLPs, 397 for the ViT) decides neither way.")

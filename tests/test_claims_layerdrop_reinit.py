@@ -238,3 +238,37 @@ def test_about_as_good_as_distillation(pruned, distilled, want):
     profs = grid(p05={"every-other_4": pruned})
     cs = layerdrop.claims({q["config"]["p"]: q for q in profs}, 4, 0.5, scratch_acc=0.5, distilled_acc=distilled)
     assert verdict(cs, "layerdrop.about-as-good-as-distillation") is want
+
+
+# -- Re-initialise: groups and widths ----------------------------------------------------------------------------
+def fake_group(group_acc, singles, n=N):
+    g = {"config": {"model": "plain", "op": "reinit", "checkpoint": 0}, "layers": [f"blocks.{i}" for i in
+                                                                                   range(len(singles))],
+         "base_acc": BASE, "group_acc": group_acc, "single_accs": singles, "n_test": n,
+         "single_damages": [BASE - a for a in singles], "sum_single_damage": sum(BASE - a for a in singles),
+         "group_damage": BASE - group_acc}
+    return [reinit.group_claim(g)]
+
+
+@pytest.mark.parametrize("together,want", [(0.3, True), (0.89, False), (0.8, None)])
+def test_group_jointly_fragile(together, want):
+    # each layer alone costs 5 pts: together 60 pts is more than the 10-pt sum, 1 pt is less, 10 pts is the sum
+    assert verdict(fake_group(together, [0.85, 0.85]), "reinit.group-jointly-fragile") is want
+
+
+def fake_widths(top_by_width, n=N):
+    widths = [32, 64, 128, 256]
+    t0 = [[BASE] * 4 + [a] * 5 for a in top_by_width]  # 9 layers, the upper 5 are the "top"
+    w = {"model": "plain", "model_name": "plain MLP", "seed": 0, "widths": widths, "layers": LAYERS, "t0_acc": t0,
+         "rerand_acc": t0, "base_acc": [BASE] * 4, "chance": CHANCE, "n_test": n}
+    return [reinit.width_claim(w)]
+
+
+@pytest.mark.parametrize("tops,want", [((0.4, 0.5, 0.7, 0.85), True), ((0.85, 0.7, 0.6, 0.4), False),
+                                       ((0.6, 0.5, 0.7, 0.605), None)])
+def test_wider_nets_have_more_robust_top_layers(tops, want):
+    assert verdict(fake_widths(tops), "reinit.plain-wider-more-robust-top") is want
+
+
+def test_top_layers_are_the_upper_half_with_the_head():
+    assert [LAYERS[i] for i in reinit.top_layers(LAYERS)] == ["blocks.3", "blocks.4", "blocks.5", "blocks.6", "head"]

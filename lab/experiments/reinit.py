@@ -27,7 +27,7 @@ from scipy.stats import spearmanr
 
 from .. import presets, quick, streams, surgery
 from ..claims import Z, all_of, at_least, at_most, binomial_se, claim, diff_se, noise_words, pct, pts
-from ..experiment import SEED_MAX, check, entry, param, seed_param
+from ..experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial
 from ..models import RoutedModel, accuracy, per_class_accuracy
 from ..progress import Progress, silent, span
 from ..recipes import reinit_spec
@@ -463,9 +463,152 @@ def focus_claims(f: dict[str, Any]) -> list[dict[str, Any]]:
         f"{c['layer']}")]
 
 
+# -- a group of layers changed together (the paper's joint robustness) ------------------------------------------
+def parse_layers(text: str) -> tuple[str, ...]:
+    """`blocks.1,blocks.2` -> ("blocks.1", "blocks.2"): comma-separated, no repeats, at least one."""
+    names = tuple(x.strip() for x in text.split(",") if x.strip())
+    if not names:
+        raise ValueError("name at least one layer, e.g. blocks.1,blocks.2")
+    if len(set(names)) != len(names):
+        raise ValueError(f"a layer is named twice in {text!r}")
+    return names
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    """Several layers changed at once (`layers`: comma-separated), each to the same source: checkpoint or redraw."""
+
+    model: str = param("plain", "The trained network.", label="Model", choices=MODELS, labels=MODEL_NAMES)
+    seed: int = seed_param("Training seed (re-randomisation draws from seed + 1,000,003).")
+    layers: str = param("blocks.1,blocks.2", "The layers to change together, comma-separated (e.g. blocks.1,blocks.2).",
+                        label="Layers")
+    op: str = param("reinit", "Re-initialise the layers to their weights at a checkpoint, or re-randomise them.",
+                    label="Operation", choices=OPS, labels=OP_LABELS)
+    checkpoint: int = param(0, "The epoch to re-initialise the layers to (0 = the initial draw).", label="Checkpoint",
+                            lo=0, hi=200)
+    depth: Optional[int] = param(None, "A smaller model for a quick look (default: the classroom model).", lo=1,
+                                 hi=32)
+    width: Optional[int] = param(None, "Width of the smaller model (default: the classroom model).", lo=4, hi=1024)
+    epochs: Optional[int] = param(None, "Training epochs (default: the classroom recipe).", lo=1, hi=200)
+
+    def __post_init__(self) -> None:
+        check(self)
+        names = parse_layers(self.layers)
+        known = layer_names(self.base)  # the base config validates the shared fields
+        unknown = [x for x in names if x not in known]
+        if unknown:
+            raise ValueError(f"unknown layer {unknown[0]!r}; this model has {', '.join(known)}")
+        # one spelling per group: the model's own order, so blocks.2,blocks.1 and blocks.1,blocks.2 share a result
+        object.__setattr__(self, "layers", ",".join(x for x in known if x in names))
+
+    @property
+    def base(self) -> ReinitConfig:
+        return ReinitConfig(self.model, self.seed, self.depth, self.width, self.epochs)
+
+
+def _source(t: Trained, op: str, checkpoint: int, redraw_seed: int) -> dict[str, torch.Tensor]:
+    if op == "rerand":
+        return build(t.spec.model, redraw_seed).state_dict()
+    if op == "reinit":
+        if checkpoint not in t.checkpoints:
+            raise ValueError(f"no checkpoint at epoch {checkpoint}; this model kept epochs {sorted(t.checkpoints)}")
+        return t.checkpoints[checkpoint]
+    raise ValueError(f"unknown operation {op!r}; choose reinit or rerand")
+
+
+@entry("reinit-group")
+def group(cfg: GroupConfig, progress: Progress) -> dict[str, Any]:
+    """The layers changed together, and each alone: does the damage add up? (cached; held-out accuracies)"""
+    t = trained(cfg.base.spec, span(progress, 0.0, 0.9))
+    d = t.data
+    names = parse_layers(cfg.layers)
+    src = _source(t, cfg.op, cfg.checkpoint, cfg.base.redraw_seed)
+    base = accuracy(t.model, d.test.x, d.test.y)
+    together = accuracy(surgery.with_layers(t.model, names, src), d.test.x, d.test.y)
+    alone = [accuracy(surgery.with_layers(t.model, [name], src), d.test.x, d.test.y) for name in names]
+    out = {"config": cfg, "layers": list(names), "base_acc": base, "group_acc": together, "single_accs": alone,
+           "single_damages": [base - a for a in alone], "sum_single_damage": sum(base - a for a in alone),
+           "group_damage": base - together, "chance": d.chance, "n_test": len(d.test)}
+    return {**out, "claims": [group_claim(out)]}
+
+
+def group_claim(g: dict[str, Any]) -> dict[str, Any]:
+    """Jointly fragile: the group costs more than the sum of its layers' single costs (noise of every accuracy)."""
+    n, k = g["n_test"], len(g["layers"])
+    extra = g["group_damage"] - g["sum_single_damage"]
+    se = math.sqrt(binomial_se(g["group_acc"], n) ** 2 + sum(binomial_se(a, n) ** 2 for a in g["single_accs"])
+                   + ((k - 1) * binomial_se(g["base_acc"], n)) ** 2)
+    c = _plain_config(g["config"])
+    what = "re-randomised" if c["op"] == "rerand" else f"re-initialised to t = {c['checkpoint']}"
+    return claim(
+        "reinit.group-jointly-fragile", "Layers can be fragile together: changing a group at once costs more than "
+        "the sum of what each layer costs alone", SOURCE + "; the group and its layers get the same change",
+        {"group_damage": g["group_damage"], "sum_single_damage": g["sum_single_damage"], "se": se, "n_test": n},
+        f"damage of the group exceeds the sum of the single damages, {noise_words(se)} (a group of one layer "
+        "cannot tell: the two are the same change)", at_least(extra, 0.0, se),
+        f"{', '.join(g['layers'])} {what}: together {pct(g['group_acc'])} (damage {pts(g['group_damage'])}), the sum "
+        f"of the single damages {pts(g['sum_single_damage'])} (alone: "
+        + ", ".join(f"{name} {pct(a)}" for name, a in zip(g["layers"], g["single_accs"], strict=True)) + ").",
+        subject=f"{MODEL_NAMES[c['model']]}, {len(g['layers'])} layers")
+
+
+# -- width: the same MLP at several widths (each map cached on its own, by `run`) ----------------------------------
+WIDTHS = (32, 64, 128, 256)
+WIDTH_MODELS = ("plain", "residual")
+
+
+def width_sweep(model: str, seed: int, widths: tuple[int, ...] = WIDTHS, progress: Progress = silent,
+                pool: Pool = serial, depth: Optional[int] = None, epochs: Optional[int] = None) -> dict[str, Any]:
+    """The robustness map of the MLP at each width (same depth, recipe and seed), with the width claim; depth and
+    epochs: None = the classroom model (tests shrink them)."""
+    if model not in WIDTH_MODELS:
+        raise ValueError(f"the width sweep is for the MLPs ({', '.join(WIDTH_MODELS)}), not {model!r}")
+    ws = sorted(set(widths))
+    if len(ws) < 2:
+        raise ValueError("a width sweep needs at least two widths")
+    maps = pool([(run, ReinitConfig(model=model, seed=seed, depth=depth, width=w, epochs=epochs)) for w in ws],
+                progress)
+    out = {"model": model, "model_name": MODEL_NAMES[model], "seed": seed, "widths": ws, "layers": maps[0]["layers"],
+           "t0_acc": [_col(m, "t=0") for m in maps], "rerand_acc": [_col(m, RERAND) for m in maps],
+           "base_acc": [m["base_acc"] for m in maps], "chance": maps[0]["chance"], "n_test": maps[0]["n_test"]}
+    return {**out, "claims": [width_claim(out)]}
+
+
+def top_layers(layers: list[str]) -> list[int]:
+    """The upper half of a model's layers (the head included): the paper's "top layers"."""
+    return list(range(len(layers) // 2, len(layers)))
+
+
+def width_claim(w: dict[str, Any]) -> dict[str, Any]:
+    """Wider nets have more robust top layers: the mean share of above-chance accuracy the top layers keep at t = 0,
+    widest against narrowest."""
+    n, chance, top = w["n_test"], w["chance"], top_layers(w["layers"])
+
+    def kept(j: int) -> tuple[float, float]:
+        base, gap = w["base_acc"][j], max(w["base_acc"][j] - chance, 1e-9)
+        accs = [w["t0_acc"][j][i] for i in top]
+        share = sum(kept_share(a, base, chance) for a in accs) / len(accs)
+        return share, math.sqrt(sum(binomial_se(a, n) ** 2 for a in accs)) / len(accs) / gap
+
+    (lo, se_lo), (hi, se_hi) = kept(0), kept(len(w["widths"]) - 1)
+    se = math.hypot(se_lo, se_hi)
+    shares = [kept(j)[0] for j in range(len(w["widths"]))]
+    return claim(
+        f"reinit.{w['model']}-wider-more-robust-top", "Wider networks have more robust top layers", SOURCE
+        + f"; here one MLP per width ({', '.join(map(str, w['widths']))}), the same depth, recipe and seed; top "
+        "layers = the upper half, head included",
+        {"widths": w["widths"], "top_kept_share": shares, "se": se, "n_test": n},
+        f"the top layers, re-initialised to t = 0 one at a time, keep a larger mean share of the above-chance "
+        f"accuracy at width {w['widths'][-1]} than at {w['widths'][0]}, {noise_words(se)}",
+        at_least(hi - lo, 0.0, se),
+        "mean share kept by the top layers at t = 0: " + ", ".join(
+            f"width {x} {s:.0%}" for x, s in zip(w["widths"], shares, strict=True)) + ".",
+        subject=w["model_name"])
+
+
 # -- the page's complete settings: its controls, presets, and what a setting needs (lab/presets.py) -----------
 CONTROLS = {"model": "plain", "seed": 0, "layer": "stem", "op": "reinit", "checkpoint": 0, "recovery": "none",
-            "steps": 300}
+            "steps": 300, "group": ("blocks.1", "blocks.2"), "sweep": "off"}
 PRESETS = (
     presets.preset(CONTROLS, "stem", "Plain MLP: reset the stem, distil", "The bottom layer of a fully connected "
                    "net is critical in the paper: reset it to its initial draw, then distil for 300 steps. How fast "
@@ -478,6 +621,12 @@ PRESETS = (
     presets.preset(CONTROLS, "vit_head", "ViT: reset the head", "The classifier on top of the ViT, back to its "
                    "initial draw, no recovery: what is left when it forgets all it learned?", model="vit",
                    layer="head", op="reinit", checkpoint=0),
+    presets.preset(CONTROLS, "together", "Residual: three blocks at once", "Re-randomise blocks 2, 3 and 4 of the "
+                   "residual MLP together: is the damage of the three the sum of their single damages?",
+                   model="residual", layer="blocks.3", op="rerand", group=("blocks.2", "blocks.3", "blocks.4")),
+    presets.preset(CONTROLS, "widths", "Plain MLP at four widths", "The same plain MLP at widths 32, 64, 128 and 256 "
+                   "(three more models to train): do the wider ones have more robust top layers?", model="plain",
+                   sweep="on"),
 )
 
 _TRAIN_SECONDS = {"plain": 25, "residual": 25, "vit": 90}  # rough, classroom machine, nothing stored
@@ -489,10 +638,31 @@ def focus_config(settings: dict[str, Any]) -> FocusConfig:
                        checkpoint=settings["checkpoint"], recovery=settings["recovery"], steps=settings["steps"])
 
 
+def group_config(settings: dict[str, Any]) -> Optional[GroupConfig]:
+    """The group of a page setting (its layers changed together, with the focus's operation), None for no group."""
+    names = [x for x in layer_names(ReinitConfig(settings["model"], settings["seed"])) if x in settings["group"]]
+    if not names:
+        return None
+    return GroupConfig(model=settings["model"], seed=settings["seed"], layers=",".join(names), op=settings["op"],
+                       checkpoint=settings["checkpoint"])
+
+
+def width_configs(settings: dict[str, Any]) -> list[ReinitConfig]:
+    """The maps of the width sweep (the MLP in focus at every width), when the page's sweep is on."""
+    if settings["sweep"] != "on" or settings["model"] not in WIDTH_MODELS:
+        return []
+    return [ReinitConfig(model=settings["model"], seed=settings["seed"], width=w) for w in WIDTHS]
+
+
 def needs(settings: dict[str, Any]) -> list[presets.Need]:
-    """The three robustness maps (the page always shows all of them) and the change in focus."""
+    """The three robustness maps (the page always shows all of them), the change in focus, the group, and the
+    width sweep when it is on."""
     f = focus_config(settings)
     maps = [presets.Need(f"map of the {MODEL_NAMES[m]}", run, ReinitConfig(model=m, seed=f.seed),
                          _TRAIN_SECONDS[m] + 5) for m in MODELS]
     recovery = 0 if f.recovery == "none" else f.steps / (10 if f.model == "vit" else 30)
-    return maps + [presets.Need("the change in focus", focus, f, 2 + recovery)]
+    g = group_config(settings)
+    extra = [presets.Need("the layers changed together", group, g, 3)] if g else []
+    extra += [presets.Need(f"the {MODEL_NAMES[c.model]} at width {c.width}", run, c, _TRAIN_SECONDS[c.model] + 5)
+              for c in width_configs(settings)]
+    return maps + [presets.Need("the change in focus", focus, f, 2 + recovery)] + extra
