@@ -204,6 +204,34 @@ def select(label: str, key: str, options: Sequence[Any], default: Any, help: str
                     manual=True)
 
 
+def multiselect(label: str, key: str, options: Sequence[str], default: tuple[str, ...], help: str,
+                labels: dict[str, str] | None = None, **kw: Any) -> tuple[str, ...]:
+    """A multi-select of strings bound to the URL parameter `key`, written comma-separated in the options' order
+    (`layers=blocks.1,blocks.2`); an empty choice is `none`. Bound here (manual), like `select`."""
+    labels = dict(labels or {})
+    order = list(options)
+
+    def parse(values: list[str]) -> tuple[str, ...]:
+        raw = query.single(values)
+        picked = [] if raw == "none" else raw.split(",")
+        bad = [x for x in picked if x not in order]
+        if bad or len(set(picked)) != len(picked):
+            raise query.Rejected("expected none, or options from " + ", ".join(order) + " separated by commas, "
+                                 "each once")
+        return tuple(sorted(picked, key=order.index))
+
+    def to_url(value: Any) -> str:
+        return ",".join(sorted(value, key=order.index)) or "none"
+
+    def create(bind: str | None, with_default: bool) -> Any:
+        value = {"default": list(default)} if with_default else {}
+        picked = st.multiselect(label, order, key=key, help=help, format_func=lambda o: labels.get(o, o), **value,
+                                **kw)
+        return tuple(sorted(picked, key=order.index))  # a tuple in the options' order: comparable with the default
+
+    return _control(key, tuple(default), parse, to_url, create, label, to_url, manual=True)
+
+
 def select_slider(label: str, key: str, options: Sequence[Any], default: Any, help: str, **kw: Any) -> Any:
     """A select slider over `options` bound to the URL parameter `key`."""
 

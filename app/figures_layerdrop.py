@@ -39,8 +39,9 @@ def _legend_below(fig: go.Figure) -> go.Figure:
 
 
 def versus_p(profiles: list[dict[str, Any]], strategy: str, chosen_p: float, keep: int,
-             title: str | None = None, height: int = 420) -> go.Figure:
-    """Accuracy against blocks kept, one line per training rate p, under one pruning strategy."""
+             title: str | None = None, height: int = 420, run: dict[str, Any] | None = None) -> go.Figure:
+    """Accuracy against blocks kept, one line per training rate p, under one pruning strategy; with `run` (a
+    LayerDrop result), the paper's two baselines at its kept depth r: depth r from scratch, and distilled."""
     fig = go.Figure()
     for prof in profiles:
         p = prof["config"]["p"]
@@ -51,6 +52,14 @@ def versus_p(profiles: list[dict[str, Any]], strategy: str, chosen_p: float, kee
                         line={"color": theme.p_colour(p), "width": 5 if mine else 2.5},
                         customdata=[str(r["kept"]) for r in rows],
                         hovertemplate="r=%{x}: %{y:.1%}<br>kept %{customdata}<extra>p = " + f"{p:g}</extra>")
+    if run is not None and run.get("scratch_acc") is not None:
+        for key, name, colour, symbol in (("scratch_acc", f"depth {keep} from scratch", theme.MARK, "diamond"),
+                                          ("distilled_acc", f"depth {keep} distilled from p = 0", theme.RECOVERED,
+                                           "square")):
+            fig.add_scatter(x=[keep], y=[run[key]], name=name, mode="markers",
+                            marker={"color": colour, "symbol": symbol, "size": 16, "line": {"color": "#FFFFFF",
+                                                                                           "width": 2}},
+                            hovertemplate=name + ": %{y:.1%}<extra></extra>")
     _axes(fig, profiles[0]["n_blocks"], profiles[0]["chance"], keep)
     return theme.layout(fig, title or f"Pruned without fine-tuning ({strategy}), by training rate p", height=height)
 

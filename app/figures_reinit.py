@@ -130,3 +130,34 @@ def distance_bars(results: dict[str, dict[str, Any]], norm: str = "rel2") -> go.
     fig.update_yaxes(title="relative 2-norm" if norm == "rel2" else "inf-norm")
     fig.update_xaxes(title="layer", type="category")
     return theme.layout(fig, "How far each layer moved from its initial draw", barmode="group", height=460)
+
+
+def group_bars(g: dict[str, Any], height: int = 420) -> go.Figure:
+    """Accuracy lost when the layers change one at a time (stacked: their sum) and all together."""
+    fig = go.Figure()
+    for i, (layer, dmg) in enumerate(zip(g["layers"], g["single_damages"], strict=True)):
+        fig.add_bar(x=["each alone, summed"], y=[dmg], name=f"{layer} alone",
+                    marker_color=theme.CATEGORICAL[i % len(theme.CATEGORICAL)],
+                    hovertemplate=f"{layer} alone: %{{y:.1%}} lost<extra></extra>")
+    fig.add_bar(x=["together"], y=[g["group_damage"]], name="all together", marker_color=theme.CUT,
+                hovertemplate="together: %{y:.1%} lost<extra></extra>")
+    fig.add_hline(y=g["base_acc"] - g["chance"], line={"color": theme.CHANCE, "dash": "dot", "width": 2},
+                  annotation_text="down to chance", annotation_position="top left")
+    fig.update_yaxes(title="accuracy lost", tickformat=".0%")
+    fig.update_xaxes(type="category")
+    return theme.layout(fig, "Does the damage add up?", barmode="stack", height=height)
+
+
+def width_heatmap(w: dict[str, Any], height: int = 480) -> go.Figure:
+    """Held-out accuracy after re-initialising each layer to t = 0, one column per width (same scale as the maps)."""
+    rows = [_short(n) for n in reversed(w["layers"])]
+    cols = [f"width {x}" for x in w["widths"]]
+    z = [[w["t0_acc"][j][i] for j in range(len(cols))] for i in reversed(range(len(w["layers"])))]
+    fig = go.Figure(go.Heatmap(z=z, x=cols, y=rows, coloraxis="coloraxis", text=[[f"{v:.0%}" for v in r] for r in z],
+                               texttemplate="%{text}", textfont={"size": theme.SMALL_FONT},
+                               hovertemplate="%{y}, %{x}: %{z:.1%}<extra>t = 0</extra>"))
+    fig.update_layout(coloraxis={"colorscale": SCALE, "cmin": 0, "cmax": 1,
+                                 "colorbar": {"title": "held-out<br>accuracy", "tickformat": ".0%"}})
+    trained = " · ".join(f"{x}: {a:.0%}" for x, a in zip(w["widths"], w["base_acc"], strict=True))
+    return theme.layout(fig, f"{w['model_name']}: each layer reset to t = 0, by width<br><sup>trained {trained}</sup>",
+                        height=height)

@@ -102,6 +102,19 @@ def layerdrop_spec(model: str, p: float, seed: int) -> ModelSpec:
     raise ValueError(f"unknown model {model!r}; choose one of {', '.join(LAYERDROP_MODELS)}")
 
 
+def layerdrop_scratch_spec(model: str, blocks: int, seed: int) -> ModelSpec:
+    """The ordinary (p = 0) LayerDrop recipe at `blocks` blocks, trained from scratch with the same epochs: the
+    paper's baseline for a LayerDrop model pruned to that depth. (At 6 ViT blocks this is the Shuffle page's
+    sequential ViT, at 7 residual blocks the Delete page's residual teacher: the same specs, the same weights.)"""
+    if model not in LAYERDROP_MODELS:
+        raise ValueError(f"unknown model {model!r}; choose one of {', '.join(LAYERDROP_MODELS)}")
+    if not 1 <= blocks <= layerdrop_blocks(model):
+        raise ValueError(f"a {model} model of the LayerDrop recipe has 1 to {layerdrop_blocks(model)} blocks")
+    if model == "residual":
+        return ModelSpec(MLPConfig(arch="residual", depth=blocks + 1), TrainConfig(epochs=MLP_EPOCHS, seed=seed))
+    return ModelSpec(vit_model_config("sequential", blocks), vit_train_config("sequential", seed), task="digits")
+
+
 def layerdrop_blocks(model: str) -> int:
     """Blocks of the LayerDrop experiment's model, without building it."""
     return LAYERDROP_MLP_DEPTH - 1 if model == "residual" else LAYERDROP_VIT_DEPTH

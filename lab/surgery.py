@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 from contextlib import contextmanager
-from typing import Iterator, Mapping
+from typing import Iterator, Mapping, Sequence
 
 import torch
 from torch import nn
@@ -75,6 +75,17 @@ def swapped(model: nn.Module, layer: str, source: StateDict) -> Iterator[nn.Modu
 def with_layer(model: nn.Module, layer: str, source: StateDict) -> nn.Module:
     """A copy of `model` whose `layer` holds `source`'s values; every other entry is unchanged."""
     keys = _check(model, layer, source)
+    out = copy.deepcopy(model)
+    own = out.state_dict()
+    with torch.no_grad():
+        for k in keys:
+            own[k].copy_(source[k])
+    return out
+
+
+def with_layers(model: nn.Module, names: Sequence[str], source: StateDict) -> nn.Module:
+    """A copy of `model` whose layers `names` all hold `source`'s values (a group changed together)."""
+    keys = [k for name in names for k in _check(model, name, source)]
     out = copy.deepcopy(model)
     own = out.state_dict()
     with torch.no_grad():

