@@ -17,8 +17,8 @@ MODEL_COLOURS = {"residual": theme.RESIDUAL, "vit-sequential": theme.VIT, "vit-s
 MODEL_PATTERNS = {"residual": "", "vit-sequential": "", "vit-shuffle": "/"}
 SHORT = {"identity": "trained order", "skip": "skip one", "skip-first": "skip first", "skip-last": "skip last",
          "swap": "swap two", "reverse": "reverse", "random": "random order", "repeat": "repeat one",
-         "skip-middle": "skip middle", "loop": "loop", "parallel": "parallel (mean)", "parallel-sum": "parallel (sum)",
-         "parallel-loop": "parallel, looped"}
+         "skip-middle": "skip middle", "loop": "loop (twice)", "parallel": "parallel (mean)",
+         "parallel-sum": "parallel (sum)", "parallel-loop": "parallel, looped twice"}
 
 
 def operations(profiles: dict[str, dict[str, Any]], chosen: str) -> go.Figure:
@@ -36,6 +36,15 @@ def operations(profiles: dict[str, dict[str, Any]], chosen: str) -> go.Figure:
                     customdata=[[s[n]["acc"], s[n]["block_runs"], lab] for n, lab in rearrange.SUMMARY],
                     hovertemplate="%{x}: keeps %{y:.1%} of the trained accuracy<br>held-out %{customdata[0]:.1%}, "
                                   "%{customdata[1]} block runs<br>%{customdata[2]}<extra>" + mo + "</extra>")
+    # Chance as a share of each model's trained accuracy: one dotted line per model (they differ: 5 % of the MLP's,
+    # 10 % of the ViTs'), drawn as traces so the legend names them and hover says whose it is.
+    xs = [SHORT[n] for n in names]
+    for i, (mo, prof) in enumerate(profiles.items()):
+        share = prof["chance"] / prof["base_acc"]
+        fig.add_scatter(x=xs, y=[share] * len(xs), mode="lines", name="chance (share of each model's accuracy)",
+                        legendgroup="chance", showlegend=i == 0,
+                        line={"color": theme.CHANCE, "dash": "dot", "width": 2},
+                        hovertemplate=f"chance: {share:.1%} of the trained accuracy<extra>{mo}</extra>")
     fig.add_hline(y=1.0, line={"color": theme.MARK, "dash": "dash"}, annotation_text="trained order",
                   annotation_position="top right")
     fig.update_layout(barmode="group", bargap=0.2)
@@ -115,13 +124,17 @@ def similarity(prof: dict[str, Any], kind: str) -> go.Figure:
     sim = prof["similarity"]
     z = sim[kind]
     labels = sim["labels"]
+    extra, hover = {}, "%{y} vs %{x}: %{z:.3f}<extra></extra>"
+    if kind == "cka" and "cka_biased" in sim:  # the plain (biased) estimate, for comparison
+        extra = {"customdata": sim["cka_biased"]}
+        hover = "%{y} vs %{x}: %{z:.3f} (plain CKA %{customdata:.3f})<extra></extra>"
     fig = go.Figure(go.Heatmap(z=z, x=labels, y=labels, zmin=min(0.0, min(map(min, z))), zmax=1.0,
                                colorscale=theme.AMOUNT_SCALE, text=[[f"{v:.2f}" for v in row] for row in z],
                                texttemplate="%{text}", textfont={"size": theme.SMALL_FONT},
-                               hovertemplate="%{y} vs %{x}: %{z:.3f}<extra></extra>", colorbar={"thickness": 14}))
+                               hovertemplate=hover, colorbar={"thickness": 14}, **extra))
     fig.update_yaxes(autorange="reversed")
     fig.update_xaxes(tickangle=-35)
-    title = {"cosine": "Cosine similarity of hidden states", "cka": "Linear CKA of hidden states"}[kind]
+    title = {"cosine": "Cosine similarity of hidden states", "cka": "Linear CKA (debiased) of hidden states"}[kind]
     theme.layout(fig, title, height=480)
     fig.update_layout(margin={"l": 90, "r": 20, "t": 60, "b": 90})  # no legend band: the title sits close
     return fig

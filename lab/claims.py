@@ -80,6 +80,17 @@ def mean_se(values: Sequence[float], n: int) -> float:
     return max(statistics.stdev(vals) / math.sqrt(len(vals)), binom)
 
 
+def seeds_se(values: Sequence[float], se_one: float) -> float:
+    """Standard error of the mean of any quantity (a difference, a share) measured at several seeds, one run's own
+    error being `se_one`: the seeds' spread when there are at least two, never below se_one / sqrt(seeds)."""
+    vals = list(values)
+    if not vals:
+        raise ValueError("no values")
+    if len(vals) < 2:
+        return se_one
+    return max(statistics.stdev(vals), se_one) / math.sqrt(len(vals))
+
+
 def at_least(estimate: float, threshold: float, se: float, z: float = Z) -> Optional[bool]:
     """Three-way verdict on `estimate >= threshold`: True if clearly above, False if clearly below, None inside
     z standard errors of the threshold."""

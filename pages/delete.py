@@ -4,7 +4,7 @@ import json
 
 import streamlit as st
 
-from app import classroom, controls, jobs, text
+from app import claims_view, classroom, controls, jobs, text
 from app import figures_delete as figs
 from app.text import pct
 from lab import recover, search, selection
@@ -137,16 +137,25 @@ lines.append(f"The class hit hardest by the cut is class {worst_class}: {pct(r['
              f"→ {pct(r['per_class']['cut'][worst_class])}.")
 st.markdown("\n".join(f"- {x}" for x in lines))
 
+text.section("Against the paper")
+claims_view.show(delete.page_claims(r, sweep), "The seed's and the papers' statements, checked against this run's "
+                 "numbers (an accuracy on the 4,000 held-out inputs has a standard error of about 0.5 points; each "
+                 "rule states the lab's bar):")
+if sweep is None:
+    claims_view.pending()
+
 text.section("When it breaks")
 st.markdown("""
-- **Plain networks.** Deletion without recovery is fatal: no safe block exists for greedy to find.
+- **Plain networks.** Each plain layer is tuned to the exact output of the one before it; compare the plain net's
+  single-deletion bars with the residual net's, and ask whether any block is safe for greedy to find.
 - **Shape changes.** Only width-preserving blocks can be removed this way; a layer that changes the width would need
   a replacement projection.
 - **Greedy is short-sighted.** The best single deletion is not always part of the best pair; compare it with the
   optimum. And scoring on a probe set can overfit the probe: compare the hatched (probe) and solid (held-out) bars.
 - **Overall accuracy hides classes.** A cut can spare the average and still ruin one class: see the per-class bars.
-- **Recovery hides damage only when depth was spare.** Here even 6 of 7 blocks recover, because a 2-layer MLP fits
-  this task. On a model that needs its depth, the no-recovery numbers are the honest warning.
+- **Recovery hides damage only when depth was spare.** The seed reports that even 6 of 7 blocks recover, because a
+  2-layer MLP fits this task (see the claims above for this run). On a model that needs its depth, the no-recovery
+  numbers are the honest warning.
 """)
 
 text.section("Try this")

@@ -1,5 +1,8 @@
 """AppTest: the Home and Delete pages run with default controls and after moving the deletion slider."""
 
+from app.claims_view import expected_verdicts, rendered_verdicts
+from lab.experiments import delete
+
 from .apptest_util import assert_clean, open_page
 
 
@@ -12,6 +15,10 @@ def test_delete_page_runs_and_follows_the_slider():
     at = open_page("delete")
     metrics = {m.label: m.value for m in at.metric}
     assert "Cut: 2 deleted" in metrics
+    # The page draws exactly the claims of its results (the run's and the sweep's), none of its own
+    cfg = delete.DeleteConfig()
+    want = expected_verdicts(delete.page_claims(delete.run(cfg), delete.sweep(delete.SweepConfig.of(cfg))))
+    assert len(want) == 7 and rendered_verdicts([md.value for md in at.markdown]) == want
     at.slider(key="k").set_value(5).run()
     assert_clean(at)
     labels = [m.label for m in at.metric]

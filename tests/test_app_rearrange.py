@@ -1,5 +1,8 @@
 """AppTest: the Rearrange page runs with default controls, follows its controls, and its buttons set them."""
 
+from app.claims_view import expected_verdicts, rendered_verdicts
+from lab.experiments import rearrange
+
 from .apptest_util import assert_clean, open_page
 
 
@@ -12,11 +15,18 @@ def test_rearrange_page_runs_and_follows_the_controls():
     labels = [m.label for m in at.metric]
     assert "Skip block 2" in labels and "Block runs" in labels
     assert "0 → 1 → 3 → 4 → 5" in _text(at)  # the default: skip block 2 of the 6-block ViT
-    assert "first and last layers are the most sensitive" in _text(at).lower()
+    # The page draws exactly the claims of its result, verdict by verdict (none written by the page itself)
+    want = expected_verdicts(rearrange.compare(rearrange.SeedConfig(0))["claims"])
+    assert len(want) == 16 and rendered_verdicts([md.value for md in at.markdown]) == want
     at.selectbox(key="op").set_value("parallel").run()
     assert_clean(at)
     assert "[1 | 2 | 3 | 4] mean" in _text(at)
     assert "6 in 3 steps" in [m.value for m in at.metric]
+    at.selectbox(key="op").set_value("parallel-loop").run()
+    at.slider(key="loops").set_value(3).run()
+    assert_clean(at)
+    assert "[1 | 2 | 3 | 4] mean → [1 | 2 | 3 | 4] mean → [1 | 2 | 3 | 4] mean" in _text(at)
+    assert "14 in 5 steps" in [m.value for m in at.metric]
     at.selectbox(key="model").set_value("residual").run()
     assert_clean(at)
     assert "[1 | 2 | 3 | 4 | 5] mean" in _text(at)

@@ -119,6 +119,51 @@ def test_linear_cka_is_one_on_itself_rotation_and_scale_invariant_and_matches_th
     assert R.linear_cka(x, y) < 0.3  # unrelated noise is far from 1: the test can fail
 
 
+def _reference_debiased_cka(x: torch.Tensor, y: torch.Tensor) -> float:
+    """Independent computation: Kornblith et al.'s unbiased centring of the Gram matrices (their released code),
+    then the plain CKA formula on the centred Grams."""
+    def centre(g: torch.Tensor) -> torch.Tensor:
+        g = g.clone()
+        n = len(g)
+        g.fill_diagonal_(0)
+        means = g.sum(0) / (n - 2)
+        means -= means.sum() / (2 * (n - 1))
+        g -= means[:, None]
+        g -= means[None, :]
+        g.fill_diagonal_(0)
+        return g
+
+    k, m = centre(x @ x.T), centre(y @ y.T)
+    return float((k * m).sum() / (k.norm() * m.norm()))
+
+
+def test_debiased_cka_is_one_on_itself_near_zero_on_independent_features_and_matches_a_reference():
+    g = torch.Generator().manual_seed(1)
+    n, d = 397, 1088  # the ViT's held-out inputs and its 17 x 64 features
+    x = torch.randn(n, d, generator=g, dtype=torch.float64)
+    y = torch.randn(n, d, generator=g, dtype=torch.float64)
+    assert R.debiased_cka(x, x) == pytest.approx(1.0, abs=1e-9)
+    q, _ = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
+    assert R.debiased_cka(x, 2.0 * x @ q) == pytest.approx(1.0, abs=1e-9)
+    assert abs(R.debiased_cka(x, y)) < 0.02  # independent: about 0
+    assert R.linear_cka(x, y) > 0.5  # while the plain estimate is pulled far up: the fix matters here
+    related = x[:, :40] + y[:, :40]
+    want = _reference_debiased_cka(x - x.mean(0), related - related.mean(0))
+    assert R.debiased_cka(x, related) == pytest.approx(want, rel=1e-9)
+    with pytest.raises(ValueError, match="at least 4"):
+        R.unbiased_hsic(torch.eye(3, dtype=torch.float64), torch.eye(3, dtype=torch.float64))
+
+
+def test_loop_count_is_an_argument_and_one_loop_is_the_single_pass():
+    n = 6
+    assert R.route_of("loop", n, loops=3) == (0, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 5)
+    assert R.route_of("parallel-loop", n, loops=1) == R.route_of("parallel", n)
+    assert R.route_of("loop", n, loops=1) == R.route_of("identity", n)
+    assert block_runs(R.route_of("parallel-loop", n, loops=4)) == 2 + 4 * 4
+    with pytest.raises(ValueError, match="loops"):
+        R.RearrangeConfig(op="loop", loops=R.MAX_LOOPS + 1)
+
+
 def test_routes_of_every_operation_and_bad_arguments():
     n = 6
     assert R.route_of("skip", n, 2) == (0, 1, 3, 4, 5)
@@ -151,6 +196,10 @@ def test_profile_is_consistent_store_is_honoured_and_a_second_call_trains_nothin
     prof = R.profile(R.ModelConfig("residual", 0), store=store)
     assert prof["ops"][R.row_key("identity")]["acc"] == prof["base_acc"]  # the route path equals forward()
     assert all(len(row) == 8 for row in prof["similarity"]["cka"])  # stem + 7 blocks
+    assert prof["n_test"] == 4000 and first["n_test"] == 4000
+    loop3 = R.run(R.RearrangeConfig(model="residual", op="loop", loops=3), store=store)
+    assert loop3["block_runs"] == 2 + 3 * 5 and loop3["acc"] == prof["ops"][R.row_key("loop", loops=3)]["acc"]
+    assert [c["key"] for c in first["claims"]] == [c["key"] for c in R.model_claims([prof])]
     assert all(abs(prof["similarity"]["cosine"][i][i] - 1) < 1e-6 for i in range(8))
     zoo._memo.clear()  # a fresh process: the model must come from the store, not from memory
     again = R.run(R.RearrangeConfig(model="residual", op="parallel", reduce="sum"), store=store)
@@ -163,7 +212,8 @@ def test_cli_prints_the_promised_json():
     p = run_cli("rearrange", "--model", "residual", "--op", "parallel", "--reduce", "sum", "--json")
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
-    assert {"acc", "base_acc", "block_runs", "chance", "route", "n_blocks", "config"} <= set(r)
+    assert {"acc", "base_acc", "block_runs", "chance", "route", "n_blocks", "config", "claims"} <= set(r)
+    assert {c["key"] for c in r["claims"]} >= {"rearrange.residual.repeat-worse-than-skip"}
     assert r["block_runs"] == 7 and r["steps"][1] == {"parallel": [1, 2, 3, 4, 5], "reduce": "sum"}
     bad = run_cli("rearrange", "--model", "residual", "--op", "swap", "--block", "5")
     lines = [ln for ln in bad.stderr.splitlines() if ln.strip()]

@@ -6,6 +6,7 @@ import argparse
 import statistics
 from typing import Any
 
+from ..claims import VERDICTS
 from ..experiments import delete
 from .common import command, table_pool, text_progress
 
@@ -14,7 +15,8 @@ def summary(r: dict[str, Any]) -> str:
     c = r["config"]
     return (f"{c['arch']} MLP, delete {c['k']} ({c['select']}): teacher {r['base_acc']:.4f}, "
             f"cut {r['cut_acc']:.4f} (probe {r['cut_probe_acc']:.4f}), after {c['recovery']} "
-            f"{r['recovered_acc']:.4f}; dropped blocks {r['dropped']}; chance {r['chance']:.3f}")
+            f"{r['recovered_acc']:.4f}; dropped blocks {r['dropped']}; chance {r['chance']:.3f}"
+            + "".join(f"\n- [{VERDICTS[cl['holds']]}] {cl['claim']}: {cl['detail']}" for cl in r.get("claims", [])))
 
 
 def _table(args: argparse.Namespace) -> int:
@@ -38,6 +40,9 @@ def _table(args: argparse.Namespace) -> int:
                 teacher.append(r["base_acc"])
             cells.append(f"{statistics.mean(none):>10.4f} {statistics.mean(kd):>8.4f}")
         print(f"{arch:<9} {statistics.mean(teacher):>8.4f} " + " ".join(cells))
+    print(f"\nClaims (noise from the spread of {len(seeds)} seed(s)):")
+    for c in delete.table_claims_of_runs(results, seeds, ks):
+        print(f"- [{VERDICTS[c['holds']]}] {c['claim']}: {c['detail']}")
     return 0
 
 

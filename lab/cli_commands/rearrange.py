@@ -6,6 +6,7 @@ import argparse
 import statistics
 from typing import Any
 
+from ..claims import VERDICTS
 from ..experiments import rearrange
 from .common import command, table_pool, text_progress
 
@@ -15,7 +16,8 @@ def summary(r: dict[str, Any]) -> str:
     mean = f" (mean of {r['draws']} random orders; first: {r['route']})" if r["draws"] > 1 else f" [{r['route']}]"
     return (f"{rearrange.MODEL_LABELS[c['model']]}, {rearrange.OP_LABELS[c['op']]}{mean}: held-out "
             f"{r['acc']:.4f} (trained order {r['base_acc']:.4f}, chance {r['chance']:.3f}); "
-            f"{r['block_runs']} block runs in {r['depth']} sequential steps (trained: {r['n_blocks']})")
+            f"{r['block_runs']} block runs in {r['depth']} sequential steps (trained: {r['n_blocks']})"
+            + "".join(f"\n- [{VERDICTS[cl['holds']]}] {cl['claim']}: {cl['detail']}" for cl in r.get("claims", [])))
 
 
 def _table(args: argparse.Namespace) -> int:
@@ -31,9 +33,9 @@ def _table(args: argparse.Namespace) -> int:
         cells = [f"{t['rows'][m][name]['acc']:.4f} ({t['rows'][m][name]['block_runs']:>2})" for m in models]
         print(f"{lab:<40}" + "".join(f"{c:>32}" for c in cells))
     print(f"{'chance':<40}" + "".join(f"{t['chance'][m]:>32.4f}" for m in models))
-    print("\nClaims (on the means):")
+    print(f"\nClaims (on the means; noise from the spread of {len(seeds)} seed(s)):")
     for c in t["claims"]:
-        print(f"- [{'holds' if c['holds'] else 'does not hold'}] {c['claim']}: {c['detail']}")
+        print(f"- [{VERDICTS[c['holds']]}] {c.get('subject', '')}: {c['claim']}: {c['detail']}")
     secs = {m: statistics.mean(v) for m, v in t["seconds"].items()}
     print("training " + ", ".join(f"{m} {s:.0f} s" for m, s in secs.items()) + " per model (when first built)")
     return 0
