@@ -26,8 +26,13 @@ def change_name(r: dict[str, Any]) -> str:
     return CHANGE_NAMES[ch["op"]].format(b=b, b1=b + 1)
 
 
-def _slot_axis(fig: go.Figure, slots: list[str], **kw: Any) -> None:
-    fig.update_xaxes(tickvals=list(range(len(slots))), ticktext=slots, title="read after", **kw)
+def ticks(n_slots: int) -> list[str]:
+    """Slot k is read after k blocks have run (0: after the stem), whichever blocks the route runs."""
+    return ["stem"] + [str(k) for k in range(1, n_slots)]
+
+
+def _slot_axis(fig: go.Figure, slots: list[str], title: str = "blocks run before the reading", **kw: Any) -> None:
+    fig.update_xaxes(tickvals=list(range(len(slots))), ticktext=ticks(len(slots)), title=title, **kw)
 
 
 def lens_curve(r: dict[str, Any], title: Optional[str] = "", height: int = 440) -> go.Figure:
@@ -56,9 +61,8 @@ def lens_curve(r: dict[str, Any], title: Optional[str] = "", height: int = 440) 
 
 def confidence(r: dict[str, Any]) -> go.Figure:
     """Mean entropy of the lens's prediction, and its KL to the final prediction, per slot."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("Uncertainty: mean entropy (nats)",
-                                                        "Distance to the final answer: KL (nats)"),
-                        horizontal_spacing=0.1)
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1)  # axis titles name the panels: the legend
+    # takes the band above them
     xs = list(range(len(r["slots"])))
     series = [("logit lens", r["entropy"], r["kl_to_final"], xs, theme.ORIGINAL, "solid", "circle"),
               ("tuned lens", r["tuned_entropy"], r["tuned_kl_to_final"], xs, theme.ORIGINAL, "dash", "diamond-open")]
@@ -72,17 +76,17 @@ def confidence(r: dict[str, Any]) -> go.Figure:
                             line={"color": colour, "dash": dash}, marker={"symbol": symbol, "size": 9},
                             hovertemplate="slot %{x}: %{y:.3f}<extra>" + name + "</extra>", row=1, col=col)
     for col in (1, 2):
-        _slot_axis(fig, r["slots"], row=1, col=col, tickangle=-35)
+        _slot_axis(fig, r["slots"], row=1, col=col)
     fig.update_yaxes(rangemode="tozero")
-    theme.layout(fig, "How sure, and how close to the end", height=440)
-    fig.update_layout(margin={"l": 60, "r": 20, "t": 130, "b": 60})
+    fig.update_yaxes(title="mean entropy (nats)", row=1, col=1)
+    fig.update_yaxes(title="KL to the final answer (nats)", row=1, col=2)
+    theme.layout(fig, "How sure, and how close to the final answer", height=440)
     return fig
 
 
 def commitment(r: dict[str, Any]) -> go.Figure:
     """When each input's answer is settled: a histogram over slots (intact and changed), and the mean per class."""
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12,
-                        subplot_titles=("Inputs by commitment slot", "Mean commitment slot per class"))
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12)
     c = r["commit"]
     n_in = sum(c["hist"])
     fig.add_bar(x=list(range(len(c["hist"]))), y=[h / n_in for h in c["hist"]], name="intact",
@@ -99,13 +103,14 @@ def commitment(r: dict[str, Any]) -> go.Figure:
     fig.add_bar(x=classes, y=c["per_class"], name="mean per class", showlegend=False,
                 marker={"color": theme.ORIGINAL}, hovertemplate="class %{x}: slot %{y:.2f}<extra></extra>",
                 row=1, col=2)
-    _slot_axis(fig, r["slots"], row=1, col=1, tickangle=-35)
+    _slot_axis(fig, r["slots"], row=1, col=1)
+    fig.update_xaxes(title="blocks run before it settles", row=1, col=1)
     fig.update_xaxes(title="class" if len(classes) > 10 else "digit", dtick=1 if len(classes) <= 10 else 2,
                      row=1, col=2)
     fig.update_yaxes(title="share of held-out inputs", tickformat=".0%", row=1, col=1)
-    fig.update_yaxes(title="slot", range=[0, len(r["slots"]) - 1], row=1, col=2)
-    theme.layout(fig, "When is the answer settled?", height=440)
-    fig.update_layout(barmode="group", margin={"l": 60, "r": 20, "t": 130, "b": 60})
+    fig.update_yaxes(title="mean blocks before it settles", range=[0, len(r["slots"]) - 1], row=1, col=2)
+    theme.layout(fig, "When is the answer settled? Left: every input; right: the mean per class", height=440)
+    fig.update_layout(barmode="group")
     return fig
 
 
@@ -115,50 +120,49 @@ def examples(r: dict[str, Any]) -> Optional[go.Figure]:
     if not ex["early"] or "image" not in ex["early"][0]:
         return None
     cols = max(len(ex["early"]), len(ex["late"]))
-    titles = [f"{e['label']}→{e['pred']}, slot {e['depth']}" for e in ex["early"]] + \
-             [f"{e['label']}→{e['pred']}, slot {e['depth']}" for e in ex["late"]]
-    fig = make_subplots(rows=2, cols=cols, subplot_titles=titles, horizontal_spacing=0.02, vertical_spacing=0.14)
+    titles = [f"{e['label']}→{e['pred']}, {e['depth']} block{'s' if e['depth'] != 1 else ''}"
+              for e in ex["early"] + ex["late"]]
+    fig = make_subplots(rows=2, cols=cols, subplot_titles=titles, horizontal_spacing=0.03, vertical_spacing=0.2)
     for row, items in ((1, ex["early"]), (2, ex["late"])):
         for j, e in enumerate(items):
             img = [e["image"][i * 8:(i + 1) * 8] for i in range(8)]
             fig.add_heatmap(z=img, colorscale="Greys", zmin=0, zmax=1, showscale=False,
                             hovertemplate=f"digit {e['label']}, answered {e['pred']}, settled at slot {e['depth']}"
                                           "<extra></extra>", row=row, col=j + 1)
+            k = (row - 1) * cols + j + 1  # square pixels: each image's y axis follows its own x axis
+            fig.update_yaxes(scaleanchor="x" if k == 1 else f"x{k}", row=row, col=j + 1)
     fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False, autorange="reversed", scaleanchor=None)
+    fig.update_yaxes(visible=False, autorange="reversed")
+    theme.layout(fig, "Settled earliest (top) and latest (bottom): true digit → answer, blocks before it settles",
+                 height=460)
     fig.update_annotations(font={"size": theme.SMALL_FONT})
-    theme.layout(fig, "Settled earliest (top) and latest (bottom): digit → answer, commitment slot", height=420)
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False)
-    fig.update_annotations(font={"size": theme.SMALL_FONT})
-    fig.update_layout(margin={"l": 20, "r": 20, "t": 110, "b": 20})
+    fig.update_layout(margin={"l": 20, "r": 20, "t": 90, "b": 10})
     return fig
 
 
 def influence(r: dict[str, Any]) -> go.Figure:
-    """Block influence per block beside the accuracy really lost by deleting that block, and one against the other."""
+    """Block influence per block, the accuracy really lost by deleting that block, and one against the other."""
     n = r["n_blocks"]
     blocks = list(range(n))
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.14, specs=[[{"secondary_y": True}, {}]],
-                        subplot_titles=("Per block", "Influence against cost"))
-    fig.add_bar(x=[b - 0.2 for b in blocks], y=r["block_influence"], width=0.38, name="block influence",
-                marker={"color": theme.ORIGINAL}, hovertemplate="block %{customdata}: %{y:.3f}<extra></extra>",
-                customdata=blocks, row=1, col=1)
-    fig.add_bar(x=[b + 0.2 for b in blocks], y=r["delete_cost"], width=0.38, name="accuracy lost when deleted",
-                marker={"color": theme.CUT}, customdata=blocks,
-                hovertemplate="block %{customdata}: %{y:.1%}<extra></extra>", row=1, col=1, secondary_y=True)
+    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.09,
+                        subplot_titles=("Block influence 1 − cos", "Accuracy lost when deleted",
+                                        "Influence against cost"))
+    fig.add_bar(x=blocks, y=r["block_influence"], name="block influence", showlegend=False,
+                marker={"color": theme.ORIGINAL}, hovertemplate="block %{x}: %{y:.4f}<extra></extra>", row=1, col=1)
+    fig.add_bar(x=blocks, y=r["delete_cost"], name="accuracy lost when deleted", showlegend=False,
+                marker={"color": theme.CUT}, hovertemplate="block %{x}: %{y:.1%}<extra></extra>", row=1, col=2)
     fig.add_scatter(x=r["block_influence"], y=r["delete_cost"], mode="markers+text", text=[str(b) for b in blocks],
                     textposition="top center", marker={"color": theme.MARK, "size": 12}, showlegend=False,
                     textfont={"size": theme.SMALL_FONT},
-                    hovertemplate="influence %{x:.3f}, lost %{y:.1%}<extra>block %{text}</extra>", row=1, col=2)
-    fig.update_xaxes(title="block", tickvals=blocks, row=1, col=1)
-    fig.update_yaxes(title="influence 1 − cos", rangemode="tozero", row=1, col=1, secondary_y=False)
-    fig.update_yaxes(title="accuracy lost", tickformat=".0%", rangemode="tozero", row=1, col=1, secondary_y=True,
-                     showgrid=False)
-    fig.update_xaxes(title="block influence", row=1, col=2)
-    fig.update_yaxes(title="accuracy lost when deleted", tickformat=".0%", row=1, col=2)
-    theme.layout(fig, "Which blocks could go? Influence and the real cost", height=460)
-    fig.update_layout(margin={"l": 60, "r": 20, "t": 130, "b": 60})
+                    hovertemplate="influence %{x:.4f}, lost %{y:.1%}<extra>block %{text}</extra>", row=1, col=3)
+    for col in (1, 2):
+        fig.update_xaxes(title="block", tickvals=blocks, row=1, col=col)
+    fig.update_yaxes(rangemode="tozero", row=1, col=1)
+    fig.update_yaxes(tickformat=".1%", row=1, col=2)
+    fig.update_xaxes(title="block influence", nticks=5, row=1, col=3)
+    fig.update_yaxes(title="accuracy lost", tickformat=".1%", row=1, col=3)
+    theme.layout(fig, "Which blocks could go? The cheap geometry and the real cost", height=440)
+    fig.update_layout(margin={"l": 60, "r": 20, "t": 90, "b": 60})
     return fig
 
 
@@ -168,12 +172,12 @@ def triangle(r: dict[str, Any]) -> go.Figure:
     slots = r["slots"]
     ns = list(range(1, len(z) + 1))
     text = [["" if v is None else f"{v:.2f}" for v in row] for row in z]
-    fig = go.Figure(go.Heatmap(z=z, x=slots[:-1], y=ns, colorscale=theme.AMOUNT_SCALE, zmin=0,
+    fig = go.Figure(go.Heatmap(z=z, x=ticks(len(slots))[:-1], y=ns, colorscale=theme.AMOUNT_SCALE, zmin=0,
                                text=text, texttemplate="%{text}", textfont={"size": theme.SMALL_FONT},
                                colorbar={"thickness": 14, "title": {"text": "d"}},
                                hovertemplate="from %{x}, n = %{y}: %{z:.3f}<extra></extra>", hoverongaps=False))
-    fig.update_xaxes(title="from the state at slot l", tickangle=-35)
+    fig.update_xaxes(title="from the state after l blocks", type="category")
     fig.update_yaxes(title="n blocks later", dtick=1, autorange="reversed")
-    theme.layout(fig, "Angular distance arccos(cos) / π between slot l and slot l + n", height=460)
+    theme.layout(fig, "Angular distance: the state after l blocks vs n blocks later", height=460)
     fig.update_layout(margin={"l": 70, "r": 20, "t": 70, "b": 90})
     return fig

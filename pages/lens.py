@@ -42,12 +42,12 @@ def metrics_of(r: dict, s: dict) -> list[classroom.Metric]:
     """The number cards of one setting (this one or the pinned one)."""
     half = r["n_blocks"] // 2
     out = [classroom.Metric("Model (held-out)", pct(r["base_acc"]), help="The intact model in its trained order."),
-           classroom.Metric(f"Logit lens, {r['slots'][half]}", pct(r["slot_acc"][half]),
+           classroom.Metric(f"Logit lens after {half} blocks", pct(r["slot_acc"][half]),
                             **classroom.delta(r["slot_acc"][half], r["base_acc"]),
                             help="The model's own head read halfway through the blocks."),
-           classroom.Metric("Mean commitment slot", f"{r['commit']['mean']:.2f} of {r['n_blocks']}",
-                            help="The first slot from which the logit lens's answer stays the final answer, "
-                                 "averaged over the held-out inputs (0 = already after the stem).")]
+           classroom.Metric("Blocks before the answer settles", f"{r['commit']['mean']:.2f} of {r['n_blocks']}",
+                            help="Commitment depth: how many blocks run before the logit lens's answer stays the "
+                                 "final answer, averaged over the held-out inputs (0 = already after the stem).")]
     if r.get("change"):
         ch = r["change"]
         out.append(classroom.Metric(f"After: {figs.change_name(r)}", pct(ch["acc"]),
@@ -81,16 +81,17 @@ st.plotly_chart(figs.commitment(r), theme=None, key="fig_commit")
 ex = figs.examples(r)
 if ex is not None:
     st.plotly_chart(ex, theme=None, key="fig_examples")
-    st.caption("Each digit is labelled true digit → the model's answer, and the slot from which the lens's answer "
-               "stays that answer. Ties are broken by the order of the held-out set.")
+    st.caption("Each digit is labelled true digit → the model's answer, and how many blocks run before the lens's "
+               "answer stays that answer (a wrong final answer settles too). Ties are broken by the order of the "
+               "held-out set.")
 else:
     st.caption("The MLPs read 12 synthetic features, not images: their per-class commitment is on the right above.")
-left, right = st.columns(2)
-left.plotly_chart(figs.influence(r), theme=None, key="fig_influence")
-right.plotly_chart(figs.triangle(r), theme=None, key="fig_triangle")
-st.caption("Left: ShortGPT's block influence, 1 − cos(block input, block output), beside the held-out accuracy "
-           "really lost when that one block is skipped. Right: Gromov et al.'s angular distance between the state "
-           "at slot l and n slots later; a small value in row n says those n blocks change the stream little.")
+st.plotly_chart(figs.influence(r), theme=None, key="fig_influence")
+st.caption("ShortGPT's block influence, 1 − cos(block input, block output), beside the held-out accuracy really "
+           "lost when that one block is skipped (no retraining); on the right, one against the other.")
+st.plotly_chart(figs.triangle(r), theme=None, key="fig_triangle")
+st.caption("Gromov et al.'s picture: the angular distance between the state after l blocks and n blocks later; a small "
+           "value in row n says those n blocks change the stream little, so they are the candidates to drop.")
 
 st.download_button("Download this run's numbers (JSON)", json.dumps(to_plain(r), indent=1),
                    file_name=f"layerlab-lens-{model}-{route_op}-b{block}-seed{seed}.json", mime="application/json",
@@ -117,9 +118,9 @@ st.markdown(f"""
 4. **Tuned lens**: for each slot, the affine map that best sends what the head reads there onto what it reads after
    the last block (closed-form least squares on up to {lens.TUNED_INPUTS:,} training inputs; Belrose et al. train
    their maps on the KL instead), then the same head.
-5. **Commitment slot** of an input: the first slot from which the lens's answer never changes again.
+5. **Commitment depth** of an input: how many blocks run before the lens's answer never changes again.
 6. **Block influence** 1 − cos(input, output) of each block, and the **angular distance**
-   arccos(cos)/π between the state at slot l and n slots later (per input, averaged over tokens for the ViT;
+   arccos(cos)/π between the state after l blocks and n blocks later (per input, averaged over tokens for the ViT;
    Gromov et al. use the last token only).
 7. **The real cost**: held-out accuracy with each block deleted (and each pair of neighbours), no retraining.
    Spearman's rank correlation says whether the cheap geometry predicts it; its noise comes from
@@ -135,19 +136,23 @@ text.show_code([lens.claims])
 text.section("What the simulations show")
 half = r["n_blocks"] // 2
 lines = [f"The {lens.MODEL_LABELS[model]} scores **{pct(r['base_acc'])}** held-out (chance {pct(r['chance'])}). "
-         f"Read after the stem its own head gives **{pct(r['slot_acc'][0])}**, halfway ({r['slots'][half]}) "
+         f"Read after the stem its own head gives **{pct(r['slot_acc'][0])}**, halfway (after {half} of "
+         f"{r['n_blocks']} blocks) "
          f"**{pct(r['slot_acc'][half])}**; the tuned lens gives {pct(r['tuned_slot_acc'][0])} and "
          f"{pct(r['tuned_slot_acc'][half])} there.",
-         f"The mean commitment slot is **{r['commit']['mean']:.2f}** of {r['n_blocks']} (tuned lens: "
+         f"On average **{r['commit']['mean']:.2f}** of the {r['n_blocks']} blocks run before the answer settles ("
+         f"tuned lens: "
          f"{r['tuned_commit']['mean']:.2f}); {pct(r['commit']['hist'][0] / r['n_test'])} of the inputs have their "
          "final answer already after the stem.",
          f"Block influence ranges from {min(r['block_influence']):.3f} to {max(r['block_influence']):.3f}; deleting "
-         f"one block costs from {pts(-min(r['delete_cost']), 0)} to {pts(-max(r['delete_cost']), 0)} "
+         f"one block changes the held-out accuracy by {pts(-max(r['delete_cost']), 0)} to "
+         f"{pts(-min(r['delete_cost']), 0)} "
          f"(Spearman ρ = {r['checks']['influence']['rho']:.2f} between the two)."]
 if r.get("change"):
     ch = r["change"]
     lines.append(f"With {figs.change_name(r)} the model gives **{pct(ch['acc'])}** "
-                 f"({pts(ch['acc'], r['base_acc'])}); its mean commitment slot is {ch['commit_mean']:.2f}.")
+                 f"({pts(ch['acc'], r['base_acc'])}); {ch['commit_mean']:.2f} of its {len(ch['route'])} blocks run "
+                 "before its answer settles, on average.")
 st.markdown("\n".join(f"- {x}" for x in lines))
 
 text.section("Against the paper")

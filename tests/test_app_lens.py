@@ -14,7 +14,7 @@ def _charts(at) -> int:
 def test_lens_page_runs_follows_the_controls_and_draws_its_claims():
     at = open_page("lens")
     labels = [m.label for m in at.metric]
-    assert "Mean commitment slot" in labels and "Model (held-out)" in labels
+    assert "Blocks before the answer settles" in labels and "Model (held-out)" in labels
     assert _charts(at) >= 6  # lens curve, confidence, commitment, digits, influence, triangle
     r = lens.run(lens.LensConfig())  # the page's default result, from the test store
     drawn = claims_view.rendered_verdicts([md.value for md in at.markdown])

@@ -20,7 +20,7 @@ def summary(r: dict[str, Any]) -> str:
              f"{r['chance']:.3f}); slots {', '.join(r['slots'])}",
              f"logit lens accuracy %  {_row(r['slot_acc'])}",
              f"tuned lens accuracy %  {_row(r['tuned_slot_acc'])}",
-             f"mean commitment slot   {r['commit']['mean']:.2f} of {r['n_blocks']}",
+             f"blocks before settling {r['commit']['mean']:.2f} of {r['n_blocks']}",
              "block influence        " + " ".join(f"{v:.3f}" for v in r["block_influence"]),
              "cost of deleting it    " + " ".join(f"{100 * v:+.1f}" for v in r["delete_cost"]) + " pts"]
     if r["change"]:
@@ -39,7 +39,7 @@ def _table(args: argparse.Namespace) -> int:
     print(f"Layer lens: held-out accuracy (%) read after the stem and after every block, mean of seed(s) {seeds}")
     for mo, row in t["rows"].items():
         print(f"\n{lens.MODEL_LABELS[mo]} (trained {100 * row['base_acc']:.1f} %, chance {100 * row['chance']:.1f} %, "
-              f"mean commitment slot {row['commit_mean']:.2f})")
+              f"mean blocks before the answer settles {row['commit_mean']:.2f})")
         print(f"  {'logit lens':<12}{_row(row['slot_acc'])}")
         print(f"  {'tuned lens':<12}{_row(row['tuned_slot_acc'])}")
         for ps in row["per_seed"]:
