@@ -45,6 +45,7 @@ def run() -> None:
                 url_path="iot"),
         st.Page(ROOT / "pages" / "rearrange.py", title="Rearrange layers", icon=":material/swap_vert:",
                 url_path="rearrange"),
+        st.Page(ROOT / "pages" / "lens.py", title="Layer lens", icon=":material/visibility:", url_path="lens"),
     ]
     controls.start_run()  # every run registers its page's controls afresh (app/controls.py)
     st.navigation(pages).run()

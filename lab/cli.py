@@ -16,7 +16,8 @@ from .cli_commands.common import OneLineParser, add_workers
 # Modules that define `register(subparsers, tables)`; each adds its experiment's subcommand and tables.
 COMMAND_MODULES = ("lab.cli_commands.delete", "lab.cli_commands.layerdrop", "lab.cli_commands.reinit",
                    "lab.cli_commands.shuffle", "lab.cli_commands.iot", "lab.cli_commands.rearrange",
-                   "lab.cli_commands.warm", "lab.cli_commands.pack")
+                   "lab.cli_commands.warm", "lab.cli_commands.pack",
+                   "lab.cli_commands.lens")
 
 
 def build_parser() -> OneLineParser:

@@ -27,7 +27,7 @@ from .store import active_store, config_json
 # Page name (its URL path) -> the experiment module whose CONTROLS / PRESETS / needs describe it.
 PAGES = {"delete": "lab.experiments.delete", "shuffle": "lab.experiments.shuffle", "reinit": "lab.experiments.reinit",
          "layerdrop": "lab.experiments.layerdrop", "iot": "lab.experiments.iot",
-         "rearrange": "lab.experiments.rearrange"}
+         "rearrange": "lab.experiments.rearrange", "lens": "lab.experiments.lens"}
 
 
 @dataclass(frozen=True)

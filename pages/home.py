@@ -39,6 +39,9 @@ st.markdown(
 - :material/swap_vert: **[Rearrange layers](rearrange)**: on a frozen trained network, skip, swap, reverse, repeat,
   loop or run the middle layers side by side, as "Transformer Layers as Painters" did to language models. Are the
   first and last layers special? Is a LayerShuffle-trained ViT robust to all of it? Layer-similarity maps show why.
+- :material/visibility: **[Layer lens](lens)**: read a trained network from the inside: its own head applied after
+  every block (logit and tuned lens). Where is each answer decided? Do block influence and angular distance predict
+  what deleting a block really costs?
 """
 )
 
@@ -70,7 +73,8 @@ st.subheader("Ready now", divider="gray")
 cols = st.columns(3)
 for i, (page, title) in enumerate([("delete", "Delete layers"), ("shuffle", "Shuffle layers"),
                                    ("reinit", "Re-initialise a layer"), ("layerdrop", "LayerDrop"),
-                                   ("iot", "Choose an order per input"), ("rearrange", "Rearrange layers")]):
+                                   ("iot", "Choose an order per input"), ("rearrange", "Rearrange layers"),
+                                   ("lens", "Layer lens")]):
     if not warm.describes(page):
         continue
     left = warm.ready(page)
