@@ -14,7 +14,8 @@ from lab.store import to_plain
 st.title(":material/content_cut: Delete layers")
 st.caption("Remove hidden layers from a trained MLP, plain or residual, and see what survives and what comes back.")
 
-page = classroom.Page(delete.PRESETS, delete.CONTROLS, delete.needs, demo=("arch", "k", "select", "recovery"))
+page = classroom.Page(delete.PRESETS, delete.CONTROLS, delete.needs, demo=("arch", "k", "select", "recovery"),
+                      name="delete")
 with page.controls():
     arch = controls.param(delete.DeleteConfig, "arch",
                           help="plain: h = relu(hW + b). residual: h = h + relu(hW + b): each layer adds a correction.")
@@ -66,6 +67,7 @@ with page.results():
               lambda res, title, height: figs.per_class(res, None if page.present else "Which classes suffer?",
                                                         height), r, pr,
               key="per_class")
+    page.reproduce(delete.run, cfg, figs.per_class)
 st.markdown(f"**Deleted blocks:** {r['dropped'] or 'none'} · **route that runs:** {r['route']}")
 
 if recovery != "none" and k > 0:
