@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 from urllib.parse import urlencode
 
@@ -116,7 +118,9 @@ class Page:
                  needs: Callable[[dict[str, Any]], list[lab_presets.Need]], demo: Sequence[str] = (),
                  name: str = "") -> None:
         self.presets, self.defaults, self.needs, self.demo = tuple(presets), dict(defaults), needs, tuple(demo)
-        self.name = name  # the page's file name in pages/: its workshop questions (lab/questions.py)
+        # The page's name (its file in pages/, e.g. "delete"): its workshop questions (lab/questions.py) and its
+        # downloads' names. By default the name of the file that builds the page.
+        self.name = name or Path(sys._getframe(1).f_code.co_filename).stem
         self.student = _flag(STUDENT)
         self.present = _flag(PRESENT) or self.student
         self.workshop = ws.Workshop(name, self.presets, self.defaults, self.present)
@@ -125,6 +129,7 @@ class Page:
         self._inline = st.container(horizontal=True, key="layerlab_inline") if self.present else None
         self._hidden = st.container(key=_HIDDEN)
         self._pinned: Optional[dict[str, Any]] = None
+        self._about: list[Any] = []  # results whose claims answer the workshop question (besides show's `r`)
         self._pin_read = False
         controls.start_run(self._place)
 
@@ -278,7 +283,7 @@ class Page:
              key: str = "main") -> None:
         """The metrics and the main figure of this run, next to the pinned run's when there is one; the figure
         first and full width when presenting. `figure(result, title, height)` draws one run."""
-        self.workshop.gate(r, self.settings())  # workshop mode: the question first; stops the page until Reveal
+        self.workshop.gate([r, *self._about], self.settings())  # workshop mode: the question first, until Reveal
         pin = self._pinned if pinned is not None and pr is not None else None
         height = PRESENT_HEIGHT if self.present else 440
         drawn: dict[str, Any] = {}
@@ -317,6 +322,10 @@ class Page:
             metrics()
             figures()
         ws.log_view(self.name, self.name.capitalize() or "A page", self.describe(self.settings()), drawn.get(""))
+
+    def about(self, *results: Any) -> None:
+        """Results (besides the one given to `show`) whose claims answer this view's workshop question."""
+        self._about.extend(results)
 
     def reproduce(self, fn: Callable[..., Any], cfg: Any, figure: Optional[Callable[..., Any]] = None) -> None:
         """The Reproduce expander of this view: `fn(cfg)` is the lab call, `figure(result)` the main figure."""

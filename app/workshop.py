@@ -133,7 +133,7 @@ class Workshop:
         if q is None:
             self._no_question()
             return
-        ans = lab_questions.answer(q, result.get("claims") if isinstance(result, dict) else None)
+        ans = lab_questions.answer(q, claims_in(result))
         state = self._state(q)
         with st.container(border=True, key="layerlab_question"):
             st.markdown(f"**:material/quiz: Predict first** · {md(q.prompt)}")
@@ -220,6 +220,16 @@ class Workshop:
         except Exception as exc:  # noqa: BLE001
             st.session_state["_layerlab_ws_reset_error"] = type(exc).__name__
         self._state(q)["revealed"] = False
+
+
+def claims_in(obj: Any) -> list[dict[str, Any]]:
+    """The claims a result carries: a result's `claims`, or those of every result in a list or tuple of them."""
+    if isinstance(obj, dict):
+        found = obj.get("claims")
+        return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+    if isinstance(obj, (list, tuple)):
+        return [c for item in obj for c in claims_in(item)]
+    return []
 
 
 def _set(state: dict[str, Any], key: str, value: Any) -> None:

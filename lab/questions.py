@@ -15,6 +15,7 @@ from typing import Any, Mapping, Optional, Sequence
 from .presets import Preset
 
 HOLDS, FAILS, UNSURE = True, False, None
+UNSURE_OPTION = ("Too close to call in this run", UNSURE)
 
 
 @dataclass(frozen=True)
@@ -83,16 +84,55 @@ def q(key: str, preset: str, prompt: str, claim: str, *options: tuple[str, Optio
 # -- the questions of each page (page name = the page's file in pages/) -----------------------------------------
 PAGES: dict[str, tuple[Question, ...]] = {
     "delete": (
-        q("delete.plain1", "plain1", "Delete one layer of the plain MLP, without any recovery: what happens to its "
-          "held-out accuracy?", "plain_one_deletion_fatal",
-          ("It falls to about chance", HOLDS), ("It drops, but stays well above chance", FAILS),
+        q("delete.default", "", "Delete 2 of the residual MLP's 7 blocks, then distil from the uncut network for 500 "
+          "steps: does it get back to the teacher's accuracy?", "delete.kd-reaches-teacher",
+          ("Yes: within a point of the teacher", HOLDS), ("No: it stays clearly below", FAILS),
           ("Too close to call in this run", UNSURE)),
-        q("delete.default", "", "Delete 2 of the residual MLP's 7 blocks, then distil for 500 steps: does it get "
-          "back to the original's accuracy?", "recovered_matches_original",
-          ("Yes, within noise of the original", HOLDS), ("No, it stays clearly below", FAILS)),
-        q("delete.res4", "res4", "Delete 4 of the residual MLP's 7 blocks, no recovery: what is left?",
-          "residual_graceful",
-          ("Well above chance: the stream survives", HOLDS), ("About chance, like the plain net", FAILS)),
+        q("delete.plain1", "plain1", "Delete one layer of the plain MLP, without any recovery: what happens to its "
+          "held-out accuracy, whichever layer goes?", "delete.plain-one-deletion-to-chance",
+          ("It falls to about chance", HOLDS), ("Some layer can go and it stays well above chance", FAILS),
+          ("Too close to call in this run", UNSURE)),
+        q("delete.res4", "res4", "Delete 4 of the residual MLP's 7 blocks, no recovery: which way of choosing them "
+          "keeps the most accuracy?", "delete.greedy-beats-influence-beats-random",
+          ("Greedy search, then ranking by block influence, then random", HOLDS),
+          ("Not in that order", FAILS), ("Too close to call in this run", UNSURE)),
+        q("delete.kd6", "kd6", "Cut 6 of the plain MLP's 7 blocks, then distil for 500 steps: does the network that "
+          "collapsed come back to its teacher's accuracy?", "delete.kd-reaches-teacher",
+          ("Yes: within a point of the teacher", HOLDS), ("No: it stays clearly below", FAILS),
+          ("Too close to call in this run", UNSURE)),
+    ),
+    "rearrange": (
+        q("rearrange.default", "", "Skip one middle block of the sequentially trained ViT (the others run in their "
+          "trained order): does it keep most of its accuracy?", "rearrange.vit-sequential.middle-tolerates-skip-swap",
+          ("Yes: the middle tolerates it", HOLDS), ("No: accuracy falls well below the original", FAILS),
+          ("Too close to call in this run", UNSURE)),
+        q("rearrange.repeat", "repeat", "Run one middle block in place of the whole middle, against skipping that same "
+          "span: which hurts the ViT more?", "rearrange.vit-sequential.repeat-worse-than-skip",
+          ("Repeating is worse than skipping", HOLDS), ("Repeating is no worse than skipping", FAILS),
+          ("Too close to call in this run", UNSURE)),
+    ),
+    "reinit": (
+        q("reinit.default", "", "Reset the plain MLP's first layer to its initial draw, every other layer as trained, "
+          "no recovery: does the network keep its accuracy?", "reinit.focus-robust",
+          ("Yes: that layer is robust", HOLDS), ("No: accuracy falls", FAILS), UNSURE_OPTION),
+        q("reinit.resblock", "resblock", "Reset a middle block of the residual MLP to its initial draw: does the "
+          "network keep its accuracy?", "reinit.focus-robust",
+          ("Yes: that block is robust", HOLDS), ("No: accuracy falls", FAILS), UNSURE_OPTION),
+    ),
+    "layerdrop": (
+        q("layerdrop.default", "", "Prune a residual MLP to half its depth (every other block): does training with "
+          "LayerDrop at p = 0.5 beat the ordinary model (p = 0)?", "layerdrop.p05-beats-p0-half-depth",
+          ("Yes: the LayerDrop model is clearly better", HOLDS), ("No: not better", FAILS),
+          ("Too close to call in this run", UNSURE)),
+    ),
+    "iot": (
+        q("iot.default", "", "Train 4 layer orders with shared weights and let a light predictor choose one per input: "
+          "does it beat the model trained in one fixed order?", "iot_beats_baselines",
+          ("Yes: clearly better", HOLDS), ("No: not better", FAILS), ("Too close to call in this run", UNSURE)),
+        q("iot.collapse", "collapse", "Switch the exploration term off: does the choice collapse onto one order?",
+          "collapse_without_exploration",
+          ("Yes: one order takes (almost) every input", HOLDS), ("No: the choice stays spread", FAILS),
+          ("Too close to call in this run", UNSURE)),
     ),
 }
 

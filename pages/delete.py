@@ -14,8 +14,7 @@ from lab.store import to_plain
 st.title(":material/content_cut: Delete layers")
 st.caption("Remove hidden layers from a trained MLP, plain or residual, and see what survives and what comes back.")
 
-page = classroom.Page(delete.PRESETS, delete.CONTROLS, delete.needs, demo=("arch", "k", "select", "recovery"),
-                      name="delete")
+page = classroom.Page(delete.PRESETS, delete.CONTROLS, delete.needs, demo=("arch", "k", "select", "recovery"))
 with page.controls():
     arch = controls.param(delete.DeleteConfig, "arch",
                           help="plain: h = relu(hW + b). residual: h = h + relu(hW + b): each layer adds a correction.")
