@@ -125,15 +125,6 @@ PAGES: dict[str, tuple[Question, ...]] = {
           ("Yes: the LayerDrop model is clearly better", HOLDS), ("No: not better", FAILS),
           ("Too close to call in this run", UNSURE)),
     ),
-    "iot": (
-        q("iot.default", "", "Train 4 layer orders with shared weights and let a light predictor choose one per input: "
-          "does it beat the model trained in one fixed order?", "iot_beats_baselines",
-          ("Yes: clearly better", HOLDS), ("No: not better", FAILS), ("Too close to call in this run", UNSURE)),
-        q("iot.collapse", "collapse", "Switch the exploration term off: does the choice collapse onto one order?",
-          "collapse_without_exploration",
-          ("Yes: one order takes (almost) every input", HOLDS), ("No: the choice stays spread", FAILS),
-          ("Too close to call in this run", UNSURE)),
-    ),
 }
 
 
