@@ -30,7 +30,7 @@ from urllib.parse import urlencode
 import plotly.graph_objects as go
 import streamlit as st
 
-from app import controls, query
+from app import charts, controls, query
 from app import workshop as ws
 from lab import presets as lab_presets
 
@@ -303,7 +303,7 @@ class Page:
             if fig is None:  # its numbers are still being computed: no empty axes
                 where.caption("This figure appears as soon as its numbers are computed (see the progress bars).")
             else:
-                where.plotly_chart(fig, theme=None, key=f"fig_{key}{suffix}")
+                charts.show(fig, f"fig_{key}{suffix}", where)  # with its caption and data table
 
         def figures() -> None:
             if pin is None:
