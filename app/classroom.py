@@ -123,7 +123,7 @@ class Page:
         self.name = name or Path(sys._getframe(1).f_code.co_filename).stem
         self.student = _flag(STUDENT)
         self.present = _flag(PRESENT) or self.student
-        self.workshop = ws.Workshop(name, self.presets, self.defaults, self.present)
+        self.workshop = ws.Workshop(self.name, self.presets, self.defaults, self.present)
         st.html(_CSS_ALWAYS + (_CSS_PRESENT if self.present else ""))
         self._toolbar = st.container(key="layerlab_toolbar")
         self._inline = st.container(horizontal=True, key="layerlab_inline") if self.present else None
