@@ -20,15 +20,18 @@ setting; app/query.py). All of them are read through app/query.py like every oth
 from __future__ import annotations
 
 import contextlib
+import re
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 from urllib.parse import urlencode
 
 import plotly.graph_objects as go
 import streamlit as st
-import streamlit.components.v1 as components
 
-from app import controls, query
+from app import charts, controls, query
+from app import workshop as ws
 from lab import presets as lab_presets
 
 PIN = "pin"
@@ -112,15 +115,21 @@ class Page:
     """The classroom tools of one experiment page; see the module docstring for the order of calls."""
 
     def __init__(self, presets: Sequence[lab_presets.Preset], defaults: dict[str, Any],
-                 needs: Callable[[dict[str, Any]], list[lab_presets.Need]], demo: Sequence[str] = ()) -> None:
+                 needs: Callable[[dict[str, Any]], list[lab_presets.Need]], demo: Sequence[str] = (),
+                 name: str = "") -> None:
         self.presets, self.defaults, self.needs, self.demo = tuple(presets), dict(defaults), needs, tuple(demo)
+        # The page's name (its file in pages/, e.g. "delete"): its workshop questions (lab/questions.py) and its
+        # downloads' names. By default the name of the file that builds the page.
+        self.name = name or Path(sys._getframe(1).f_code.co_filename).stem
         self.student = _flag(STUDENT)
         self.present = _flag(PRESENT) or self.student
+        self.workshop = ws.Workshop(self.name, self.presets, self.defaults, self.present)
         st.html(_CSS_ALWAYS + (_CSS_PRESENT if self.present else ""))
         self._toolbar = st.container(key="layerlab_toolbar")
         self._inline = st.container(horizontal=True, key="layerlab_inline") if self.present else None
         self._hidden = st.container(key=_HIDDEN)
         self._pinned: Optional[dict[str, Any]] = None
+        self._about: list[Any] = []  # results whose claims answer the workshop question (besides show's `r`)
         self._pin_read = False
         controls.start_run(self._place)
 
@@ -274,8 +283,10 @@ class Page:
              key: str = "main") -> None:
         """The metrics and the main figure of this run, next to the pinned run's when there is one; the figure
         first and full width when presenting. `figure(result, title, height)` draws one run."""
+        self.workshop.gate([r, *self._about], self.settings())  # workshop mode: the question first, until Reveal
         pin = self._pinned if pinned is not None and pr is not None else None
         height = PRESENT_HEIGHT if self.present else 440
+        drawn: dict[str, Any] = {}
 
         def metrics() -> None:
             if pin is None:
@@ -288,10 +299,11 @@ class Page:
 
         def draw(where: Any, result: Any, suffix: str) -> None:
             fig = figure(result, None, height)
+            drawn.setdefault(suffix, fig)
             if fig is None:  # its numbers are still being computed: no empty axes
                 where.caption("This figure appears as soon as its numbers are computed (see the progress bars).")
             else:
-                where.plotly_chart(fig, theme=None, key=f"fig_{key}{suffix}")
+                charts.show(fig, f"fig_{key}{suffix}", where)  # with its caption and data table
 
         def figures() -> None:
             if pin is None:
@@ -309,6 +321,15 @@ class Page:
         else:
             metrics()
             figures()
+        ws.log_view(self.name, self.name.capitalize() or "A page", self.describe(self.settings()), drawn.get(""))
+
+    def about(self, *results: Any) -> None:
+        """Results (besides the one given to `show`) whose claims answer this view's workshop question."""
+        self._about.extend(results)
+
+    def reproduce(self, fn: Callable[..., Any], cfg: Any, figure: Optional[Callable[..., Any]] = None) -> None:
+        """The Reproduce expander of this view: `fn(cfg)` is the lab call, `figure(result)` the main figure."""
+        ws.reproduce(self.name or "page", self.name.capitalize(), fn, cfg, figure)
 
 
 def _ready_icon(ready: str) -> str:
@@ -323,12 +344,17 @@ def _metric_row(items: Sequence[Metric]) -> None:
 def _scroll_to(key: str) -> None:
     """Scroll the page so that the keyed container's top is in view (after a preset was clicked far below it).
 
-    Streamlit has no scroll API; a zero-height component runs in a same-origin iframe and reaches the page."""
-    components.html(f"""<script>
-      const go = (n) => {{
-        const el = window.parent.document.querySelector('.st-key-{key}');
-        if (el) {{ el.scrollIntoView({{block: 'start', behavior: 'instant'}}); }}
-        else if (n > 0) {{ setTimeout(() => go(n - 1), 100); }}
-      }};
-      go(30);
-    </script>""", height=0)
+    Streamlit has no scroll API. st.html runs a script in the page itself when allowed to (the supported way since
+    st.components.v1.html, a same-origin iframe, was deprecated); `key` is one of the page's own constants."""
+    if not re.fullmatch(r"[a-z_]+", key):
+        raise ValueError(f"not a container key: {key!r}")
+    st.html(f"""<script>
+      (() => {{
+        const go = (n) => {{
+          const el = document.querySelector('.st-key-{key}');
+          if (el) {{ el.scrollIntoView({{block: 'start', behavior: 'instant'}}); }}
+          else if (n > 0) {{ setTimeout(() => go(n - 1), 100); }}
+        }};
+        go(30);
+      }})();
+    </script>""", unsafe_allow_javascript=True)

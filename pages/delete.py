@@ -66,6 +66,7 @@ with page.results():
               lambda res, title, height: figs.per_class(res, None if page.present else "Which classes suffer?",
                                                         height), r, pr,
               key="per_class")
+    page.reproduce(delete.run, cfg, figs.per_class)
 st.markdown(f"**Deleted blocks:** {r['dropped'] or 'none'} · **route that runs:** {r['route']}")
 
 if recovery != "none" and k > 0:

@@ -89,6 +89,7 @@ with page.results():
     pending.show()
     page.show(metrics_of(tr, obs, page.settings()), metrics_of(ptr, pobs, pin) if pcfg else None, main_figure,
               (tr, obs), (ptr, pobs) if pcfg else None, key="accuracy")
+    page.reproduce(iot.run, cfg)
 
 if tr is not None:
     left, right = st.columns(2)

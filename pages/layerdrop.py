@@ -99,6 +99,7 @@ with page.results():
     pr = jobs.run("Training the pinned setting", layerdrop.run, pcfg) if pcfg else None
     profiles = profiles_of(page.settings(), "Training the comparison models")
     pprofiles = profiles_of(pin, "The pinned setting's comparison models") if pr else None
+    page.about(r)  # the workshop question reads this run's claims
     if profiles is not None:
         page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr and pprofiles else None, main_figure,
                   (page.settings(), profiles, r), (pin, pprofiles, pr) if pprofiles else None, key="versus_p")
@@ -106,6 +107,7 @@ with page.results():
             st.caption(f"At r = {keep}: the diamond is a model of {keep} blocks trained from scratch with the same "
                        f"recipe and epochs, the square the p = 0 model's every other blocks distilled into {keep} "
                        "blocks. Compare them with the lines' points at r.")
+        page.reproduce(layerdrop.run, cfg)
 
 if abs(p - p_star) < 0.025:
     advice = f"You trained at **p = {p:g}**, the rule's choice for keeping {keep} of {n} blocks."

@@ -82,6 +82,7 @@ with page.results():
     pcfg = page.config(rearrange.config_of, pin) if pin else None
     pr = jobs.run("Training or loading the pinned setting's model", rearrange.run, pcfg) if pcfg else None
     page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None, main_figure, r, pr, key="route")
+    page.reproduce(rearrange.run, cfg, figs.route)
     st.markdown(f"**Route:** `{r['route']}`" + (" (the first of the random orders)" if r["draws"] > 1 else "")
                 + f" · **middle:** blocks {r['middle']}")
 

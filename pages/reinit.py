@@ -115,6 +115,7 @@ with page.results():
         page.show(metrics_of(f, page.settings()), metrics_of(pf, pin) if pf else None,
                   lambda res_, title, height: figs.per_class(res_, None if page.present else "Which classes suffer?",
                                                              height), f, pf, key="per_class")
+        page.reproduce(reinit.focus, fcfg, figs.per_class)
         if recovery != "none":
             st.plotly_chart(figs.recovery_curve(f), theme=None, key="fig_recovery")
         else:  # empty figures are not drawn

@@ -66,5 +66,5 @@ def command(sub: argparse._SubParsersAction, name: str, help: str, config: type,
         emit(answer(from_arguments(config, args), args), args.json, summary)
         return 0
 
-    p.set_defaults(func=go)
+    p.set_defaults(func=go, config_class=config)  # lab/reproduce.py finds a config's subcommand by this
     return p

@@ -1,0 +1,124 @@
+"""Charts readable by everyone: a text alternative for every Plotly figure, and colour never the only cue.
+
+`show(fig, key)` draws a figure the way every page should: with a caption that says what it shows and its main
+numbers (built from the figure's own traces, so it cannot disagree with what is drawn), a "Show the data" table of
+every value drawn, and a second cue besides colour where several series share one plot (bar patterns, line dashes
+and marker symbols), unless the figure already sets its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+PATTERNS = ("", "/", "x", ".", "\\", "+", "-", "|")
+DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "star", "cross", "pentagon")
+MAX_ROWS = 2000  # a table beyond this is not read by anyone; it says how many rows it left out
+
+
+def _name(trace: Any, i: int) -> str:
+    return str(trace.name) if trace.name else f"series {i + 1}"
+
+
+def _values(v: Any) -> list[Any]:
+    if v is None:
+        return []
+    try:
+        return list(v)
+    except TypeError:
+        return [v]
+
+
+def second_cue(fig: go.Figure) -> go.Figure:
+    """Give each bar series a pattern and each line series a dash and marker symbol of its own (the first keeps
+    the plain look), where the figure set none: colour is then never the only thing that tells series apart."""
+    bars = [t for t in fig.data if t.type == "bar" and t.showlegend is not False]
+    lines = [t for t in fig.data if t.type == "scatter" and t.showlegend is not False and _values(t.x)]
+    if len(bars) > 1:
+        for i, t in enumerate(bars):
+            if not (t.marker and t.marker.pattern and t.marker.pattern.shape):
+                t.update(marker_pattern_shape=PATTERNS[i % len(PATTERNS)])
+    if len(lines) > 1:
+        for i, t in enumerate(lines):
+            mode = t.mode or "lines"
+            if "lines" in mode and not (t.line and t.line.dash):
+                t.update(line_dash=DASHES[i % len(DASHES)])
+            if "markers" in mode and not (t.marker and t.marker.symbol):
+                t.update(marker_symbol=SYMBOLS[i % len(SYMBOLS)])
+    return fig
+
+
+def table(fig: go.Figure) -> pd.DataFrame:
+    """Every value the figure draws: one row per point (series, x, y, and text where a point has it); a heatmap
+    gives one row per cell."""
+    rows: list[dict[str, Any]] = []
+    for i, t in enumerate(fig.data):
+        name = _name(t, i)
+        if t.type == "heatmap":
+            z, xs, ys = _values(t.z), _values(t.x), _values(t.y)
+            for r, row in enumerate(z):
+                for c, v in enumerate(_values(row)):
+                    rows.append({"series": name, "x": xs[c] if c < len(xs) else c, "y": ys[r] if r < len(ys) else r,
+                                 "value": v})
+            continue
+        xs, ys = _values(getattr(t, "x", None)), _values(getattr(t, "y", None))
+        if getattr(t, "orientation", None) == "h":
+            xs, ys = ys, xs  # a horizontal bar: the category is on y, its value on x
+        texts = _values(getattr(t, "text", None))
+        for j in range(max(len(xs), len(ys))):
+            x = xs[j] if j < len(xs) else None
+            y = ys[j] if j < len(ys) else None
+            if x is None and y is None:
+                continue  # legend-only entries
+            row = {"series": name, "x": x, "value": y}
+            if j < len(texts) and texts[j] not in (None, ""):
+                row["label"] = texts[j]
+            rows.append(row)
+    data = pd.DataFrame(rows)
+    for col in ("x", "y", "label"):  # categories and numbers may mix in one column: Arrow wants one type
+        if col in data:
+            data[col] = data[col].map(lambda v: "" if v is None else str(v))
+    return data
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{100 * v:.1f} %" if 0.0 <= v <= 1.0 else f"{v:.3g}"
+    return str(v)
+
+
+def caption(fig: go.Figure, what: str = "") -> str:
+    """What the figure shows, in words, with its main numbers: per series its count and range of values."""
+    title = what or (fig.layout.title.text if fig.layout.title and fig.layout.title.text else "")
+    data = table(fig)
+    parts = []
+    if not data.empty:
+        for name, g in data.groupby("series", sort=False):
+            vals = [v for v in g["value"] if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if not vals:
+                continue
+            lo, hi = min(vals), max(vals)
+            parts.append(f"{name}: {len(vals)} values" + (f", {_fmt(lo)} to {_fmt(hi)}" if lo != hi else
+                                                           f", {_fmt(lo)}"))
+    head = f"{title}. " if title else ""
+    return head + ("; ".join(parts) + "." if parts else "No values drawn yet.")
+
+
+def show(fig: Optional[go.Figure], key: str, where: Any = None, what: str = "") -> None:
+    """Draw a figure with its caption and its "Show the data" table (in `where`, default the page)."""
+    where = st if where is None else where
+    if fig is None:
+        return
+    second_cue(fig)
+    where.plotly_chart(fig, theme=None, key=key)
+    where.caption(caption(fig, what))
+    with where.expander("Show the data", icon=":material/table:"):
+        data = table(fig)
+        if len(data) > MAX_ROWS:
+            st.caption(f"The first {MAX_ROWS} of {len(data)} rows.")
+            data = data.head(MAX_ROWS)
+        st.dataframe(data, hide_index=True, key=f"{key}_data")

@@ -1,0 +1,84 @@
+"""Workshop mode in a real browser (by hand, against a running server): the Delete page's question hides the
+results until a prediction and Reveal; the lecturer's presentation view in a second browser counts it.
+
+    python bench/workshop_browser.py http://127.0.0.1:8607 artifacts/
+
+Screenshots: desktop 1440x900 (student), projector 1280x720 (lecturer), phone 390x844 (student)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from playwright.sync_api import Page, sync_playwright
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from lab import questions, workshop_db  # noqa: E402
+from tests.browser import CHROMIUM_ARGS, wait_idle  # noqa: E402
+
+CODE = "TEST-1"
+
+
+def metrics(page: Page) -> int:
+    return page.locator("[data-testid='stMetric']").count()
+
+
+def main(url: str, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    q = questions.of("delete")[0]
+    workshop_db.Workshop().reset(CODE, q.key)  # a fresh round (the database lives in the store's folder)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        lecturer = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+        lecturer.goto(f"{url}/delete?present=1&class={CODE}")
+        wait_idle(lecturer, 600)
+        lecturer.get_by_text(f"Class {CODE}: 0 predictions").wait_for(timeout=30_000)
+        assert metrics(lecturer) == 0, "the lecturer's view shows results before the reveal"
+        lecturer.screenshot(path=out / "workshop-projector-before.png")
+
+        student = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
+        student.goto(f"{url}/delete?workshop=1&class={CODE}")
+        wait_idle(student, 600)
+        student.get_by_text("Predict first").wait_for(timeout=30_000)
+        n = metrics(student)
+        print("student metrics before reveal:", n)
+        assert n == 0, "results shown before the prediction"
+        student.screenshot(path=out / "workshop-desktop-question.png")
+        student.get_by_text(q.texts[0]).click()
+        student.get_by_role("button", name="Reveal").click()
+        wait_idle(student, 600)
+        n = metrics(student)
+        print("student metrics after reveal:", n)
+        assert n > 0, "no results after Reveal"
+        student.screenshot(path=out / "workshop-desktop-revealed.png", full_page=False)
+        student.get_by_text("What happened").scroll_into_view_if_needed()
+        student.screenshot(path=out / "workshop-desktop-verdict.png")
+
+        deadline = time.time() + 30
+        while time.time() < deadline and lecturer.get_by_text(f"Class {CODE}: 1 prediction").count() == 0:
+            time.sleep(0.5)  # the tally is a fragment that polls every 2 s
+        assert lecturer.get_by_text(f"Class {CODE}: 1 prediction").count() == 1, "the lecturer does not see it"
+        print("lecturer sees: 1 prediction")
+        lecturer.screenshot(path=out / "workshop-projector-tally.png")
+        lecturer.get_by_role("button", name="Reveal to the room").click()
+        wait_idle(lecturer, 600)
+        lecturer.screenshot(path=out / "workshop-projector-revealed.png")
+
+        phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
+                                    device_scale_factor=2).new_page()
+        phone.goto(f"{url}/delete?workshop=1&class={CODE}")
+        wait_idle(phone, 600)
+        assert metrics(phone) == 0
+        phone.screenshot(path=out / "workshop-phone-question.png")
+        phone.get_by_text(q.texts[1]).click()
+        phone.get_by_role("button", name="Reveal").click()
+        wait_idle(phone, 600)
+        phone.screenshot(path=out / "workshop-phone-revealed.png")
+        tally = workshop_db.Workshop().tally(CODE, q.key, len(q.options))
+        print("database tally:", tally.counts)
+        browser.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], Path(sys.argv[2]))

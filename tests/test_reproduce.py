@@ -1,0 +1,91 @@
+"""Reproduce a view (lab/reproduce.py): the command, run as shown, prints the lab call's numbers; a generated
+notebook runs (nbclient, quick mode, a fresh store) and prints the same numbers; the worksheet is offline HTML."""
+
+import contextlib
+import io
+import json
+import os
+import shlex
+
+import pytest
+
+from lab import reproduce
+from lab.cli import main
+from lab.experiments import delete, layerdrop, rearrange
+
+CFG = delete.DeleteConfig(arch="plain", k=1, recovery="kd", steps=100, seed=3)
+
+
+@pytest.fixture
+def quick(monkeypatch):
+    monkeypatch.setenv("LAYERLAB_QUICK", "1")
+
+
+def test_the_command_names_every_flag_and_a_config_without_a_subcommand_has_none():
+    assert reproduce.command(CFG) == ("python -m lab delete --arch plain --k 1 --select greedy --recovery kd "
+                                      "--steps 100 --seed 3")
+    assert reproduce.command(rearrange.RearrangeConfig()).startswith("python -m lab rearrange --model ")
+    assert reproduce.command(layerdrop.LayerDropConfig(p=0.2)).count("--p 0.2") == 1
+    assert reproduce.command(delete.SweepConfig()) is None  # the sweep has no subcommand of its own
+    with pytest.raises(ValueError, match="width=64 has no command-line flag"):
+        reproduce.command(delete.DeleteConfig(width=64))
+
+
+def test_the_command_run_as_shown_prints_the_lab_calls_numbers(quick):
+    cmd = reproduce.command(CFG)
+    assert cmd.startswith("LAYERLAB_QUICK=1 python -m lab delete ")
+    argv = shlex.split(cmd)[4:]  # after `LAYERLAB_QUICK=1 python -m lab`
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([*argv, "--json"]) == 0
+    printed = json.loads(out.getvalue())
+    expected = delete.run(CFG)
+    assert reproduce.numbers(printed) == reproduce.numbers(expected)
+    assert {"base_acc", "cut_acc", "recovered_acc", "chance"} <= set(reproduce.numbers(expected))
+
+
+def test_a_generated_notebook_recomputes_the_same_numbers(quick, tmp_path):
+    nbclient = pytest.importorskip("nbclient", reason="nbclient is a test dependency (requirements-dev.txt)")
+    from app import figures_delete
+
+    expected = reproduce.numbers(delete.run(CFG))
+    nb = reproduce.notebook(delete.run, CFG, figures_delete.per_class, "Delete", store=str(tmp_path / "fresh"))
+    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3").execute()
+    assert reproduce.last_numbers(nb) == expected
+    assert any(o.get("data", {}).get("application/vnd.plotly.v1+json") for c in nb.cells if c.cell_type == "code"
+               for o in c.get("outputs", [])), "the figure cell drew nothing"
+    assert any(p.suffix == ".json" for p in (tmp_path / "fresh").rglob("*")), "the notebook used its own store"
+
+
+def test_numbers_are_accuracies_chance_and_verdicts():
+    r = {"base_acc": 0.9, "cut_acc": 0.5, "chance": 0.05, "n_blocks": 7, "route": [0, 2],
+         "claims": [{"key": "a.b", "holds": None}]}
+    assert reproduce.numbers(r) == {"base_acc": 0.9, "cut_acc": 0.5, "chance": 0.05, "claim:a.b": None}
+
+
+def test_the_worksheet_is_offline_html_with_everything_escaped():
+    import plotly.graph_objects as go
+
+    from app.workshop import worksheet_html
+
+    fig = go.Figure(go.Bar(x=["a"], y=[1]))
+    html = worksheet_html([
+        {"kind": "view", "page": "delete", "title": "Delete <b>", "describe": "k: 1", "at": "10:00",
+         "link": "http://x/delete?k=1&a=<script>", "figure": fig.to_json()},
+        {"kind": "prediction", "question": "What <i>happens</i>?", "chosen": "<img src=x onerror=alert(1)>",
+         "matched": True, "detail": "a & b", "verdict": "holds", "at": "10:01", "link": "javascript:alert(1)"},
+    ])
+    assert "<img src=x" not in html and "&lt;img src=x" in html
+    assert "Delete &lt;b&gt;" in html and "<script>" not in html.split("</h1>")[1].split("<div")[0]
+    assert "href='javascript" not in html  # only http(s) links become links
+    assert "<script src=" not in html  # Plotly inlined: no script fetched from the network
+    assert len(html) > 1_000_000  # plotly.js itself is in the file
+
+
+def test_the_notebook_is_valid_and_says_its_setting():
+    nbformat = pytest.importorskip("nbformat")
+    text = reproduce.notebook_text(delete.run, CFG, None, "Delete", "http://host/delete?k=1")
+    nb = nbformat.reads(text, as_version=4)
+    src = "\n".join(c.source for c in nb.cells)
+    assert "DeleteConfig(arch='plain', k=1, select='greedy', recovery='kd', steps=100, seed=3" in src
+    assert os.path.basename(__file__)  # (keeps the import list honest)
