@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
@@ -33,6 +34,8 @@ import streamlit as st
 from app import charts, controls, query
 from app import workshop as ws
 from lab import presets as lab_presets
+from lab.quick import quick
+from lab.store import active_store
 
 PIN = "pin"
 PRESENT = "present"
@@ -166,10 +169,7 @@ class Page:
 
     # -- the toolbar ---------------------------------------------------------------------------------------
     def _readiness(self, settings: dict[str, Any]) -> str:
-        try:
-            return lab_presets.describe_cost(lab_presets.cost(self.needs(settings)))
-        except ValueError:
-            return ""
+        return _readiness(self.needs, settings)
 
     def toolbar(self) -> None:
         """Try-this presets (each saying whether it is ready or how long it trains), Reset, Pin, Presentation."""
@@ -330,6 +330,31 @@ class Page:
     def reproduce(self, fn: Callable[..., Any], cfg: Any, figure: Optional[Callable[..., Any]] = None) -> None:
         """The Reproduce expander of this view: `fn(cfg)` is the lab call, `figure(result)` the main figure."""
         ws.reproduce(self.name or "page", self.name.capitalize(), fn, cfg, figure)
+
+
+# "ready" stays true (a stored entry is never removed under a running server); anything else is asked again after
+# READY_TTL seconds, so a button's caption catches up with a training that landed. Keyed by the store, so tests with
+# stores of their own do not share answers. Every rerun asked it of every preset, twice: 7 checks of 2-6 files.
+READY_TTL = 5.0
+_ready: dict[tuple[Any, ...], tuple[str, float]] = {}
+
+
+def _readiness(needs: Callable[[dict[str, Any]], list[lab_presets.Need]], settings: dict[str, Any]) -> str:
+    try:
+        key = (needs, tuple(sorted((k, repr(v)) for k, v in settings.items())), str(active_store().root), quick())
+    except TypeError:
+        key = None
+    hit = _ready.get(key) if key else None
+    now = time.monotonic()
+    if hit is not None and (hit[0] == "ready" or now - hit[1] < READY_TTL):
+        return hit[0]
+    try:
+        text = lab_presets.describe_cost(lab_presets.cost(needs(settings)))
+    except ValueError:
+        text = ""
+    if key is not None:
+        _ready[key] = (text, now)
+    return text
 
 
 def _ready_icon(ready: str) -> str:

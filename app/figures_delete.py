@@ -8,11 +8,13 @@ import plotly.graph_objects as go
 
 from . import figures_common as common
 from . import theme
+from .figcache import figure
 
 DASH = {"plain": "dash", "residual": "solid"}
 SYMBOL = {"plain": "square", "residual": "circle"}
 
 
+@figure
 def single_block(sweep: dict[str, Any]) -> go.Figure:
     """Accuracy after deleting each block alone, plain vs residual, with teacher and chance lines."""
     fig = go.Figure()
@@ -29,6 +31,7 @@ def single_block(sweep: dict[str, Any]) -> go.Figure:
     return theme.layout(fig, "Delete one block: which ones matter?", barmode="group")
 
 
+@figure
 def versus_k(sweep: dict[str, Any]) -> go.Figure:
     """Accuracy against the number of blocks deleted, before and after recovery, both architectures.
 
@@ -56,6 +59,7 @@ def versus_k(sweep: dict[str, Any]) -> go.Figure:
     return theme.layout(fig, f"Deleting more blocks ({cfg['select']})")
 
 
+@figure
 def per_class(r: dict[str, Any], title: str | None = "Which classes suffer?", height: int = 420) -> go.Figure:
     """Accuracy within each class: teacher, cut, recovered (the page's main figure)."""
     pc = r["per_class"]
@@ -71,11 +75,13 @@ def per_class(r: dict[str, Any], title: str | None = "Which classes suffer?", he
     return theme.layout(fig, title, height=height, barmode="group")
 
 
+@figure
 def recovery_curve(r: dict[str, Any]) -> go.Figure:
     """Held-out accuracy of the cut network during recovery."""
     return common.recovery_curve(r, "Recovery curve", f"recovering ({r['config']['recovery']})")
 
 
+@figure
 def selections(r: dict[str, Any]) -> go.Figure:
     """Each selection method's cut at this k: held-out and probe accuracy, with the blocks it dropped."""
     sel = r["selections"]

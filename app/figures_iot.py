@@ -9,6 +9,7 @@ from plotly.subplots import make_subplots
 
 from . import figures_common as common
 from . import theme
+from .figcache import figure
 
 TITLE_ACCURACY = "Every candidate order, and what choosing per input buys"
 
@@ -44,6 +45,7 @@ def _zoomed_axis(fig: go.Figure, values: list[float], chance: float, title: str)
         common.chance_line(fig, chance)
 
 
+@figure
 def accuracy(tr: dict[str, Any], obs: Optional[dict[str, Any]], title: Optional[str] = TITLE_ACCURACY,
              height: int = 460) -> go.Figure:
     """Each candidate order (IOT's shared weights; trained alone when Part 1 is in), then the methods."""
@@ -97,6 +99,7 @@ def _faded(colour: str, alpha: float) -> str:
     return "#{:02x}{:02x}{:02x}".format(*mix)
 
 
+@figure
 def class_choices(tr: dict[str, Any]) -> go.Figure:
     """A stacked bar per class: the share of its held-out inputs that the predictor sends to each order."""
     per = tr["choice_share_per_class"]
@@ -120,6 +123,7 @@ def _legend_below(fig: go.Figure, entries: int) -> go.Figure:
     return fig
 
 
+@figure
 def confusion(tr: dict[str, Any]) -> go.Figure:
     """Order chosen by the predictor (rows) against the order with the lowest loss for that input (columns)."""
     c = tr["choice_confusion"]
@@ -135,6 +139,7 @@ def confusion(tr: dict[str, Any]) -> go.Figure:
     return theme.layout(fig, f"Chosen vs best order ({tr['oracle_agreement']:.0%} agree)", height=520)
 
 
+@figure
 def collapse(on: dict[str, Any], off: dict[str, Any]) -> go.Figure:
     """Per epoch: the share of inputs sent to the most chosen order, and held-out IOT accuracy, with the
     exploration term on and off."""

@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 
 from . import figures_common as common
 from . import theme
+from .figcache import figure
 
 # Strategies: the lab's categorical set; the data-free rules solid, the searches dashed, the contiguous ones dotted.
 # Each also has its own marker and a small sideways offset: at some settings every strategy keeps the same blocks
@@ -38,6 +39,7 @@ def _legend_below(fig: go.Figure) -> go.Figure:
     return fig
 
 
+@figure
 def versus_p(profiles: list[dict[str, Any]], strategy: str, chosen_p: float, keep: int,
              title: str | None = None, height: int = 420, run: dict[str, Any] | None = None) -> go.Figure:
     """Accuracy against blocks kept, one line per training rate p, under one pruning strategy; with `run` (a
@@ -64,6 +66,7 @@ def versus_p(profiles: list[dict[str, Any]], strategy: str, chosen_p: float, kee
     return theme.layout(fig, title or f"Pruned without fine-tuning ({strategy}), by training rate p", height=height)
 
 
+@figure
 def strategies(prof: dict[str, Any], keep: int) -> go.Figure:
     """Every pruning strategy at one training rate: accuracy against blocks kept."""
     fig = go.Figure()
@@ -83,6 +86,7 @@ def strategies(prof: dict[str, Any], keep: int) -> go.Figure:
                                       height=560))
 
 
+@figure
 def p_star(profiles: list[dict[str, Any]], chosen_p: float, keep: int, strategy: str) -> go.Figure:
     """The rule p* = 1 - r/N against the trained rates, with the empirically best trained p at every r."""
     n = profiles[0]["n_blocks"]
@@ -114,6 +118,7 @@ def p_star(profiles: list[dict[str, Any]], chosen_p: float, keep: int, strategy:
     return _legend_below(theme.layout(fig, "Which p for which depth?", height=560))
 
 
+@figure
 def recovery_curve(r: dict[str, Any]) -> go.Figure:
     """Held-out accuracy of the pruned model during KD recovery."""
     return common.recovery_curve(r, "What fine-tuning (distillation) adds on top", "pruned, distilling",

@@ -10,6 +10,7 @@ from lab.experiments import rearrange
 
 from . import figures_common as common
 from . import theme
+from .figcache import figure
 
 # Colour is the architecture (residual MLP, ViT); the two ViTs differ in how they were trained, a second way,
 # drawn as a hatch on the LayerShuffle one, never as another meaning's colour.
@@ -21,6 +22,7 @@ SHORT = {"identity": "trained order", "skip": "skip one", "skip-first": "skip fi
          "parallel-sum": "parallel (sum)", "parallel-loop": "parallel, looped twice"}
 
 
+@figure
 def operations(profiles: dict[str, dict[str, Any]], chosen: str) -> go.Figure:
     """Share of the trained accuracy each operation keeps, one bar per model (the chosen model drawn solid)."""
     fig = go.Figure()
@@ -55,6 +57,7 @@ def operations(profiles: dict[str, dict[str, Any]], chosen: str) -> go.Figure:
     return fig
 
 
+@figure
 def per_block(prof: dict[str, Any]) -> go.Figure:
     """Accuracy after skipping, swapping or repeating each block (the ends included), for the chosen model."""
     n, ops = prof["n_blocks"], prof["ops"]
@@ -77,6 +80,7 @@ def per_block(prof: dict[str, Any]) -> go.Figure:
     return theme.layout(fig, "Block by block, ends included", height=440)
 
 
+@figure
 def route(r: dict[str, Any], title: str | None = "", height: int = 380) -> go.Figure:
     """What the chosen route runs: one column per sequential step, a parallel group stacked in one column."""
     n = r["n_blocks"]
@@ -119,6 +123,7 @@ def route(r: dict[str, Any], title: str | None = "", height: int = 380) -> go.Fi
     return theme.layout(fig, title, height=height)
 
 
+@figure
 def similarity(prof: dict[str, Any], kind: str) -> go.Figure:
     """Cosine or linear-CKA similarity between the hidden states after every pair of slots, values written in."""
     sim = prof["similarity"]

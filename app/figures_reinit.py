@@ -10,6 +10,7 @@ from plotly.subplots import make_subplots
 
 from . import figures_common as common
 from . import theme
+from .figcache import figure
 
 # One sequential, colour-blind-safe scale for every heatmap, fixed to 0..100 %, so the three models compare.
 SCALE = "Viridis"
@@ -19,6 +20,7 @@ def _title(r: dict[str, Any]) -> str:
     return f"<b>{r['model_name']}</b><br>trained {r['base_acc']:.1%} · chance {r['chance']:.1%}"
 
 
+@figure
 def heatmaps(results: dict[str, dict[str, Any]], focus: Optional[tuple[str, str, str]] = None,
              height: int = 520) -> go.Figure:
     """One robustness map per model, side by side on one colour scale (held-out accuracy after one change).
@@ -61,6 +63,7 @@ def _short(layer: str) -> str:
     return "b" + layer.split(".", 1)[1] if layer.startswith("blocks.") else layer
 
 
+@figure
 def distance_vs_damage(results: dict[str, dict[str, Any]], norm: str = "rel2") -> go.Figure:
     """Each layer's distance from its initialisation against the accuracy lost when re-initialised to t = 0.
 
@@ -99,6 +102,7 @@ def distance_vs_damage(results: dict[str, dict[str, Any]], norm: str = "rel2") -
     return fig
 
 
+@figure
 def per_class(f: dict[str, Any], title: str | None = "Which classes suffer?", height: int = 420) -> go.Figure:
     """Accuracy within each class: trained, after the change, after recovery (when there was one)."""
     pc = f["per_class"]
@@ -114,12 +118,14 @@ def per_class(f: dict[str, Any], title: str | None = "Which classes suffer?", he
     return theme.layout(fig, title, height=height, barmode="group")
 
 
+@figure
 def recovery_curve(f: dict[str, Any]) -> go.Figure:
     """Held-out accuracy of the changed network during recovery, with the trained model and chance."""
     return common.recovery_curve(f, "How fast does it come back?", f"recovering ({f['config']['recovery']})",
                                  cut_label="layer changed", base_label="trained")
 
 
+@figure
 def distance_bars(results: dict[str, dict[str, Any]], norm: str = "rel2") -> go.Figure:
     """Distance from initialisation per layer, one bar group per model."""
     fig = go.Figure()

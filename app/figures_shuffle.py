@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from app import theme
+from app.figcache import figure
 from lab.experiments.shuffle import MODE_LABELS
 
 # Colour is the order that ran (black: the trained order, wine: random orders), the same on every figure of the
@@ -20,6 +21,7 @@ def _panel_title(r: dict[str, Any], prefix: str = "") -> str:
     return f"{prefix}trained {MODE_LABELS[r['mode']]}"
 
 
+@figure
 def order_distribution(runs: list[dict[str, Any]], titles: Optional[list[str]] = None,
                        height: int = 420) -> go.Figure:
     """Histogram of accuracy over random orders, one panel per model, trained order and chance marked."""
@@ -47,6 +49,7 @@ def order_distribution(runs: list[dict[str, Any]], titles: Optional[list[str]] =
     return fig
 
 
+@figure
 def pruning(runs: list[dict[str, Any]], removed: int) -> go.Figure:
     """Accuracy against blocks removed (random subsets), one panel per model: the rest run in random order (wine,
     bars from min to max) or in their trained order (black, dashed)."""
@@ -79,6 +82,7 @@ def pruning(runs: list[dict[str, Any]], removed: int) -> go.Figure:
     return fig
 
 
+@figure
 def embedding(xy: list[list[float]], labels: list[int], colour_by: str, method: str,
               hover: Optional[dict[str, list[int]]] = None) -> go.Figure:
     """2-D view of per-slot CLS features, one colour per label value."""
@@ -99,6 +103,7 @@ def embedding(xy: list[list[float]], labels: list[int], colour_by: str, method: 
                         height=520)
 
 
+@figure
 def probe_bars(runs: dict[str, dict[str, Any]]) -> go.Figure:
     """Held-out accuracy of the slot probe per training mode, against chance 1/N."""
     modes = list(runs)

@@ -11,17 +11,20 @@ runs at once; whichever it is, progress, notices and the queue position reach th
 from __future__ import annotations
 
 import os
+import threading
 import time
 import traceback
+from collections import OrderedDict
 from typing import Any, Callable, Optional
 
 import streamlit as st
 
+from app import figcache
 from lab import engine as engines
 from lab import quick, warm
 from lab.engine import Job
 from lab.notices import collecting
-from lab.store import NotCached, cached_only
+from lab.store import NotCached, active_store, cached_only
 
 JobRunner = engines.Engine  # what runner() returns: `submit`, `jobs`, `key`, `ahead` (lab/engine.py)
 
@@ -67,17 +70,53 @@ def _status(label: str, job: Job) -> str:
 
 
 _MISSING = object()
+POLL_S = 0.5  # a waiting page redraws its progress at most this often
+RERUN_EVERY_S = 1.0  # a page reruns itself (a piece landed) at most once this often per session
+RUN_STARTED = "_layerlab_run_started"  # session_state: when this session's last full run began (app/shell.py)
+# Stored results already read, one shared object per store entry (by the entry's full path, so two stores or quick
+# mode never mix): an entry never changes once written (its name hashes what it depends on), so a rerun or another
+# session gets the same object without reading and parsing the file again, and app/figcache.py keys the figures
+# drawn from it by that name. Shared: pages must not change a result (they build new dicts from it).
+MAX_RESULTS = figcache.MAX_REGISTERED
+_results: OrderedDict[str, Any] = OrderedDict()
+_results_lock = threading.Lock()
+
+
+def entry_key(fn: Callable[..., Any], cfg: Any) -> Optional[str]:
+    """The store entry that holds `fn(cfg)` (its path), or None for a function that is not a cached entry point."""
+    kind = getattr(fn, "kind", None)
+    if kind is None:
+        return None
+    store = active_store()
+    return str(store.path(store.key(kind, cfg), ".json"))
+
+
+def _remember(key: Optional[str], result: Any) -> Any:
+    if key is None or result is None:
+        return result
+    with _results_lock:
+        _results[key] = result
+        _results.move_to_end(key)
+        while len(_results) > MAX_RESULTS:
+            _results.popitem(last=False)
+    figcache.register(key, result)
+    return result
 
 
 def _stored(label: str, fn: Callable[..., Any], cfg: Any) -> Any:
     """The stored result, read in this thread (never queued behind other students' training); _MISSING if it is
     not stored; None (with a message) if the config is invalid."""
     try:
+        key = entry_key(fn, cfg)
+        with _results_lock:
+            if key in _results:
+                _results.move_to_end(key)
+                return _results[key]
         with collecting() as notices, cached_only():
             result = fn(cfg, progress=lambda f, m: None)
         for n in notices:
             st.warning(n, icon="⚠️")
-        return result
+        return result if notices else _remember(key, result)  # a rebuilt entry is read afresh next time
     except NotCached:
         return _MISSING
     except ValueError as exc:
@@ -102,11 +141,20 @@ def run(label: str, fn: Callable[..., Any], cfg: Any) -> Optional[Any]:
     job = _started(label, fn, cfg, 0.05)
     fut = job.future
     if not fut.done():
-        bar = st.progress(0.0, text=_status(label, job))
+        shown = (0.0, _status(label, job))
+        bar = st.progress(shown[0], text=shown[1])
         while not fut.done():
-            time.sleep(0.15)
-            text = _status(label, job)
-            bar.progress(min(max(job.fraction, 0.0), 1.0), text=text)
+            # Wait on the future itself (it wakes the page the moment the job lands); redraw the bar at most
+            # POLL_S apart and only when what it says changed: thirty waiting students must not each send the
+            # browser a message several times a second.
+            try:
+                fut.result(timeout=POLL_S)
+            except Exception:  # noqa: BLE001 - still running (TimeoutError) or failed; the loop and _finished tell
+                pass
+            now = (round(min(max(job.fraction, 0.0), 1.0), 2), _status(label, job))
+            if now != shown and not fut.done():
+                bar.progress(now[0], text=now[1])
+                shown = now
         bar.empty()
     return _finished(label, job)
 

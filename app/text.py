@@ -6,6 +6,7 @@ The idea · How it works · The code (read from the running source, never pasted
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Callable, Sequence
 
@@ -21,9 +22,16 @@ def show_code(functions: Sequence[Callable], intro: str = "") -> None:
     if intro:
         st.markdown(intro)
     for fn in functions:
-        where = f"{inspect.getmodule(fn).__name__}.{fn.__qualname__}"
+        where, source = _source(fn)
         with st.expander(f"`{where}`", expanded=False):
-            st.code(inspect.getsource(fn), language="python", wrap_lines=True)  # no line cut at the edge
+            st.code(source, language="python", wrap_lines=True)  # no line cut at the edge
+
+
+@functools.lru_cache(maxsize=512)
+def _source(fn: Callable) -> tuple[str, str]:
+    """(qualified name, source) of a function: read once per function object (inspect tokenizes the whole file on
+    every call; a module reloaded after an edit brings new function objects, so the source stays current)."""
+    return f"{inspect.getmodule(fn).__name__}.{fn.__qualname__}", inspect.getsource(fn)
 
 
 def papers(items: Sequence[tuple[str, str]]) -> None:
