@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 import traceback
 from collections import OrderedDict
 from typing import Any, Callable, Optional

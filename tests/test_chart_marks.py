@@ -34,7 +34,7 @@ OBS = {"orders": ORDERS, "fixed_acc": [0.93, 0.9, 0.89], "best_fixed_acc": 0.93}
 
 
 def _iot_accuracy(axis_type: str | None) -> go.Figure:
-    fig = figures_iot.accuracy(TR, OBS)
+    fig = go.Figure(figures_iot.accuracy(TR, OBS).to_dict())  # a copy: built figures are shared (app/figcache.py)
     if axis_type is not None:
         fig.update_xaxes(type=axis_type)
     return fig
