@@ -164,8 +164,8 @@ st.markdown("""
   plain MLP each layer re-encodes everything, so the head reads early states as noise even when the information is
   there; the tuned lens's maps (or a probe) can still find it.
 - **Few blocks, few ranks.** With 6 to 8 blocks a rank correlation has little to go on: even a perfect ranking of 6
-  blocks happens by chance once in 720 orderings, and a couple of swapped ranks make it unremarkable. The claims say
-  "cannot tell" when that is the case.
+  blocks happens by chance once in 720 orderings, and a couple of swapped ranks make it unremarkable. A claim then says
+  that this run cannot decide.
 - **Cosine is not cost.** A block that changes the stream a lot can still be easy to lose if the next blocks undo
   or repeat its work; a quiet block can be the one that moves the decision boundary.
 - **Small task, small inputs.** The synthetic task needs only a couple of layers and the digits are easy, so many
