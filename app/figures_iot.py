@@ -165,8 +165,37 @@ def collapse(on: dict[str, Any], off: dict[str, Any]) -> go.Figure:
     fig.update_yaxes(tickformat=".1%", row=1, col=2)
     n = len(on["curves"]["top_share"])
     fig.update_xaxes(title="epoch", dtick=max(1, n // 8), range=[0.5, n + 0.5])
-    fig = theme.layout(fig, "Without the exploration term the choice collapses onto one order", height=520)
+    fig = theme.layout(fig, "Share of the most chosen order per epoch, exploration on and off", height=520)
     # the subplot titles sit where the lab's legend band goes: the legend moves under the plots
     fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.25, "xanchor": "left", "x": 0},
                       margin={"t": 100, "b": 120})
+    return fig
+
+
+SWEEP_LINES = (("sequential_acc", "sequential model", theme.ORIGINAL, "solid", "circle"),
+               ("best_fixed_acc", "best fixed order (trained alone)", theme.MARK, "dot", "square"),
+               ("shared_best_acc", "IOT's weights, best single order", theme.MARK, "dash", "diamond"),
+               ("ensemble_acc", "ensemble of the M orders", theme.MARK, "dashdot", "triangle-up"),
+               ("iot_acc", "IOT (predicted order)", theme.MARK, "solid", "star"),
+               ("oracle_acc", "oracle (best order per input)", theme.CHANCE, "longdash", "x"))
+
+
+def sweep(sw: dict[str, Any], height: int = 480) -> go.Figure:
+    """Held-out accuracy of every method against the number of candidate orders M (M = 1: the sequential model)."""
+    fig = go.Figure()
+    ms = [r["m"] for r in sw["rows"]]
+    vals = []
+    # One neutral colour for the ways of using IOT's weights, told apart by dash and marker (the lab's rule for a
+    # second distinction); the sequential model keeps its meaning colour.
+    for key, name, colour, dash, symbol in SWEEP_LINES:
+        ys = [r[key] for r in sw["rows"]]
+        vals += ys
+        fig.add_scatter(x=ms, y=ys, name=name, mode="lines+markers", line={"color": colour, "dash": dash, "width": 3},
+                        marker={"symbol": symbol, "size": 11}, hovertemplate="M = %{x}: %{y:.1%}<extra>" + name
+                        + "</extra>")
+    fig.update_xaxes(title="candidate orders M", tickvals=ms, type="linear")
+    _zoomed_axis(fig, vals, sw["chance"], "held-out accuracy")
+    theme.layout(fig, "Accuracy against the number of candidate orders", height=height)
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.2, "xanchor": "left", "x": 0},
+                      margin={"t": 60, "b": 150})
     return fig

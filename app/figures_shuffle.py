@@ -119,3 +119,25 @@ def probe_bars(runs: dict[str, dict[str, Any]]) -> go.Figure:
     theme.layout(fig, "Can a linear probe tell which slot a feature came from?", height=420, showlegend=False)
     fig.update_layout(margin={"r": 120})
     return fig
+
+
+def block_slot(runs: list[dict[str, Any]], height: int = 460) -> go.Figure:
+    """Held-out accuracy when block b runs in slot s (mean over the orders that put it there), one heatmap per model,
+    on one colour scale per panel's own range (a row that changes colour is a block whose slot matters)."""
+    fig = make_subplots(rows=1, cols=len(runs), horizontal_spacing=0.12,
+                        subplot_titles=[_panel_title(r) for r in runs])
+    for j, r in enumerate(runs, start=1):
+        bs = r["all_orders"]["block_slot"]
+        z = [[100 * v for v in row] for row in bs["acc"]]
+        d = len(z)
+        fig.add_trace(go.Heatmap(z=z, x=[f"slot {s}" for s in range(d)], y=[f"block {b}" for b in range(d)],
+                                 colorscale=theme.AMOUNT_SCALE, text=[[f"{v:.1f}" for v in row] for row in z],
+                                 texttemplate="%{text}", textfont={"size": theme.SMALL_FONT},
+                                 colorbar={"title": "%", "x": j / len(runs) - 0.02, "len": 0.8},
+                                 hovertemplate="%{y} in %{x}: %{z:.1f} % (mean of " + str(bs["count"])
+                                 + " orders)<extra></extra>"), row=1, col=j)
+        fig.update_yaxes(autorange="reversed", row=1, col=j)
+        fig.update_xaxes(title_text="slot it runs in", row=1, col=j)
+    theme.layout(fig, "Where each block works best: held-out accuracy with block b in slot s", height=height)
+    fig.update_layout(margin={"t": 90})
+    return fig

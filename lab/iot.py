@@ -8,9 +8,14 @@ order is the best, and the oracle that may pick the best order per input).
 Orders are data. A candidate *order* is a route of steps (`models.base.Step`): a tuple of `Step(block, variant)`.
   - block orders (`space="blocks"`): the steps are a permutation of the blocks, all in their standard variant;
     candidate 0 is the trained (identity) order, the other M - 1 are distinct permutations fixed by the seed.
-  - sub-layer orders (`space="sublayers"`, the paper's own space, ViT only): the blocks run in their trained
-    order and each step carries the block's sub-layer order: variant "" (attention, then MLP) or "mlp_first".
-    With D blocks there are 2^D such orders; candidate 0 is the standard one (all ""), the others are drawn.
+  - shared sub-layer orders (`space="shared"`, the paper's space, ViT only): ONE permutation of the sub-layers,
+    shared by every block (Zhu et al. reorder a decoder's three sub-layers: 3! = 6 orders). A ViT block has two
+    sub-layers (attention, MLP), so this space holds exactly 2 orders: attention first in every block (candidate
+    0, the trained order) or MLP first in every block. It is degenerate here (M = 2 only), and kept as such.
+  - per-block sub-layer orders (`space="sublayers"`, the lab's extension, ViT only): the blocks run in their
+    trained order and each block independently runs attention first ("") or MLP first ("mlp_first"). With D
+    blocks there are 2^D such orders; candidate 0 is the standard one (all ""), the others are drawn. This is
+    NOT the paper's space (the paper shares one sub-layer order across all blocks).
 Both are plain tuples of frozen dataclasses, so they hash, compare and serialise (`order_label`) like routes do.
 A later "rearrange layers" experiment extends the same way: repeated or looped blocks are already routes with
 repeated steps, and a parallel group of blocks is one more field of `Step` (the blocks it runs side by side),
@@ -50,7 +55,8 @@ from .train import TrainConfig, lr_factor, make_optimizer, train
 from .zoo import ModelSpec, build, task
 
 Order = tuple[Step, ...]
-SPACES = ("blocks", "sublayers")
+SPACES = ("blocks", "shared", "sublayers")
+SHARED_ORDERS = 2  # the ViT block's two sub-layers in either order, the same in every block
 
 
 @dataclass(frozen=True)
@@ -111,15 +117,24 @@ def sublayer_orders(n_blocks: int, m: int, seed: int) -> list[Order]:
     return [tuple(Step(b, MLP_FIRST if k >> b & 1 else "") for b in range(n_blocks)) for k in masks]
 
 
+def shared_sublayer_orders(n_blocks: int, m: int, seed: int = 0) -> list[Order]:
+    """The paper's space for a two-sub-layer block: every block attention first, then every block MLP first (the
+    seed draws nothing: there are only these two)."""
+    if m > SHARED_ORDERS:
+        raise ValueError(f"one sub-layer order shared by every block: a ViT block has 2 sub-layers, so only "
+                         f"{SHARED_ORDERS} orders exist (attention first or MLP first); asked for {m}")
+    return [tuple(Step(b, variant) for b in range(n_blocks)) for variant in ("", MLP_FIRST)[:m]]
+
+
 def candidate_orders(cfg: IOTConfig, n_blocks: int) -> list[Order]:
     """The M candidates of a config: index 0 is always the ordinary (trained) order."""
-    fn = block_orders if cfg.space == "blocks" else sublayer_orders
+    fn = {"blocks": block_orders, "shared": shared_sublayer_orders, "sublayers": sublayer_orders}[cfg.space]
     return fn(n_blocks, cfg.orders, cfg.order_seed)
 
 
 def order_label(order: Order, space: str = "blocks") -> str:
     """A short readable name: '0 1 2 3' for block orders, 'A M A A' (attention or MLP first) for sub-layer orders."""
-    if space == "sublayers" or any(s.variant for s in order):
+    if space in ("sublayers", "shared") or any(s.variant for s in order):
         return " ".join("M" if s.variant == MLP_FIRST else "A" for s in order)
     return " ".join(str(s.block) for s in order)
 

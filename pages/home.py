@@ -11,7 +11,9 @@ st.markdown(
 Train small neural networks on a laptop-class CPU, then **take their layers apart**: delete them, shuffle
 their order, re-initialise one, train with random layer dropping, and recover what was lost by distillation.
 Every number on these pages is computed live from seeded runs on held-out data; the same settings always
-give the same numbers, and every result is saved so the next student who asks for it gets it at once.
+give the same numbers, and every result is saved so the next student who asks for it gets it at once. Each page
+checks the papers' statements against its own run in a section "Against the paper", with the rule and the run's
+own noise behind each verdict.
 """
 )
 
@@ -21,12 +23,12 @@ st.markdown(
 - :material/content_cut: **[Delete layers](delete)**: remove k hidden layers from a trained 8-layer MLP, plain or
   residual.
   Which layers can go, chosen greedily, exhaustively, evenly, by how little they change their input, or at random?
-  Why does a plain network collapse to chance after one deletion while a residual one barely notices, and how much does
-  distillation from the uncut network bring back?
+  What does one deletion do to a plain network, and to a residual one? How much does distillation from the uncut
+  network bring back?
 - :material/shuffle: **[Shuffle layers](shuffle)**: train a tiny Vision Transformer on handwritten digits with its
   blocks in a fresh random order at every step (LayerShuffle), optionally telling each block its position or asking
-  it to guess it. Does the network still work in any order? Does each block know where it sits? UMAP views of the
-  features after every position show it.
+  it to guess it. Does the network still work in any order? Does each block know where it sits? A slot probe and
+  UMAP views of the features after every position let you check.
 - :material/restart_alt: **[Re-initialise a layer](reinit)**: are all layers created equal? Reset one layer of a trained
   network to its weights from the start of training (or from a later checkpoint), or draw it afresh, and map
   which layers are critical and which are robust, for plain and residual MLPs and the ViT.

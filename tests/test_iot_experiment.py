@@ -14,8 +14,8 @@ from lab.store import Store
 def test_config_rejects_bad_values_with_clear_messages():
     with pytest.raises(ValueError, match="only in the ViT"):
         iot.IOTConfig(model="mlp", space="sublayers")
-    with pytest.raises(ValueError, match="from 2 to 8"):
-        iot.IOTConfig(m=1)
+    with pytest.raises(ValueError, match="from 1 to 8"):
+        iot.IOTConfig(m=0)
     with pytest.raises(ValueError, match="exploration weight from 0 to 10"):
         iot.IOTConfig(explore=-0.5)
     with pytest.raises(ValueError, match="unknown model"):

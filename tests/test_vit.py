@@ -83,32 +83,36 @@ def test_parameter_names_are_prefixed_by_layer():
         assert any(n.startswith("head.norm") for n in names) and any(n.startswith("stem.pos") for n in names)
 
 
-def test_slot_embedding_follows_the_slot_not_the_block():
+def test_position_mode_is_the_official_shared_depth_embedding():
+    """One depth table shared by all blocks (stem.depth_embed, 32-d), concatenated with the stream and passed
+    through the block's own LayerNorm -> Linear -> GELU, added back before the block runs (matfrei/layershuffle)."""
     m = small_vit(slot_mode="position")
+    names = [n for n, _ in m.named_parameters()]
+    assert "stem.depth_embed" in names and m.stem.depth_embed.shape == (3, 32)
+    assert not any("slot_embed" in n for n in names)
     plain = small_vit(slot_mode="none")
-    plain.load_state_dict({k: v for k, v in m.state_dict().items() if "slot_embed" not in k})
+    plain.load_state_dict({k: v for k, v in m.state_dict().items() if "slot_proj" not in k and "depth" not in k})
     x = images()
     with torch.no_grad():
+        m.stem.depth_embed.normal_()  # trained values, so slots differ
         h = m.embed(x)
-        # block 1 run at slot 2 equals the plain block 1 on the stream plus row 2 of block 1's table
-        assert torch.allclose(m.run_block(h, 1, 2), plain.run_block(h + m.blocks[1].slot_embed[2], 1, 2), atol=1e-6)
-        # change the row for (block 1, slot 0): only routes that put block 1 in slot 0 may change
-        before = {r: m(x, r) for r in [(1, 0, 2), (0, 1, 2), (2, 0, 1)]}
-        m.blocks[1].slot_embed[0] += torch.randn(16)  # not a constant: LayerNorm would erase a constant shift
-        assert not torch.allclose(m(x, (1, 0, 2)), before[(1, 0, 2)], atol=1e-4)
-        assert torch.equal(m(x, (0, 1, 2)), before[(0, 1, 2)])
-        assert torch.equal(m(x, (2, 0, 1)), before[(2, 0, 1)])
+        e = m.stem.depth_embed[2].expand(*h.shape[:-1], 32)
+        p = m.blocks[1].slot_proj
+        ln = F.layer_norm(torch.cat([h, e], -1), (48,), p[0].weight, p[0].bias)
+        want = plain.run_block(h + F.gelu(ln @ p[1].weight.T + p[1].bias), 1, 2)
+        assert torch.allclose(m.run_block(h, 1, 2), want, atol=1e-5)
+        # the table is shared: changing row 0 changes every route's first block, whatever the block
+        before = {r: m(x, r) for r in [(1, 0, 2), (0, 1, 2)]}
+        m.stem.depth_embed[0] += torch.randn(32)
+        assert not torch.allclose(m(x, (1, 0, 2)), before[(1, 0, 2)], atol=1e-5)
+        assert not torch.allclose(m(x, (0, 1, 2)), before[(0, 1, 2)], atol=1e-5)
 
 
-def test_slot_embeddings_start_at_zero():
+def test_depth_embedding_starts_at_zero():
     torch.manual_seed(0)
     m = ViT(ViTConfig(slot_mode="position", **SMALL))
-    torch.manual_seed(0)
-    ref = ViT(ViTConfig(slot_mode="none", **SMALL))
-    assert all(float(b.slot_embed.detach().abs().max()) == 0.0 for b in m.blocks)
-    x = images()
-    with torch.no_grad():
-        assert torch.allclose(m(x, (2, 0, 1)), ref(x, (2, 0, 1)))
+    assert float(m.stem.depth_embed.detach().abs().max()) == 0.0
+    assert all(float(b.slot_proj[0].weight.detach().min()) == 1.0 for b in m.blocks)  # unit LayerNorms
 
 
 def test_predict_head_target_is_the_slot():

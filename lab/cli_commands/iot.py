@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 from typing import Any
 
 from ..experiments import iot
+from ..store import to_plain
 from .common import command, table_pool, text_progress
+from .shuffle import claim_lines
 
 
 def _shares(v: list[float]) -> str:
@@ -21,10 +24,35 @@ def summary(r: dict[str, Any]) -> str:
             f"{r['ensemble_acc']:.4f}; IOT {r['iot_acc']:.4f}; oracle {r['oracle_acc']:.4f} (orders trained "
             f"alone: {r['fixed_oracle_acc']:.4f}); choices {_shares(r['choice_share'])}; agreement with the "
             f"per-input best order {r['oracle_agreement']:.2f}; chance {r['chance']:.3f}; IOT training "
-            f"{r['train_seconds']:.1f} s ({r['cost']['train_block_run_ratio']:.0f}x the block runs of sequential)")
+            f"{r['train_seconds']:.1f} s ({r['cost']['train_block_run_ratio']:.0f}x the block runs of sequential)\n"
+            + claim_lines(r["claims"]))
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    """`table iot --ms 1 2 4 8`: every method against M, per model and seed, with the claims over the sweep."""
+    models = ["mlp"] if args.model == "all" else [args.model]
+    out = []
+    for mo in models:
+        for s in range(args.seeds):
+            cfg = iot.IOTConfig(model=mo, space=args.space, m=max(args.ms), seed=s)
+            out.append(iot.sweep(cfg, args.ms, text_progress, table_pool(args)))
+    if args.json:
+        print(json.dumps(to_plain(out)))
+        return 0
+    for sw in out:
+        c = sw["config"]
+        print(f"IOT against M: {c['model']} {c['space']}, seed {c['seed']}, held-out accuracy on {sw['n_test']} inputs")
+        keys = ("sequential_acc", "best_fixed_acc", "shared_best_acc", "ensemble_acc", "iot_acc", "oracle_acc")
+        print(f"{'M':>3}" + "".join(f"{k[:-4]:>14}" for k in keys))
+        for r in sw["rows"]:
+            print(f"{r['m']:>3}" + "".join(f"{r[k]:>14.4f}" for k in keys))
+        print(claim_lines(sw["claims"]))
+    return 0
 
 
 def _table(args: argparse.Namespace) -> int:
+    if args.ms:
+        return _sweep(args)
     seeds = list(range(args.seeds))
     models = list(iot.MODELS) if args.model == "all" else [args.model]
     t = iot.table(models, seeds, args.m, progress=text_progress, pool=table_pool(args))
@@ -51,4 +79,9 @@ def register(sub: argparse._SubParsersAction, tables: argparse._SubParsersAction
     t.add_argument("--model", choices=(*iot.MODELS, "all"), default="all")
     t.add_argument("--seeds", type=int, default=2)
     t.add_argument("--m", type=int, default=4)
+    t.add_argument("--ms", type=int, nargs="+", default=None,
+                   help="sweep M over these values instead (e.g. --ms 1 2 4 8): accuracy of every method against M, "
+                        "for --model (default mlp) and --space")
+    t.add_argument("--space", choices=iot.SPACES, default="blocks", help="order space of the sweep (--ms)")
+    t.add_argument("--json", action="store_true", help="print the sweep as one JSON list (--ms)")
     t.set_defaults(func=_table)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..claims import VERDICTS
 from ..experiments import shuffle
 from .common import command, table_pool, text_progress
 
@@ -27,6 +28,11 @@ def _brief(r: dict[str, Any]) -> dict[str, Any]:
         "pruning": [{"removed": p["removed"], "random_order_mean": p["random_order"]["mean"],
                      "trained_order_mean": p["trained_order"]["mean"]} for p in r["pruning"]],
         "train_seconds": r["train_seconds"],
+        "n_test": r["n_test"],
+        "comparison": {m: {"base_acc": c["base_acc"], "random_order_acc": {k: c["random_orders"][k] for k in
+                                                                            ("mean", "min", "max")},
+                           "position_probe_acc": c["probe"]["acc"]} for m, c in r["comparison"].items()},
+        "claims": r["claims"],
     }
 
 
@@ -35,7 +41,13 @@ def summary(b: dict[str, Any]) -> str:
     return (f"{shuffle.MODE_LABELS[b['mode']]} ViT, {b['depth']} blocks: trained order {b['sequential_acc']:.4f}, "
             f"{ro['n']} random orders mean {ro['mean']:.4f} (min {ro['min']:.4f}, max {ro['max']:.4f}), "
             f"reversed {b['reversed_acc']:.4f}; position probe {b['position_probe_acc']:.3f} "
-            f"(chance {b['probe_chance']:.3f}); trained in {b['train_seconds']:.0f} s")
+            f"(chance {b['probe_chance']:.3f}); trained in {b['train_seconds']:.0f} s\n" + claim_lines(b["claims"]))
+
+
+def claim_lines(claims: list[dict[str, Any]]) -> str:
+    """One line per claim: verdict, subject, statement, numbers."""
+    return "\n".join(f"  [{VERDICTS[c['holds']]}] {c.get('subject', '')}: {c['claim']} ({c['detail']})"
+                     for c in claims)
 
 
 def _table(args: argparse.Namespace) -> int:

@@ -14,14 +14,16 @@ The science is `lab/iot.py`; this module caches it by exactly what each piece de
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass, replace
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import torch
 
 from .. import iot as core
 from .. import presets
+from ..claims import all_of, at_least, at_most, binomial_se, claim, diff_se, noise_words, pct, pts
 from ..experiment import Pool, check, entry, param, seed_param, serial
 from ..progress import Progress, silent, span
 from ..recipes import IOT_MODELS, iot_spec
@@ -31,8 +33,9 @@ from ..zoo import ModelSpec, Trained, trained
 MODELS = IOT_MODELS
 MODEL_LABELS = {"mlp": "residual MLP", "vit": "ViT"}
 SPACES = core.SPACES
-SPACE_LABELS = {"blocks": "block orders", "sublayers": "sub-layer orders (ViT)"}
-M_MIN, M_MAX = 2, 8
+SPACE_LABELS = {"blocks": "block orders", "shared": "one sub-layer order for every block (the paper's; ViT, M = 2)",
+                "sublayers": "a sub-layer order per block (the lab's extension; ViT)"}
+M_MIN, M_MAX = 1, 8  # M = 1 is the sequential model itself (the sweep's first point); the page offers 2..8
 WEIGHT_MAX = 10.0
 METHODS = ("sequential", "best_fixed", "shared_best", "ensemble", "iot", "oracle")
 METHOD_LABELS = {"sequential": "sequential model", "best_fixed": "best fixed order (probe)",
@@ -40,10 +43,13 @@ METHOD_LABELS = {"sequential": "sequential model", "best_fixed": "best fixed ord
                  "iot": "IOT (predicted order)", "oracle": "oracle (best order per input)"}
 
 
-def _check_space(model: str, space: str) -> None:
-    if space == "sublayers" and model != "vit":
+def _check_space(model: str, space: str, m: Optional[int] = None) -> None:
+    if space in ("sublayers", "shared") and model != "vit":
         raise ValueError("sub-layer orders (attention first or MLP first) exist only in the ViT; choose the ViT "
                          "model or block orders")
+    if space == "shared" and m is not None and m > core.SHARED_ORDERS:
+        raise ValueError(f"one sub-layer order shared by every block has only {core.SHARED_ORDERS} candidates "
+                         f"(attention first or MLP first in every block): choose M = 1 or 2, or the per-block space")
 
 
 @dataclass(frozen=True)
@@ -52,8 +58,10 @@ class IOTConfig:
 
     model: str = param("mlp", "The network: the Delete page's residual MLP (synthetic task, seconds) or the digits "
                        "ViT (8x8 digits, minutes).", label="Model", choices=MODELS, labels=MODEL_LABELS)
-    space: str = param("blocks", "Which orders: permutations of the blocks, or (ViT only) attention-first or "
-                       "MLP-first inside each block.", label="Order space", choices=SPACES, labels=SPACE_LABELS)
+    space: str = param("blocks", "Which orders: permutations of the blocks; or (ViT only) one sub-layer order shared "
+                       "by every block, the paper's space (attention first or MLP first everywhere: 2 orders); or "
+                       "attention-first or MLP-first chosen for each block on its own (2^D orders, the lab's "
+                       "extension).", label="Order space", choices=SPACES, labels=SPACE_LABELS)
     m: int = param(4, "Candidate orders M: the trained order plus M - 1 others fixed by the seed.",
                    label="Candidate orders M", lo=M_MIN, hi=M_MAX)
     explore: float = param(1.0, "Weight of the exploration loss KL(uniform || batch-mean choice), which keeps "
@@ -69,7 +77,7 @@ class IOTConfig:
 
     def __post_init__(self) -> None:
         check(self)
-        _check_space(self.model, self.space)
+        _check_space(self.model, self.space, self.m)
 
     @property
     def spec(self) -> ModelSpec:
@@ -104,7 +112,7 @@ class FixedConfig:
     def __post_init__(self) -> None:
         if self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}; choose one of {', '.join(MODELS)}")
-        _check_space(self.model, self.space)
+        _check_space(self.model, self.space, self.index + 1)
         if not 1 <= self.index < M_MAX:
             raise ValueError(f"candidate index must be 1..{M_MAX - 1}, got {self.index}")
 
@@ -194,14 +202,34 @@ def training(cfg: IOTConfig, progress: Progress) -> dict[str, Any]:
             "train_seconds": r["cost"]["iot_train_seconds"]}
 
 
-def run(cfg: IOTConfig, progress: Progress = silent, store: Optional[Store] = None) -> dict[str, Any]:
-    """Part 1 and Part 2 of one config, joined (each stored on its own; see the module docstring)."""
+TWIN_KEYS = ("config", "curves", "iot_acc", "choice_share", "order_acc", "ensemble_acc", "orders")
+
+
+def run(cfg: IOTConfig, progress: Progress = silent, store: Optional[Store] = None,
+        twin: bool = True) -> dict[str, Any]:
+    """Part 1 and Part 2 of one config, joined (each stored on its own; see the module docstring), with the
+    training whose exploration term is switched (`twin`, for the collapse claim; skipped with twin=False) and the
+    claims."""
     with use_store(store or active_store()):
-        obs = observe(cfg.observe_cfg, span(progress, 0.0, 0.45))
-        tr = training(cfg, span(progress, 0.45, 1.0))
+        obs = observe(cfg.observe_cfg, span(progress, 0.0, 0.3))
+        tr = training(cfg, span(progress, 0.3, 0.65))
+        other = None
+        if twin:
+            on, off = cfg.explore_pair()
+            other = training(off if cfg.explore > 0 else on, span(progress, 0.65, 1.0))
     progress(1.0, "done")
+    return join(cfg, obs, tr, other)
+
+
+def join(cfg: IOTConfig, obs: dict[str, Any], tr: dict[str, Any],
+         twin: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """One result from the stored pieces (what `run` returns; the page joins the pieces it has the same way)."""
     part1 = {k: v for k, v in obs.items() if k not in ("config", "orders")}
-    return to_plain({**tr, **part1, "config": cfg, "sequential_acc": tr["sequential_acc"]})
+    out = to_plain({**tr, **part1, "config": cfg, "sequential_acc": tr["sequential_acc"]})
+    if twin is not None:
+        out["twin"] = to_plain({k: twin[k] for k in TWIN_KEYS})
+    out["claims"] = claims(out, out.get("twin"))
+    return out
 
 
 def collapse(cfg: IOTConfig, progress: Progress = silent, store: Optional[Store] = None) -> dict[str, Any]:
@@ -211,13 +239,154 @@ def collapse(cfg: IOTConfig, progress: Progress = silent, store: Optional[Store]
         on = training(on_cfg, span(progress, 0.0, 0.5))
         off = training(off_cfg, span(progress, 0.5, 1.0))
     progress(1.0, "done")
-    keep = ("config", "curves", "iot_acc", "choice_share", "order_acc", "ensemble_acc", "orders")
-    return {"on": {k: on[k] for k in keep}, "off": {k: off[k] for k in keep}}
+    return {"on": {k: on[k] for k in TWIN_KEYS}, "off": {k: off[k] for k in TWIN_KEYS}}
+
+
+# -- the paper's claims, as data (lab/claims.py): pure functions of a joined run (and its twin) ---------------
+SOURCE = "Zhu et al. 2021 (IOT), on translation (IWSLT14 De-En, decoder sub-layer orders)"
+SPACE_SOURCES = {"blocks": "; here over block orders (the paper reorders sub-layers; the same router applies)",
+                 "shared": "; here the paper's space, one sub-layer order for every block, which a two-sub-layer ViT "
+                           "block reduces to 2 orders",
+                 "sublayers": "; here over per-block sub-layer orders (2^D: the lab's extension, not the paper's "
+                              "space, which shares one order across blocks)"}
+ALIKE = 0.03  # "about the same on average": every two orders trained alone within 3 points
+GAP_MIN = 0.01  # "inputs prefer different orders": the oracle beats the best fixed order by at least 1 point
+COLLAPSE = 0.9  # "the choice collapses": the most chosen order takes at least 90 % of the held-out inputs
+
+
+def _source(r: dict[str, Any]) -> str:
+    return SOURCE + SPACE_SOURCES[r["config"]["space"]]
+
+
+def claim_orders_alike(r: dict[str, Any]) -> dict[str, Any]:
+    """Models trained alone in the M orders score about the same: the spread best - worst within ALIKE."""
+    acc, n = r["fixed_acc"], r["n_test"]
+    hi, lo = max(acc), min(acc)
+    se = diff_se(hi, lo, n)
+    holds = at_most(hi - lo, ALIKE, se)
+    return claim("orders_alike", "Models that differ only in layer order score about the same on average",
+                 _source(r) + "; the paper: BLEU 34.60-34.78 over six orders",
+                 {"fixed_acc": acc, "spread": hi - lo, "se": se, "n_test": n},
+                 f"the best and worst of the {len(acc)} orders (each trained alone) differ by less than "
+                 f"{100 * ALIKE:.0f} points, {noise_words(se)}",
+                 holds, f"orders trained alone: {', '.join(pct(a) for a in acc)}; spread {100 * (hi - lo):.1f} "
+                 f"pts on {n} held-out inputs")
+
+
+def claim_inputs_prefer(r: dict[str, Any]) -> dict[str, Any]:
+    """Single inputs prefer different orders: the oracle over the orders trained alone beats the best fixed order
+    (chosen on the probe split) by at least GAP_MIN. The gap is the share of inputs the best order gets wrong and
+    another gets right: a proportion of the test inputs, with its binomial error."""
+    n = r["n_test"]
+    gap = r["fixed_oracle_acc"] - r["best_fixed_acc"]
+    se = binomial_se(max(gap, 0.0), n)
+    holds = at_least(gap, GAP_MIN, se)
+    return claim("inputs_prefer_orders", "Single inputs prefer different orders: choosing the best order per input "
+                 "beats the best fixed order", _source(r) + "; the paper: each order is the best one for 14-18 % of "
+                 "sentences",
+                 {"fixed_oracle_acc": r["fixed_oracle_acc"], "best_fixed_acc": r["best_fixed_acc"], "gap": gap,
+                  "best_share": r["fixed_best_share"], "se": se, "n_test": n},
+                 f"the oracle (right when any order trained alone is right) beats the best fixed order by at least "
+                 f"{100 * GAP_MIN:.0f} point, {noise_words(se)}",
+                 holds, f"oracle {pct(r['fixed_oracle_acc'])}, best fixed order {pct(r['best_fixed_acc'])}: gap "
+                 f"{pts(gap)}; each order is the lowest-loss one for "
+                 f"{', '.join(f'{x:.0%}' for x in r['fixed_best_share'])} of the {n} held-out inputs")
+
+
+def claim_router_closes_gap(r: dict[str, Any]) -> dict[str, Any]:
+    """The predictor closes part of the shared weights' oracle gap: IOT above the same weights' best single order."""
+    n = r["n_test"]
+    gain = r["iot_acc"] - r["shared_best_acc"]
+    room = r["oracle_acc"] - r["shared_best_acc"]
+    se = diff_se(r["iot_acc"], r["shared_best_acc"], n)
+    share = gain / room if room > 0 else float("nan")
+    return claim("router_closes_gap", "A light predictor recovers part of the gap between the best single order and "
+                 "the best order per input", _source(r),
+                 {"iot_acc": r["iot_acc"], "shared_best_acc": r["shared_best_acc"], "oracle_acc": r["oracle_acc"],
+                  "gain": gain, "gap_share": share, "se": se, "n_test": n},
+                 f"IOT (each input in its predicted order) beats the same weights in their best single order (chosen "
+                 f"on the probe split) {noise_words(se)}",
+                 at_least(gain, 0.0, se), f"IOT {pct(r['iot_acc'])}, best single order {pct(r['shared_best_acc'])}, "
+                 f"oracle {pct(r['oracle_acc'])}: {pts(gain)} of a {100 * room:.1f}-point gap "
+                 f"({share:.0%})" if room > 0 else f"IOT {pct(r['iot_acc'])}, best single order "
+                 f"{pct(r['shared_best_acc'])}: no gap to close (oracle {pct(r['oracle_acc'])})")
+
+
+def claim_iot_beats_baselines(r: dict[str, Any]) -> dict[str, Any]:
+    """IOT beats the better of the sequential model and the best fixed order (the paper's headline)."""
+    n = r["n_test"]
+    base = max(r["sequential_acc"], r["best_fixed_acc"])
+    gain = r["iot_acc"] - base
+    se = diff_se(r["iot_acc"], base, n)
+    return claim("iot_beats_baselines", "IOT beats the model trained in one fixed order", _source(r),
+                 {"iot_acc": r["iot_acc"], "sequential_acc": r["sequential_acc"], "best_fixed_acc": r["best_fixed_acc"],
+                  "gain": gain, "se": se, "n_test": n},
+                 f"IOT beats the better of the sequential model and the best fixed order (trained alone, chosen on "
+                 f"the probe split) {noise_words(se)}",
+                 at_least(gain, 0.0, se), f"IOT {pct(r['iot_acc'])}, sequential {pct(r['sequential_acc'])}, best "
+                 f"fixed order {pct(r['best_fixed_acc'])}: {pts(gain)} on {n} held-out inputs")
+
+
+def claim_agreement(r: dict[str, Any]) -> dict[str, Any]:
+    """The predictor picks the input's best order more often than always picking the most common best order."""
+    n = r["n_test"]
+    honest = max(r["best_share"])
+    agree = r["oracle_agreement"]
+    se = diff_se(agree, honest, n)
+    return claim("predictor_finds_best_order", "The predictor picks each input's best order", _source(r) + "; the "
+                 "baseline is always picking the most common best order, not 1/M",
+                 {"agreement": agree, "most_common_best_share": honest, "one_over_m": 1 / len(r["best_share"]),
+                  "se": se, "n_test": n},
+                 f"the predictor's choice equals the lowest-loss order more often than always choosing the most "
+                 f"common lowest-loss order, {noise_words(se)}",
+                 at_least(agree - honest, 0.0, se), f"agreement {agree:.0%} against {honest:.0%} for always "
+                 f"choosing the most common best order (1/M = {1 / len(r['best_share']):.0%}); {n} held-out inputs")
+
+
+def first_epoch_at(curve: list[float], level: float) -> Optional[int]:
+    """The first epoch (1-based) whose value reaches `level`, or None."""
+    return next((i + 1 for i, v in enumerate(curve) if v >= level), None)
+
+
+def claim_collapse(r: dict[str, Any], twin: dict[str, Any]) -> dict[str, Any]:
+    """Without the exploration loss the choice collapses onto one order, and with it it does not: the final share of
+    the most chosen order (held-out inputs), off against on."""
+    on, off = (r, twin) if r["config"]["explore"] > 0 else (twin, r)
+    n = r["n_test"]
+    s_off, s_on = off["curves"]["top_share"][-1], on["curves"]["top_share"][-1]
+    se_off = binomial_se(s_off, n)
+    se = diff_se(s_off, s_on, n)
+    holds = all_of([at_least(s_off, COLLAPSE, se_off), at_least(s_off - s_on, 0.0, se)])
+    when = first_epoch_at(off["curves"]["top_share"], COLLAPSE)
+    epochs = len(off["curves"]["top_share"])
+    return claim("collapse_without_exploration", "Without the exploration loss the choice collapses onto one order",
+                 _source(r), {"top_share_off": s_off, "top_share_on": s_on, "first_epoch_off": when or 0,
+                              "epochs": epochs, "explore_on": on["config"]["explore"], "se": se, "n_test": n},
+                 f"with exploration weight 0 the most chosen order takes at least {COLLAPSE:.0%} of the held-out "
+                 f"inputs after the last epoch ({noise_words(se_off)}), and more than with exploration on "
+                 f"({noise_words(se)})",
+                 holds, f"most chosen order after epoch {epochs}: {s_off:.0%} of the inputs with exploration off, "
+                 f"{s_on:.0%} with it on (weight {on['config']['explore']:g}); "
+                 + (f"off first reached {COLLAPSE:.0%} after epoch {when}" if when else
+                    f"off never reached {COLLAPSE:.0%} in {epochs} epochs"))
+
+
+def claims(r: dict[str, Any], twin: Optional[dict[str, Any]] = None) -> list[dict[str, Any]]:
+    """Every claim a joined IOT run tests (the collapse needs the twin training with exploration switched)."""
+    out = []
+    if len(r["fixed_acc"]) > 1:
+        out += [claim_orders_alike(r), claim_inputs_prefer(r), claim_router_closes_gap(r)]
+    out += [claim_iot_beats_baselines(r)]
+    if len(r["fixed_acc"]) > 1:
+        out.append(claim_agreement(r))
+    if twin is not None and len(r["fixed_acc"]) > 1:
+        out.append(claim_collapse(r, twin))
+    return out
 
 
 ACC_KEYS = {"sequential": "sequential_acc", "best_fixed": "best_fixed_acc", "shared_best": "shared_best_acc",
             "ensemble": "ensemble_acc", "iot": "iot_acc", "oracle": "oracle_acc"}
-TABLE_ROWS = (("mlp", "blocks"), ("vit", "blocks"), ("vit", "sublayers"))
+TABLE_ROWS = (("mlp", "blocks"), ("vit", "blocks"), ("vit", "sublayers"))  # "shared" has M = 2 only: not here
 
 
 def table(models: list[str], seeds: list[int], m: int = 4, progress: Progress = silent,
@@ -232,7 +401,7 @@ def table(models: list[str], seeds: list[int], m: int = 4, progress: Progress = 
     # The pool computes the two stored parts of every run (side by side on the engine from the CLI); each run then
     # joins its parts from the store here.
     pool([(observe, c.observe_cfg) for c in cfgs] + [(training, c) for c in cfgs], progress)
-    runs = [run(c) for c in cfgs]
+    runs = [run(c, twin=False) for c in cfgs]  # the table's claims leave out the collapse (no twin trained)
     for (mo, sp, _), r in zip(jobs, runs, strict=True):
         cell = per.setdefault((mo, sp), {k: [] for k in (*METHODS, "agreement", "train_seconds")})
         for k in METHODS:
@@ -246,14 +415,86 @@ def table(models: list[str], seeds: list[int], m: int = 4, progress: Progress = 
     return out
 
 
+# -- accuracy against M (issue 17.5): the stored pieces of each M, joined; claims over the sweep ----------------
+SWEEP_MS = (1, 2, 4, 8)
+SWEEP_KEYS = ("sequential_acc", "best_fixed_acc", "shared_best_acc", "ensemble_acc", "iot_acc", "oracle_acc",
+              "fixed_oracle_acc", "oracle_agreement")
+
+
+def sweep_configs(cfg: IOTConfig, ms: Sequence[int] = SWEEP_MS) -> list[IOTConfig]:
+    """The configs of a sweep over M: this setting with each M (the candidates of M are the first M of M + 1's,
+    so the orders trained alone are shared along the sweep)."""
+    if not ms or any(not M_MIN <= m_ <= M_MAX for m_ in ms) or len(set(ms)) != len(ms):
+        raise ValueError(f"the sweep's M values must be distinct, from {M_MIN} to {M_MAX}; got {list(ms)}")
+    return [replace(cfg, m=m_) for m_ in sorted(ms)]
+
+
+def sweep(cfg: IOTConfig, ms: Sequence[int] = SWEEP_MS, progress: Progress = silent,
+          pool: Pool = serial) -> dict[str, Any]:
+    """Accuracy of every method against M for one setting (Part 1 and Part 2 of each M, computed by `pool`), and
+    the claims over the sweep. M = 1 is the sequential model itself (IOT training with one order is the ordinary
+    loop)."""
+    cfgs = sweep_configs(cfg, ms)
+    pool([(observe, c.observe_cfg) for c in cfgs] + [(training, c) for c in cfgs], progress)
+    runs = [run(c, twin=False) for c in cfgs]
+    return sweep_of(cfg, runs)
+
+
+def sweep_of(cfg: IOTConfig, runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The sweep's rows and claims from joined runs of increasing M (the page joins the pieces it has the same
+    way)."""
+    rows = [{"m": r["config"]["m"], **{k: r[k] for k in SWEEP_KEYS}} for r in runs]
+    out = {"config": to_plain(cfg), "n_test": runs[0]["n_test"], "chance": runs[0]["chance"], "rows": rows}
+    out["claims"] = sweep_claims(out)
+    return out
+
+
+def sweep_claims(sw: dict[str, Any]) -> list[dict[str, Any]]:
+    """The oracle gap grows with M; the predictor's gain over the best single order grows with it (its share of the
+    gap is reported). Compared: the smallest M >= 2 against the largest M of the sweep."""
+    rows = [r for r in sw["rows"] if r["m"] >= 2]
+    if len(rows) < 2:
+        return []
+    a, b, n = rows[0], rows[-1], sw["n_test"]
+    src = SOURCE + SPACE_SOURCES[sw["config"]["space"]] + "; the paper's M is the number of candidate orders"
+    gap_a, gap_b = a["oracle_acc"] - a["shared_best_acc"], b["oracle_acc"] - b["shared_best_acc"]
+    se = diff_se(max(gap_a, 0.0), max(gap_b, 0.0), n)
+    grow = claim("oracle_gap_grows_with_m", "The oracle gap grows with the number of candidate orders M", src,
+                 {"m_small": a["m"], "m_large": b["m"], "gap_small": gap_a, "gap_large": gap_b, "se": se,
+                  "n_test": n},
+                 f"the oracle's lead over the best single order (IOT's weights) is larger at M = {b['m']} than at "
+                 f"M = {a['m']}, {noise_words(se)}",
+                 at_least(gap_b - gap_a, 0.0, se), "oracle gap " + ", ".join(
+                     f"M = {r['m']}: {100 * (r['oracle_acc'] - r['shared_best_acc']):.1f} pts" for r in rows))
+    g_a, g_b = a["iot_acc"] - a["shared_best_acc"], b["iot_acc"] - b["shared_best_acc"]
+    se2 = math.hypot(diff_se(a["iot_acc"], a["shared_best_acc"], n), diff_se(b["iot_acc"], b["shared_best_acc"], n))
+
+    def share(r: dict[str, Any]) -> str:
+        room = r["oracle_acc"] - r["shared_best_acc"]
+        return f"{(r['iot_acc'] - r['shared_best_acc']) / room:.0%}" if room > 0 else "n/a"
+
+    keep = claim("router_gain_grows_with_m", "The predictor turns a larger choice into a larger gain", src,
+                 {"m_small": a["m"], "m_large": b["m"], "gain_small": g_a, "gain_large": g_b, "se": se2,
+                  "n_test": n},
+                 f"IOT's gain over the same weights' best single order is larger at M = {b['m']} than at "
+                 f"M = {a['m']}, {noise_words(se2)}",
+                 at_least(g_b - g_a, 0.0, se2), "IOT minus best single order (share of the oracle gap) "
+                 + ", ".join(f"M = {r['m']}: {100 * (r['iot_acc'] - r['shared_best_acc']):+.1f} pts ({share(r)})"
+                             for r in rows))
+    return [grow, keep]
+
+
 # -- the page's controls and presets (lab/presets.py; no Streamlit) ------------------------------------------
 CONTROLS = {"model": "mlp", "space": "blocks", "m": 4, "explore": 1.0, "exploit": 0.1, "gumbel": True, "seed": 0}
 PRESETS = (
-    presets.preset(CONTROLS, "collapse", "Switch exploration off", "Watch the collapse figure: without the "
-                   "exploration term one order takes every input.", explore=0.0),
-    presets.preset(CONTROLS, "sublayers", "ViT, attention or MLP first", "The paper's own order space: each block "
-                   "runs attention first or its MLP first (trains for a few minutes).", model="vit",
-                   space="sublayers"),
+    presets.preset(CONTROLS, "collapse", "Switch exploration off", "Without the exploration term, does one "
+                   "order take every input? Watch the collapse figure.", explore=0.0),
+    presets.preset(CONTROLS, "shared", "ViT, the paper's sub-layer space", "One sub-layer order shared by every "
+                   "block, as in the paper: with attention and MLP that is only 2 orders (M = 2). Trains for a few "
+                   "minutes.", model="vit", space="shared", m=2),
+    presets.preset(CONTROLS, "sublayers", "ViT, a sub-layer order per block", "The lab's extension: each block "
+                   "runs attention first or its MLP first on its own (2^6 orders, M of them drawn; trains for a few "
+                   "minutes).", model="vit", space="sublayers"),
     presets.preset(CONTROLS, "m8", "Eight orders", "A larger oracle, a harder choice: does the predictor's "
                    "agreement with the best order drop?", m=8),
     presets.preset(CONTROLS, "gumbel", "No Gumbel noise", "Order weights from a plain softmax: less exploration "

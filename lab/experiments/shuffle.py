@@ -19,13 +19,14 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass
-from typing import Any, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Optional, Sequence
 
 import numpy as np
 import torch
 
 from .. import embed, presets, quick, streams
+from ..claims import all_of, at_least, at_most, binomial_se, claim, diff_se, noise_words, pct, pts
 from ..data import Dataset
 from ..experiment import check, entry, param, seed_param
 from ..models import RoutedModel, accuracy
@@ -185,6 +186,24 @@ def view_points(model: RoutedModel, data: Dataset, seed: int) -> tuple[np.ndarra
     return f.reshape(-1, w), labels
 
 
+def block_slot_map(accs: Sequence[float], depth: int) -> dict[str, Any]:
+    """Where each block works best, read from the all-orders table (no new walk): `acc[b][s]` is the mean held-out
+    accuracy of the orders that run block b in slot s ((depth - 1)! of them each), `std[b][s]` their spread and
+    `count` how many; `position_contribution[b][s]` is acc[b][s] minus the mean over all orders."""
+    a = np.asarray(accs, dtype=np.float64)
+    perms = np.array(list(itertools.permutations(range(depth))))  # [orders, slot] -> block
+    if len(perms) != len(a):
+        raise ValueError(f"the table has {len(a)} orders; {depth} blocks have {len(perms)}")
+    acc = np.zeros((depth, depth))
+    std = np.zeros((depth, depth))
+    for s in range(depth):
+        for b in range(depth):
+            sel = a[perms[:, s] == b]
+            acc[b, s], std[b, s] = sel.mean(), sel.std()
+    return {"acc": acc.tolist(), "std": std.tolist(), "count": len(a) // depth,
+            "position_contribution": (acc - a.mean()).tolist()}
+
+
 # -- the experiment: one entry per piece, each cached on exactly what it depends on --------------------------
 @dataclass(frozen=True)
 class ModelConfig:
@@ -218,7 +237,7 @@ def model_summary(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
     t = trained(cfg.spec, span(progress, 0.0, 0.95))
     m, d = t.model, t.data
     n = m.n_blocks
-    return {"config": cfg, "mode": cfg.mode, "n_blocks": n, "chance": d.chance,
+    return {"config": cfg, "mode": cfg.mode, "n_blocks": n, "chance": d.chance, "n_test": len(d.test.y),
             "base_acc": accuracy(m, d.test.x, d.test.y),
             "reversed_acc": accuracy(m, d.test.x, d.test.y, tuple(reversed(range(n)))),
             "train_seconds": t.info["seconds"], "train_curve": t.info["test_acc"]}
@@ -272,19 +291,213 @@ def probe_and_view(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
     return {"probe": probe, "view": {"pca": embed.pca_2d(feats).tolist(), **labels}}
 
 
+def claim_modes(mode: str) -> tuple[str, ...]:
+    """The modes whose pieces the claims of a run of `mode` read: the mode itself, the sequential baseline, and
+    plain LayerShuffle (the reference for the slot probe of -position and -predict)."""
+    out = [mode]
+    for m in ("sequential", "shuffle"):
+        if m not in out and (m == "sequential" or mode in ("position", "predict")):
+            out.append(m)
+    return tuple(out)
+
+
 @entry("shuffle")
 def run(cfg: ShuffleConfig, progress: Progress) -> dict[str, Any]:
-    """One trained mode, evaluated: the pieces above put together (each cached on its own)."""
+    """One trained mode, evaluated: the pieces above put together (each cached on its own), the comparison models'
+    pieces the claims need (`comparison`, by mode) and the claims."""
     m = ModelConfig.of(cfg)
-    base = model_summary(m, span(progress, 0.0, 0.8))
+    base = model_summary(m, span(progress, 0.0, 0.5))
     all_orders = None
     if walks_all_orders(cfg.depth):
-        table = orders_table(m, span(progress, 0.8, 0.9))
+        table = orders_table(m, span(progress, 0.5, 0.6))
         all_orders = {k: table[k] for k in ("mean", "min", "max", "std", "n", "accs")}
-    rnd = random_order_stats(cfg, span(progress, 0.9, 0.93))
-    prune = pruning(m, span(progress, 0.93, 0.96))
-    pv = probe_and_view(m, span(progress, 0.96, 1.0))
-    return {**base, "config": cfg, "random_orders": rnd, "all_orders": all_orders, "pruning": prune, **pv}
+        all_orders["block_slot"] = block_slot_map(table["accs"], cfg.depth)
+    rnd = random_order_stats(cfg, span(progress, 0.6, 0.63))
+    prune = pruning(m, span(progress, 0.63, 0.66))
+    pv = probe_and_view(m, span(progress, 0.66, 0.7))
+    mine = {**base, "config": cfg, "random_orders": rnd, "all_orders": all_orders, "pruning": prune, **pv}
+    runs = {cfg.mode: mine}
+    others = claim_modes(cfg.mode)[1:]
+    for i, other in enumerate(others):
+        oc = replace(cfg, mode=other)
+        part = span(progress, 0.7 + 0.3 * i / len(others), 0.7 + 0.3 * (i + 1) / len(others))
+        runs[other] = {**model_summary(ModelConfig.of(oc), part), "random_orders": random_order_stats(oc, part),
+                       "probe": probe_and_view(ModelConfig.of(oc), part)["probe"], "all_orders": None}
+        if walks_all_orders(cfg.depth):  # the block x slot map of the comparison model (its table is stored)
+            t = orders_table(ModelConfig.of(oc), part)
+            runs[other]["all_orders"] = {"block_slot": block_slot_map(t["accs"], cfg.depth)}
+    comparison = {k: {f: v[f] for f in ("mode", "base_acc", "reversed_acc", "chance", "n_test", "random_orders",
+                                         "probe", "train_seconds", "all_orders")} for k, v in runs.items()
+                  if k != cfg.mode}
+    return {**mine, "comparison": comparison, "claims": claims(runs, cfg.mode),
+            "position_contribution": {k: v["all_orders"]["block_slot"]["position_contribution"]
+                                      for k, v in runs.items() if v.get("all_orders")}}
+
+
+# -- the paper's claims, as data (lab/claims.py): pure functions of the pieces above ---------------------------
+SOURCE = "Freiberger et al. 2024 (LayerShuffle), on ImageNet/CIFAR-100 ViTs; here a 6-block ViT on 8x8 digits"
+RETAIN_ANY = 0.9  # "works in any order": the mean over random orders keeps 90 % of the trained order's margin
+RETAIN_WORST = 0.5  # ... and the worst tested order keeps half of it
+FALL = 0.5  # "falls towards chance": the mean over random orders keeps less than half of that margin
+
+
+def _random_se(r: dict[str, Any]) -> float:
+    """Noise of a model's mean accuracy over random orders: the test inputs (binomial) and the draw of orders."""
+    ro = r["random_orders"]
+    k = max(len(ro["accs"]), 1)
+    return math.hypot(binomial_se(ro["mean"], r["n_test"]), ro["std"] / math.sqrt(k))
+
+
+def _retained(r: dict[str, Any], value: float) -> float:
+    """Share of the trained order's margin above chance that `value` keeps."""
+    margin = r["base_acc"] - r["chance"]
+    return (value - r["chance"]) / margin if margin > 0 else float("nan")
+
+
+def claim_falls_to_chance(seq: dict[str, Any]) -> dict[str, Any]:
+    """A sequential model in random orders falls towards chance: its mean keeps less than half of its margin."""
+    ro, n = seq["random_orders"], seq["n_test"]
+    thr = seq["chance"] + FALL * (seq["base_acc"] - seq["chance"])
+    se = math.hypot(_random_se(seq), FALL * binomial_se(seq["base_acc"], n))
+    holds = at_most(ro["mean"], thr, se)
+    return claim("seq_random_chance", "A sequentially trained ViT run in random block orders falls towards chance",
+                 SOURCE + " (the paper's baseline figure is approximate)",
+                 {"sequential_acc": seq["base_acc"], "random_mean": ro["mean"], "random_min": ro["min"],
+                  "orders": len(ro["accs"]), "chance": seq["chance"], "threshold": thr, "se": se, "n_test": n},
+                 f"the mean over random orders keeps less than {FALL:.0%} of the trained order's margin above chance, "
+                 f"i.e. stays below {pct(thr)}, {noise_words(se)}",
+                 holds, f"trained order {pct(seq['base_acc'])}, mean of {len(ro['accs'])} random orders "
+                 f"{pct(ro['mean'])} (worst {pct(ro['min'])}), chance {pct(seq['chance'])}: "
+                 f"{_retained(seq, ro['mean']):.0%} of the margin kept; {n} held-out images",
+                 subject="sequential")
+
+
+def claim_any_order(shu: dict[str, Any], label: str) -> dict[str, Any]:
+    """A LayerShuffle model works in any order: the mean over random orders keeps 90 % of the trained order's margin
+    above chance, and the worst tested order keeps half of it."""
+    ro, n = shu["random_orders"], shu["n_test"]
+    margin = shu["base_acc"] - shu["chance"]
+    thr_mean = shu["chance"] + RETAIN_ANY * margin
+    thr_worst = shu["chance"] + RETAIN_WORST * margin
+    se_mean = math.hypot(_random_se(shu), RETAIN_ANY * binomial_se(shu["base_acc"], n))
+    se_worst = math.hypot(binomial_se(ro["min"], n), RETAIN_WORST * binomial_se(shu["base_acc"], n))
+    holds = all_of([at_least(ro["mean"], thr_mean, se_mean), at_least(ro["min"], thr_worst, se_worst)])
+    return claim("shuffle_any_order", "A LayerShuffle-trained ViT works in any block order", SOURCE,
+                 {"trained_order_acc": shu["base_acc"], "random_mean": ro["mean"], "random_min": ro["min"],
+                  "orders": len(ro["accs"]), "chance": shu["chance"], "threshold_mean": thr_mean,
+                  "threshold_worst": thr_worst, "se_mean": se_mean, "se_worst": se_worst, "n_test": n},
+                 f"the mean over random orders keeps {RETAIN_ANY:.0%} of the trained order's margin above chance "
+                 f"(>= {pct(thr_mean)}) and the worst tested order keeps {RETAIN_WORST:.0%} (>= {pct(thr_worst)}), "
+                 f"each {noise_words(se_mean)} for the mean, {noise_words(se_worst)} for the worst",
+                 holds, f"trained order {pct(shu['base_acc'])}, mean of {len(ro['accs'])} random orders "
+                 f"{pct(ro['mean'])}, worst {pct(ro['min'])}, chance {pct(shu['chance'])}; {n} held-out images",
+                 subject=label)
+
+
+def claim_costs_accuracy(seq: dict[str, Any], shu: dict[str, Any], label: str) -> dict[str, Any]:
+    """LayerShuffle pays for order robustness: its mean over random orders against the sequential model in its trained
+    order (the paper's "about 20 %" compares arbitrary orders with the sequential baseline)."""
+    n = seq["n_test"]
+    ro = shu["random_orders"]
+    gap = seq["base_acc"] - ro["mean"]
+    se = math.hypot(binomial_se(seq["base_acc"], n), _random_se(shu))
+    holds = at_least(gap, 0.0, se)
+    return claim("shuffle_costs_accuracy", "A LayerShuffle model in arbitrary orders is less accurate than the "
+                 "sequential baseline (the paper: about 20 % lower)",
+                 SOURCE + "; compared here: LayerShuffle's mean over random orders against the sequential model in "
+                 "its trained order",
+                 {"sequential_acc": seq["base_acc"], "random_mean": ro["mean"], "gap": gap,
+                  "shuffle_trained_order_acc": shu["base_acc"], "se": se, "n_test": n},
+                 f"the sequential model in its trained order beats LayerShuffle's mean over random orders "
+                 f"{noise_words(se)}; the size is reported, not judged",
+                 holds, f"sequential (trained order) {pct(seq['base_acc'])}, {label} over {len(ro['accs'])} random "
+                 f"orders {pct(ro['mean'])}: {pts(-gap)} (relative {(-gap / seq['base_acc']):+.0%}; the paper: about "
+                 f"-20 %); {label} in its own trained order {pct(shu['base_acc'])}",
+                 subject=label)
+
+
+def claim_slot_decodable(r: dict[str, Any], shu: Optional[dict[str, Any]], label: str) -> dict[str, Any]:
+    """-position / -predict: the slot is decodable from the features, above chance and above plain LayerShuffle."""
+    p = r["probe"]
+    n = p["n_test"]
+    se_c = binomial_se(p["acc"], n)
+    vs_chance = at_least(p["acc"], p["chance"], se_c)
+    measured = {"probe_acc": p["acc"], "chance": p["chance"], "n_train_rows": p["n_train"], "n_test_rows": n}
+    if shu is None or shu.get("probe") is None:
+        vs_shuffle: Optional[bool] = None
+        more = "plain LayerShuffle's probe is not available"
+    else:
+        q = shu["probe"]
+        se = diff_se(p["acc"], q["acc"], n, q["n_test"])
+        vs_shuffle = at_least(p["acc"] - q["acc"], 0.0, se)
+        measured.update({"shuffle_probe_acc": q["acc"], "se_diff": se})
+        more = f"plain LayerShuffle {pct(q['acc'])} ({pts(p['acc'] - q['acc'])}, 2 SE = {100 * 2 * se:.1f} pts)"
+    measured["se"] = se_c
+    rows = (f"a logistic-regression probe trained on {p['n_train']:,} rows (10 random orders x 100 held-out digits x "
+            f"{round(1 / p['chance'])} slots) and tested on {n:,} rows of 10 other orders and 100 other digits")
+    return claim("slot_decodable", "Blocks of a LayerShuffle model told (or asked for) their position leave it "
+                 "readable in their outputs", "Freiberger et al. 2024 show outputs clustering by position in UMAP; "
+                 "this lab tests it with a linear probe on the CLS token after each slot, with the lab's split sizes; "
+                 "-predict's stem starts at 0.2, the others at 0.1 (lab/recipes.py)",
+                 measured,
+                 "the probe beats chance (1/slots) and plain LayerShuffle's probe, each by more than 2 standard errors "
+                 "(binomial on the test rows; rows share digits, so this understates the noise)",
+                 all_of([vs_chance, vs_shuffle]),
+                 f"{rows}: {pct(p['acc'])} against chance {pct(p['chance'])}; {more}", subject=label)
+
+
+SPREAD_MIN = 0.02  # "contribute according to position": a block's accuracy varies by 2+ points across its slots
+
+
+def claim_position_matters(r: dict[str, Any], seq: Optional[dict[str, Any]], label: str) -> dict[str, Any]:
+    """Blocks contribute according to their position: from the block x slot map, the mean over blocks of (best slot
+    - worst slot) of the block's accuracy, against SPREAD_MIN; noise: the spread of the orders inside the two cells
+    (the images are shared by every cell, so their noise largely cancels in a difference)."""
+    bs = r["all_orders"]["block_slot"]
+    acc, std, k = np.asarray(bs["acc"]), np.asarray(bs["std"]), bs["count"]
+    spreads, ses = [], []
+    for b in range(len(acc)):
+        hi, lo = int(acc[b].argmax()), int(acc[b].argmin())
+        spreads.append(acc[b, hi] - acc[b, lo])
+        ses.append(math.hypot(std[b, hi], std[b, lo]) / math.sqrt(k))
+    spread, se = float(np.mean(spreads)), float(np.mean(ses))
+    measured = {"mean_spread": spread, "spreads": spreads, "se": se, "orders_per_cell": k}
+    more = ""
+    if seq is not None and seq.get("all_orders"):
+        sa = np.asarray(seq["all_orders"]["block_slot"]["acc"])
+        measured["sequential_mean_spread"] = float(np.mean(sa.max(1) - sa.min(1)))
+        more = f"; the sequential model's: {100 * measured['sequential_mean_spread']:.1f} pts"
+    return claim("blocks_by_position", "Blocks of a LayerShuffle model contribute according to their position",
+                 "Freiberger et al. 2024 (layers 'learn to contribute differently based on their position', from "
+                 "per-layer analyses); here: held-out accuracy of every order, averaged over the orders that put a "
+                 "block in a slot", measured,
+                 f"a block's mean accuracy differs between its best and worst slot by more than {100 * SPREAD_MIN:.0f} "
+                 f"points on average over blocks, {noise_words(se)} (the orders' spread in the two cells)",
+                 at_least(spread, SPREAD_MIN, se),
+                 f"best minus worst slot per block: {', '.join(f'{100 * d:.1f}' for d in spreads)} pts (mean "
+                 f"{100 * spread:.1f}; {k} orders per cell){more}", subject=label)
+
+
+def claims(runs: dict[str, dict[str, Any]], mode: str) -> list[dict[str, Any]]:
+    """The claims a run of `mode` tests, from the pieces of the modes in `claim_modes(mode)` (any piece that is
+    missing leaves its claims out): each with its numbers, rule and three-way verdict."""
+    out: list[dict[str, Any]] = []
+    seq = runs.get("sequential")
+    if seq is not None and seq.get("random_orders") is not None:
+        out.append(claim_falls_to_chance(seq))
+    subject = "shuffle" if mode == "sequential" else mode
+    shu = runs.get(subject)
+    if shu is not None and shu.get("random_orders") is not None:
+        label = MODE_LABELS[subject]
+        out.append(claim_any_order(shu, label))
+        if seq is not None:
+            out.append(claim_costs_accuracy(seq, shu, label))
+        if shu.get("all_orders") and shu["all_orders"].get("block_slot"):
+            out.append(claim_position_matters(shu, seq, label))
+    r = runs.get(mode)
+    if mode in ("position", "predict") and r is not None and r.get("probe") is not None:
+        out.append(claim_slot_decodable(r, runs.get("shuffle"), MODE_LABELS[mode]))
+    return out
 
 
 @entry("shuffle-umap")
@@ -323,8 +536,13 @@ def needs(settings: dict[str, Any]) -> list[presets.Need]:
     mine = ModelConfig.of(cfg)
     theirs = ModelConfig(other, cfg.depth, cfg.seed, cfg.epochs)
     train = 15 * cfg.depth  # the ViT recipe: about 90 s at depth 6 on the classroom machine
-    return [presets.Need("this model", model_summary, mine, train),
-            presets.Need("the comparison model", model_summary, theirs, train),
-            presets.Need("random orders", random_order_stats, cfg, 5 + cfg.orders / 20),
-            presets.Need("pruning curve", pruning, mine, 5),
-            presets.Need("slot probe", probe_and_view, mine, 5)]
+    out = [presets.Need("this model", model_summary, mine, train),
+           presets.Need("the comparison model", model_summary, theirs, train),
+           presets.Need("random orders", random_order_stats, cfg, 5 + cfg.orders / 20),
+           presets.Need("pruning curve", pruning, mine, 5),
+           presets.Need("slot probe", probe_and_view, mine, 5)]
+    if "shuffle" in claim_modes(cfg.mode) and cfg.mode != "shuffle" and other != "shuffle":
+        # the claims compare this probe with plain LayerShuffle's (that model trains if no one has yet)
+        out.append(presets.Need("LayerShuffle's slot probe", probe_and_view,
+                                ModelConfig("shuffle", cfg.depth, cfg.seed, cfg.epochs), train + 5))
+    return out

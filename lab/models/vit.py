@@ -7,8 +7,12 @@ head:    final LayerNorm and a linear classifier on the CLS token.
 
 Slot modes (LayerShuffle, Freiberger et al. 2024), for models trained in a random block order:
   "none":      blocks are not told where they run.
-  "position":  each block owns a zero-initialised table of slot embeddings and adds the row of its *current
-               slot* to the residual stream before it runs (so the model starts out exactly like "none").
+  "position":  the official code's variant (matfrei/layershuffle, `postition_encoding_vit.py`): ONE depth
+               embedding table (slots x 32, zero-initialised, shared by all blocks, `stem.depth_embed`); before
+               a block runs, the row of its *current slot* is concatenated with every token of the stream and
+               passed through the block's own LayerNorm -> Linear -> GELU (`blocks.i.slot_proj`), whose output
+               is added back to the stream. (The lab's first version gave each block a slot table added to the
+               stream directly; it is gone.)
   "predict":   each block owns a small head (LayerNorm -> Linear) that predicts its current slot from the mean
                token of its output; `loss` adds that cross-entropy (mean over the route's blocks, weight 1).
 Sub-layer order (IOT, Zhu et al. 2021): the block variant "mlp_first" runs the same block as
@@ -29,6 +33,7 @@ from torch import nn
 from .base import Route, RoutedModel
 
 SLOT_MODES = ("none", "position", "predict")
+DEPTH_EMBED = 32  # width of the shared depth embedding of "position" (the official code's projection_dim)
 MLP_FIRST = "mlp_first"  # the block variant (see `base.Step`) that runs the MLP sub-layer before attention
 
 
@@ -77,6 +82,8 @@ class Stem(nn.Module):
         self.proj = nn.Linear(cfg.channels * cfg.patch * cfg.patch, cfg.width)
         self.cls = nn.Parameter(torch.zeros(1, 1, cfg.width))
         self.pos = nn.Parameter(torch.zeros(1, cfg.n_patches + 1, cfg.width))
+        # "position": one slot embedding shared by every block (it belongs to no block, so it lives in the stem)
+        self.depth_embed = nn.Parameter(torch.zeros(cfg.depth, DEPTH_EMBED)) if cfg.slot_mode == "position" else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         c, s, p = self.cfg.channels, self.cfg.image, self.cfg.patch
@@ -101,11 +108,10 @@ class Block(nn.Module):
         self.ln2 = nn.LayerNorm(w)
         self.fc1 = nn.Linear(w, cfg.mlp_ratio * w)
         self.fc2 = nn.Linear(cfg.mlp_ratio * w, w)
-        self.slot_embed: Optional[nn.Parameter] = None
+        self.slot_proj: Optional[nn.Sequential] = None
         self.slot_head: Optional[nn.Sequential] = None
         if cfg.slot_mode == "position":
-            # zero-initialised: at the start the model is exactly the plain shuffled model
-            self.slot_embed = nn.Parameter(torch.zeros(cfg.depth, w))
+            self.slot_proj = nn.Sequential(nn.LayerNorm(w + DEPTH_EMBED), nn.Linear(w + DEPTH_EMBED, w), nn.GELU())
         elif cfg.slot_mode == "predict":
             self.slot_head = nn.Sequential(nn.LayerNorm(w), nn.Linear(w, cfg.depth))
 
@@ -120,9 +126,13 @@ class Block(nn.Module):
     def mlp(self, h: torch.Tensor) -> torch.Tensor:
         return self.fc2(F.gelu(self.fc1(h)))
 
-    def forward(self, h: torch.Tensor, slot: int, mlp_first: bool = False) -> torch.Tensor:
-        if self.slot_embed is not None:
-            h = h + self.slot_embed[min(slot, self.slot_embed.shape[0] - 1)]
+    def forward(self, h: torch.Tensor, slot: int, mlp_first: bool = False,
+                depth_row: Optional[torch.Tensor] = None) -> torch.Tensor:
+        if self.slot_proj is not None:
+            if depth_row is None:
+                raise ValueError("a 'position' block needs the depth embedding of its slot (run it through the ViT)")
+            e = depth_row.expand(*h.shape[:-1], depth_row.shape[-1])
+            h = h + self.slot_proj(torch.cat([h, e], dim=-1))
         if mlp_first:  # the other sub-layer order; each sub-layer keeps its own LayerNorm
             h = h + self.mlp(self.ln2(h))
             return h + self.attention(self.ln1(h))
@@ -164,12 +174,12 @@ class ViT(RoutedModel):
         the blocks add, so even a sequentially trained model barely notices a new block order (68-71 % over
         random orders). The stem scale trades the two: smaller makes the sequential model depend on its order,
         larger lets LayerShuffle train; `lab.recipes` records the measurements behind the value it uses.
-        Slot embeddings stay zero. Takes a generator so one layer can be re-drawn alone.
+        The depth embedding stays zero (as in the official code). Takes a generator so one layer can be re-drawn alone.
         """
         with torch.no_grad():
             for name, p in self.named_parameters():
-                if name.endswith("slot_embed") or name.endswith(".bias") or ".ln" in name or "norm." in name:
-                    continue  # biases and LayerNorms are reset below; slot embeddings start at zero
+                if name.endswith("depth_embed") or name.endswith(".bias") or ".ln" in name or "norm." in name:
+                    continue  # biases and LayerNorms are reset below; the depth embedding starts at zero
                 std = 0.02
                 if name.endswith(("proj.weight", "fc2.weight")) and name.startswith("blocks."):
                     std /= math.sqrt(2 * self.cfg.depth)
@@ -184,15 +194,18 @@ class ViT(RoutedModel):
                     m.bias.zero_()
                 elif isinstance(m, nn.Linear) and m.bias is not None:
                     m.bias.zero_()
-            for blk in self.blocks:
-                if blk.slot_embed is not None:
-                    blk.slot_embed.zero_()
+            if self.stem.depth_embed is not None:
+                self.stem.depth_embed.zero_()
 
     def embed(self, x: torch.Tensor) -> torch.Tensor:
         return self.stem(x)
 
+    def _depth_row(self, slot: int) -> Optional[torch.Tensor]:
+        table = self.stem.depth_embed
+        return None if table is None else table[min(slot, table.shape[0] - 1)]
+
     def run_block(self, h: torch.Tensor, block: int, slot: int) -> torch.Tensor:
-        return self.blocks[block](h, slot)
+        return self.blocks[block](h, slot, depth_row=self._depth_row(slot))
 
     def readout(self, h: torch.Tensor) -> torch.Tensor:
         return self.head(h)
@@ -200,7 +213,7 @@ class ViT(RoutedModel):
     def run_variant(self, h: torch.Tensor, block: int, slot: int, variant: str) -> torch.Tensor:
         if variant != MLP_FIRST:
             return super().run_variant(h, block, slot, variant)
-        return self.blocks[block](h, slot, mlp_first=True)
+        return self.blocks[block](h, slot, mlp_first=True, depth_row=self._depth_row(slot))
 
     def slot_logits(self, h: torch.Tensor, block: int) -> torch.Tensor:
         """The predict head of `block` on its output `h`: logits over slots (mean token as input)."""
