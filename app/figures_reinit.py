@@ -150,7 +150,7 @@ def group_bars(g: dict[str, Any], height: int = 420) -> go.Figure:
 
 def width_heatmap(w: dict[str, Any], height: int = 500) -> go.Figure:
     """The share of its above-chance accuracy each model keeps when one layer is re-initialised to t = 0 (what the
-    width claim compares), one column per width; the trained accuracies are in the subtitle."""
+    width claim compares), one column per width (the page's caption gives each model's trained accuracy)."""
     rows = [_short(n) for n in reversed(w["layers"])]
     cols = [f"width {x}" for x in w["widths"]]
     chance = w["chance"]
@@ -165,8 +165,5 @@ def width_heatmap(w: dict[str, Any], height: int = 500) -> go.Figure:
                                hovertemplate="%{y}, %{x}: keeps %{z:.0%}<extra>t = 0</extra>"))
     fig.update_layout(coloraxis={"colorscale": SCALE, "cmin": 0, "cmax": 1,
                                  "colorbar": {"title": "share<br>kept", "tickformat": ".0%"}})
-    trained = " · ".join(f"{x}: {a:.0%}" for x, a in zip(w["widths"], w["base_acc"], strict=True))
-    theme.layout(fig, f"{w['model_name']}: share of the above-chance accuracy kept, one layer reset to t = 0"
-                      f"<br><sup>trained accuracy by width: {trained}</sup>", height=height)
-    fig.update_layout(margin={"t": 110})
-    return fig
+    fig.update_xaxes(side="top")  # the widths read like the maps' column heads
+    return theme.layout(fig, f"{w['model_name']}: share kept, one layer reset to t = 0", height=height)

@@ -140,9 +140,10 @@ with page.results():
             w = reinit.width_sweep(model, seed)  # every map is stored now: reads only
             st.markdown("#### Width")
             st.plotly_chart(figs.width_heatmap(w), theme=None, key="fig_width")
+            trained = ", ".join(f"width {x}: {pct(a)}" for x, a in zip(w["widths"], w["base_acc"], strict=True))
             st.caption("Each column is its own trained model; a cell is the share of that model's above-chance "
                        "accuracy it keeps with this one layer re-initialised to t = 0. The top layers are the upper "
-                       "half of the rows: compare the columns row by row.")
+                       f"half of the rows: compare the columns row by row. Trained accuracy: {trained}.")
 
 norm = st.radio("Distance from initialisation", ("rel2", "inf"), horizontal=True, key="norm",
                 format_func={"rel2": "relative 2-norm", "inf": "inf-norm (largest single change)"}.get,
