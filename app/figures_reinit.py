@@ -154,16 +154,22 @@ def group_bars(g: dict[str, Any], height: int = 420) -> go.Figure:
     return theme.layout(fig, "Does the damage add up?", barmode="stack", height=height)
 
 
-def width_heatmap(w: dict[str, Any], height: int = 480) -> go.Figure:
-    """Held-out accuracy after re-initialising each layer to t = 0, one column per width (same scale as the maps)."""
+def width_heatmap(w: dict[str, Any], height: int = 500) -> go.Figure:
+    """The share of its above-chance accuracy each model keeps when one layer is re-initialised to t = 0 (what the
+    width claim compares), one column per width (the page's caption gives each model's trained accuracy)."""
     rows = [_short(n) for n in reversed(w["layers"])]
     cols = [f"width {x}" for x in w["widths"]]
-    z = [[w["t0_acc"][j][i] for j in range(len(cols))] for i in reversed(range(len(w["layers"])))]
+    chance = w["chance"]
+
+    def share(j: int, i: int) -> float:
+        gap = w["base_acc"][j] - chance
+        return (w["t0_acc"][j][i] - chance) / gap if gap > 0 else 1.0
+
+    z = [[share(j, i) for j in range(len(cols))] for i in reversed(range(len(w["layers"])))]
     fig = go.Figure(go.Heatmap(z=z, x=cols, y=rows, coloraxis="coloraxis", text=[[f"{v:.0%}" for v in r] for r in z],
                                texttemplate="%{text}", textfont={"size": theme.SMALL_FONT},
-                               hovertemplate="%{y}, %{x}: %{z:.1%}<extra>t = 0</extra>"))
+                               hovertemplate="%{y}, %{x}: keeps %{z:.0%}<extra>t = 0</extra>"))
     fig.update_layout(coloraxis={"colorscale": SCALE, "cmin": 0, "cmax": 1,
-                                 "colorbar": {"title": "held-out<br>accuracy", "tickformat": ".0%"}})
-    trained = " · ".join(f"{x}: {a:.0%}" for x, a in zip(w["widths"], w["base_acc"], strict=True))
-    return theme.layout(fig, f"{w['model_name']}: each layer reset to t = 0, by width<br><sup>trained {trained}</sup>",
-                        height=height)
+                                 "colorbar": {"title": "share<br>kept", "tickformat": ".0%"}})
+    fig.update_xaxes(side="top")  # the widths read like the maps' column heads
+    return theme.layout(fig, f"{w['model_name']}: share kept, one layer reset to t = 0", height=height)

@@ -175,7 +175,8 @@ st.markdown(f"""
 """)
 
 text.section("The code")
-text.show_code([routes.layerdrop_route, prune.every_other_by_rate, prune.every_other, prune.p_star, selection.to_drop],
+text.show_code([routes.layerdrop_route, prune.every_other_by_rate, prune.every_other, prune.p_star, selection.to_drop,
+                layerdrop.scratch, layerdrop.distil, layerdrop.claims],
                "The functions that produced these numbers, read from the running source:")
 from lab.train import train  # noqa: E402 - shown, not used
 

@@ -141,8 +141,10 @@ with page.results():
             w = reinit.width_sweep(model, seed)  # every map is stored now: reads only
             st.markdown("#### Width")
             st.plotly_chart(figs.width_heatmap(w), theme=None, key="fig_width")
-            st.caption("Each column is its own trained model; the top layers are the upper half of the rows. Compare "
-                       "the columns row by row.")
+            trained = ", ".join(f"width {x}: {pct(a)}" for x, a in zip(w["widths"], w["base_acc"], strict=True))
+            st.caption("Each column is its own trained model; a cell is the share of that model's above-chance "
+                       "accuracy it keeps with this one layer re-initialised to t = 0. The top layers are the upper "
+                       f"half of the rows: compare the columns row by row. Trained accuracy: {trained}.")
 
 norm = st.radio("Distance from initialisation", ("rel2", "inf"), horizontal=True, key="norm",
                 format_func={"rel2": "relative 2-norm", "inf": "inf-norm (largest single change)"}.get,
@@ -194,7 +196,8 @@ st.markdown(f"""
 """)
 
 text.section("The code")
-text.show_code([surgery.layer_of, surgery.swapped, reinit.heatmap, reinit.changed_model, surgery.distance_from_init],
+text.show_code([surgery.layer_of, surgery.swapped, reinit.heatmap, reinit.changed_model, surgery.distance_from_init,
+                reinit.group, reinit.model_claims],
                "These are the functions that produced the numbers above, read from the running source:")
 
 text.section("What the simulations show")

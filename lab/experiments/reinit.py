@@ -286,10 +286,10 @@ def focus(cfg: FocusConfig, progress: Progress) -> dict[str, Any]:
 
 
 # -- claims (lab/claims.py): the paper's statements checked against a map, noise included ------------------------
-SOURCE = ("Zhang, Bengio, Singer, Are All Layers Created Equal? (seeds/004): fully connected nets on MNIST, "
-          "ResNets on CIFAR-10. Here: MLPs of 8 hidden layers on a synthetic 20-class task, a 6-block ViT on 8x8 "
-          "digits, one trained model per seed, one fresh draw per re-randomisation; robust / critical at 90 % / "
-          "50 % of the above-chance accuracy kept are this lab's thresholds (the paper reads its heatmaps by eye)")
+SOURCE = ("Zhang, Bengio, Singer, Are All Layers Created Equal? (seeds/004): FCNs on MNIST, ResNets on CIFAR-10. "
+          "Here: 8-layer MLPs on a synthetic 20-class task and a 6-block ViT on 8x8 digits, one model per seed, one "
+          "fresh draw per re-randomisation; robust / critical at 90 % / 50 % of the above-chance accuracy kept are "
+          "this lab's thresholds (the paper reads its heatmaps by eye)")
 
 
 def _col(r: dict[str, Any], label: str) -> list[float]:
@@ -342,8 +342,8 @@ def _plain_claims(r: dict[str, Any]) -> list[dict[str, Any]]:
     out.append(claim(
         "reinit.plain-first-layer-damage-falls", "The first layer's damage falls as the checkpoint t grows: "
         "weights from later in training hurt less", SOURCE, measured,
-        "accuracy with the first layer from the last checkpoint before the end is above its accuracy at t = 0, "
-        + noise_words(measured.get("se", 0.0)), holds, detail, subject=r["model_name"]))
+        "accuracy with the first layer from the last checkpoint before the end is above its accuracy at t = 0"
+        + (f", {noise_words(measured['se'])}" if "se" in measured else ""), holds, detail, subject=r["model_name"]))
     later = list(range(1, len(layers)))
     w = min(later, key=lambda i: t0[i])
     se = diff_se(t0[w], t0[0], n)
