@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import plotly.colors as pc
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from lab.experiments import rearrange
 
@@ -143,3 +145,58 @@ def similarity(prof: dict[str, Any], kind: str) -> go.Figure:
     theme.layout(fig, title, height=480)
     fig.update_layout(margin={"l": 90, "r": 20, "t": 60, "b": 90})  # no legend band: the title sits close
     return fig
+
+
+SPAN_COLOURS = {"skip": theme.OPERATION_COLOURS["skip"], "repeat": theme.OPERATION_COLOURS["repeat"],
+                "reverse": theme.CATEGORICAL[3], "parallel": theme.CATEGORICAL[4]}
+SPAN_SYMBOLS = {"skip": "circle", "repeat": "square", "reverse": "triangle-up", "parallel": "diamond"}
+SPAN_NAMES = {"skip": "skip the window", "repeat": "repeat its first block in it", "reverse": "reverse it",
+              "parallel": "run it in parallel (mean)"}
+
+
+def spans(profiles: dict[str, dict[str, Any]]) -> go.Figure:
+    """Accuracy against span (how many middle blocks the operation touches), one panel per model, one line per
+    operation; each point is the mean over every window of that span."""
+    models = list(profiles)
+    fig = make_subplots(rows=1, cols=len(models), shared_yaxes=True, horizontal_spacing=0.04,
+                        subplot_titles=[rearrange.MODEL_LABELS[m] for m in models])
+    for col, mo in enumerate(models, 1):
+        prof = profiles[mo]
+        sw = rearrange.span_sweep(prof)
+        for op in rearrange.SWEEP_OPS:
+            fig.add_scatter(x=sw["spans"], y=sw["curves"][op], name=SPAN_NAMES[op], legendgroup=op,
+                            showlegend=col == 1, mode="lines+markers", line={"color": SPAN_COLOURS[op], "width": 3},
+                            marker={"symbol": SPAN_SYMBOLS[op], "size": 10},
+                            hovertemplate="span %{x}: %{y:.1%}<extra>" + op + "</extra>", row=1, col=col)
+        for y, colour, dash, name in ((prof["base_acc"], theme.TRAINED_ORDER, "dash", "trained order"),
+                                      (prof["chance"], theme.CHANCE, "dot", "chance")):
+            fig.add_scatter(x=[0.8, sw["spans"][-1] + 0.2], y=[y, y], mode="lines", name=name, legendgroup=name,
+                            showlegend=col == 1, line={"color": colour, "dash": dash, "width": 2},
+                            hovertemplate=f"{name}: {y:.1%}<extra>{mo}</extra>", row=1, col=col)
+        fig.update_xaxes(title="span (blocks)", dtick=1, row=1, col=col)
+    fig.update_yaxes(title="held-out accuracy", tickformat=".0%", range=[0, 1.05], row=1, col=1)
+    theme.layout(fig, "How far each operation reaches: accuracy against span", height=480)
+    return fig
+
+
+def loops(prof: dict[str, Any]) -> go.Figure:
+    """Parallel-loop: accuracy against the loop count K, one line per span (darker: longer), best K marked."""
+    sw = rearrange.span_sweep(prof)
+    fig = go.Figure()
+    shades = pc.sample_colorscale(theme.AMOUNT_SCALE, [0.15 + 0.7 * i / max(len(sw["spans"]) - 1, 1)
+                                                      for i in range(len(sw["spans"]))])
+    for sp, colour in zip(sw["spans"], shades, strict=True):
+        ys = sw["loop_curves"][str(sp)]
+        best = sw["best_loops"][str(sp)]
+        fig.add_scatter(x=sw["loops"], y=ys, name=f"span {sp}", mode="lines+markers", line={"color": colour,
+                        "width": 3}, marker={"size": 8}, hovertemplate="K=%{x}: %{y:.1%}<extra>span " + str(sp)
+                        + "</extra>")
+        fig.add_scatter(x=[best], y=[ys[best - 1]], mode="markers", showlegend=False, hoverinfo="skip",
+                        marker={"symbol": "star", "size": 18, "color": colour, "line": {"color": theme.MARK,
+                                                                                         "width": 1.5}})
+    common.base_line(fig, prof["base_acc"], "trained", position="top left")
+    common.chance_line(fig, prof["chance"])
+    fig.update_xaxes(title="loop count K (the parallel window run K times)", dtick=1)
+    common.accuracy_axis(fig)
+    return theme.layout(fig, f"Parallel, looped: {rearrange.MODEL_LABELS[prof['model']]} (stars: best K per span)",
+                        height=460)

@@ -38,19 +38,29 @@ with page.controls():
     loops = controls.param(Config, "loops", "slider",
                            help="How many times loop and parallel-loop run the middle (K = 1: once; the lab's first "
                                 "version was fixed at 2). Other operations ignore it.")
+    span = controls.param(Config, "span", "slider",
+                          help="How many consecutive blocks, from block b, skip, reverse, repeat, parallel and "
+                               "parallel-loop act on (Sun et al.'s span [start, end)). 0: their usual extent (skip: "
+                               "block b alone; the others: the whole middle). Other operations ignore it.")
     ends = controls.param(Config, "ends")
     seed = controls.param(Config, "seed", "number", hi=99)
 page.toolbar()
 
-cfg = controls.make_config(Config, model=model, op=op, block=block, reduce=reduce, loops=loops, ends=ends,
-                           seed=seed)
+cfg = controls.make_config(Config, model=model, op=op, block=block, reduce=reduce, loops=loops, span=span,
+                           ends=ends, seed=seed)
 
 
 def what_of(s: dict) -> str:
     """The operation of a setting in words, with its block and loop count filled in."""
-    b, k = s["block"], s.get("loops", rearrange.LOOPS)
-    return (rearrange.OP_LABELS[s["op"]].replace("block b", f"block {b}").replace("b and b+1", f"{b} and {b + 1}")
+    b, k, sp = s["block"], s.get("loops", rearrange.LOOPS), s.get("span", 0)
+    what = (rearrange.OP_LABELS[s["op"]].replace("block b", f"block {b}").replace("b and b+1", f"{b} and {b + 1}")
             .replace("K times", "once" if k == 1 else "twice" if k == 2 else f"{k} times"))
+    if sp and s["op"] in rearrange.SPAN_OPS:
+        win = f"blocks {b} to {b + sp - 1}"
+        what = (what.replace("the middle", win).replace("middle in parallel", f"{win} in parallel")
+                .replace("skip block", "skip from block")
+                + (f" to {b + sp - 1}" if s["op"] == "skip" else ""))
+    return what
 
 
 def metrics_of(r: dict, s: dict) -> list[classroom.Metric]:
@@ -98,6 +108,14 @@ if profiles is not None:
                "Block operations are averaged over every middle block; the first and last blocks stay in place; "
                "loop and parallel-loop run twice here (the loop slider moves only the chosen operation).")
     st.plotly_chart(figs.per_block(mine), theme=None, key="fig_per_block")
+    st.plotly_chart(figs.spans(profiles), theme=None, key="fig_spans")
+    st.caption("Each point: the mean accuracy over every window of that many consecutive middle blocks (a span of "
+               "1 skips, repeats or parallelises a single block; the longest span is the whole middle). Repeating "
+               "runs the window's first block in each of its slots; compare it with skipping the same window.")
+    st.plotly_chart(figs.loops(mine), theme=None, key="fig_loops")
+    st.caption(f"Parallel-loop on the chosen model: the window run in parallel (mean of updates) K = 1 to "
+               f"{rearrange.MAX_LOOPS} times, each line a span (averaged over its windows); the star marks each "
+               "span's best K. Sun et al. report that the best K grows with the number of layers run in parallel.")
     left, right = st.columns(2)
     left.plotly_chart(figs.similarity(mine, "cosine"), theme=None, key="fig_cos")
     right.plotly_chart(figs.similarity(mine, "cka"), theme=None, key="fig_cka")
@@ -110,7 +128,7 @@ if profiles is not None:
 
 st.download_button("Download this run's numbers (JSON)",
                    json.dumps(to_plain({"run": r, "comparison": comparison}), indent=1),
-                   file_name=f"layerlab-rearrange-{model}-{op}-b{block}-{reduce}-k{loops}-{ends}-seed{seed}.json",
+                   file_name=f"layerlab-rearrange-{model}-{op}-b{block}-{reduce}-k{loops}-s{span}-{ends}-seed{seed}.json",
                    mime="application/json", help="Every number on this page, for your own analysis.")
 
 text.section("The idea")
@@ -141,13 +159,16 @@ st.markdown(f"""
    stream.
 3. The **middle** is every block except the first and the last (the papers' setting); *include them* makes the
    middle every block, a control for how special the ends are.
-4. Every operation with every argument is scored on held-out data in one pass ({rearrange.RANDOM_DRAWS} random
+4. **Span** (Sun et al.'s [start, end)): skip, reverse, repeat and parallel can act on a window of s consecutive
+   middle blocks from block b instead; every window of every span, and parallel-loop with K = 1 to
+   {rearrange.MAX_LOOPS}, is part of the same stored table.
+5. Every operation with every argument is scored on held-out data in one pass ({rearrange.RANDOM_DRAWS} random
    orders for *random*), and stored with the model: moving a control afterwards only reads the table.
-5. **Similarity maps**: the hidden state after the stem and after every block, compared pairwise by cosine
+6. **Similarity maps**: the hidden state after the stem and after every block, compared pairwise by cosine
    similarity and by linear CKA (Kornblith et al. 2019), debiased (Nguyen et al. 2021): the plain CKA of two
    unrelated 1,088-feature representations of 397 inputs is about 0.7, the debiased one about 0. Blocks whose
    outputs look alike are the ones that may be interchangeable.
-6. **Verdicts**: each claim below compares accuracies with their noise: an accuracy on n held-out inputs has a
+7. **Verdicts**: each claim below compares accuracies with their noise: an accuracy on n held-out inputs has a
    standard error sqrt(p (1 - p) / n) (about 1.5 points on the ViT's 397 images, 0.5 on the MLP's 4,000); a
    difference inside two standard errors of the claim's bar leaves the verdict open.
 """)
@@ -157,7 +178,7 @@ text.show_code([Parallel, RoutedModel.run_parallel, RoutedModel.run_steps, rearr
                 rearrange.random_routes, rearrange.unbiased_hsic, rearrange.debiased_cka, rearrange.similarity,
                 rearrange.profile],
                "The functions that produced these numbers, read from the running source:")
-text.show_code([rearrange.model_claims, rearrange.shuffle_claim])
+text.show_code([rearrange.model_claims, rearrange.span_sweep, rearrange.sweep_claims, rearrange.shuffle_claim])
 
 text.section("What the simulations show")
 lines = [f"In its trained order the {rearrange.MODEL_LABELS[model]} scores **{pct(r['base_acc'])}** (chance "

@@ -17,7 +17,7 @@ def test_rearrange_page_runs_and_follows_the_controls():
     assert "0 → 1 → 3 → 4 → 5" in _text(at)  # the default: skip block 2 of the 6-block ViT
     # The page draws exactly the claims of its result, verdict by verdict (none written by the page itself)
     want = expected_verdicts(rearrange.compare(rearrange.SeedConfig(0))["claims"])
-    assert len(want) == 16 and rendered_verdicts([md.value for md in at.markdown]) == want
+    assert len(want) == 22 and rendered_verdicts([md.value for md in at.markdown]) == want
     at.selectbox(key="op").set_value("parallel").run()
     assert_clean(at)
     assert "[1 | 2 | 3 | 4] mean" in _text(at)

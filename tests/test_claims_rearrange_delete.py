@@ -16,9 +16,18 @@ from lab.experiments import rearrange as R
 def fake_profile(model: str = "vit-sequential", base: float = 0.95, chance: float = 0.1, n_test: int = 397,
                  first: float = 0.3, last: float = 0.3, mid: float = 0.9, swap: float = 0.9, repeat: float = 0.3,
                  skip_middle: float = 0.6, parallel: float = 0.8, other: float = 0.8,
-                 uniform: float | None = None, seed: int = 0) -> dict[str, Any]:
-    """A profile with the real one's keys (every operation, argument, ends, loop count) and chosen accuracies."""
+                 uniform: float | None = None, seed: int = 0, span_skip=lambda s: 0.9 - 0.1 * s,
+                 span_repeat=lambda s: 0.3, loop_peak=lambda s: s, loop_drop: float = 0.05) -> dict[str, Any]:
+    """A profile with the real one's keys (every operation, argument, ends, loop count, span window) and chosen
+    accuracies; parallel-loop over a span s peaks at K = loop_peak(s), losing loop_drop per step of K away."""
     n = R.n_blocks(model)
+
+    def spanned(op: str, sp: int, k: int) -> float:
+        if uniform is not None:
+            return uniform
+        if op == "parallel-loop":
+            return 0.8 - loop_drop * abs(k - loop_peak(sp))
+        return {"skip": span_skip(sp), "repeat": span_repeat(sp), "reverse": 0.7, "parallel": 0.8}[op]
 
     def acc(op: str, b: int | None) -> float:
         if uniform is not None:
@@ -39,6 +48,12 @@ def fake_profile(model: str = "vit-sequential", base: float = 0.95, chance: floa
                         ops[R.row_key(op, None, red, ends, k)] = {"acc": acc(op, None), "block_runs": n}
             else:
                 ops[R.row_key(op, ends=ends)] = {"acc": base if op == "identity" else acc(op, None), "block_runs": n}
+        for sp in range(1, len(R.middle(n, ends)) + 1):
+            for win in R.windows(n, ends, sp):
+                for op in R.SPAN_OPS:
+                    for red in (R.REDUCES if op in R.REDUCE_OPS else (None,)):
+                        for k in (range(1, R.MAX_LOOPS + 1) if op in R.LOOP_OPS else (R.LOOPS,)):
+                            ops[R.row_key(op, win[0], red, ends, k, sp)] = {"acc": spanned(op, sp, k)}
     return {"config": {"model": model, "seed": seed}, "model": model, "n_blocks": n, "n_test": n_test,
             "base_acc": base, "chance": chance, "ops": ops}
 
@@ -131,8 +146,38 @@ def test_claims_cover_every_model_and_keys_are_unique():
     profs = {mo: [fake_profile(mo)] for mo in R.MODELS}
     cs = R.claims(profs)
     C.check(cs)
-    assert len({c["key"] for c in cs}) == len(cs) == 5 * len(R.MODELS) + 1
+    assert len({c["key"] for c in cs}) == len(cs) == 7 * len(R.MODELS) + 1
     assert all("Sun et al" in c["source"] or "Lad et al" in c["source"] or "Freiberger" in c["source"] for c in cs)
+
+
+@pytest.mark.parametrize("kw,want", [
+    (dict(span_skip=lambda s: 0.9 - 0.1 * s, span_repeat=lambda s: 0.3), True),
+    (dict(span_skip=lambda s: 0.9 - 0.1 * s, span_repeat=lambda s: 0.3 if s < 4 else 0.8), False),  # not at span 4
+    (dict(span_skip=lambda s: 0.5, span_repeat=lambda s: 0.49), None),
+])
+def test_repeat_worse_than_skip_at_every_span(kw, want):
+    assert verdict(R.model_claims([fake_profile(**kw)]), "repeat-worse-than-skip-every-span") is want
+
+
+@pytest.mark.parametrize("kw,want", [
+    (dict(loop_peak=lambda s: 2 * s), True),  # best K 4 at span 2, 8 at span 4, and clearly better there
+    (dict(loop_peak=lambda s: 10 - 2 * s), False),  # best K 6 at span 2, 2 at span 4
+    (dict(loop_peak=lambda s: 2 * s, loop_drop=0.002), None),  # grows, but the curves are flat within the noise
+    (dict(loop_peak=lambda s: 3, loop_drop=0.1), False),  # the same best K at every span, larger K clearly worse
+])
+def test_best_loops_grow_with_span(kw, want):
+    c = [c for c in R.model_claims([fake_profile(**kw)]) if c["key"].endswith("best-loops-grow-with-span")][0]
+    assert c["holds"] is want, c["detail"]
+
+
+def test_span_sweep_averages_every_window_of_a_span():
+    prof = fake_profile()
+    n = prof["n_blocks"]
+    prof["ops"][R.row_key("skip", 1, None, "keep", R.LOOPS, 2)]["acc"] = 0.0  # one of the three windows of span 2
+    sw = R.span_sweep(prof)
+    assert sw["spans"] == [1, 2, 3, 4] and len(R.windows(n, "keep", 2)) == 3
+    assert sw["curves"]["skip"][1] == pytest.approx((0.0 + 2 * 0.7) / 3)
+    assert sw["best_loops"] == {"1": 1, "2": 2, "3": 3, "4": 4}
 
 
 # -- Delete --------------------------------------------------------------------------------------------------------

@@ -164,6 +164,25 @@ def test_loop_count_is_an_argument_and_one_loop_is_the_single_pass():
         R.RearrangeConfig(op="loop", loops=R.MAX_LOOPS + 1)
 
 
+@pytest.mark.parametrize("make", [small_vit, small_mlp])
+def test_span_one_is_the_single_block_operation_and_the_longest_span_the_whole_middle(make):
+    m = make()
+    x = inputs(m.cfg.n_in)
+    n = m.n_blocks
+    mid = R.middle(n, "keep")
+    for b in mid:
+        assert R.route_of("skip", n, b, span=1) == R.route_of("skip", n, b)
+        for op in ("reverse", "repeat", "parallel"):  # one block reversed, repeated in its own slot, alone in a group
+            assert torch.equal(logits(m, R.route_of(op, n, b, span=1), x), m(x))
+    whole = len(mid)
+    for op in ("reverse", "parallel", "parallel-loop"):
+        assert R.route_of(op, n, mid[0], span=whole) == R.route_of(op, n)
+    assert R.route_of("skip", n, mid[0], span=whole) == R.route_of("skip-middle", n)
+    assert R.route_of("repeat", n, 1, span=2) == (0, 1, 1) + tuple(range(3, n))
+    with pytest.raises(ValueError, match="does not fit"):
+        R.route_of("skip", n, mid[-1], span=2)
+
+
 def test_routes_of_every_operation_and_bad_arguments():
     n = 6
     assert R.route_of("skip", n, 2) == (0, 1, 3, 4, 5)
@@ -200,6 +219,12 @@ def test_profile_is_consistent_store_is_honoured_and_a_second_call_trains_nothin
     loop3 = R.run(R.RearrangeConfig(model="residual", op="loop", loops=3), store=store)
     assert loop3["block_runs"] == 2 + 3 * 5 and loop3["acc"] == prof["ops"][R.row_key("loop", loops=3)]["acc"]
     assert [c["key"] for c in first["claims"]] == [c["key"] for c in R.model_claims([prof])]
+    for b in R.middle(7, "keep"):  # the stored sweep: span 1 is the single-block skip, read from the same profile
+        assert prof["ops"][R.row_key("skip", b, span=1)]["acc"] == prof["ops"][R.row_key("skip", b)]["acc"]
+    whole = prof["ops"][R.row_key("parallel-loop", 1, "mean", "keep", 3, 5)]["acc"]
+    assert whole == prof["ops"][R.row_key("parallel-loop", reduce="mean", loops=3)]["acc"]
+    sw = first["span_sweep"]
+    assert sw["spans"] == [1, 2, 3, 4, 5] and len(sw["loop_curves"]["3"]) == R.MAX_LOOPS
     assert all(abs(prof["similarity"]["cosine"][i][i] - 1) < 1e-6 for i in range(8))
     zoo._memo.clear()  # a fresh process: the model must come from the store, not from memory
     again = R.run(R.RearrangeConfig(model="residual", op="parallel", reduce="sum"), store=store)
@@ -215,6 +240,13 @@ def test_cli_prints_the_promised_json():
     assert {"acc", "base_acc", "block_runs", "chance", "route", "n_blocks", "config", "claims"} <= set(r)
     assert {c["key"] for c in r["claims"]} >= {"rearrange.residual.repeat-worse-than-skip"}
     assert r["block_runs"] == 7 and r["steps"][1] == {"parallel": [1, 2, 3, 4, 5], "reduce": "sum"}
+    p = run_cli("rearrange", "--model", "residual", "--op", "parallel-loop", "--span", "3", "--block", "2",
+                "--loops", "4", "--json")
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["steps"][2:6] == [{"parallel": [2, 3, 4], "reduce": "mean"}] * 4 and r["block_runs"] == 4 + 12
+    bad = run_cli("rearrange", "--model", "residual", "--op", "skip", "--span", "4", "--block", "4")
+    assert bad.returncode == 2 and "does not fit" in bad.stderr and "Traceback" not in bad.stderr
     bad = run_cli("rearrange", "--model", "residual", "--op", "swap", "--block", "5")
     lines = [ln for ln in bad.stderr.splitlines() if ln.strip()]
     assert bad.returncode == 2 and len(lines) == 1 and "out of range" in lines[0] and "Traceback" not in bad.stderr

@@ -52,6 +52,7 @@ REDUCE_OPS = ("parallel", "parallel-loop")  # operations that take the reduce ar
 LOOP_OPS = ("loop", "parallel-loop")  # operations that take the loop count
 MAX_LOOPS = 8  # the profile holds K = 1..MAX_LOOPS for both looped operations
 LOOPS = 2  # the default K (the lab's first version was fixed at 2)
+SPAN_OPS = ("skip", "reverse", "repeat", "parallel", "parallel-loop")  # operations a span restricts to a window
 ENDS = ("keep", "include")
 ENDS_LABELS = {"keep": "keep the first and last blocks", "include": "include them in the middle"}
 RANDOM_DRAWS = 20  # random orders of the middle; the accuracy is their mean
@@ -97,12 +98,45 @@ def check_args(op: str, n: int, block: int, ends: str) -> None:
                      + (" (or include the ends)" if ends == "keep" and block in range(n) else ""))
 
 
+def windows(n: int, ends: str, span: int) -> tuple[tuple[int, ...], ...]:
+    """Every window of `span` consecutive middle blocks (as Sun et al.'s [start, end)), by its first block."""
+    mid = middle(n, ends)
+    return tuple(tuple(range(b, b + span)) for b in mid[:len(mid) - span + 1]) if span >= 1 else ()
+
+
+def check_span(op: str, n: int, block: int, span: int, ends: str) -> None:
+    """ValueError, saying what is allowed, for a span the operation cannot take from block b (0: no span)."""
+    if span == 0 or op not in SPAN_OPS:
+        return
+    if ends != "keep":
+        raise ValueError("a span counts middle blocks, with the first and last kept: set the ends to keep, or the "
+                         "span to 0")
+    mid = middle(n, ends)
+    where = "middle " if ends == "keep" else ""
+    if not 1 <= span <= len(mid):
+        raise ValueError(f"span {span} is out of range: this {n}-block model has {len(mid)} {where}blocks, so "
+                         f"choose a span of 1 to {len(mid)} (0: the operation's usual extent)")
+    starts = [w[0] for w in windows(n, ends, span)]
+    if block not in starts:
+        raise ValueError(f"a span of {span} from block {block} does not fit in the {where}blocks {mid[0]} to "
+                         f"{mid[-1]}: choose b from {starts[0]} to {starts[-1]}, or a smaller span")
+
+
 def route_of(op: str, n: int, block: int = 1, reduce: str = "mean", ends: str = "keep",
-             loops: int = LOOPS) -> tuple[StepLike, ...]:
+             loops: int = LOOPS, span: int = 0) -> tuple[StepLike, ...]:
     """The route of one operation on an n-block model (random: use `random_routes`); loop and parallel-loop run the
-    middle (or its parallel group) `loops` times."""
+    middle (or its parallel group) `loops` times. With span s > 0, skip / reverse / repeat / parallel(-loop) act on
+    the window of s blocks from block b instead (repeat: block b in each of the window's slots)."""
     if op not in OPS or op == "random":
         raise ValueError(f"no single route for {op!r}; choose one of {', '.join(o for o in OPS if o != 'random')}")
+    if not 1 <= loops <= MAX_LOOPS:
+        raise ValueError(f"loops={loops} is out of range: choose 1 to {MAX_LOOPS}")
+    if span and op in SPAN_OPS:
+        check_span(op, n, block, span, ends)
+        win = tuple(range(block, block + span))
+        body = {"skip": (), "reverse": win[::-1], "repeat": (block,) * span,
+                "parallel": (Parallel(win, reduce),), "parallel-loop": (Parallel(win, reduce),) * loops}[op]
+        return tuple(range(block)) + body + tuple(range(block + span, n))
     check_args(op, n, block, ends)
     mid = middle(n, ends)
     head, tail = tuple(range(mid[0])) if mid else tuple(range(n)), tuple(range(mid[-1] + 1, n)) if mid else ()
@@ -115,8 +149,6 @@ def route_of(op: str, n: int, block: int = 1, reduce: str = "mean", ends: str = 
         r = list(range(n))
         r[block], r[block + 1] = r[block + 1], r[block]
         return tuple(r)
-    if not 1 <= loops <= MAX_LOOPS:
-        raise ValueError(f"loops={loops} is out of range: choose 1 to {MAX_LOOPS}")
     body = {"reverse": mid[::-1], "repeat": (block,) * len(mid), "skip-middle": (), "loop": mid * loops,
             "parallel": group, "parallel-loop": group * loops}[op]
     return head + body + tail
@@ -151,6 +183,30 @@ def steps_accuracy(model: RoutedModel, h0: torch.Tensor, y: torch.Tensor, steps:
     return float((model.readout(model.run_steps(h0, steps)).argmax(1) == y).float().mean())
 
 
+@torch.no_grad()
+def accuracy_from(model: RoutedModel, h: torch.Tensor, y: torch.Tensor, steps: Sequence[StepLike],
+                  slot0: int) -> float:
+    """Held-out accuracy of the rest of a route, `steps` run from state `h` at slots slot0, slot0 + 1, ... (the
+    same computation as `run_steps` on the whole route, when `h` is the state its first slot0 steps leave)."""
+    for slot, st in enumerate(steps, slot0):
+        h = model.run_parallel(h, st, slot) if isinstance(st, Parallel) else model.run_block(h, int(st), slot)
+    return float((model.readout(h).argmax(1) == y).float().mean())
+
+
+@torch.no_grad()
+def looped_accuracies(model: RoutedModel, states: Sequence[torch.Tensor], y: torch.Tensor, start: int,
+                      body: Sequence[StepLike], tail: Sequence[StepLike]) -> list[float]:
+    """Accuracy of head + body x K + tail for K = 1..MAX_LOOPS, where the head is the trained order's first
+    `start` blocks (its state is `states[start]`): each K continues from the state K - 1 passes left."""
+    h, slot, out = states[start], start, []
+    for _ in range(MAX_LOOPS):
+        for st in body:
+            h = model.run_parallel(h, st, slot) if isinstance(st, Parallel) else model.run_block(h, int(st), slot)
+            slot += 1
+        out.append(accuracy_from(model, h, y, tail, slot))
+    return out
+
+
 # -- layer similarity ---------------------------------------------------------------------------------------
 def _gram(x: torch.Tensor) -> torch.Tensor:
     """The linear-kernel Gram matrix of a representation (rows = inputs), features centred, in float64."""
@@ -159,13 +215,16 @@ def _gram(x: torch.Tensor) -> torch.Tensor:
     return x @ x.T
 
 
+def _cka_of_grams(k: torch.Tensor, m: torch.Tensor) -> float:
+    return float((k * m).sum() / (k.norm() * m.norm()).clamp_min(1e-30))
+
+
 def linear_cka(x: torch.Tensor, y: torch.Tensor) -> float:
     """Linear CKA (Kornblith et al. 2019) of two representations of the same inputs, rows = inputs: the biased
     (plug-in) estimate <K, L> / (|K| |L|) of the centred Gram matrices. 1 for the same representation, invariant
     to rotations and scaling; biased upward when features outnumber inputs (the ViT: 1,088 features on 397
     inputs), so the page draws `debiased_cka`."""
-    k, m = _gram(x), _gram(y)
-    return float((k * m).sum() / (k.norm() * m.norm()).clamp_min(1e-30))
+    return _cka_of_grams(_gram(x), _gram(y))
 
 
 def unbiased_hsic(k: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
@@ -183,12 +242,15 @@ def unbiased_hsic(k: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
     return (trace + cross - middle_term) / (n * (n - 3))
 
 
+def _debiased_of_grams(k: torch.Tensor, m: torch.Tensor) -> float:
+    denom = torch.sqrt((unbiased_hsic(k, k) * unbiased_hsic(m, m)).clamp_min(1e-30))
+    return float(unbiased_hsic(k, m) / denom)
+
+
 def debiased_cka(x: torch.Tensor, y: torch.Tensor) -> float:
     """Linear CKA from the unbiased HSIC estimator (Song et al. 2012; Nguyen, Raghu, Kornblith 2021): near 0 for
     independent representations however many features they have, 1 for the same one. It can dip slightly below 0."""
-    k, m = _gram(x), _gram(y)
-    denom = torch.sqrt((unbiased_hsic(k, k) * unbiased_hsic(m, m)).clamp_min(1e-30))
-    return float(unbiased_hsic(k, m) / denom)
+    return _debiased_of_grams(_gram(x), _gram(y))
 
 
 def mean_cosine(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -203,20 +265,22 @@ def similarity(model: RoutedModel, x: torch.Tensor) -> dict[str, Any]:
     _, states = model.states(x)
     k = len(states)
     cos = [[mean_cosine(states[i], states[j]) for j in range(k)] for i in range(k)]
-    cka = [[1.0 if i == j else debiased_cka(states[i], states[j]) for j in range(k)] for i in range(k)]
-    biased = [[1.0 if i == j else linear_cka(states[i], states[j]) for j in range(k)] for i in range(k)]
+    grams = [_gram(h) for h in states]  # once per state: the pairs below only combine them
+    cka = [[1.0 if i == j else _debiased_of_grams(grams[i], grams[j]) for j in range(k)] for i in range(k)]
+    biased = [[1.0 if i == j else _cka_of_grams(grams[i], grams[j]) for j in range(k)] for i in range(k)]
     return {"labels": ["stem"] + [f"after {b}" for b in range(k - 1)], "cosine": cos, "cka": cka,
             "cka_biased": biased, "inputs": len(x), "features": int(states[0][0].numel())}
 
 
 # -- the per-model table --------------------------------------------------------------------------------------
 def row_key(op: str, block: Optional[int] = None, reduce: Optional[str] = None, ends: str = "keep",
-            loops: int = LOOPS) -> str:
+            loops: int = LOOPS, span: int = 0) -> str:
     """The key of one operation in a profile: arguments the operation does not take are left out."""
-    b = str(block) if op in BLOCK_OPS else ""
+    spanned = bool(span) and op in SPAN_OPS
+    b = str(block) if op in BLOCK_OPS or spanned else ""
     r = reduce if op in REDUCE_OPS else ""
     k = f"|x{loops}" if op in LOOP_OPS else ""
-    return f"{op}|{b}|{r}|{ends}{k}"
+    return f"{op}|{b}|{r}|{ends}{k}" + (f"|s{span}" if spanned else "")
 
 
 @dataclass(frozen=True)
@@ -248,11 +312,15 @@ def profile(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
         h0 = m.embed(x)
     ops: dict[str, dict[str, Any]] = {}
 
-    def add(key: str, steps: Sequence[StepLike], **extra: Any) -> None:
-        ops[key] = {"acc": steps_accuracy(m, h0, y, steps), "block_runs": block_runs(steps), "depth": len(steps),
-                    "route": label(steps), "steps": plain_steps(steps), **extra}
+    with torch.no_grad():
+        _, states = m.states(x)  # states[b]: after the first b blocks of the trained order, shared by many routes
+
+    def add(key: str, steps: Sequence[StepLike], acc: Optional[float] = None, **extra: Any) -> None:
+        ops[key] = {"acc": steps_accuracy(m, h0, y, steps) if acc is None else acc, "block_runs": block_runs(steps),
+                    "depth": len(steps), "route": label(steps), "steps": plain_steps(steps), **extra}
 
     for ends in ENDS:
+        mid = middle(n, ends)
         for op in OPS:
             if op in BLOCK_OPS:
                 for b in valid_blocks(op, n, ends):
@@ -261,15 +329,13 @@ def profile(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
                 for red in REDUCES:
                     add(row_key(op, None, red, ends), route_of(op, n, reduce=red, ends=ends), op=op, reduce=red,
                         ends=ends)
-            elif op == "parallel-loop":
-                for red in REDUCES:
-                    for kk in range(1, MAX_LOOPS + 1):
+            elif op in LOOP_OPS:  # K = 1..MAX_LOOPS, each pass continuing from the previous one
+                groups = ((Parallel(mid, red),) for red in REDUCES) if op == "parallel-loop" else (mid,)
+                for red, body in zip(REDUCES if op == "parallel-loop" else ("mean",), groups, strict=True):
+                    accs = looped_accuracies(m, states, y, mid[0], body, tuple(range(mid[-1] + 1, n)))
+                    for kk, acc in enumerate(accs, 1):
                         add(row_key(op, None, red, ends, kk), route_of(op, n, reduce=red, ends=ends, loops=kk),
-                            op=op, reduce=red, ends=ends, loops=kk)
-            elif op == "loop":
-                for kk in range(1, MAX_LOOPS + 1):
-                    add(row_key(op, ends=ends, loops=kk), route_of(op, n, ends=ends, loops=kk), op=op, ends=ends,
-                        loops=kk)
+                            acc, op=op, reduce=red if op == "parallel-loop" else None, ends=ends, loops=kk)
             elif op == "random":
                 routes = random_routes(n, ends, cfg.seed)
                 accs = [steps_accuracy(m, h0, y, r) for r in routes]
@@ -279,6 +345,23 @@ def profile(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
                     "steps": plain_steps(routes[0]), "op": op, "ends": ends}
             else:
                 add(row_key(op, ends=ends), route_of(op, n, ends=ends), op=op, ends=ends)
+    # How far each operation reaches: every window of every span of the middle (Sun et al.'s [start, end)), the
+    # ends kept; each route starts from the stored state after the blocks before its window (the same numbers).
+    for sp in range(1, len(middle(n, "keep")) + 1):
+        for win in windows(n, "keep", sp):
+            b, tail = win[0], tuple(range(win[-1] + 1, n))
+            for op in ("skip", "reverse", "repeat"):
+                r = route_of(op, n, b, span=sp)
+                add(row_key(op, b, None, "keep", LOOPS, sp), r, accuracy_from(m, states[b], y, r[b:], b), op=op,
+                    block=b, ends="keep", span=sp)
+            for red in REDUCES:
+                accs = looped_accuracies(m, states, y, b, (Parallel(win, red),), tail)
+                add(row_key("parallel", b, red, "keep", LOOPS, sp), route_of("parallel", n, b, red, span=sp),
+                    accs[0], op="parallel", block=b, reduce=red, ends="keep", span=sp)
+                for kk, acc in enumerate(accs, 1):
+                    add(row_key("parallel-loop", b, red, "keep", kk, sp),
+                        route_of("parallel-loop", n, b, red, loops=kk, span=sp), acc, op="parallel-loop", block=b,
+                        reduce=red, ends="keep", loops=kk, span=sp)
     progress(0.97, "layer similarity")
     sim = similarity(m, x[:SIM_INPUTS])
     return {"config": cfg, "model": cfg.model, "n_blocks": n, "n_test": len(y), "base_acc": accuracy(m, x, y),
@@ -305,6 +388,9 @@ class RearrangeConfig:
     loops: int = param(LOOPS, "How many times loop and parallel-loop run the middle (Sun et al. loop a parallel "
                        "group; the best count grows with how many layers run in parallel).", label="Loops K", lo=1,
                        hi=MAX_LOOPS)
+    span: int = param(0, "How many consecutive blocks, from block b, skip, reverse, repeat, parallel and parallel-loop "
+                      "act on (Sun et al.'s span [start, end)); 0: their usual extent (skip: block b alone; the "
+                      "others: the whole middle).", label="Span", lo=0, hi=MLP_DEPTH - 1)
     ends: str = param("keep", "keep: the first and last blocks stay in place (the papers' setting); include: the "
                       "operation acts on every block (a control).", label="First and last blocks", choices=ENDS,
                       labels=ENDS_LABELS)
@@ -312,7 +398,10 @@ class RearrangeConfig:
 
     def __post_init__(self) -> None:
         check(self)
-        check_args(self.op, n_blocks(self.model), self.block, self.ends)
+        if self.span and self.op in SPAN_OPS:
+            check_span(self.op, n_blocks(self.model), self.block, self.span, self.ends)
+        else:
+            check_args(self.op, n_blocks(self.model), self.block, self.ends)
 
     @property
     def model_cfg(self) -> ModelConfig:
@@ -323,11 +412,12 @@ class RearrangeConfig:
 def run(cfg: RearrangeConfig, progress: Progress) -> dict[str, Any]:
     """One operation's accuracy and cost, read from the model's profile."""
     prof = profile(cfg.model_cfg, progress)
-    row = prof["ops"][row_key(cfg.op, cfg.block, cfg.reduce, cfg.ends, cfg.loops)]
+    row = prof["ops"][row_key(cfg.op, cfg.block, cfg.reduce, cfg.ends, cfg.loops, cfg.span)]
     return {"config": cfg, "n_blocks": prof["n_blocks"], "base_acc": prof["base_acc"], "acc": row["acc"],
             "block_runs": row["block_runs"], "depth": row["depth"], "route": row["route"], "steps": row["steps"],
             "draws": row.get("draws", 1), "chance": prof["chance"], "n_test": prof["n_test"],
-            "middle": list(middle(prof["n_blocks"], cfg.ends)), "claims": model_claims([prof])}
+            "middle": list(middle(prof["n_blocks"], cfg.ends)), "span_sweep": span_sweep(prof),
+            "claims": model_claims([prof])}
 
 
 @dataclass(frozen=True)
@@ -516,6 +606,104 @@ def model_claims(profs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         at_least(kept, GRACEFUL, se_par / margin),
         f"The middle in parallel gives {pct(par)}, {pct(kept)} of the margin over chance ({pct(chance)}) of the "
         f"trained {pct(b_mean)}; skipping the middle gives {pct(_mean(gone))}{seeds}.", who))
+    return out + sweep_claims(profs)
+
+
+SWEEP_OPS = ("skip", "reverse", "repeat", "parallel")  # the span figure's lines (parallel: by the chosen reduce)
+
+
+def span_sweep(prof: dict[str, Any], ends: str = "keep", reduce: str = "mean") -> dict[str, Any]:
+    """How far each operation reaches, read from a profile: for every span, the mean accuracy over every window of
+    that span (`curves[op][i]` for `spans[i]`), and parallel-loop's accuracy against K (`loop_curves[str(span)]`)."""
+    n, ops = prof["n_blocks"], prof["ops"]
+    spans = list(range(1, len(middle(n, ends)) + 1))
+    ks = list(range(1, MAX_LOOPS + 1))
+
+    def mean_acc(op: str, sp: int, kk: int = LOOPS) -> float:
+        red = reduce if op in REDUCE_OPS else None
+        return _mean([ops[row_key(op, w[0], red, ends, kk, sp)]["acc"] for w in windows(n, ends, sp)])
+
+    loops = {str(sp): [mean_acc("parallel-loop", sp, kk) for kk in ks] for sp in spans}
+    return {"spans": spans, "ends": ends, "reduce": reduce, "loops": ks,
+            "curves": {op: [mean_acc(op, sp) for sp in spans] for op in SWEEP_OPS}, "loop_curves": loops,
+            "best_loops": {k: 1 + max(range(len(ks)), key=v.__getitem__) for k, v in loops.items()}}
+
+
+def sweep_claims(profs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Sun et al.'s claims over the span sweep of one model (one profile per seed; ends kept, parallel by mean)."""
+    p0 = profs[0]
+    mo, nt = p0["model"], p0["n_test"]
+    who = MODEL_LABELS[mo]
+    seeds = f" (mean of {len(profs)} seeds)" if len(profs) > 1 else ""
+    sw = [span_sweep(p) for p in profs]
+    spans = sw[0]["spans"]
+    out = []
+
+    # Repeating block b over a window is worse than skipping that window, at every span of two blocks or more.
+    verdicts, parts, ses = [], [], []
+    for i, sp in enumerate(spans):
+        if sp < 2:
+            continue  # a span of one: repeating b in its own slot is the trained model
+        d, se = _diff_est([x["curves"]["skip"][i] for x in sw], [x["curves"]["repeat"][i] for x in sw], nt)
+        verdicts.append(at_least(d, 0.0, se))
+        ses.append(se)
+        parts.append(f"span {sp}: skip {pct(_mean([x['curves']['skip'][i] for x in sw]))}, repeat "
+                     f"{pct(_mean([x['curves']['repeat'][i] for x in sw]))}")
+    out.append(claim(
+        f"rearrange.{mo}.repeat-worse-than-skip-every-span", "at every span, repeating one layer over it is worse "
+        "than skipping it",
+        "Sun et al. 2024 (middle_repeat against skip over the same [start, end)); here block b is run in each slot "
+        "of the window of s blocks from b, averaged over every window of the middle; " + SCALE,
+        {"spans": [sp for sp in spans if sp >= 2], "se_max": max(ses, default=0.0)},
+        f"for every span of 2 blocks or more, the mean accuracy after skipping the window exceeds the mean after "
+        f"repeating its first block in it, by more than 2 standard errors (up to 2 x {100 * max(ses, default=0):.1f}"
+        f" pts)",
+        all_of(verdicts) if verdicts else None,
+        "; ".join(parts) + f"{seeds}." if parts else "This model's middle has no span of two blocks.", who))
+
+    # The best number of loop iterations grows with how many layers run in parallel.
+    lo, hi = next((sp for sp in spans if sp >= 2), None), spans[-1]
+    mean_loops = {k: [_mean([x["loop_curves"][k][j] for x in sw]) for j in range(MAX_LOOPS)]
+                  for k in sw[0]["loop_curves"]}
+    holds: Optional[bool] = None
+    if lo is None or lo == hi:
+        detail = "This model's middle has too few blocks to compare two spans."
+        k_lo = k_hi = 0
+        d = se = 0.0
+    else:
+        k_lo = 1 + max(range(MAX_LOOPS), key=mean_loops[str(lo)].__getitem__)
+        k_hi = 1 + max(range(MAX_LOOPS), key=mean_loops[str(hi)].__getitem__)
+
+        def at(sp: int, kk: int) -> list[float]:
+            return [x["loop_curves"][str(sp)][kk - 1] for x in sw]
+
+        if k_hi > k_lo:  # the long span prefers more loops: is its best K really better than the short span's?
+            d, se = _diff_est(at(hi, k_hi), at(hi, k_lo), nt)
+            holds = True if at_least(d, 0.0, se) else None
+        elif k_hi < k_lo:  # fewer loops at the long span: is the short span's best K really better there?
+            d, se = _diff_est(at(lo, k_lo), at(lo, k_hi), nt)
+            holds = False if at_least(d, 0.0, se) else None
+        else:  # the same best K: unless a larger K is as good at the long span (or K is capped), it did not grow
+            best, rivals = at(hi, k_hi), []
+            for kk in range(k_hi + 1, MAX_LOOPS + 1):
+                d, se = _diff_est(best, at(hi, kk), nt)
+                rivals.append(at_least(d, 0.0, se))  # None: a larger K is as good, within the noise
+            d, se = _diff_est(at(hi, k_hi), at(lo, k_lo), nt)
+            holds = None if k_hi == MAX_LOOPS or any(v is None for v in rivals) else False
+        detail = (f"Best K for a span of {lo}: {k_lo} ({pct(mean_loops[str(lo)][k_lo - 1])}); for a span of {hi}: "
+                  f"{k_hi} ({pct(mean_loops[str(hi)][k_hi - 1])}); best K per span: "
+                  + ", ".join(f"{k}: {1 + max(range(MAX_LOOPS), key=v.__getitem__)}" for k, v in mean_loops.items())
+                  + f"{seeds}.")
+    out.append(claim(
+        f"rearrange.{mo}.best-loops-grow-with-span", "the best number of loop iterations grows with how many layers "
+        "run in parallel",
+        f"Sun et al. 2024 (loop_parallel over [start, end), K iterations); here the window of s middle blocks from "
+        f"b run in parallel (mean of updates) K = 1..{MAX_LOOPS} times, averaged over every window; " + SCALE,
+        {"span_short": lo or 0, "span_long": hi, "best_k_short": k_lo, "best_k_long": k_hi, "difference": d,
+         "se": se},
+        "the best K at the longest span exceeds the best K at a span of two, and at the longest span that K beats "
+        "the short span's best K by more than 2 standard errors; a smaller best K there, clearly better, fails it",
+        holds, detail, who))
     return out
 
 
@@ -598,8 +786,8 @@ def table(seeds: list[int], progress: Progress = silent, pool: Pool = serial) ->
 
 
 # -- the page's controls and presets (lab/presets.py; no Streamlit) ------------------------------------------
-CONTROLS = {"model": "vit-sequential", "op": "skip", "block": 2, "reduce": "mean", "loops": LOOPS, "ends": "keep",
-            "seed": 0}
+CONTROLS = {"model": "vit-sequential", "op": "skip", "block": 2, "reduce": "mean", "loops": LOOPS, "span": 0,
+            "ends": "keep", "seed": 0}
 PRESETS = (
     presets.preset(CONTROLS, "repeat", "Repeat vs skip", "One middle block run in place of the whole middle; then "
                    "set the operation to skip the whole middle: the same span, left out.", op="repeat", block=2,
@@ -608,6 +796,11 @@ PRESETS = (
                    "summed; then switch to the mean.", op="parallel", reduce="sum", ends="keep"),
     presets.preset(CONTROLS, "shuffle", "LayerShuffle, random orders", "Every block in a random order, on the model "
                    "trained for it; then the sequential ViT.", model="vit-shuffle", op="random", ends="include"),
+    presets.preset(CONTROLS, "span", "Skip a span of 3", "Blocks 1 to 3 left out; then repeat block 1 over the same "
+                   "span and compare (Sun et al.'s comparison).", op="skip", block=1, span=3, ends="keep"),
+    presets.preset(CONTROLS, "loops", "Parallel, looped 4 times", "The whole middle in parallel, run 4 times; move "
+                   "the loop count and the span, and find the best K for each span in the figure below.",
+                   op="parallel-loop", block=1, span=4, loops=4, ends="keep"),
     presets.preset(CONTROLS, "first", "Skip the first block", "How much does the first block matter? Then try the "
                    "last one.", op="skip", block=0, ends="include"),
 )
@@ -619,7 +812,8 @@ _PROFILE_SECONDS = 5
 
 def config_of(settings: dict[str, Any]) -> RearrangeConfig:
     """The experiment config of a complete page setting."""
-    return RearrangeConfig(**{k: settings[k] for k in ("model", "op", "block", "reduce", "loops", "ends", "seed")})
+    return RearrangeConfig(**{k: settings[k] for k in ("model", "op", "block", "reduce", "loops", "span", "ends",
+                                                       "seed")})
 
 
 def needs(settings: dict[str, Any]) -> list[presets.Need]:
