@@ -73,7 +73,9 @@ def wait_idle(page, timeout: float = 300) -> None:  # noqa: ANN001 - a Playwrigh
     deadline = time.time() + timeout
     idle_since = None
     while time.time() < deadline:
-        state = page.locator("[data-test-script-state]").first.get_attribute("data-test-script-state")
+        # Until the app has connected there is no script state: busy (asking would wait 30 s, then raise).
+        marker = page.locator("[data-test-script-state]")
+        state = marker.first.get_attribute("data-test-script-state") if marker.count() else None
         busy = (state != "notRunning" or page.locator("[data-testid='stProgress']").count() > 0
                 or page.locator("[data-testid='stSkeleton']").count() > 0)
         if busy:

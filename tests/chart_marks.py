@@ -52,7 +52,9 @@ MARKS_JS = r"""
     // the plot area in the chart's own pixels, where a screenshot of the chart can crop it
     return {id, marks, gl: gl.has(id), box: [r.left - o.left, r.top - o.top, r.right - o.left, r.bottom - o.top]};
   });
-  return {title: title ? title.textContent : '', subplots};
+  // untitled charts (panels side by side) are named by their first annotation, a subplot title
+  const note = gd.querySelector('.annotation-text');
+  return {title: title ? title.textContent : (note ? note.textContent : ''), subplots};
 }
 """
 
@@ -74,14 +76,23 @@ def gl_pixels(png: bytes, box: list[float]) -> int:
     return sum(1 for i in range(0, len(rgb), 3) if max(rgb[i:i + 3]) - min(rgb[i:i + 3]) > 40)
 
 
-def empty_subplots(info: dict[str, Any], png: bytes | None = None) -> list[str]:
-    """The subplots of a chart that have axes and drew no mark; a WebGL subplot is judged by the coloured pixels of
-    its plot area in `png`, the chart's screenshot (no screenshot: it counts as empty)."""
-    empty = []
+def marks_per_subplot(info: dict[str, Any], png: bytes | None = None) -> dict[str, dict[str, int]]:
+    """{subplot id: {kind: marks}}; a WebGL subplot also gets `webgl_pixels`, the coloured pixels of its plot area in
+    `png`, the chart's screenshot."""
+    out = {}
     for sp in info["subplots"]:
-        drawn = sum(sp["marks"].values()) > 0
-        if sp["gl"] and png is not None:
-            drawn = drawn or gl_pixels(png, sp["box"]) >= GL_MIN_PIXELS
-        if not drawn:
-            empty.append(sp["id"])
+        out[sp["id"]] = dict(sp["marks"])
+        if sp["gl"]:
+            out[sp["id"]]["webgl_pixels"] = gl_pixels(png, sp["box"]) if png is not None else 0
+    return out
+
+
+def empty_subplots(info: dict[str, Any], png: bytes | None = None) -> list[str]:
+    """The subplots of a chart that have axes and drew no mark; a WebGL subplot counts as drawn when its plot area
+    in `png` (the chart's screenshot) has at least GL_MIN_PIXELS coloured pixels."""
+    empty = []
+    for sid, marks in marks_per_subplot(info, png).items():
+        pixels = marks.pop("webgl_pixels", 0)
+        if sum(marks.values()) == 0 and pixels < GL_MIN_PIXELS:
+            empty.append(sid)
     return empty

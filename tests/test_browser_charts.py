@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from .browser import chromium_path, wait_idle
-from .chart_marks import chart_marks, empty_subplots
+from .chart_marks import chart_marks, empty_subplots, marks_per_subplot
 
 pytestmark = pytest.mark.browser
 
@@ -31,6 +31,7 @@ ARTIFACTS = ROOT / "artifacts" / "charts"
 # Views that differ from the default only to stay within the suite's time: every order of the Shuffle page's
 # default 6 blocks is 720 orders per model even in quick mode; with 3 blocks the page draws the same charts.
 QUERY = {"shuffle": "depth=3"}
+CHARTLESS = {""}  # Home: text and links only; every experiment page draws its results
 
 
 def registered_pages() -> list[tuple[str, str]]:
@@ -70,6 +71,8 @@ def test_every_chart_draws_marks(lab_url, page, title, path):
     assert not errors, (title, errors)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     charts = page.locator(".js-plotly-plot")
+    # A page whose figures never appeared (a failed job shown as a message) must not pass for want of charts.
+    assert path in CHARTLESS or charts.count() > 0, f"page {title!r} ({path}) drew no chart at all"
     blank, seen = [], []
     for i in range(charts.count()):
         chart = charts.nth(i)
@@ -83,7 +86,7 @@ def test_every_chart_draws_marks(lab_url, page, title, path):
             page.wait_for_timeout(500)
         name = info["title"] or f"chart {i + 1}"
         (ARTIFACTS / f"{path or 'home'}-{i + 1:02d}-{_slug(name)}.png").write_bytes(png)
-        seen.append({"title": name, "subplots": {s["id"]: s["marks"] for s in info["subplots"]}})
+        seen.append({"title": name, "subplots": marks_per_subplot(info, png)})
         if empty:
             blank.append(f"{name!r} (subplots {', '.join(empty)})")
     (ARTIFACTS / f"{path or 'home'}.json").write_text(json.dumps(seen, indent=1))
