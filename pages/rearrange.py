@@ -1,6 +1,5 @@
 """Rearrange layers: widgets -> RearrangeConfig -> lab.experiments.rearrange -> figures and text."""
 
-import json
 
 import streamlit as st
 
@@ -9,7 +8,6 @@ from app import figures_rearrange as figs
 from app.text import pct, pts
 from lab.experiments import rearrange
 from lab.models.base import Parallel, RoutedModel
-from lab.store import to_plain
 
 Config = rearrange.RearrangeConfig
 
@@ -98,7 +96,7 @@ if profiles is not None:
                "input, and per token for the ViT). Right: linear CKA, which ignores rotations and scale.")
 
 st.download_button("Download this run's numbers (JSON)",
-                   json.dumps(to_plain({"run": r, "profiles": profiles}), indent=1),
+                   text.as_json({"run": r, "profiles": profiles}),
                    file_name=f"layerlab-rearrange-{model}-{op}-b{block}-{reduce}-{ends}-seed{seed}.json",
                    mime="application/json", help="Every number on this page, for your own analysis.")
 

@@ -1,6 +1,5 @@
 """Re-initialise a layer: widgets -> ReinitConfig / FocusConfig -> lab.experiments.reinit -> figures and text."""
 
-import json
 
 import streamlit as st
 
@@ -9,7 +8,6 @@ from app import figures_reinit as figs
 from app.text import pct
 from lab import surgery
 from lab.experiments import reinit
-from lab.store import to_plain
 
 LAYER_LABELS = {f"blocks.{i}": f"block {i}" for i in range(32)}
 
@@ -117,7 +115,7 @@ left, right = st.columns(2)
 left.plotly_chart(figs.distance_vs_damage(results, norm), theme=None, key="fig_scatter")
 right.plotly_chart(figs.distance_bars(results, norm), theme=None, key="fig_distance")
 
-st.download_button("Download this run's numbers (JSON)", json.dumps(to_plain({"maps": results, "focus": f}), indent=1),
+st.download_button("Download this run's numbers (JSON)", text.as_json({"maps": results, "focus": f}),
                    file_name=f"layerlab-reinit-seed{seed}-{model}-{layer}-{op}-t{checkpoint}-{recovery}.json",
                    mime="application/json", help="Every number on this page, for your own analysis.")
 
