@@ -7,23 +7,26 @@ figure, every later call with equal arguments and the same palette (from any ses
 
 How the arguments are keyed cheaply: app/jobs.py serves each stored result as one shared object per store entry
 and registers it here under its store key (`register`), with the lists and dicts inside it. A registered object
-stands for its key in the argument's token; anything else (numbers, strings, a dict a page put together from
-several results) is walked and stands for itself. So a rerun pays a walk of small containers, not a hash of the
-numbers.
+stands for its key in the argument's token; a large container met before stands for the digest of its content,
+computed once; anything else (numbers, strings, a dict a page put together from several results) is walked and
+stands for itself. So a rerun pays a walk of small containers, not a hash of the numbers.
 
 The returned figure is shared: it must not be changed. Its mutating methods raise; a page that wants to change one
 builds a copy (`go.Figure(fig.to_dict())`). `to_dict()` returns the dict made when it was built (Streamlit calls it
-on every `st.plotly_chart`: a deep copy each time otherwise).
+on every `st.plotly_chart`: a deep copy each time otherwise), and that dict carries its JSON, which
+`plotly.io.to_json` (wrapped here) hands back instead of encoding it again.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import threading
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, TypeVar
 
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from app import theme
 
@@ -35,6 +38,12 @@ _lock = threading.Lock()
 _figures: OrderedDict[Hashable, go.Figure] = OrderedDict()
 _registry: dict[int, tuple[str, Any]] = {}  # id(obj) -> (token, obj): holding obj keeps its id from being reused
 _owners: OrderedDict[str, list[int]] = OrderedDict()  # store key -> ids registered under it
+# Large containers met before (a job's result a page reads straight from the engine, say), by identity, with the
+# object held so that its id cannot be reused: their digest is computed once. Results are never changed in place
+# (app/jobs.py), which is what makes an identity stand for the content.
+SEEN_MIN = 64
+MAX_SEEN = 4096
+_seen: OrderedDict[int, tuple[Any, Hashable]] = OrderedDict()
 stats = {"hits": 0, "builds": 0}
 
 _MUTATORS = ("add_trace", "add_traces", "add_scatter", "add_bar", "add_heatmap", "add_histogram", "add_hline",
@@ -43,11 +52,31 @@ _MUTATORS = ("add_trace", "add_traces", "add_scatter", "add_bar", "add_heatmap",
              "update_shapes", "for_each_trace", "plotly_update", "plotly_relayout", "plotly_restyle")
 
 
+class Spec(dict):
+    """A cached figure's dict, carrying its JSON: `st.plotly_chart` encodes `fig.to_dict()` with
+    `plotly.io.to_json(..., validate=False)` on every call (10-20 ms for a scatter of a thousand points)."""
+
+    json: str = ""
+
+
 class SharedFigure(go.Figure):
     """A built figure served from the cache: reads as usual, refuses to change (see the module docstring)."""
 
     def to_dict(self) -> dict[str, Any]:  # type: ignore[override]
         return self._layerlab_dict
+
+
+_to_json = pio.to_json
+
+
+def _cached_to_json(fig: Any, *args: Any, **kwargs: Any) -> str:
+    """plotly.io.to_json, answered from a Spec's JSON when called as Streamlit calls it (app/figcache.py)."""
+    if isinstance(fig, Spec) and fig.json and not args and kwargs == {"validate": False}:
+        return fig.json
+    return _to_json(fig, *args, **kwargs)
+
+
+pio.to_json = _cached_to_json  # only a Spec is answered from memory; every other call goes to plotly as before
 
 
 def _refuse(name: str) -> Callable[..., Any]:
@@ -95,6 +124,22 @@ def token(obj: Any) -> Hashable:
     hit = _registry.get(id(obj))
     if hit is not None and hit[1] is obj:
         return ("@", hit[0])
+    if isinstance(obj, (dict, list, tuple)) and len(obj) >= SEEN_MIN:
+        seen = _seen.get(id(obj))
+        if seen is not None and seen[0] is obj:
+            return seen[1]
+        # A digest, not the walked token itself: a tuple does not keep its hash, so a figure key holding a
+        # thousand-number tuple would be hashed anew on every lookup.
+        digest = ("#", hashlib.blake2b(repr(_walk(obj)).encode(), digest_size=16).hexdigest())
+        with _lock:
+            _seen[id(obj)] = (obj, digest)
+            while len(_seen) > MAX_SEEN:
+                _seen.popitem(last=False)
+        return digest
+    return _walk(obj)
+
+
+def _walk(obj: Any) -> Hashable:
     if isinstance(obj, dict):
         return ("d", tuple((k, token(v)) for k, v in obj.items()))
     if isinstance(obj, (list, tuple)):
@@ -133,7 +178,9 @@ def figure(fn: F) -> F:
         fig = fn(*args, **kwargs)
         if not isinstance(fig, go.Figure):  # None (nothing to draw yet) and anything else pass through
             return fig
-        fig._layerlab_dict = go.Figure.to_dict(fig)
+        spec = Spec(go.Figure.to_dict(fig))
+        spec.json = _to_json(spec, validate=False)
+        fig._layerlab_dict = spec
         fig.__class__ = SharedFigure
         with _lock:
             stats["builds"] += 1
@@ -151,4 +198,5 @@ def clear() -> None:
     with _lock:
         _figures.clear()
         _registry.clear()
+        _seen.clear()
         _owners.clear()

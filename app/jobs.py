@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import traceback
 from collections import OrderedDict
 from typing import Any, Callable, Optional
@@ -207,10 +208,19 @@ class Pending:
             _poll(tuple(self.keys))
 
 
-@st.fragment(run_every=1.0)
+def mark_run() -> None:
+    """Note that a full run of the page begins (app/shell.py): the polling below reruns the page at most once a
+    second after it."""
+    st.session_state[RUN_STARTED] = time.monotonic()
+
+
+@st.fragment(run_every=RERUN_EVERY_S)
 def _poll(keys: tuple[str, ...]) -> None:
+    """Only this fragment reruns while pieces are computing (the bars); the whole page reruns when one lands, and
+    never sooner than RERUN_EVERY_S after its last full run."""
     jobs = [j for j in (runner().jobs.get(k) for k in keys) if j is not None]
-    if not jobs or any(j.future.done() for j in jobs):
+    since = time.monotonic() - st.session_state.get(RUN_STARTED, 0.0)
+    if (not jobs or any(j.future.done() for j in jobs)) and since >= RERUN_EVERY_S:
         st.rerun()  # the whole page: it draws what landed and polls for the rest
     for j in jobs:
         text = _status(j.label, j)

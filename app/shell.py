@@ -27,6 +27,7 @@ def _warm_umap_once() -> bool:
 def run() -> None:
     """One run of the app: page config, start-up work (once per server), then the page the URL asks for."""
     configure_threads()
+    jobs.mark_run()
     st.set_page_config(page_title="Layer Lab", page_icon=":material/science:", layout="wide")
     # A fresh server starts its engine (the local Dask cluster comes up in the background) and warms every page's
     # default view on it, one result at a time at the lowest priority and only while no student's job waits

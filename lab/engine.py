@@ -30,6 +30,9 @@ import itertools
 import json
 import os
 import queue
+import signal
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -39,7 +42,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from .notices import collecting
-from .store import Store, active_store, config_json, use_store
+from .store import Store, active_store, config_json, recording_builds, use_store
 
 MAX_THREADS = 2
 BACKGROUND = -10  # the priority of warming jobs: a queued student job always runs before them
@@ -148,7 +151,7 @@ def work(fn: Callable[..., Any], cfg: Any, root: str, jid: str, env: dict[str, s
     _prepare_worker()
     os.environ.update(env)  # one task at a time per (single-threaded) worker: no other job sees this
     path = Path(root) / BOARD / f"{jid}.json"
-    with collecting() as notices, use_store(Store(root)):
+    with collecting() as notices, use_store(Store(root)), recording_builds() as builds:
         report = BoardWriter(path, submitted, notices)
         report.write()
         t0 = time.perf_counter()
@@ -156,7 +159,59 @@ def work(fn: Callable[..., Any], cfg: Any, root: str, jid: str, env: dict[str, s
         seconds = time.perf_counter() - t0
         report.fraction, report.message = 1.0, "done"
         report.write("done")
-    return {"result": result, "notices": list(notices), "seconds": seconds}
+    return {"result": result, "notices": list(notices), "seconds": seconds, "builds": list(builds)}
+
+
+# -- the local cluster's own process ---------------------------------------------------------------------------
+# A LocalCluster made inside the web server runs its scheduler on the server's event loop: every heartbeat, task
+# transition and progress query of the workers then takes the server's GIL, and cached page views waited behind it
+# while two models trained (p95 0.7-1.2 s, issue 21). So the scheduler and the workers' nannies live in a process of
+# their own, started with the server; the server holds only a Client. The process exits when its parent does (it
+# polls its parent id), so a killed server leaves no cluster behind.
+SERVE = "from lab.engine import serve_cluster; serve_cluster()"
+START_TIMEOUT_S = 300.0  # worker processes import torch: slow on a loaded machine
+
+
+def serve_cluster() -> None:
+    """Body of the cluster process (`python -c SERVE WORKERS PARENT_PID ADDRESS_FILE`): a LocalCluster of WORKERS
+    single-threaded worker processes; writes its scheduler's address to ADDRESS_FILE, then runs until the parent is
+    gone or it is terminated."""
+    import dask
+    from distributed import LocalCluster
+
+    workers, parent, address_file = int(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environ()}):
+        # preload: each worker imports the lab (torch) as it starts, in the background at server start-up, not at
+        # the first student's job under `nice` (measured on a loaded machine: 15-20 s before a job's first line).
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                               silence_logs=40, memory_limit=WORKER_MEMORY, scheduler_port=0,
+                               preload=["lab.engine"])
+    tmp = address_file.with_suffix(".tmp")
+    tmp.write_text(cluster.scheduler_address)
+    tmp.replace(address_file)
+    while not stop.wait(1.0) and os.getppid() == parent:
+        pass
+    cluster.close(timeout=30)
+
+
+def spawn_cluster(workers: int) -> tuple[subprocess.Popen, str]:
+    """Start the cluster process (see `serve_cluster`); returns it and its scheduler's address. Its output goes
+    where this process's goes (a pipe nobody reads would fill up and stall the workers that inherit it)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # the workers import what this process can
+    with tempfile.TemporaryDirectory(prefix="layerlab-cluster-") as tmp:
+        address_file = Path(tmp) / "address"
+        proc = subprocess.Popen([sys.executable, "-c", SERVE, str(workers), str(os.getpid()), str(address_file)],
+                                env=env)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline and proc.poll() is None:
+            if address_file.exists():
+                return proc, address_file.read_text().strip()
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError(f"the cluster process did not start (exit status {proc.poll()})")
 
 
 # -- jobs ------------------------------------------------------------------------------------------------------
@@ -177,6 +232,7 @@ class Job:
     sent: bool = False  # taken off its engine's queue (to a thread, or to the cluster)
     task: tuple = ()  # what the engine needs to send it: kept so a lifted job can be queued again
     seconds: Optional[float] = None  # how long the job itself ran (not its wait), once done
+    builds: list = field(default_factory=list)  # entries it built (store.recording_builds), once done
     _read_at: float = 0.0
 
     def report(self, fraction: float, message: str) -> None:
@@ -317,13 +373,14 @@ class ThreadEngine(Engine):
         job = Job(label, future=Future(), priority=priority)
 
         def run() -> Any:
-            with collecting() as notices:
+            with collecting() as notices, recording_builds() as builds:
                 t0 = time.perf_counter()
                 try:
                     return fn(cfg, progress=job.report)
                 finally:
                     job.seconds = time.perf_counter() - t0
                     job.notices.extend(notices)
+                    job.builds = list(builds)
 
         job.task = (run,)
         self._enqueue(job)
@@ -351,7 +408,7 @@ class DaskEngine(Engine):
         super().__init__()
         self.store = store or active_store()
         self.address, self.workers = address, workers
-        self.cluster: Any = None
+        self.cluster: Any = None  # the cluster's process (spawn_cluster), when this engine started one
         self.client: Any = None
         self.error: Optional[Exception] = None
         self._ready = threading.Event()
@@ -370,21 +427,18 @@ class DaskEngine(Engine):
 
     def _connect(self) -> None:
         try:
-            import dask
-            from distributed import Client, LocalCluster
+            from distributed import Client
 
             if self.address:
                 self.client = Client(self.address, set_as_default=False, timeout=CONNECT_TIMEOUT)
             else:
                 # Worker processes, one single-threaded worker per core: a training job runs on its own core, away
-                # from the web server's GIL. No dashboard: nobody looks at it, and its port may be taken.
-                # memory_limit bounds each worker: its nanny restarts a worker that reaches 95 % of it (its job
-                # then runs again elsewhere), so a long-running server's workers cannot grow without limit.
-                with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environ()}):
-                    self.cluster = LocalCluster(n_workers=self.workers or max(1, os.cpu_count() or 1),
-                                                threads_per_worker=1, processes=True, dashboard_address=None,
-                                                silence_logs=40, memory_limit=WORKER_MEMORY)
-                self.client = Client(self.cluster, set_as_default=False)
+                # from the web server's GIL; their scheduler too runs in a process of its own (serve_cluster).
+                # No dashboard: nobody looks at it, and its port may be taken. memory_limit bounds each worker: its
+                # nanny restarts a worker that reaches 95 % of it (its job then runs again elsewhere), so a
+                # long-running server's workers cannot grow without limit.
+                self.cluster, address = spawn_cluster(self.workers or max(1, os.cpu_count() or 1))
+                self.client = Client(address, set_as_default=False, timeout=CONNECT_TIMEOUT)
         except Exception as exc:  # noqa: BLE001 - whatever went wrong, every job asked for must hear about it
             self.error = RuntimeError(f"the lab's compute cluster could not be started or reached "
                                       f"({type(exc).__name__}: {exc})")
@@ -461,6 +515,7 @@ class DaskEngine(Engine):
             else:
                 job.notices[:] = list(out["notices"])
                 job.seconds = out.get("seconds")
+                job.builds = list(out.get("builds", []))
                 job.started, job.fraction, job.message = True, 1.0, "done"
                 job.future.set_result(out["result"])
             finally:
@@ -491,7 +546,11 @@ class DaskEngine(Engine):
         if self.client is not None:
             self.client.close()
         if self.cluster is not None:
-            self.cluster.close()
+            self.cluster.terminate()
+            try:
+                self.cluster.wait(60)
+            except subprocess.TimeoutExpired:
+                self.cluster.kill()
 
 
 # -- a pool for tables and sweeps: the same engine, from the command line -----------------------------------------
@@ -499,7 +558,9 @@ def compute(calls: Any, workers: int = 2, progress: Any = None, engine: Optional
             labels: Optional[list[str]] = None) -> dict[str, Any]:
     """Compute the (entry point, config) calls the store lacks on `engine` (default: a local Dask cluster of
     `workers` single-threaded processes, or the cluster at $LAYERLAB_SCHEDULER; started only if something is
-    missing). Returns {"built": [(call index, seconds)], "failed": [(call index, error)]}; results land in the store.
+    missing). Returns {"built": [(call index, seconds)], "failed": [(call index, error)]} and, when
+    anything was built, "builds": {call index: the entries its job built (store.recording_builds)}; results land in
+    the store.
     `labels` name the calls in the progress messages.
     """
     store = active_store()
@@ -513,6 +574,7 @@ def compute(calls: Any, workers: int = 2, progress: Any = None, engine: Optional
             seen.add(key)
             todo.append(i)
     built: list[tuple[int, float]] = []
+    builds: dict[int, list[dict[str, Any]]] = {}
     failed: list[tuple[int, str]] = []
     if not todo:
         return {"built": built, "failed": failed}
@@ -530,6 +592,7 @@ def compute(calls: Any, workers: int = 2, progress: Any = None, engine: Optional
             exc = fut.exception()
             if exc is None:
                 built.append((i, job.seconds or 0.0))
+                builds[i] = job.builds
             else:  # one failure must not stop the others; the caller reports it
                 failed.append((i, f"{type(exc).__name__}: {exc}"))
             if progress is not None:
@@ -537,7 +600,7 @@ def compute(calls: Any, workers: int = 2, progress: Any = None, engine: Optional
     finally:
         if own:
             eng.close()
-    return {"built": built, "failed": failed}
+    return {"built": built, "failed": failed, **({"builds": builds} if builds else {})}
 
 
 def pool(workers: int = 2) -> Callable[..., list[Any]]:

@@ -22,6 +22,7 @@ import json
 import os
 import tempfile
 import threading
+import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -41,6 +42,20 @@ LAB_DIR = Path(__file__).resolve().parent
 TensorEntry = tuple[dict[str, torch.Tensor], dict[str, Any]]  # (tensors, JSON-able metadata)
 _cached_only: ContextVar[bool] = ContextVar("layerlab_cached_only", default=False)
 _active: ContextVar["Store | None"] = ContextVar("layerlab_active_store", default=None)
+_builds: ContextVar["list[dict[str, Any]] | None"] = ContextVar("layerlab_builds", default=None)
+
+
+@contextmanager
+def recording_builds() -> Iterator[list[dict[str, Any]]]:
+    """Within this context every entry built (not read) is recorded in the yielded list, innermost first: kind,
+    config JSON and seconds (a result's seconds include the models it trained). `python -m lab warm` reports with it
+    where the time went."""
+    bucket: list[dict[str, Any]] = []
+    token = _builds.set(bucket)
+    try:
+        yield bucket
+    finally:
+        _builds.reset(token)
 
 
 class NotCached(LookupError):
@@ -173,7 +188,12 @@ class Store:
                     return load(path)
                 except Exception:  # noqa: BLE001
                     path.unlink(missing_ok=True)
+            t0 = time.perf_counter()
             value = build()
+            log = _builds.get()
+            if log is not None:
+                log.append({"kind": about["kind"], "config": about["config"],
+                            "seconds": round(time.perf_counter() - t0, 2)})
             # The sidecar first: a sidecar without its entry is harmless (a pack skips it), an entry without a
             # sidecar could not be exported.
             self.write_sidecar(key, {**about, "file": path.name})

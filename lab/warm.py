@@ -98,10 +98,40 @@ def warm(items: Sequence[Item], workers: int = 2, progress: Progress = silent,
     def what(i: int) -> dict[str, Any]:
         return {"page": todo[i].page, "setting": todo[i].setting, "result": todo[i].need.label}
 
+    builds = out.get("builds", {})
     return {"planned": len(items), "already_stored": len(items) - len(todo),
-            "built": [{**what(i), "seconds": round(sec, 1)} for i, sec in out["built"]],
+            "built": [{**what(i), "seconds": round(sec, 1), "trained": _trained(builds.get(i, []))}
+                      for i, sec in out["built"]],
             "failed": [{**what(i), "error": err} for i, err in out["failed"]],
             "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def _trained(builds: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The models a result's job trained (not read from the store), each with its seconds and what it is."""
+    return [{"model": model_label(b["config"]), "seconds": b["seconds"]} for b in builds if b["kind"] == "model"]
+
+
+def model_label(config: str) -> str:
+    """A short name of a model's spec (its config JSON): the fields that tell two of them apart."""
+    import json
+
+    found: dict[str, Any] = {}
+
+    def walk(o: Any) -> None:
+        if isinstance(o, dict):
+            for k, v in o.items():
+                if k in ("task", "__class__", "depth", "mode", "drop_p", "seed", "epochs", "slot_mode", "route",
+                         "order") and not isinstance(v, (dict, list)) and k not in found:
+                    found[k] = v
+                elif isinstance(v, (dict, list)):
+                    walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+
+    walk(json.loads(config))
+    found.pop("__class__", None)
+    return " ".join(f"{k}={v}" for k, v in found.items())
 
 
 class Background:

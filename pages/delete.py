@@ -1,6 +1,5 @@
 """Delete layers: widgets -> DeleteConfig -> lab.experiments.delete -> figures and text."""
 
-import json
 
 import streamlit as st
 
@@ -9,7 +8,6 @@ from app import figures_delete as figs
 from app.text import pct
 from lab import recover, search, selection
 from lab.experiments import delete
-from lab.store import to_plain
 
 st.title(":material/content_cut: Delete layers")
 st.caption("Remove hidden layers from a trained MLP, plain or residual, and see what survives and what comes back.")
@@ -81,7 +79,7 @@ if sweep is not None:
     left.plotly_chart(figs.single_block(sweep), theme=None, key="fig_single")
     right.plotly_chart(figs.versus_k(sweep), theme=None, key="fig_vs_k")
 
-st.download_button("Download this run's numbers (JSON)", json.dumps(to_plain({"run": r, "sweep": sweep}), indent=1),
+st.download_button("Download this run's numbers (JSON)", text.as_json({"run": r, "sweep": sweep}),
                    file_name=f"layerlab-delete-{arch}-k{k}-{select}-{recovery}-{steps}-seed{seed}.json",
                    mime="application/json", help="Every number on this page, for your own analysis.")
 

@@ -1,6 +1,5 @@
 """Choose an order per input (IOT): widgets -> IOTConfig -> lab.experiments.iot (three stored pieces) -> figures."""
 
-import json
 
 import streamlit as st
 
@@ -10,7 +9,6 @@ from app.text import pct
 from lab import iot as core
 from lab.claims import diff_se
 from lab.experiments import iot
-from lab.store import to_plain
 
 C = iot.IOTConfig
 WEIGHTS_EXPLORE = (0.0, 0.1, 0.3, 1.0, 3.0)
@@ -126,7 +124,7 @@ if st.toggle(f"Accuracy against M (trains M = {', '.join(map(str, sw_ms))} for t
 
 if tr is not None:
     st.download_button("Download this run's numbers (JSON)",
-                       json.dumps(to_plain({"iot": tr, "observation": obs, "twin": twin}), indent=1),
+                       text.as_json({"iot": tr, "observation": obs, "twin": twin}),
                        file_name=f"layerlab-iot-{model}-{space}-m{m}-e{explore:g}-x{exploit:g}-g{int(gumbel)}-"
                                  f"seed{seed}.json",
                        mime="application/json", help="Every number on this page, for your own analysis.")

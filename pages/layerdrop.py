@@ -1,6 +1,5 @@
 """LayerDrop: widgets -> LayerDropConfig / CompareConfig -> lab.experiments.layerdrop -> figures and text."""
 
-import json
 
 import streamlit as st
 
@@ -10,7 +9,6 @@ from app.text import pct, pts
 from lab import claims as lab_claims
 from lab import prune, routes, selection
 from lab.experiments import layerdrop
-from lab.store import to_plain
 
 MODEL_LABELS = {"residual": "residual MLP (synthetic task, 8 blocks)", "vit": "ViT (8x8 digits, 8 blocks)"}
 P_OPTIONS = tuple(round(0.05 * i, 2) for i in range(int(layerdrop.P_MAX / 0.05 + 1e-9) + 1))  # 0, 0.05 .. 0.7
@@ -140,8 +138,7 @@ if profiles is not None:
 if "recovered_acc" in r:
     st.plotly_chart(figs.recovery_curve(r), theme=None, key="fig_recovery")
 
-st.download_button("Download this run's numbers (JSON)", json.dumps(to_plain({"run": r, "profiles": profiles}),
-                                                                    indent=1),
+st.download_button("Download this run's numbers (JSON)", text.as_json({"run": r, "profiles": profiles}),
                    file_name=f"layerlab-layerdrop-{model}-p{p:g}-r{keep}-{strategy}-{recovery}-seed{seed}.json",
                    mime="application/json", help="Every number on this page, for your own analysis.")
 

@@ -1,6 +1,5 @@
 """Rearrange layers: widgets -> RearrangeConfig -> lab.experiments.rearrange -> figures and text."""
 
-import json
 
 import streamlit as st
 
@@ -9,7 +8,6 @@ from app import figures_rearrange as figs
 from app.text import pct, pts
 from lab.experiments import rearrange
 from lab.models.base import Parallel, RoutedModel
-from lab.store import to_plain
 
 Config = rearrange.RearrangeConfig
 
@@ -127,7 +125,7 @@ if profiles is not None:
                "pulled towards 1 when features outnumber inputs, as for the ViT (hover for it).")
 
 st.download_button("Download this run's numbers (JSON)",
-                   json.dumps(to_plain({"run": r, "comparison": comparison}), indent=1),
+                   text.as_json({"run": r, "comparison": comparison}),
                    file_name=f"layerlab-rearrange-{model}-{op}-b{block}-{reduce}-k{loops}-s{span}-{ends}-seed{seed}.json",
                    mime="application/json", help="Every number on this page, for your own analysis.")
 

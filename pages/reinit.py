@@ -1,6 +1,5 @@
 """Re-initialise a layer: widgets -> ReinitConfig / FocusConfig -> lab.experiments.reinit -> figures and text."""
 
-import json
 
 import streamlit as st
 
@@ -10,7 +9,6 @@ from app.text import pct
 from lab import claims as lab_claims
 from lab import surgery
 from lab.experiments import reinit
-from lab.store import to_plain
 
 LAYER_LABELS = {f"blocks.{i}": f"block {i}" for i in range(32)}
 
@@ -153,8 +151,8 @@ left, right = st.columns(2)
 left.plotly_chart(figs.distance_vs_damage(results, norm), theme=None, key="fig_scatter")
 right.plotly_chart(figs.distance_bars(results, norm), theme=None, key="fig_distance")
 
-numbers = to_plain({"maps": results, "focus": f, "group": g, "widths": w})
-st.download_button("Download this run's numbers (JSON)", json.dumps(numbers, indent=1),
+st.download_button("Download this run's numbers (JSON)",
+                   text.as_json({"maps": results, "focus": f, "group": g, "widths": w}),
                    file_name=f"layerlab-reinit-seed{seed}-{model}-{layer}-{op}-t{checkpoint}-{recovery}.json",
                    mime="application/json", help="Every number on this page, for your own analysis.")
 

@@ -1,6 +1,5 @@
 """Shuffle layers: widgets -> ShuffleConfig -> lab.experiments.shuffle -> figures and text."""
 
-import json
 from dataclasses import replace
 
 import streamlit as st
@@ -11,7 +10,6 @@ from app.text import pct
 from lab import embed, recipes
 from lab.experiments import shuffle
 from lab.models import vit
-from lab.store import to_plain
 
 COLOUR_KEYS = {"slot": "slot", "block": "block", "digit": "cls"}  # control value -> label field of the view
 
@@ -206,8 +204,8 @@ complete = (both("random_orders") and both("pruning") and both("probe")
             and (not shuffle.walks_all_orders(depth) or both("all_orders")))  # the block x slot claim reads it
 if complete:
     st.download_button("Download this run's numbers (JSON)",
-                       json.dumps(to_plain({"run": r, "comparison": b, "claims": shuffle.claims(runs, mode),
-                                            "probe": {m: p["probe"] for m, p in probes.items()}}), indent=1),
+                       text.as_json({"run": r, "comparison": b, "claims": shuffle.claims(runs, mode),
+                                     "probe": {m: p["probe"] for m, p in probes.items()}}),
                        file_name=f"layerlab-shuffle-{mode}-d{depth}-n{orders}-seed{seed}.json", mime="application/json",
                        help="Every number on this page, for your own analysis.")
 

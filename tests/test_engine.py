@@ -61,6 +61,9 @@ def wait(job, limit=120):
 @pytest.fixture(scope="module")
 def dask_engine(tmp_path_factory):
     eng = DaskEngine(workers=2, store=Store(tmp_path_factory.mktemp("dask-store")))
+    # Starting the cluster's process and its workers (each imports torch) is not what these tests time: on a
+    # loaded machine it alone took over a minute, eating the first test's limit.
+    eng.ready(600)
     yield eng
     eng.close()
 

@@ -28,6 +28,9 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(f"built {len(summary['built'])}, failed {len(summary['failed'])}, already stored "
               f"{summary['already_stored']}, in {summary['seconds']:.0f} s")
+        for b in sorted(summary["built"], key=lambda b: -b["seconds"]):  # where the time went, dearest first
+            models = "; ".join(f"{m['model']} ({m['seconds']:.0f} s)" for m in b["trained"]) or "no model trained"
+            print(f"  {b['seconds']:7.1f} s  {b['page']}: {b['setting']}: {b['result']}  [trained: {models}]")
         for f in summary["failed"]:
             print(f"  FAILED {f['page']}: {f['setting']}: {f['result']}: {f['error']}")
     return 1 if summary["failed"] else 0
