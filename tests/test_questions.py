@@ -71,3 +71,13 @@ def test_every_question_is_about_a_real_setting_and_a_claim_its_experiment_makes
         # a key is written whole, or as an f-string whose fixed parts surround a model name
         parts = [re.escape(x) for x in re.split(r"vit-sequential|vit-shuffle|plain|residual|kd|ce", q.claim)]
         assert q.claim in source or re.search(r".*?".join(parts), source), f"{q.key}: no claim {q.claim!r}"
+
+
+def test_the_gate_finds_claims_in_a_result_or_in_results_side_by_side():
+    from app.workshop import claims_in, md
+
+    a, b = _claim(True), _claim(False) | {"key": "other"}
+    assert claims_in({"claims": [a]}) == [a]
+    assert claims_in(({"claims": [a]}, None, [{"claims": [b]}])) == [a, b]
+    assert claims_in({"x": 1}) == [] and claims_in(None) == [] and claims_in({"claims": "junk"}) == []
+    assert md("<b>*x*</b> $1 [l](u)") == "&lt;b&gt;\\*x\\*&lt;/b&gt; \\$1 \\[l\\](u)"
