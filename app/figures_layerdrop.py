@@ -55,10 +55,12 @@ def versus_p(profiles: list[dict[str, Any]], strategy: str, chosen_p: float, kee
                         customdata=[str(r["kept"]) for r in rows],
                         hovertemplate="r=%{x}: %{y:.1%}<br>kept %{customdata}<extra>p = " + f"{p:g}</extra>")
     if run is not None and run.get("scratch_acc") is not None:
-        for key, name, colour, symbol in (("scratch_acc", f"depth {keep} from scratch", theme.MARK, "diamond"),
-                                          ("distilled_acc", f"depth {keep} distilled from p = 0", theme.RECOVERED,
-                                           "square")):
-            fig.add_scatter(x=[keep], y=[run[key]], name=name, mode="markers",
+        # side by side around r (they often score within a point of each other and would hide one another)
+        for key, name, colour, symbol, dx in (("scratch_acc", f"depth {keep} from scratch", theme.MARK, "diamond",
+                                               -0.15),
+                                              ("distilled_acc", f"depth {keep} distilled from p = 0", theme.RECOVERED,
+                                               "square", 0.15)):
+            fig.add_scatter(x=[keep + dx], y=[run[key]], name=name, mode="markers",
                             marker={"color": colour, "symbol": symbol, "size": 16, "line": {"color": "#FFFFFF",
                                                                                            "width": 2}},
                             hovertemplate=name + ": %{y:.1%}<extra></extra>")

@@ -64,3 +64,24 @@ def test_reinit_page_group_and_width_sweep():
     want = _page_claims({**reinit.CONTROLS, "sweep": "on"})
     assert drawn == claims_view.expected_verdicts(want)
     assert want[-1]["key"] == "reinit.plain-wider-more-robust-top"
+
+
+def test_reinit_group_link_is_parsed_and_a_bad_one_is_ignored():
+    import os
+
+    from streamlit.testing.v1 import AppTest
+
+    from .apptest_util import MAIN, ROOT
+
+    os.environ["LAYERLAB_QUICK"] = "1"
+    cases = (("head,stem", ("stem", "head"), False), ("blocks.1,nope", ("blocks.1", "blocks.2"), True),
+             ("none", (), False))
+    for link, want, notice in cases:
+        at = AppTest.from_file(MAIN, default_timeout=600)
+        at.run()
+        at.query_params["group"] = link
+        at.switch_page(str(ROOT / "pages" / "reinit.py"))
+        at.run()
+        assert_clean(at)
+        assert tuple(at.multiselect(key="group").value) == want, link
+        assert any("was ignored" in w.value for w in at.warning) is notice, link

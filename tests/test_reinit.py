@@ -226,6 +226,11 @@ def test_cli_group_json(plain, capsys):
     assert r["group_acc"] == g["group_acc"] and g["layers"] == ["blocks.0", "blocks.1"]
     assert g["sum_single_damage"] == pytest.approx(sum(g["single_damages"]))
     assert "reinit.group-jointly-fragile" in [c["key"] for c in r["claims"]]
+    for bad, why in (("blocks.1,blocks.1", "named twice"), ("blocks.0,blocks.7", "unknown layer 'blocks.7'"),
+                     (",", "at least one layer")):
+        assert main(["reinit", "--model", "plain", "--depth", "3", "--width", "32", "--epochs", "2", "--layers",
+                     bad]) == 2
+        assert why in capsys.readouterr().err
 
 
 def test_width_sweep_maps_each_width_and_rejects_the_vit():
