@@ -73,9 +73,10 @@ def wait_idle(page, timeout: float = 300) -> None:  # noqa: ANN001 - a Playwrigh
     deadline = time.time() + timeout
     idle_since = None
     while time.time() < deadline:
-        # Until the app has connected there is no script state: busy (asking would wait 30 s, then raise).
-        marker = page.locator("[data-test-script-state]")
-        state = marker.first.get_attribute("data-test-script-state") if marker.count() else None
+        # Read in one step, without waiting: the element is missing until the app has connected and, on a loaded
+        # machine, for moments while it redraws (a locator would wait 30 s for it, then raise). Missing = busy.
+        state = page.evaluate("() => document.querySelector('[data-test-script-state]')"
+                              "?.getAttribute('data-test-script-state') ?? null")
         busy = (state != "notRunning" or page.locator("[data-testid='stProgress']").count() > 0
                 or page.locator("[data-testid='stSkeleton']").count() > 0)
         if busy:

@@ -55,7 +55,7 @@ def _slug(text: str) -> str:
 
 
 def test_the_navigation_lists_no_page_beyond_shell_py(lab_url, page):
-    page.goto(lab_url)
+    page.goto(lab_url, timeout=180_000)
     wait_idle(page)
     hrefs = page.locator("[data-testid='stSidebarNav'] a").evaluate_all("els => els.map(e => e.href)")
     listed = {h.split("?")[0].rstrip("/").rsplit("/", 1)[-1] if h.rstrip("/") != lab_url else "" for h in hrefs}
@@ -65,11 +65,14 @@ def test_the_navigation_lists_no_page_beyond_shell_py(lab_url, page):
 @pytest.mark.parametrize("title, path", PAGES, ids=[p or "home" for _, p in PAGES])
 def test_every_chart_draws_marks(lab_url, page, title, path):
     query = QUERY.get(path)
-    page.goto(f"{lab_url}/{path}" + (f"?{query}" if query else ""))
+    # generous: on a loaded machine the server answered a first request after more than 30 s (Playwright's default)
+    page.goto(f"{lab_url}/{path}" + (f"?{query}" if query else ""), timeout=180_000)
     wait_idle(page, timeout=600)
     errors = [e.inner_text()[:500] for e in page.locator("[data-testid='stException']").all()]
     assert not errors, (title, errors)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for old in ARTIFACTS.glob(f"{path or 'home'}-*.png"):  # a chart the page no longer draws leaves no picture
+        old.unlink()
     charts = page.locator(".js-plotly-plot")
     # A page whose figures never appeared (a failed job shown as a message) must not pass for want of charts.
     assert path in CHARTLESS or charts.count() > 0, f"page {title!r} ({path}) drew no chart at all"
@@ -79,7 +82,7 @@ def test_every_chart_draws_marks(lab_url, page, title, path):
         chart.scroll_into_view_if_needed()
         # Plotly may still be laying out a chart that has just scrolled in: look again for a few seconds.
         for _ in range(10):
-            info, png = chart_marks(chart), chart.screenshot()
+            info, png = chart_marks(chart), chart.screenshot(timeout=120_000)
             empty = empty_subplots(info, png)
             if not empty:
                 break

@@ -86,9 +86,9 @@ def drawn(chromium, tmp_path_factory):
     path = tmp_path_factory.mktemp("charts") / "figures.html"
     path.write_text("".join(html) + "</body></html>")
     page = chromium.new_page(viewport={"width": 1100, "height": 800})
-    page.goto(path.as_uri())
+    page.goto(path.as_uri(), timeout=180_000)  # 4 MB of inline Plotly.js: slow to parse on a loaded machine
     page.wait_for_function("document.querySelectorAll('.js-plotly-plot .cartesianlayer').length >= "
-                           f"{len(FIGURES)}")
+                           f"{len(FIGURES)}", timeout=180_000)
     yield page
     page.close()
 
