@@ -27,6 +27,9 @@ test: lint
 	$(PY) -m pytest
 
 bench: $(VENV)/.installed
+	PYTHONPATH=. $(PY) bench/bench_views.py --before $${BEFORE:-main}
+	PYTHONPATH=. $(PY) bench/bench_load.py --before $${BEFORE:-main}
+	PYTHONPATH=. $(PY) bench/bench_batched.py
 	PYTHONPATH=. $(PY) bench/bench_delete.py
 	PYTHONPATH=. $(PY) bench/bench_vit.py
 	PYTHONPATH=. $(PY) bench/bench_shuffle_page.py

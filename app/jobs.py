@@ -24,7 +24,7 @@ from lab import engine as engines
 from lab import quick, warm
 from lab.engine import Job
 from lab.notices import collecting
-from lab.store import NotCached, active_store, cached_only
+from lab.store import NotCached, active_store, cached_only, read_hooks, shared_reads
 
 JobRunner = engines.Engine  # what runner() returns: `submit`, `jobs`, `key`, `ahead` (lab/engine.py)
 
@@ -80,6 +80,9 @@ RUN_STARTED = "_layerlab_run_started"  # session_state: when this session's last
 MAX_RESULTS = figcache.MAX_REGISTERED
 _results: OrderedDict[str, Any] = OrderedDict()
 _results_lock = threading.Lock()
+# Every entry read in the script thread (a function that reads several, like rearrange.all_models, included) keys
+# the figures drawn from it by its file (lab/store.py: shared_reads).
+read_hooks.append(figcache.register)
 
 
 def entry_key(fn: Callable[..., Any], cfg: Any) -> Optional[str]:
@@ -112,7 +115,7 @@ def _stored(label: str, fn: Callable[..., Any], cfg: Any) -> Any:
             if key in _results:
                 _results.move_to_end(key)
                 return _results[key]
-        with collecting() as notices, cached_only():
+        with collecting() as notices, cached_only(), shared_reads():
             result = fn(cfg, progress=lambda f, m: None)
         for n in notices:
             st.warning(n, icon="⚠️")

@@ -23,6 +23,7 @@ import os
 import tempfile
 import threading
 import time
+from collections import OrderedDict
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -43,6 +44,47 @@ TensorEntry = tuple[dict[str, torch.Tensor], dict[str, Any]]  # (tensors, JSON-a
 _cached_only: ContextVar[bool] = ContextVar("layerlab_cached_only", default=False)
 _active: ContextVar["Store | None"] = ContextVar("layerlab_active_store", default=None)
 _builds: ContextVar["list[dict[str, Any]] | None"] = ContextVar("layerlab_builds", default=None)
+
+
+# Shared reads (the app's script thread, app/jobs.py): a stored JSON entry never changes once written (its name hashes
+# what it depends on), so within `shared_reads()` a read returns the object read before from the same file (same
+# size and mtime) instead of parsing it again, and the hooks hear of every fresh read (the app keys its figures by
+# it). The objects are shared: callers in this context must not change them.
+_shared: ContextVar[bool] = ContextVar("layerlab_shared_reads", default=False)
+_reads: "OrderedDict[str, tuple[tuple[int, int], Any]]" = OrderedDict()
+_reads_lock = threading.Lock()
+MAX_SHARED_READS = 256
+read_hooks: list[Callable[[str, Any], None]] = []
+
+
+@contextmanager
+def shared_reads() -> Iterator[None]:
+    """Within this context JSON entries are read once per file and shared (see above)."""
+    token = _shared.set(True)
+    try:
+        yield
+    finally:
+        _shared.reset(token)
+
+
+def _read_json(path: Path) -> Any:
+    if not _shared.get():
+        return to_plain(json.loads(path.read_text()))
+    st = path.stat()
+    stamp = (st.st_size, st.st_mtime_ns)
+    with _reads_lock:
+        hit = _reads.get(str(path))
+        if hit is not None and hit[0] == stamp:
+            _reads.move_to_end(str(path))
+            return hit[1]
+    value = to_plain(json.loads(path.read_text()))
+    with _reads_lock:
+        _reads[str(path)] = (stamp, value)
+        while len(_reads) > MAX_SHARED_READS:
+            _reads.popitem(last=False)
+    for hook in read_hooks:
+        hook(str(path), value)
+    return value
 
 
 @contextmanager
@@ -230,15 +272,15 @@ class Store:
     def json(self, kind: str, cfg: Any, build: Callable[[], Any]) -> Any:
         """A JSON-able result, built by `build()` the first time (returned as plain data either way)."""
 
-        def load(path: Path) -> Any:
-            return json.loads(path.read_text())
+        built = []
 
         def save(path: Path, value: Any) -> None:
+            built.append(True)
             text = json.dumps(to_plain(value))
             self._atomic(path, lambda tmp: Path(tmp).write_text(text))
 
-        value = self._load_or_rebuild(self.describe(kind, cfg), ".json", load, build, save)
-        return to_plain(value)
+        value = self._load_or_rebuild(self.describe(kind, cfg), ".json", _read_json, build, save)
+        return to_plain(value) if built else value  # a read is plain already (and may be shared)
 
 
 _default: Store | None = None

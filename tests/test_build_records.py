@@ -1,0 +1,28 @@
+"""store.recording_builds: what a job built (not what it read), innermost first, with seconds; warm's model names."""
+
+from dataclasses import dataclass
+
+from lab.store import Store, recording_builds
+from lab.warm import model_label
+
+
+@dataclass(frozen=True)
+class Cfg:
+    n: int = 1
+
+
+def test_builds_are_recorded_innermost_first_and_reads_are_not(tmp_path):
+    store = Store(tmp_path)
+    with recording_builds() as builds:
+        store.json("outer", Cfg(1), lambda: {"inner": store.json("inner", Cfg(2), lambda: 5)})
+    assert [b["kind"] for b in builds] == ["inner", "outer"]
+    assert all(b["seconds"] >= 0 for b in builds) and '"n": 2' in builds[0]["config"]
+    with recording_builds() as again:
+        store.json("outer", Cfg(1), lambda: 0)  # stored: read, not built
+    assert again == []
+
+
+def test_a_model_is_named_by_the_fields_that_tell_models_apart():
+    spec = ('{"__class__": "ModelSpec", "model": {"__class__": "ViTConfig", "depth": 6}, "task": "digits", '
+            '"train": {"__class__": "TrainConfig", "epochs": 40, "mode": "layerdrop", "drop_p": 0.2, "seed": 1}}')
+    assert model_label(spec) == "depth=6 task=digits epochs=40 mode=layerdrop drop_p=0.2 seed=1"
