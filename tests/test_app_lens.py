@@ -12,7 +12,7 @@ def _charts(at) -> int:
 
 
 def test_lens_page_runs_follows_the_controls_and_draws_its_claims():
-    at = open_page("lens")
+    at = open_page("lens", timeout=600)  # a bound for a loaded 2-core machine, not a timing
     labels = [m.label for m in at.metric]
     assert "Blocks before the answer settles" in labels and "Model (held-out)" in labels
     assert _charts(at) >= 6  # lens curve, confidence, commitment, digits, influence, triangle
@@ -27,7 +27,7 @@ def test_lens_page_runs_follows_the_controls_and_draws_its_claims():
 
 
 def test_lens_presets_set_every_control():
-    at = open_page("lens")
+    at = open_page("lens", timeout=600)  # a bound for a loaded 2-core machine, not a timing
     at.button(key="try_plain").click().run()
     assert_clean(at)
     assert at.selectbox(key="model").value == "plain" and at.selectbox(key="change").value == "none"

@@ -211,3 +211,24 @@ def test_cli_lens_json_has_the_promised_keys():
     check(r["claims"])
     bad = run_cli("lens", "--model", "residual", "--route-op", "swap", "--block", "6")
     assert bad.returncode == 2 and "out of range" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_table_averages_seeds_and_keeps_every_claim():
+    m = small_mlp()
+    x, y = inputs(12, 200), torch.randint(0, 20, (200,), generator=torch.Generator().manual_seed(2))
+    base = E.measure(m, x, y, inputs(12, 300, seed=9), 20, 0, images=False)
+
+    def fake_pool(calls, progress):  # a profile per call, as the store would return it
+        out = []
+        for _, cfg in calls:
+            p = {**base, "model": cfg.model, "chance": 0.05,
+                 "slot_acc": [a + 0.1 * cfg.seed for a in base["slot_acc"]]}
+            out.append({**p, "claims": E.claims(p)})
+        return out
+
+    t = E.table([0, 1], pool=fake_pool)
+    assert set(t["rows"]) == set(E.MODELS)
+    row = t["rows"]["plain"]
+    assert row["slot_acc"] == pytest.approx([a + 0.05 for a in base["slot_acc"]])
+    assert [p["seed"] for p in row["per_seed"]] == [0, 1]
+    assert len(t["claims"]) == 3 * len(E.MODELS) * 2
