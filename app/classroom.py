@@ -45,9 +45,18 @@ PRESENT_HEIGHT = 400  # the main figure in presentation mode: with the controls 
 
 _HIDDEN = "layerlab_hidden"  # the container of controls that exist (their values, their links) but are not shown
 
+# On a phone the presets are a compact grid of two per row without their readiness lines (the help says it), so
+# the question and the results come after one screen, not after five stacked buttons.
 _CSS_ALWAYS = f"""
 <style>
 .st-key-{_HIDDEN} {{display: none;}}
+@media (max-width: 640px) {{
+  .st-key-layerlab_toolbar [data-testid="stHorizontalBlock"] {{flex-flow: row wrap !important; gap: 0.4rem;}}
+  .st-key-layerlab_toolbar [data-testid="stColumn"] {{flex: 1 1 45% !important; min-width: 45% !important;
+    width: 45% !important;}}
+  .st-key-layerlab_toolbar [data-testid="stCaptionContainer"] {{display: none;}}
+  .st-key-layerlab_toolbar button p {{font-size: 0.85rem;}}
+}}
 </style>
 """
 # Presentation: no sidebar, no header bar, less padding, larger type (Streamlit sizes in rem: the root size scales
@@ -193,12 +202,12 @@ class Page:
             for col, p in zip(cols, self.presets, strict=False):  # the last column is Reset
                 ready = self._readiness(p.settings)
                 with col:
-                    controls.preset(p.label, p.settings, p.help, key=f"try_{p.key}", width="stretch",
+                    controls.preset(p.label, p.settings, p.help, key=f"try_{p.key}", width="stretch", wrap=True,
                                     type="primary" if p.settings == now else "secondary")
                     st.caption(_ready_icon(ready) + ready)
             with cols[-1]:
                 controls.preset("Reset", dict(self.defaults), "Every control back to its default.",
-                                key="try_reset", width="stretch", icon=":material/restart_alt:")
+                                key="try_reset", width="stretch", wrap=True, icon=":material/restart_alt:")
                 st.caption(_ready_icon(r := self._readiness(self.defaults)) + r)
             row = st.container(horizontal=True)
             with row:

@@ -197,7 +197,8 @@ class Workshop:
         except Exception as exc:  # noqa: BLE001 - shown, not raised
             st.error(f"The class database is unavailable ({type(exc).__name__}): predictions cannot be counted.")
             return
-        st.markdown("  \n".join(f"**{chr(65 + i)}.** {md(t)}" for i, t in enumerate(q.texts)))
+        if state["revealed"]:  # on the projector the answer goes first: it must fit 1280x720 with the tally
+            _verdict_box(q, ans, None)
         left, right = st.columns([3, 1])
         with left:
             _live_tally(self.code, q, ans if state["revealed"] else None)
@@ -211,8 +212,6 @@ class Workshop:
             st.button("Reset this question", icon=":material/restart_alt:", key=f"ws_room_reset_{q.key}",
                       on_click=self._reset, args=(q,), help=f"Forget class {self.code}'s predictions on it.")
             st.caption(f"Class **{md(self.code)}** · students' link: this page with `workshop=1&class={self.code}`")
-        if state["revealed"]:
-            _verdict_box(q, ans, None)
 
     def _reset(self, q: lab_questions.Question) -> None:
         try:
@@ -275,7 +274,8 @@ def _tally_figure(q: lab_questions.Question, tally: wdb.Tally, ans: Optional[lab
     fig.update_xaxes(title="predictions", rangemode="tozero", range=[0, max(1, max(tally.counts)) * 1.35],
                      dtick=max(1, round(max(1, max(tally.counts)) / 5)))
     fig.update_yaxes(automargin=True)
-    return theme.layout(fig, None, height=90 + 55 * len(labels), showlegend=False)
+    theme.layout(fig, None, height=70 + 42 * len(labels), showlegend=False)
+    return fig.update_layout(margin={"t": 10, "b": 40, "r": 10})
 
 
 def _tally_chart(code: str, q: lab_questions.Question, ans: Optional[lab_questions.Answer], key: str) -> None:
@@ -286,8 +286,8 @@ def _tally_chart(code: str, q: lab_questions.Question, ans: Optional[lab_questio
         return
     noun = "prediction" if tally.total == 1 else "predictions"
     st.markdown(f"**Class {md(code)}: {tally.total} {noun}**")
+    st.plotly_chart(_tally_figure(q, tally, ans), theme=None, key=key, config={"staticPlot": True})
     if tally.total:
-        st.plotly_chart(_tally_figure(q, tally, ans), theme=None, key=key, config={"staticPlot": True})
         st.caption("Predictions per option: " + "; ".join(
             f"{md(t)}: {n}" for t, n in zip(q.texts, tally.counts, strict=True)))
 

@@ -15,9 +15,18 @@ from playwright.sync_api import Page, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lab import questions, workshop_db  # noqa: E402
-from tests.browser import CHROMIUM_ARGS, wait_idle  # noqa: E402
+from tests.browser import CHROMIUM_ARGS  # noqa: E402
 
 CODE = "TEST-1"
+
+
+def wait_text(page: Page, text: str, timeout: float = 600) -> None:
+    """The lecturer's view never idles (its tally polls): wait for a text and for no progress bar instead."""
+    page.get_by_text(text).first.wait_for(timeout=timeout * 1000)
+    deadline = time.time() + timeout
+    while time.time() < deadline and page.locator("[data-testid='stProgress']").count() > 0:
+        time.sleep(0.5)
+    time.sleep(2)
 
 
 def metrics(page: Page) -> int:
@@ -31,15 +40,14 @@ def main(url: str, out: Path) -> None:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         lecturer = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
-        lecturer.goto(f"{url}/delete?present=1&class={CODE}")
-        wait_idle(lecturer, 600)
-        lecturer.get_by_text(f"Class {CODE}: 0 predictions").wait_for(timeout=30_000)
+        lecturer.goto(f"{url}/delete?present=1&class={CODE}", timeout=180_000)
+        wait_text(lecturer, f"Class {CODE}: 0 predictions")
         assert metrics(lecturer) == 0, "the lecturer's view shows results before the reveal"
         lecturer.screenshot(path=out / "workshop-projector-before.png")
 
         student = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
-        student.goto(f"{url}/delete?workshop=1&class={CODE}")
-        wait_idle(student, 600)
+        student.goto(f"{url}/delete?workshop=1&class={CODE}", timeout=180_000)
+        wait_text(student, "Predict first")
         student.get_by_text("Predict first").wait_for(timeout=30_000)
         n = metrics(student)
         print("student metrics before reveal:", n)
@@ -47,12 +55,12 @@ def main(url: str, out: Path) -> None:
         student.screenshot(path=out / "workshop-desktop-question.png")
         student.get_by_text(q.texts[0]).click()
         student.get_by_role("button", name="Reveal").click()
-        wait_idle(student, 600)
+        wait_text(student, "Original (held-out)")
         n = metrics(student)
         print("student metrics after reveal:", n)
         assert n > 0, "no results after Reveal"
         student.screenshot(path=out / "workshop-desktop-revealed.png", full_page=False)
-        student.get_by_text("What happened").scroll_into_view_if_needed()
+        student.locator(".st-key-layerlab_question").scroll_into_view_if_needed()
         student.screenshot(path=out / "workshop-desktop-verdict.png")
 
         deadline = time.time() + 30
@@ -62,18 +70,18 @@ def main(url: str, out: Path) -> None:
         print("lecturer sees: 1 prediction")
         lecturer.screenshot(path=out / "workshop-projector-tally.png")
         lecturer.get_by_role("button", name="Reveal to the room").click()
-        wait_idle(lecturer, 600)
+        wait_text(lecturer, "Original (held-out)")
         lecturer.screenshot(path=out / "workshop-projector-revealed.png")
 
         phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
                                     device_scale_factor=2).new_page()
-        phone.goto(f"{url}/delete?workshop=1&class={CODE}")
-        wait_idle(phone, 600)
+        phone.goto(f"{url}/delete?workshop=1&class={CODE}", timeout=180_000)
+        wait_text(phone, "Predict first")
         assert metrics(phone) == 0
         phone.screenshot(path=out / "workshop-phone-question.png")
         phone.get_by_text(q.texts[1]).click()
         phone.get_by_role("button", name="Reveal").click()
-        wait_idle(phone, 600)
+        wait_text(phone, "Original (held-out)")
         phone.screenshot(path=out / "workshop-phone-revealed.png")
         tally = workshop_db.Workshop().tally(CODE, q.key, len(q.options))
         print("database tally:", tally.counts)
