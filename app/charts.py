@@ -8,16 +8,26 @@ and marker symbols), unless the figure already sets its own.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Any, Optional
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from app import figcache
+
 PATTERNS = ("", "/", "x", ".", "\\", "+", "-", "|")
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "star", "cross", "pentagon")
 MAX_ROWS = 2000  # a table beyond this is not read by anyone; it says how many rows it left out
+MAX_PREPARED = 256  # shared figures whose cued copy, caption and table are kept (a few hundred kB each at most)
+_lock = threading.Lock()
+# id(shared figure), what -> (that figure, its cued frozen copy, caption, table). A shared figure (app/figcache.py)
+# lives as long as the figure cache holds it and must not be changed, so its cued copy is made once and reused by
+# every rerun and session: a cached view pays no copy, caption or table again (issue 21's 0.1 s budget).
+_prepared: OrderedDict[tuple[int, str], tuple[go.Figure, go.Figure, str, pd.DataFrame]] = OrderedDict()
 
 
 def _name(trace: Any, i: int) -> str:
@@ -91,10 +101,10 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def caption(fig: go.Figure, what: str = "") -> str:
+def caption(fig: go.Figure, what: str = "", data: Optional[pd.DataFrame] = None) -> str:
     """What the figure shows, in words, with its main numbers: per series its count and range of values."""
     title = what or (fig.layout.title.text if fig.layout.title and fig.layout.title.text else "")
-    data = table(fig)
+    data = table(fig) if data is None else data
     parts = []
     if not data.empty:
         for name, g in data.groupby("series", sort=False):
@@ -108,16 +118,38 @@ def caption(fig: go.Figure, what: str = "") -> str:
     return head + ("; ".join(parts) + "." if parts else "No values drawn yet.")
 
 
+def prepare(fig: go.Figure, what: str = "") -> tuple[go.Figure, str, pd.DataFrame]:
+    """The figure with its second cue, its caption and its table; made once for a shared figure (a copy is cued,
+    the shared one is never changed), each time for any other (cued in place)."""
+    if not isinstance(fig, figcache.SharedFigure):
+        second_cue(fig)
+        data = table(fig)
+        return fig, caption(fig, what, data), data
+    key = (id(fig), what)
+    with _lock:
+        hit = _prepared.get(key)
+        if hit is not None and hit[0] is fig:
+            _prepared.move_to_end(key)
+            return hit[1], hit[2], hit[3]
+    work = second_cue(go.Figure(fig.to_dict()))
+    data = table(work)
+    out = (figcache.freeze(work), caption(work, what, data), data)
+    with _lock:
+        _prepared[key] = (fig, *out)
+        while len(_prepared) > MAX_PREPARED:
+            _prepared.popitem(last=False)
+    return out
+
+
 def show(fig: Optional[go.Figure], key: str, where: Any = None, what: str = "") -> None:
     """Draw a figure with its caption and its "Show the data" table (in `where`, default the page)."""
     where = st if where is None else where
     if fig is None:
         return
-    second_cue(fig)
+    fig, text, data = prepare(fig, what)
     where.plotly_chart(fig, theme=None, key=key)
-    where.caption(caption(fig, what))
+    where.caption(text)
     with where.expander("Show the data", icon=":material/table:"):
-        data = table(fig)
         if len(data) > MAX_ROWS:
             st.caption(f"The first {MAX_ROWS} of {len(data)} rows.")
             data = data.head(MAX_ROWS)

@@ -178,10 +178,7 @@ def figure(fn: F) -> F:
         fig = fn(*args, **kwargs)
         if not isinstance(fig, go.Figure):  # None (nothing to draw yet) and anything else pass through
             return fig
-        spec = Spec(go.Figure.to_dict(fig))
-        spec.json = _to_json(spec, validate=False)
-        fig._layerlab_dict = spec
-        fig.__class__ = SharedFigure
+        freeze(fig)
         with _lock:
             stats["builds"] += 1
             _figures[key] = fig
@@ -193,9 +190,21 @@ def figure(fn: F) -> F:
     return cached  # type: ignore[return-value]
 
 
+def freeze(fig: go.Figure) -> go.Figure:
+    """Make `fig` a SharedFigure in place: its dict and JSON are made once, and it refuses further changes."""
+    if isinstance(fig, SharedFigure):
+        return fig
+    spec = Spec(go.Figure.to_dict(fig))
+    spec.json = _to_json(spec, validate=False)
+    fig._layerlab_dict = spec
+    fig.__class__ = SharedFigure
+    return fig
+
+
 def clear() -> None:
-    """Forget every figure and registration (tests)."""
+    """Forget every figure and registration, and zero the counts (tests)."""
     with _lock:
+        stats.update(hits=0, builds=0)
         _figures.clear()
         _registry.clear()
         _seen.clear()

@@ -30,7 +30,7 @@ def test_a_heatmap_gives_one_row_per_cell_and_horizontal_bars_keep_category_and_
 
 
 def test_series_get_a_second_cue_unless_they_have_one():
-    fig = figures_delete.per_class(_result())
+    fig = figures_delete.per_class.uncached(_result())  # a fresh build: cached figures are shared, never cued
     charts.second_cue(fig)
     shapes = [t.marker.pattern.shape for t in fig.data if t.type == "bar"]
     assert len(set(shapes)) == len(shapes) == 3
@@ -43,3 +43,16 @@ def test_series_get_a_second_cue_unless_they_have_one():
 
 def test_an_empty_figure_says_so():
     assert charts.caption(go.Figure()) == "No values drawn yet."
+
+
+def test_a_shared_figure_is_cued_on_a_copy_made_once():
+    """Figures from app/figcache.py are shared by every session: the second cue goes on a copy, made once."""
+    from app import figcache
+
+    fig = figcache.freeze(go.Figure([go.Scatter(x=[1, 2], y=[0.1, 0.2], name="a"),
+                                     go.Scatter(x=[1, 2], y=[0.3, 0.4], name="b")]))
+    before = fig.to_dict()
+    cued, text, data = charts.prepare(fig)
+    assert fig.to_dict() == before and cued is not fig  # the shared figure is unchanged
+    assert cued.to_dict()["data"][1]["line"]["dash"] == charts.DASHES[1]
+    assert charts.prepare(fig)[0] is cued and len(data) == 4 and "a: 2 values" in text
