@@ -107,7 +107,7 @@ def test_a_labelled_select_shows_words_and_links_the_short_value():
 def test_controls_are_the_configs_defaults_and_every_preset_names_its_needs(module, config):
     # The page's defaults are the config's: a Reset that disagreed with the CLI would be a second source of truth.
     assert module.CONTROLS == {f.name: f.default for f in dataclasses.fields(config)}
-    assert 3 <= len(module.PRESETS) <= 8 and len({p.key for p in module.PRESETS}) == len(module.PRESETS)  # a row of buttons
+    assert 3 <= len(module.PRESETS) <= 8 and len({p.key for p in module.PRESETS}) == len(module.PRESETS)
     for p in module.PRESETS:
         assert module.config_of(p.settings) == config(**p.settings)  # every preset is a setting that runs
         needs = module.needs(p.settings)
