@@ -390,5 +390,8 @@ def _scroll_to(key: str) -> None:
           else if (n > 0) {{ setTimeout(() => go(n - 1), 100); }}
         }};
         go(30);
+        // Again once the rerun's content has been laid out (on a loaded server it lands late and moves the page).
+        setTimeout(() => go(0), 600);
+        setTimeout(() => go(0), 1500);
       }})();
     </script>""", unsafe_allow_javascript=True)

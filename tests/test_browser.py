@@ -50,7 +50,7 @@ def test_reinit_page(lab_url, page, tmp_path):
     settle(page, "In focus: stem of the plain MLP")
     no_exception(page)
     assert page.locator("[data-testid='stPlotlyChart']").count() >= 4  # heatmaps, per class, 2 distance views
-    assert page.get_by_text("Against the paper").count() == 1
+    assert page.get_by_role("heading", name="Against the paper").count() == 1
 
     # A shared link sets model, layer and operation.
     page.goto(f"{lab_url}/reinit?model=residual&layer=blocks.1&op=rerand")
