@@ -39,6 +39,14 @@ COMMANDS: dict[str, list[str]] = {
                                  "--recovery", "kd", "--steps", "100"],
     "reinit-vit-small-focus": ["reinit", "--model", "vit", "--depth", "3", "--epochs", "4", "--layer", "head",
                                "--checkpoint", "1"],
+    # issue 18 (descriptors and the lab/ layout): the experiments added since
+    "iot-default": ["iot"],
+    "iot-shared-m2": ["iot", "--space", "shared", "--m", "2", "--no-gumbel"],
+    "rearrange-default": ["rearrange"],
+    "rearrange-residual-loop": ["rearrange", "--model", "residual", "--op", "loop", "--loops", "3"],
+    "rearrange-vit-repeat-span": ["rearrange", "--model", "vit-sequential", "--op", "repeat", "--span", "2"],
+    "lens-default": ["lens"],
+    "lens-residual-delete": ["lens", "--model", "residual", "--route-op", "delete", "--block", "3"],
 }
 
 # Deliberate renames of result fields: (command-name prefix, old leaf-path prefix) -> new leaf-path prefix.
