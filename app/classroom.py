@@ -33,9 +33,9 @@ import streamlit as st
 
 from app import charts, controls, query
 from app import workshop as ws
-from lab import presets as lab_presets
-from lab.quick import quick
-from lab.store import active_store
+from lab.catalog import presets as lab_presets
+from lab.runtime.quick import quick
+from lab.runtime.store import active_store
 
 PIN = "pin"
 PRESENT = "present"
@@ -130,8 +130,8 @@ class Page:
                  needs: Callable[[dict[str, Any]], list[lab_presets.Need]], demo: Sequence[str] = (),
                  name: str = "") -> None:
         self.presets, self.defaults, self.needs, self.demo = tuple(presets), dict(defaults), needs, tuple(demo)
-        # The page's name (its file in pages/, e.g. "delete"): its workshop questions (lab/questions.py) and its
-        # downloads' names. By default the name of the file that builds the page.
+        # The page's name (its file in pages/, e.g. "delete"): its workshop questions (lab/classroom/questions.py) and
+        # its downloads' names. By default the name of the file that builds the page.
         self.name = name or Path(sys._getframe(1).f_code.co_filename).stem
         self.student = _flag(STUDENT)
         self.present = _flag(PRESENT) or self.student

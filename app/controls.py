@@ -271,8 +271,8 @@ def apply(values: dict[str, Any], label: str = "") -> None:
 
 
 def preset(label: str, values: dict[str, Any], help: str, key: str, **kw: Any) -> bool:
-    """A button that sets `values` at once. A complete preset (lab.presets.Preset.settings) sets every control of
-    the page; a partial one (the LayerDrop rule's "train with p*") only what it names."""
+    """A button that sets `values` at once. A complete preset (lab.catalog.presets.Preset.settings) sets every control
+    of the page; a partial one (the LayerDrop rule's "train with p*") only what it names."""
     return st.button(label, help=help, on_click=apply, args=(values, label), key=key, **kw)
 
 

@@ -4,7 +4,7 @@ Why: a Streamlit rerun (any widget touched) interrupts the script at its next st
 the script thread, moving a slider mid-training would throw the work away. Here a job runs in a small
 server-wide thread pool: a rerun only stops the *waiting*, the job finishes and lands in the store, and a
 second student asking for the same config joins the running job instead of starting another. The engine
-(lab/engine.py: a 2-thread pool, or Dask worker processes with LAYERLAB_ENGINE=dask) bounds how much training
+(lab/runtime/engine.py: a 2-thread pool, or Dask worker processes with LAYERLAB_ENGINE=dask) bounds how much training
 runs at once; whichever it is, progress, notices and the queue position reach the page the same way.
 """
 
@@ -20,13 +20,14 @@ from typing import Any, Callable, Optional
 import streamlit as st
 
 from app import figcache
-from lab import engine as engines
-from lab import quick, warm
-from lab.engine import Job
-from lab.notices import collecting
-from lab.store import NotCached, active_store, cached_only, read_hooks, shared_reads
+from lab.classroom import warm
+from lab.runtime import engine as engines
+from lab.runtime import quick
+from lab.runtime.engine import Job
+from lab.runtime.notices import collecting
+from lab.runtime.store import NotCached, active_store, cached_only, read_hooks, shared_reads
 
-JobRunner = engines.Engine  # what runner() returns: `submit`, `jobs`, `key`, `ahead` (lab/engine.py)
+JobRunner = engines.Engine  # what runner() returns: `submit`, `jobs`, `key`, `ahead` (lab/runtime/engine.py)
 
 
 @st.cache_resource(show_spinner=False)
@@ -36,8 +37,8 @@ def _engine() -> JobRunner:
 
 @st.cache_resource(show_spinner=False)
 def background_warmer() -> Optional[warm.Background]:
-    """Once per server: warm every page's default view on the engine at BACKGROUND priority (lab/warm.py); None in
-    quick mode, with LAYERLAB_WARM=0, or when the engine is misconfigured (each page then says so)."""
+    """Once per server: warm every page's default view on the engine at BACKGROUND priority (lab/classroom/warm.py);
+    None in quick mode, with LAYERLAB_WARM=0, or when the engine is misconfigured (each page then says so)."""
     if quick.quick() or os.environ.get("LAYERLAB_WARM", "1") == "0":
         return None
     try:
@@ -50,7 +51,7 @@ def background_warmer() -> Optional[warm.Background]:
 def runner() -> JobRunner:
     """The server-wide engine (one per Streamlit process, shared by every session): threads or Dask workers
     (LAYERLAB_ENGINE). An unknown engine stops the page with one clear message; a cluster that cannot be started or
-    reached fails each job with a message saying so (lab/engine.py)."""
+    reached fails each job with a message saying so (lab/runtime/engine.py)."""
     try:
         return _engine()
     except ValueError as exc:
@@ -81,7 +82,7 @@ MAX_RESULTS = figcache.MAX_REGISTERED
 _results: OrderedDict[str, Any] = OrderedDict()
 _results_lock = threading.Lock()
 # Every entry read in the script thread (a function that reads several, like rearrange.all_models, included) keys
-# the figures drawn from it by its file (lab/store.py: shared_reads).
+# the figures drawn from it by its file (lab/runtime/store.py: shared_reads).
 read_hooks.append(figcache.register)
 
 

@@ -9,9 +9,9 @@ import pandas  # noqa: F401
 import streamlit as st
 
 from app import controls, jobs
-from lab import quick
-from lab.embed import warm_umap_in_background
-from lab.runtime import configure_threads
+from lab.ops.embed import warm_umap_in_background
+from lab.runtime import quick
+from lab.runtime.threads import configure_threads
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,7 +31,7 @@ def run() -> None:
     st.set_page_config(page_title="Layer Lab", page_icon=":material/science:", layout="wide")
     # A fresh server starts its engine (the local Dask cluster comes up in the background) and warms every page's
     # default view on it, one result at a time at the lowest priority and only while no student's job waits
-    # (app/jobs.py, lab/warm.py). LAYERLAB_WARM=0 switches warming off.
+    # (app/jobs.py, lab/classroom/warm.py). LAYERLAB_WARM=0 switches warming off.
     jobs.background_warmer()
     _warm_umap_once()
     pages = [

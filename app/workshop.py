@@ -1,11 +1,11 @@
 """Workshop mode: predict, then reveal; the class's tally for the lecturer; reproduce a view; the session worksheet.
 
 Link flags (read through app/query.py like every link value):
-- `workshop=1`: a view that has a question (lab/questions.py) keeps its results behind it until the student picks
-  an option and presses Reveal; the reveal says what happened, with the numbers (the claim's detail), and whether
+- `workshop=1`: a view that has a question (lab/classroom/questions.py) keeps its results behind it until the student
+  picks an option and presses Reveal; the reveal says what happened, with the numbers (the claim's detail), and whether
   the prediction matched the run's claim.
-- `class=CODE`: predictions are recorded for that class (lab/workshop_db.py). With `present=1` the same link is
-  the lecturer's view: it opens the class, shows the question with the live tally (a fragment that polls), a
+- `class=CODE`: predictions are recorded for that class (lab/classroom/workshop_db.py). With `present=1` the same link
+  is the lecturer's view: it opens the class, shows the question with the live tally (a fragment that polls), a
   Reveal for the room and a Reset for the question.
 
 Everything a student or a link sends is validated before it is stored or drawn; text drawn from data is escaped.
@@ -26,11 +26,11 @@ import plotly.io as pio
 import streamlit as st
 
 from app import query
-from lab import questions as lab_questions
-from lab import reproduce as lab_reproduce
-from lab import workshop_db as wdb
+from lab.catalog.presets import Preset
 from lab.claims import VERDICTS
-from lab.presets import Preset
+from lab.classroom import questions as lab_questions
+from lab.classroom import reproduce as lab_reproduce
+from lab.classroom import workshop_db as wdb
 
 WORKSHOP, CLASS = "workshop", "class"
 SESSION_KEY = "_layerlab_ws_session"

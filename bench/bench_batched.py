@@ -1,5 +1,5 @@
 """Training throughput of the digits-ViT recipe: M models of one shape trained one at a time (the lab's loop,
-lab/train.py) against the same M trained together as one batched model (torch.func: stacked weights, vmap), and the
+lab/core/train.py) against the same M trained together as one batched model (torch.func: stacked weights, vmap), and the
 all-orders walk as the lab runs it against a walk whose last block reads only the CLS token. Reported, never
 asserted; every figure is a ratio within this one run, with the load average.
 
@@ -25,17 +25,17 @@ import torch
 import torch.nn.functional as F
 from torch.func import functional_call, stack_module_state, vmap
 
-from lab import recipes, streams
+from lab.core import recipes, streams
+from lab.core.models import accuracy
+from lab.core.models.vit import ViT
+from lab.core.train import TrainConfig, lr_factor, train
+from lab.core.zoo import build, task
 from lab.experiments.shuffle import all_orders_accuracy
-from lab.models import accuracy
-from lab.models.vit import ViT
-from lab.train import TrainConfig, lr_factor, train
-from lab.zoo import build, task
 
 
 def train_batched(models: list[ViT], cfgs: list[TrainConfig], d: Any) -> list[list[float]]:
     """Train `models` (one shape, one recipe, each its own seed) together; returns each one's held-out accuracy
-    after every epoch, as lab.train.train records it. The models' weights are updated in place."""
+    after every epoch, as lab.core.train.train records it. The models' weights are updated in place."""
     cfg = cfgs[0]
     assert all(c.epochs == cfg.epochs and c.batch == cfg.batch and c.lr == cfg.lr for c in cfgs)
     m = len(models)

@@ -16,10 +16,10 @@ os.environ["LAYERLAB_CACHE"] = tempfile.mkdtemp(prefix="layerlab-bench-")
 ROOT = Path(__file__).resolve().parents[1]
 
 from app import figures_delete as figs  # noqa: E402
-from lab import search  # noqa: E402
+from lab.core.zoo import trained  # noqa: E402
 from lab.experiments import delete  # noqa: E402
-from lab.runtime import configure_threads  # noqa: E402
-from lab.zoo import trained  # noqa: E402
+from lab.ops import search  # noqa: E402
+from lab.runtime.threads import configure_threads  # noqa: E402
 
 
 def timed(fn, repeat: int = 1) -> tuple[float, object]:

@@ -36,9 +36,9 @@ def one_engine(name: str, students: int, seed0: int) -> dict:
     import psutil
     from streamlit.testing.v1 import AppTest
 
-    from lab import engine as engines
     from lab.experiments import delete
-    from lab.runtime import configure_threads
+    from lab.runtime import engine as engines
+    from lab.runtime.threads import configure_threads
 
     configure_threads()
     os.environ["LAYERLAB_ENGINE"] = name

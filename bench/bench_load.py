@@ -45,7 +45,7 @@ def burn(cfg: Burn, progress: Any) -> dict[str, Any]:
     """The digits ViT's training step (batch 256, Adam) on random data, repeated for cfg.seconds."""
     import torch
 
-    from lab.models.vit import ViT, ViTConfig
+    from lab.core.models.vit import ViT, ViTConfig
 
     torch.manual_seed(cfg.tag)
     model = ViT(ViTConfig())
@@ -84,7 +84,7 @@ def measure(root: Path, pages: list[str], idle_s: float, train_s: float) -> dict
 
     from bench.bench_load import Burn as B
     from bench.bench_load import burn as burn_fn
-    from lab import engine as engines
+    from lab.runtime import engine as engines
 
     eng = engines.engine()
     t = time.perf_counter()
@@ -147,7 +147,7 @@ def main() -> None:
     args.pages = [p for p in args.pages.split(",") if p]
     if args.child:
         sys.path[:0] = [args.child, str(ROOT)]
-        from lab.runtime import configure_threads
+        from lab.runtime.threads import configure_threads
 
         configure_threads()
         Path(args.out).write_text(json.dumps(measure(Path(args.child), args.pages, args.idle, args.train)))

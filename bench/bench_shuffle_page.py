@@ -32,7 +32,7 @@ def main() -> None:
     os.environ["LAYERLAB_WARM"] = "0"  # no background warming inside the measurement
     from streamlit.testing.v1 import AppTest
 
-    from lab import zoo
+    from lab.core import zoo
 
     trainings = {"n": 0}
     real = zoo.train
@@ -52,7 +52,7 @@ def main() -> None:
     # A server compiles UMAP once at start-up and computes the UMAP view in the background: let both finish, so
     # the timings below are of the page script alone (as for every later student), not of numba's compiler.
     from app import jobs
-    from lab import embed
+    from lab.ops import embed
 
     t = time.perf_counter()
     embed.warm_umap()

@@ -168,7 +168,7 @@ def main() -> None:
     args.pages = [p for p in args.pages.split(",") if p]
     if args.child:
         sys.path.insert(0, args.child)
-        from lab.runtime import configure_threads
+        from lab.runtime.threads import configure_threads
 
         configure_threads()
         Path(args.out).write_text(json.dumps(measure(Path(args.child), args.pages, args.reruns, args.limit)))

@@ -1,4 +1,4 @@
-"""Speed and fidelity of the digits-ViT recipe (`lab.recipes`) on this machine (reported, never asserted).
+"""Speed and fidelity of the digits-ViT recipe (`lab.core.recipes`) on this machine (reported, never asserted).
 
 In one run, so that the figures share the machine's load: the 1-thread fp32 matmul peak (large square
 matmuls), then for each mode and seed one training exactly as the zoo runs it (held-out accuracy after every
@@ -19,12 +19,12 @@ from typing import Callable
 import torch
 import torch.nn.functional as F
 
-from lab import recipes
+from lab.core import recipes
+from lab.core.models import ViTConfig, accuracy
+from lab.core.models import vit as vit_module
+from lab.core.train import TrainConfig, train
+from lab.core.zoo import build, task
 from lab.experiments.shuffle import all_orders_accuracy
-from lab.models import ViTConfig, accuracy
-from lab.models import vit as vit_module
-from lab.train import TrainConfig, train
-from lab.zoo import build, task
 
 
 def matmul_peak(n: int, reps: int) -> float:

@@ -41,7 +41,7 @@ COMMANDS: dict[str, list[str]] = {
                                "--checkpoint", "1"],
     # issue 18 (descriptors and the lab/ layout): the experiments added since
     "iot-default": ["iot"],
-    "iot-shared-m2": ["iot", "--space", "shared", "--m", "2", "--no-gumbel"],
+    "iot-m2-seed1": ["iot", "--m", "2", "--no-gumbel", "--seed", "1"],
     "rearrange-default": ["rearrange"],
     "rearrange-residual-loop": ["rearrange", "--model", "residual", "--op", "loop", "--loops", "3"],
     "rearrange-vit-repeat-span": ["rearrange", "--model", "vit-sequential", "--op", "repeat", "--span", "2"],

@@ -12,15 +12,15 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lab import iot  # noqa: E402
-from lab.recipes import iot_spec  # noqa: E402
+from lab.core.recipes import iot_spec  # noqa: E402
+from lab.ops import order_routing as iot  # noqa: E402
 
 torch.set_num_threads(1)
 which = sys.argv[1]
 seed = int(sys.argv[2]) if len(sys.argv) > 2 else 0
 space = sys.argv[3] if len(sys.argv) > 3 else "blocks"
 kw = dict(a.split("=") for a in sys.argv[4:])
-spec = iot_spec(which, seed)  # the recipes were moved to lab/recipes.py (issue 8)
+spec = iot_spec(which, seed)  # the recipes were moved to lab/core/recipes.py (issue 8)
 tkw = {k: type(getattr(spec.train, k))(v) for k, v in kw.items() if hasattr(spec.train, k)}
 spec = replace(spec, train=replace(spec.train, **tkw))
 ikw = {}

@@ -14,7 +14,7 @@ from pathlib import Path
 from playwright.sync_api import Page, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lab import questions, workshop_db  # noqa: E402
+from lab.classroom import questions, workshop_db  # noqa: E402
 from tests.browser import CHROMIUM_ARGS  # noqa: E402
 
 CODE = "TEST-1"

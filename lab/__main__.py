@@ -2,7 +2,7 @@
 
 import sys
 
-from .cli import main
+from lab.cli import main
 
 if __name__ == "__main__":  # not when a worker process (Dask, spawn) imports this module
     sys.exit(main())

@@ -9,7 +9,7 @@ the choices or the range, written once. From those fields
 An entry point is a function `build(cfg, progress) -> plain data` decorated with `@entry("kind")`: the result is
 cached in the store under (kind, config, code version), and the store the caller passes is the one every nested
 lookup uses (trained models included), so a test's private store is honoured all the way down. Quick mode
-(UI smoke tests) is the store key's business alone (lab/store.py), never an entry point's.
+(UI smoke tests) is the store key's business alone (lab/runtime/store.py), never an entry point's.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ import types
 import typing
 from typing import Any, Callable, Optional, Sequence, TypeVar
 
-from .progress import Progress, silent
-from .store import Store, active_store, use_store
+from lab.runtime.progress import Progress, silent
+from lab.runtime.store import Store, active_store, use_store
 
-# Plumbing: cannot change a number, so editing it keeps every stored result (lab/codeversion.py).
+# Plumbing: cannot change a number, so editing it keeps every stored result (lab/runtime/codeversion.py).
 CODE_VERSION_NEUTRAL = True
 
 C = TypeVar("C")
@@ -155,7 +155,7 @@ Pool = Callable[[Calls, Progress], list[Any]]
 
 def serial(calls: Calls, progress: Progress = silent) -> list[Any]:
     """Run the calls one after another in this process (the default pool of every table); results in order."""
-    from .progress import span
+    from lab.runtime.progress import span
 
     n = max(1, len(calls))
     return [fn(cfg, span(progress, i / n, (i + 1) / n)) for i, (fn, cfg) in enumerate(calls)]

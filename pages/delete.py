@@ -6,8 +6,8 @@ import streamlit as st
 from app import claims_view, classroom, controls, jobs, text
 from app import figures_delete as figs
 from app.text import pct
-from lab import recover, search, selection
 from lab.experiments import delete
+from lab.ops import recover, search, selection
 
 st.title(":material/content_cut: Delete layers")
 st.caption("Remove hidden layers from a trained MLP, plain or residual, and see what survives and what comes back.")
@@ -109,7 +109,7 @@ st.markdown("""
 text.section("The code")
 text.show_code([delete.DeleteConfig, search.greedy, search.block_influence, recover.recover, recover.kd_loss],
                "These are the functions that produced the numbers above, read from the running source:")
-from lab.models.mlp import MLP  # noqa: E402 - shown, not used
+from lab.core.models.mlp import MLP  # noqa: E402 - shown, not used
 
 text.show_code([MLP.run_block])
 

@@ -3,7 +3,8 @@
 import streamlit as st
 
 from app import jobs
-from lab import presets, warm
+from lab.catalog import presets
+from lab.classroom import warm
 
 st.title(":material/science: Layer Lab")
 st.markdown(

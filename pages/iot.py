@@ -6,9 +6,9 @@ import streamlit as st
 from app import claims_view, classroom, controls, jobs, text
 from app import figures_iot as figs
 from app.text import pct
-from lab import iot as core
 from lab.claims import diff_se
 from lab.experiments import iot
+from lab.ops import order_routing as core
 
 C = iot.IOTConfig
 WEIGHTS_EXPLORE = (0.0, 0.1, 0.3, 1.0, 3.0)

@@ -7,8 +7,9 @@ from app import claims_view, classroom, controls, jobs, text
 from app import figures_layerdrop as figs
 from app.text import pct, pts
 from lab import claims as lab_claims
-from lab import prune, routes, selection
+from lab.core import routes
 from lab.experiments import layerdrop
+from lab.ops import prune, selection
 
 MODEL_LABELS = {"residual": "residual MLP (synthetic task, 8 blocks)", "vit": "ViT (8x8 digits, 8 blocks)"}
 P_OPTIONS = tuple(round(0.05 * i, 2) for i in range(int(layerdrop.P_MAX / 0.05 + 1e-9) + 1))  # 0, 0.05 .. 0.7
@@ -175,7 +176,7 @@ text.section("The code")
 text.show_code([routes.layerdrop_route, prune.every_other_by_rate, prune.every_other, prune.p_star, selection.to_drop,
                 layerdrop.scratch, layerdrop.distil, layerdrop.claims],
                "The functions that produced these numbers, read from the running source:")
-from lab.train import train  # noqa: E402 - shown, not used
+from lab.core.train import train  # noqa: E402 - shown, not used
 
 text.show_code([train])
 

@@ -7,9 +7,9 @@ import streamlit as st
 from app import claims_view, classroom, controls, jobs, text
 from app import figures_lens as figs
 from app.text import pct, pts
-from lab import lens as methods
 from lab.experiments import lens
-from lab.store import to_plain
+from lab.ops import layer_lens as methods
+from lab.runtime.store import to_plain
 
 Config = lens.LensConfig
 

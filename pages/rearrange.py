@@ -6,8 +6,8 @@ import streamlit as st
 from app import claims_view, classroom, controls, jobs, text
 from app import figures_rearrange as figs
 from app.text import pct, pts
+from lab.core.models.base import Parallel, RoutedModel
 from lab.experiments import rearrange
-from lab.models.base import Parallel, RoutedModel
 
 Config = rearrange.RearrangeConfig
 

@@ -7,8 +7,8 @@ from app import claims_view, classroom, controls, jobs, text
 from app import figures_reinit as figs
 from app.text import pct
 from lab import claims as lab_claims
-from lab import surgery
 from lab.experiments import reinit
+from lab.ops import surgery
 
 LAYER_LABELS = {f"blocks.{i}": f"block {i}" for i in range(32)}
 

@@ -7,9 +7,10 @@ import streamlit as st
 from app import claims_view, classroom, controls, jobs, text
 from app import figures_shuffle as figs
 from app.text import pct
-from lab import embed, recipes
+from lab.core import recipes
+from lab.core.models import vit
 from lab.experiments import shuffle
-from lab.models import vit
+from lab.ops import embed
 
 COLOUR_KEYS = {"slot": "slot", "block": "block", "digit": "cls"}  # control value -> label field of the view
 
@@ -241,14 +242,14 @@ st.markdown(f"""
    to predict the slot, and tested on the other half of both. The 2-D views show a subset.
 6. **Departures from the paper**: ImageNet/CIFAR-100 ViT-B/16 fine-tuned there, a 6-block ViT trained from scratch
    on 8x8 digits here; the paper shows slot information in UMAP views, this lab also measures it with the probe;
-   -predict starts from a larger stem (0.2 instead of 0.1) because its slot loss stalled it (lab/recipes.py).
+   -predict starts from a larger stem (0.2 instead of 0.1) because its slot loss stalled it (lab/core/recipes.py).
 """)
 
 text.section("The code")
 text.show_code([recipes.vit_model_config, recipes.vit_train_config, vit.Block.forward, vit.ViT.loss,
                 shuffle.all_orders_accuracy, shuffle.position_probe],
                "These are the functions that produced the numbers above, read from the running source:")
-from lab.routes import sample_route  # noqa: E402 - shown, not used
+from lab.core.routes import sample_route  # noqa: E402 - shown, not used
 
 text.show_code([sample_route], "The route of each training step (mode `shuffle` for all three LayerShuffle "
                "variants):")
@@ -293,7 +294,7 @@ st.markdown("""
   random orders on a validation split, and LayerShuffle training reached only 52 %; with a unit-scale stem
   LayerShuffle trains, but the sequential model keeps 68-71 % in random orders (the lab's first recipe), because
   every block only nudges a large stream. This lab starts the stem at 0.1 (LayerShuffle-predict at 0.2, whose slot
-  loss held it back at 0.1): see `recipes.vit_model_config` and the measurements in `lab/recipes.py`.
+  loss held it back at 0.1): see `recipes.vit_model_config` and the measurements in `lab/core/recipes.py`.
 - **A shuffle that never shuffles.** The official LayerShuffle code once silently trained in the fixed order.
   This lab's tests record the route of every training step to make sure the order really changes.
 """)

@@ -13,7 +13,7 @@ os.environ.setdefault("LAYERLAB_ENGINE", "threads")
 # A server started by a test must not warm the default views in the background: that would train real models
 # for minutes after the test has finished (app/main.py).
 os.environ["LAYERLAB_WARM"] = "0"
-from lab.runtime import configure_threads  # noqa: E402
+from lab.runtime.threads import configure_threads  # noqa: E402
 
 configure_threads()
 

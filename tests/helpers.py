@@ -6,9 +6,9 @@ from functools import lru_cache
 
 import torch
 
-from lab.data import Dataset, SyntheticConfig, synthetic
-from lab.models import MLP, MLPConfig
-from lab.train import TrainConfig, train
+from lab.core.data import Dataset, SyntheticConfig, synthetic
+from lab.core.models import MLP, MLPConfig
+from lab.core.train import TrainConfig, train
 
 SMALL_TASK = SyntheticConfig(n_train=4000, n_probe=600, n_test=1000, seed=3)
 

@@ -5,7 +5,7 @@ import os
 
 from streamlit.testing.v1 import AppTest
 
-from lab import questions, workshop_db
+from lab.classroom import questions, workshop_db
 
 from .apptest_util import MAIN, ROOT, assert_clean
 

@@ -2,8 +2,8 @@
 
 from dataclasses import dataclass
 
-from lab.store import Store, recording_builds
-from lab.warm import model_label
+from lab.classroom.warm import model_label
+from lab.runtime.store import Store, recording_builds
 
 
 @dataclass(frozen=True)

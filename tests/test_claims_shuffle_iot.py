@@ -231,7 +231,7 @@ def test_sweep_configs_are_checked():
 
 
 def test_shared_sublayer_space_is_the_paper_s_two_orders():
-    from lab import iot as core
+    from lab.ops import order_routing as core
 
     orders = core.candidate_orders(core.IOTConfig(orders=2, space="shared"), 6)
     assert [core.order_label(o, "shared") for o in orders] == ["A A A A A A", "M M M M M M"]
@@ -246,7 +246,7 @@ def test_shared_sublayer_space_is_the_paper_s_two_orders():
 def test_m_one_is_the_sequential_model(tmp_path, monkeypatch):
     """IOT training with one candidate order is the ordinary loop: the same accuracy as the stored sequential model
     (quick mode: one epoch)."""
-    from lab.store import Store
+    from lab.runtime.store import Store
 
     monkeypatch.setenv("LAYERLAB_QUICK", "1")
     store = Store(tmp_path)

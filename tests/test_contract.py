@@ -6,10 +6,11 @@ import dataclasses
 
 import pytest
 
-from lab import experiment, streams
+from lab import experiment
 from lab.cli import build_parser
+from lab.core import streams
 from lab.experiments import delete, layerdrop, reinit, shuffle
-from lab.store import Store
+from lab.runtime.store import Store
 
 CONFIGS = {"delete": delete.DeleteConfig, "layerdrop": layerdrop.LayerDropConfig, "shuffle": shuffle.ShuffleConfig,
            "reinit": reinit.ReinitConfig}
@@ -79,9 +80,10 @@ def test_param_metadata_reaches_the_widgets_defaults():
 
 def test_plumbing_is_left_out_of_code_versions_and_science_is_not():
     """A model's key covers the modules that compute its weights, not the store or progress plumbing."""
-    from lab.codeversion import dependencies
+    from lab.runtime.codeversion import dependencies
 
-    deps = dependencies("lab.zoo")
-    assert {"lab.train", "lab.models.vit", "lab.models.base", "lab.data", "lab.streams"} <= set(deps)
-    assert not {"lab.store", "lab.progress", "lab.notices", "lab.experiment"} & set(deps)
-    assert "lab.store" in dependencies("lab.store")  # a neutral module still has a version of its own
+    deps = dependencies("lab.core.zoo")
+    assert {"lab.core.train", "lab.core.models.vit", "lab.core.models.base", "lab.core.data",
+            "lab.core.streams"} <= set(deps)
+    assert not {"lab.runtime.store", "lab.runtime.progress", "lab.runtime.notices", "lab.experiment"} & set(deps)
+    assert "lab.runtime.store" in dependencies("lab.runtime.store")  # a neutral module still has a version of its own

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from lab.engine import BACKGROUND, BOARD, DaskEngine, ThreadEngine, engine_name, job_id, read_board
 from lab.experiment import entry
-from lab.notices import notify
-from lab.store import Store
+from lab.runtime.engine import BACKGROUND, BOARD, DaskEngine, ThreadEngine, engine_name, job_id, read_board
+from lab.runtime.notices import notify
+from lab.runtime.store import Store
 
 pytest.importorskip("distributed")
 
@@ -81,12 +81,12 @@ def test_engine_setting_is_checked(monkeypatch):
 def test_an_unreachable_scheduler_fails_the_job_with_a_message(tmp_path, monkeypatch):
     import socket
 
-    import lab.engine
+    import lab.runtime.engine
 
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    monkeypatch.setattr(lab.engine, "CONNECT_TIMEOUT", "1s")
+    monkeypatch.setattr(lab.runtime.engine, "CONNECT_TIMEOUT", "1s")
     eng = DaskEngine(address=f"tcp://127.0.0.1:{port}", store=Store(tmp_path))
     job = eng.submit("slow", slow, Slow(tag=5))
     assert job.message.startswith("starting") or job.future.done()
@@ -155,7 +155,7 @@ def test_queue_position_counts_jobs_submitted_earlier(dask_engine):
 def test_threads_engine_counts_the_queue_too(tmp_path):
     eng = ThreadEngine(workers=1)
     try:
-        from lab.store import use_store
+        from lab.runtime.store import use_store
 
         with use_store(Store(tmp_path)):
             jobs = [eng.submit("slow", slow, Slow(steps=3, pause=0.2, tag=20 + i)) for i in range(3)]
@@ -222,7 +222,7 @@ def test_threads_engine_runs_by_priority_and_a_student_lifts_a_queued_warm_job(t
     eng = ThreadEngine(workers=1)
     log = str(tmp_path / "log")
     try:
-        from lab.store import use_store
+        from lab.runtime.store import use_store
 
         with use_store(Store(tmp_path)):
             block = eng.submit("busy", slow, Slow(steps=4, pause=0.1, tag=1, log=log))
@@ -243,9 +243,9 @@ def test_threads_engine_runs_by_priority_and_a_student_lifts_a_queued_warm_job(t
 
 
 def test_compute_builds_each_missing_result_once_and_a_pool_reads_them_in_order(dask_engine):
-    from lab.engine import compute
     from lab.experiment import serial
-    from lab.store import use_store
+    from lab.runtime.engine import compute
+    from lab.runtime.store import use_store
 
     cfgs = [Slow(steps=1, pause=0.0, tag=60 + i) for i in range(3)]
     calls = [(slow, c) for c in cfgs] + [(slow, cfgs[0])]  # the last one asks for the first again
@@ -265,6 +265,6 @@ def _malloc_trim() -> object:
 
 
 def test_workers_do_not_return_memory_to_the_os_after_every_free(dask_engine):
-    # Dask's default (64 KiB) made training 25-35 % slower in workers than in a plain process (lab/engine.py).
+    # Dask's default (64 KiB) made training 25-35 % slower in workers than in a plain process (lab/runtime/engine.py).
     assert dask_engine.ready(120)
     assert set(dask_engine.client.run(_malloc_trim).values()) == {None}

@@ -5,12 +5,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lab import iot
-from lab.data import SyntheticConfig, synthetic
-from lab.models import MLP, MLPConfig, ViT, ViTConfig
-from lab.models.base import Step
-from lab.train import TrainConfig, train
-from lab.zoo import build
+from lab.core.data import SyntheticConfig, synthetic
+from lab.core.models import MLP, MLPConfig, ViT, ViTConfig
+from lab.core.models.base import Step
+from lab.core.train import TrainConfig, train
+from lab.core.zoo import build
+from lab.ops import order_routing as iot
 
 SMALL_TASK = SyntheticConfig(n_train=1_500, n_probe=200, n_test=600)
 
@@ -219,7 +219,7 @@ def test_iot_training_is_seeded():
 
 
 def test_compare_reports_every_baseline_on_a_tiny_run(monkeypatch):
-    from lab import zoo
+    from lab.core import zoo
 
     monkeypatch.setitem(zoo.TASKS, "tiny", lambda: synthetic(SMALL_TASK))
     spec = zoo.ModelSpec(MLPConfig(width=32, depth=4), TrainConfig(epochs=1, batch=128, seed=0), task="tiny")

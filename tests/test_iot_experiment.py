@@ -4,11 +4,12 @@ import json
 
 import pytest
 
-from lab import cli, zoo
-from lab import iot as core
+from lab import cli
+from lab.core import zoo
+from lab.core.models import accuracy
 from lab.experiments import iot
-from lab.models import accuracy
-from lab.store import Store
+from lab.ops import order_routing as core
+from lab.runtime.store import Store
 
 
 def test_config_rejects_bad_values_with_clear_messages():

@@ -15,13 +15,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lab import prune, search, selection
 from lab.cli import main
+from lab.core.models import MLP, MLPConfig, accuracy
+from lab.core.routes import layerdrop_route, without
+from lab.core.train import TrainConfig, train
+from lab.core.zoo import ModelSpec
 from lab.experiments import layerdrop
-from lab.models import MLP, MLPConfig, accuracy
-from lab.routes import layerdrop_route, without
-from lab.train import TrainConfig, train
-from lab.zoo import ModelSpec
+from lab.ops import prune, search, selection
 
 from .helpers import small_data, small_mlp
 
@@ -204,7 +204,7 @@ def test_pruning_never_changes_the_kept_blocks_weights(strategy):
 
 
 def test_pruning_a_vit_keeps_its_weights_and_runs_the_kept_blocks():
-    from lab.models import ViT, ViTConfig
+    from lab.core.models import ViT, ViTConfig
 
     torch.manual_seed(0)
     m = ViT(ViTConfig(depth=4, width=16, heads=2)).eval()
@@ -256,7 +256,7 @@ def tiny_specs(monkeypatch):
 
 
 def test_run_reports_what_it_pruned(tiny_specs):
-    from lab.zoo import trained
+    from lab.core.zoo import trained
 
     cfg = layerdrop.LayerDropConfig(p=0.5, keep=2, strategy="every-other", seed=0)
     r = layerdrop.run(cfg)
@@ -297,7 +297,7 @@ def test_config_rounds_p_and_rejects_bad_values():
 @pytest.mark.parametrize("model", layerdrop.MODELS)
 @pytest.mark.parametrize("r", [1, 4, 6])
 def test_the_scratch_recipe_has_r_blocks_and_the_ordinary_recipe(model, r):
-    from lab.zoo import build
+    from lab.core.zoo import build
 
     spec = layerdrop.scratch_spec(model, r, 3)
     assert build(spec.model, 0).n_blocks == r
@@ -308,7 +308,7 @@ def test_the_scratch_recipe_has_r_blocks_and_the_ordinary_recipe(model, r):
 
 
 def test_baselines_train_r_blocks_and_distil_from_every_other(tiny_specs):
-    from lab.zoo import trained
+    from lab.core.zoo import trained
 
     cfg = layerdrop.BaselineConfig(keep=2, seed=0)
     s = layerdrop.scratch(cfg)

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from lab import lens as L
 from lab.claims import check
+from lab.core.models import MLP, MLPConfig, ViT, ViTConfig
 from lab.experiments import lens as E
-from lab.models import MLP, MLPConfig, ViT, ViTConfig
+from lab.ops import layer_lens as L
 
 from .test_cli import run_cli
 

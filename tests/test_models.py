@@ -5,8 +5,8 @@ import copy
 import pytest
 import torch
 
-from lab.models import MLP, MLPConfig, logits_of
-from lab.routes import evenly_spaced, without
+from lab.core.models import MLP, MLPConfig, logits_of
+from lab.core.routes import evenly_spaced, without
 
 from .helpers import small_data, small_mlp
 

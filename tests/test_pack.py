@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from lab import pack
+from lab.classroom import pack
+from lab.classroom.pack import PackError, export, import_pack
+from lab.core.zoo import ModelSpec
 from lab.experiments.reinit import ReinitConfig
-from lab.pack import PackError, export, import_pack
-from lab.store import Store, key_of
-from lab.zoo import ModelSpec
+from lab.runtime.store import Store, key_of
 
 ROOT = Path(__file__).resolve().parents[1]
 CFG = ReinitConfig(model="residual", depth=3, width=8, epochs=1)

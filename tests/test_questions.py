@@ -1,5 +1,5 @@
-"""Workshop questions (lab/questions.py): the answer is read from the run's claim in every direction (holds, does
-not hold, cannot tell, missing), each question is about a real setting of its page, and its claim key is one its
+"""Workshop questions (lab/classroom/questions.py): the answer is read from the run's claim in every direction (holds,
+does not hold, cannot tell, missing), each question is about a real setting of its page, and its claim key is one its
 experiment makes."""
 
 import re
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lab import questions
 from lab.claims import claim
+from lab.classroom import questions
 from lab.experiments import delete, iot, layerdrop, rearrange, reinit, shuffle
 
 MODULES = {"delete": delete, "iot": iot, "layerdrop": layerdrop, "rearrange": rearrange, "reinit": reinit,
@@ -56,7 +56,7 @@ def test_a_question_belongs_to_exactly_one_setting():
 
 @pytest.mark.parametrize("page", sorted(questions.PAGES))
 def test_every_question_is_about_a_real_setting_and_a_claim_its_experiment_makes(page):
-    from lab.workshop_db import QUESTION
+    from lab.classroom.workshop_db import QUESTION
 
     module = MODULES[page]
     keys = {p.key for p in module.PRESETS}

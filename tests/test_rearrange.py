@@ -5,10 +5,10 @@ import json
 import pytest
 import torch
 
-from lab import zoo
+from lab.core import zoo
+from lab.core.models import MLP, MLPConfig, ViT, ViTConfig
+from lab.core.models.base import Parallel, Step, block_runs
 from lab.experiments import rearrange as R
-from lab.models import MLP, MLPConfig, ViT, ViTConfig
-from lab.models.base import Parallel, Step, block_runs
 
 from .test_cli import run_cli
 
@@ -203,7 +203,7 @@ def test_routes_of_every_operation_and_bad_arguments():
 
 def test_profile_is_consistent_store_is_honoured_and_a_second_call_trains_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("LAYERLAB_QUICK", "1")  # one epoch: this checks the wiring, not the science
-    from lab.store import Store
+    from lab.runtime.store import Store
 
     store = Store(tmp_path / "s")
     calls = []

@@ -5,8 +5,8 @@ import copy
 import torch
 import torch.nn.functional as F
 
-from lab.recover import RecoveryConfig, kd_loss, recover
-from lab.routes import without
+from lab.core.routes import without
+from lab.ops.recover import RecoveryConfig, kd_loss, recover
 
 from .helpers import small_data, small_mlp
 

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from lab import surgery
 from lab.cli import main
+from lab.core.models import logits_of
+from lab.core.zoo import trained
 from lab.experiments import reinit
-from lab.models import logits_of
-from lab.store import Store
-from lab.zoo import trained
+from lab.ops import surgery
+from lab.runtime.store import Store
 
 TINY = dict(depth=3, width=32, epochs=2)
 

@@ -1,4 +1,4 @@
-"""Reproduce a view (lab/reproduce.py): the command, run as shown, prints the lab call's numbers; a generated
+"""Reproduce a view (lab/classroom/reproduce.py): the command, run as shown, prints the lab call's numbers; a generated
 notebook runs (nbclient, quick mode, a fresh store) and prints the same numbers; the worksheet is offline HTML."""
 
 import contextlib
@@ -9,7 +9,7 @@ import shlex
 
 import pytest
 
-from lab import reproduce
+from lab.classroom import reproduce
 from lab.cli import main
 from lab.experiments import delete, layerdrop, rearrange
 

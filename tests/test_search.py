@@ -4,8 +4,8 @@ import itertools
 
 import torch
 
-from lab import search, selection
-from lab.models import MLP, MLPConfig
+from lab.core.models import MLP, MLPConfig
+from lab.ops import search, selection
 
 from .helpers import small_data, small_mlp
 

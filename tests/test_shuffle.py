@@ -7,10 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from lab import cli, embed, recipes
-from lab.data_digits import digits
+from lab import cli
+from lab.core import recipes
+from lab.core.data_digits import digits
+from lab.core.models import ViT, ViTConfig, accuracy
 from lab.experiments import shuffle
-from lab.models import ViT, ViTConfig, accuracy
+from lab.ops import embed
 
 TINY = shuffle.ShuffleConfig(mode="predict", depth=3, orders=6, seed=0, epochs=1)
 
@@ -117,8 +119,8 @@ def test_cli_rejects_a_bad_depth_in_one_line(capsys):
 # -- caching by exactly what a result depends on (issue 9) -----------------------------------------------------
 def test_a_control_that_needs_no_training_trains_and_walks_nothing(tmp_path, monkeypatch):
     """After one run, asking for more random orders reads the model's table of all orders: no training, no walk."""
-    from lab import zoo
-    from lab.store import Store
+    from lab.core import zoo
+    from lab.runtime.store import Store
 
     store = Store(tmp_path / "s")
     cfg = shuffle.ShuffleConfig(mode="shuffle", depth=3, orders=5, seed=2, epochs=1)
@@ -142,8 +144,8 @@ def test_a_control_that_needs_no_training_trains_and_walks_nothing(tmp_path, mon
 
 
 def test_random_orders_read_from_the_table_equal_a_recomputation(tmp_path):
-    from lab.store import Store
-    from lab.zoo import trained
+    from lab.core.zoo import trained
+    from lab.runtime.store import Store
 
     store = Store(tmp_path / "s")
     cfg = shuffle.ShuffleConfig(mode="sequential", depth=3, orders=12, seed=1, epochs=1)

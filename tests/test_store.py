@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from lab.notices import collecting
-from lab.store import Store
+from lab.runtime.notices import collecting
+from lab.runtime.store import Store
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ def test_a_failed_build_leaves_no_entry_and_no_temp_files(tmp_path):
 
 def test_a_write_killed_midway_leaves_the_old_state(tmp_path, monkeypatch):
     s = Store(tmp_path)
-    import lab.store as store_mod
+    import lab.runtime.store as store_mod
 
     def crash(src, dst):
         raise KeyboardInterrupt  # the process dies between writing the temp file and renaming it
@@ -136,17 +136,18 @@ def test_key_depends_on_config_values_and_class():
 
 
 def test_code_version_follows_imports_only():
-    from lab.codeversion import code_version, dependencies
+    from lab.runtime.codeversion import code_version, dependencies
 
     deps = dependencies("lab.experiments.delete")
-    assert {"lab.search", "lab.recover", "lab.zoo", "lab.train", "lab.models.mlp", "lab.experiments"} <= set(deps)
-    assert "lab.experiments.delete" not in dependencies("lab.zoo")  # a model does not depend on an experiment
+    assert {"lab.ops.search", "lab.ops.recover", "lab.core.zoo", "lab.core.train", "lab.core.models.mlp",
+            "lab.experiments"} <= set(deps)
+    assert "lab.experiments.delete" not in dependencies("lab.core.zoo")  # a model does not depend on an experiment
     assert "lab.cli" not in deps
-    assert code_version("lab.zoo") != code_version("lab.experiments.delete")
+    assert code_version("lab.core.zoo") != code_version("lab.experiments.delete")
 
 
 def test_cached_only_reads_but_never_builds(tmp_path):
-    from lab.store import NotCached, cached_only
+    from lab.runtime.store import NotCached, cached_only
 
     s = Store(tmp_path)
     with cached_only(), pytest.raises(NotCached):
@@ -157,7 +158,7 @@ def test_cached_only_reads_but_never_builds(tmp_path):
 
 
 def test_each_entry_records_what_its_key_hashes(tmp_path):
-    from lab.store import SIDECAR, key_of
+    from lab.runtime.store import SIDECAR, key_of
 
     s = Store(tmp_path)
     s.json("r", Cfg(), lambda: {"v": 1})

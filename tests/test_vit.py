@@ -6,12 +6,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lab import search, selection
-from lab.data import Dataset, Split
-from lab.models import ViT, ViTConfig, accuracy, per_class_accuracy
-from lab.recover import RecoveryConfig, recover
-from lab.routes import without
-from lab.train import TrainConfig, train
+from lab.core.data import Dataset, Split
+from lab.core.models import ViT, ViTConfig, accuracy, per_class_accuracy
+from lab.core.routes import without
+from lab.core.train import TrainConfig, train
+from lab.ops import search, selection
+from lab.ops.recover import RecoveryConfig, recover
 
 SMALL = dict(depth=3, width=16, heads=2, mlp_ratio=2)
 
@@ -192,13 +192,13 @@ def test_all_permutations_are_distinct_functions():
         assert not torch.allclose(a, b, atol=1e-5)
 
 
-# -- the ViT recipe (lab.recipes) and the training options it uses ------------------------------------------
+# -- the ViT recipe (lab.core.recipes) and the training options it uses ------------------------------------------
 def test_recipe_training_is_seeded_bitwise():
     """Same seed -> bitwise the same weights (fused AdamW, warm-up, shuffled routes); another seed differs."""
     from dataclasses import replace
 
-    from lab import recipes
-    from lab.zoo import build
+    from lab.core import recipes
+    from lab.core.zoo import build
 
     d = tiny_digits(64)
     cfg = replace(recipes.vit_model_config("shuffle"), **SMALL)
@@ -215,7 +215,7 @@ def test_recipe_training_is_seeded_bitwise():
 
 def test_default_train_config_is_the_original_adam_cosine_loop():
     """Defaults must train exactly as the loop did before the recipe options existed (an explicit copy of it)."""
-    from lab.train import cosine
+    from lab.core.train import cosine
 
     d = tiny_digits(64)
     cfg = TrainConfig(epochs=2, batch=16, lr=2e-3, weight_decay=1e-3, seed=3, checkpoints=())
@@ -242,7 +242,7 @@ def test_default_train_config_is_the_original_adam_cosine_loop():
 
 
 def test_warmup_then_cosine_schedule():
-    from lab.train import cosine, lr_factor
+    from lab.core.train import cosine, lr_factor
 
     total, warm = 100, 10
     f = [lr_factor(s, total, warm) for s in range(total + 1)]
@@ -254,7 +254,7 @@ def test_warmup_then_cosine_schedule():
 
 
 def test_adamw_decays_weight_matrices_only():
-    from lab.train import make_optimizer
+    from lab.core.train import make_optimizer
 
     m = ViT(ViTConfig(**SMALL))
     opt = make_optimizer(m, TrainConfig(optimizer="adamw", weight_decay=0.05))

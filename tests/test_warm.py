@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from lab import warm
-from lab.engine import BACKGROUND, ThreadEngine
-from lab.store import Store, active_store, use_store
+from lab.classroom import warm
+from lab.runtime.engine import BACKGROUND, ThreadEngine
+from lab.runtime.store import Store, active_store, use_store
 
 
 @pytest.fixture

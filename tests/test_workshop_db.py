@@ -1,4 +1,4 @@
-"""Workshop predictions in a real database (lab/workshop_db.py): SQLite, and a real PostgreSQL server the test
+"""Workshop predictions in a real database (lab/classroom/workshop_db.py): SQLite, and a real PostgreSQL server the test
 starts. Every bad input is refused with a message and stores nothing; a repeat vote replaces; floods are bounded."""
 
 import os
@@ -8,7 +8,7 @@ import threading
 import pytest
 import sqlalchemy as sa
 
-from lab import workshop_db as wdb
+from lab.classroom import workshop_db as wdb
 
 from .pg_server import bin_dir, postgres
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lab import presets
+from lab.catalog import presets
 from lab.experiment import entry
-from lab.progress import Progress
+from lab.runtime.progress import Progress
 
 
 @dataclass(frozen=True)

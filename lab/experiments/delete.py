@@ -14,16 +14,18 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from .. import presets, search, selection, streams
-from ..claims import all_of, at_least, at_most, binomial_se, claim, diff_se, pct, pts, seeds_se
-from ..experiment import check, entry, param, seed_param
-from ..models import accuracy, per_class_accuracy
-from ..progress import Progress, span
-from ..recipes import MLP_DEPTH, MLP_EPOCHS, MLP_WIDTH, mlp_spec
-from ..recover import RECOVERIES, RecoveryConfig, recover
-from ..routes import without
-from ..store import to_plain
-from ..zoo import ModelSpec, Trained, build, trained
+from lab.catalog import presets
+from lab.claims import all_of, at_least, at_most, binomial_se, claim, diff_se, pct, pts, seeds_se
+from lab.core import streams
+from lab.core.models import accuracy, per_class_accuracy
+from lab.core.recipes import MLP_DEPTH, MLP_EPOCHS, MLP_WIDTH, mlp_spec
+from lab.core.routes import without
+from lab.core.zoo import ModelSpec, Trained, build, trained
+from lab.experiment import check, entry, param, seed_param
+from lab.ops import search, selection
+from lab.ops.recover import RECOVERIES, RecoveryConfig, recover
+from lab.runtime.progress import Progress, span
+from lab.runtime.store import to_plain
 
 ARCHS = ("plain", "residual")
 ARCH_LABELS = {"plain": "plain MLP", "residual": "residual MLP"}
@@ -419,7 +421,7 @@ def table_claims(sweeps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-# -- the page's complete settings: its controls, presets, and what a setting needs (lab/presets.py) -----------
+# -- the page's complete settings: its controls, presets, and what a setting needs (lab/catalog/presets.py) -----------
 CONTROLS = {"arch": "residual", "k": 2, "select": "greedy", "recovery": "kd", "steps": 500, "seed": 0}
 PRESETS = (
     presets.preset(CONTROLS, "plain1", "Plain, 1 deleted",

@@ -1,6 +1,6 @@
 """IOT, instance-wise layer reordering (Zhu et al. 2021): every input chooses its own layer order.
 
-The science is `lab/iot.py`; this module caches it by exactly what each piece depends on:
+The science is `lab/ops/order_routing.py`; this module caches it by exactly what each piece depends on:
 - the sequential model: the zoo's (`recipes.iot_spec`), shared with the Delete and Shuffle pages;
 - `fixed_logits(FixedConfig)`: one model trained alone in one candidate order, kept as its test and probe
   logits. Candidate j does not depend on M (the candidates of M are the first M of M + 1), so raising M trains
@@ -21,14 +21,14 @@ from typing import Any, Optional, Sequence
 
 import torch
 
-from .. import iot as core
-from .. import presets
-from ..claims import all_of, at_least, at_most, binomial_se, claim, diff_se, noise_words, pct, pts
-from ..experiment import Pool, check, entry, param, seed_param, serial
-from ..progress import Progress, silent, span
-from ..recipes import IOT_MODELS, iot_spec
-from ..store import Store, active_store, to_plain, use_store
-from ..zoo import ModelSpec, Trained, trained
+from lab.catalog import presets
+from lab.claims import all_of, at_least, at_most, binomial_se, claim, diff_se, noise_words, pct, pts
+from lab.core.recipes import IOT_MODELS, iot_spec
+from lab.core.zoo import ModelSpec, Trained, trained
+from lab.experiment import Pool, check, entry, param, seed_param, serial
+from lab.ops import order_routing as core
+from lab.runtime.progress import Progress, silent, span
+from lab.runtime.store import Store, active_store, to_plain, use_store
 
 MODELS = IOT_MODELS
 MODEL_LABELS = {"mlp": "residual MLP", "vit": "ViT"}
@@ -484,7 +484,7 @@ def sweep_claims(sw: dict[str, Any]) -> list[dict[str, Any]]:
     return [grow, keep]
 
 
-# -- the page's controls and presets (lab/presets.py; no Streamlit) ------------------------------------------
+# -- the page's controls and presets (lab/catalog/presets.py; no Streamlit) ------------------------------------------
 CONTROLS = {"model": "mlp", "space": "blocks", "m": 4, "explore": 1.0, "exploit": 0.1, "gumbel": True, "seed": 0}
 PRESETS = (
     presets.preset(CONTROLS, "collapse", "Switch exploration off", "Without the exploration term, does one "

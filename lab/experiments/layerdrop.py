@@ -15,14 +15,15 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
-from .. import presets, prune, search, selection
-from ..claims import all_of, at_least, at_most, binomial_se, claim, diff_se, mean_se, noise_words, pct, pts
-from ..experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial
-from ..models import RoutedModel, accuracy
-from ..progress import Progress, silent, span
-from ..recipes import LAYERDROP_MODELS, layerdrop_blocks, layerdrop_scratch_spec, layerdrop_spec
-from ..recover import RecoveryConfig, recover
-from ..zoo import ModelSpec, Trained, trained
+from lab.catalog import presets
+from lab.claims import all_of, at_least, at_most, binomial_se, claim, diff_se, mean_se, noise_words, pct, pts
+from lab.core.models import RoutedModel, accuracy
+from lab.core.recipes import LAYERDROP_MODELS, layerdrop_blocks, layerdrop_scratch_spec, layerdrop_spec
+from lab.core.zoo import ModelSpec, Trained, trained
+from lab.experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial
+from lab.ops import prune, search, selection
+from lab.ops.recover import RecoveryConfig, recover
+from lab.runtime.progress import Progress, silent, span
 
 MODELS = LAYERDROP_MODELS
 MODEL_LABELS = {"residual": "residual MLP", "vit": "ViT"}
@@ -405,7 +406,7 @@ def distillation_claim(pruned: float, distilled: float, se_pruned: float, se_dis
     return claim(
         "layerdrop.about-as-good-as-distillation", "A LayerDrop model pruned to depth r is about as good as "
         "distilling the full model into depth r", SOURCE + "; the paper compares with DistilBERT, here the p = 0 "
-        "model's every other blocks distilled by KD (lab/recover.py) for as many inputs as training saw",
+        "model's every other blocks distilled by KD (lab/ops/recover.py) for as many inputs as training saw",
         {"pruned_acc": pruned, "distilled_acc": distilled, "p": p, "keep": keep, "allowed_gap": SIMILAR, "se": se,
          "n_test": n},
         f"distillation is not ahead of the pruned model by more than {100 * SIMILAR:g} pts, {noise_words(se)}", holds,
@@ -480,7 +481,7 @@ def table_claims(t: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-# -- the page's complete settings: its controls, presets, and what a setting needs (lab/presets.py) -----------
+# -- the page's complete settings: its controls, presets, and what a setting needs (lab/catalog/presets.py) -----------
 CONTROLS = {"model": "residual", "p": 0.5, "keep": 4, "strategy": "every-other", "recovery": "none", "seed": 0}
 PRESETS = (
     presets.preset(CONTROLS, "half", "Half depth, ordinary model", "p = 0 pruned to 4 of 8 blocks by every other: "

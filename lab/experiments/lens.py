@@ -3,7 +3,7 @@
 `profile(ModelConfig)` trains (or loads: the same specs and seeds as the Delete, Shuffle and LayerDrop pages) one
 model and measures, on the held-out split: the logit lens and a tuned lens per slot (accuracy, entropy, KL to the
 final prediction), commitment depth per input, block influence and the angular-distance triangle, and what
-deleting each block (and each pair of neighbours) really costs, plus the claims that compare them (lab/lens.py
+deleting each block (and each pair of neighbours) really costs, plus the claims that compare them (lab/ops/layer_lens.py
 has the methods). One entry per (model, seed) serves every control of the page.
 `run(LensConfig)` adds the logit lens of the same model after a change of route (a block deleted, two swapped, a
 random order) beside the intact one.
@@ -20,15 +20,17 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
-from .. import lens, presets, streams
-from ..claims import Z, all_of, at_least, claim
-from ..experiment import Pool, check, entry, param, seed_param, serial
-from ..models import RoutedModel
-from ..models.base import logits_of
-from ..progress import Progress, silent, span
-from ..recipes import MLP_DEPTH, layerdrop_blocks, layerdrop_spec, mlp_spec, vit_spec
-from ..routes import random_permutation, without
-from ..zoo import ModelSpec, trained
+from lab.catalog import presets
+from lab.claims import Z, all_of, at_least, claim
+from lab.core import streams
+from lab.core.models import RoutedModel
+from lab.core.models.base import logits_of
+from lab.core.recipes import MLP_DEPTH, layerdrop_blocks, layerdrop_spec, mlp_spec, vit_spec
+from lab.core.routes import random_permutation, without
+from lab.core.zoo import ModelSpec, trained
+from lab.experiment import Pool, check, entry, param, seed_param, serial
+from lab.ops import layer_lens as lens
+from lab.runtime.progress import Progress, silent, span
 
 MODELS = ("residual", "plain", "vit-sequential", "vit-shuffle", "layerdrop")
 MODEL_LABELS = {"residual": "residual MLP", "plain": "plain MLP", "vit-sequential": "ViT, trained in order",
@@ -324,7 +326,7 @@ def table(seeds: list[int], progress: Progress = silent, pool: Pool = serial) ->
                        for c in p["claims"]]}
 
 
-# -- the page's controls and presets (lab/presets.py; no Streamlit) ------------------------------------------
+# -- the page's controls and presets (lab/catalog/presets.py; no Streamlit) ------------------------------------------
 # The page keys the `route_op` control "change": a pin (app/query.py) cannot carry "_" in a key.
 CONTROLS = {"model": "vit-sequential", "change": "none", "block": 2, "seed": 0}
 PRESETS = (

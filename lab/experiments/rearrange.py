@@ -28,15 +28,16 @@ from typing import Any, Optional, Sequence
 
 import torch
 
-from .. import presets, streams
-from ..claims import all_of, at_least, binomial_se, claim, diff_se, pct, pts, seeds_se
-from ..experiment import Pool, check, entry, param, seed_param, serial
-from ..models import RoutedModel, accuracy
-from ..models.base import REDUCES, Parallel, StepLike, block_runs
-from ..progress import Progress, silent, span
-from ..recipes import MLP_DEPTH, mlp_spec, vit_spec
-from ..routes import random_permutation
-from ..zoo import ModelSpec, trained
+from lab.catalog import presets
+from lab.claims import all_of, at_least, binomial_se, claim, diff_se, pct, pts, seeds_se
+from lab.core import streams
+from lab.core.models import RoutedModel, accuracy
+from lab.core.models.base import REDUCES, Parallel, StepLike, block_runs
+from lab.core.recipes import MLP_DEPTH, mlp_spec, vit_spec
+from lab.core.routes import random_permutation
+from lab.core.zoo import ModelSpec, trained
+from lab.experiment import Pool, check, entry, param, seed_param, serial
+from lab.runtime.progress import Progress, silent, span
 
 MODELS = ("residual", "vit-sequential", "vit-shuffle")
 MODEL_LABELS = {"residual": "residual MLP", "vit-sequential": "ViT, trained in order",
@@ -785,7 +786,7 @@ def table(seeds: list[int], progress: Progress = silent, pool: Pool = serial) ->
             "seconds": {mo: [p["train_seconds"] for p in ps] for mo, ps in per.items()}}
 
 
-# -- the page's controls and presets (lab/presets.py; no Streamlit) ------------------------------------------
+# -- the page's controls and presets (lab/catalog/presets.py; no Streamlit) ------------------------------------------
 CONTROLS = {"model": "vit-sequential", "op": "skip", "block": 2, "reduce": "mean", "loops": LOOPS, "span": 0,
             "ends": "keep", "seed": 0}
 PRESETS = (

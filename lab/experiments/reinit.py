@@ -25,14 +25,17 @@ from typing import Any, Optional
 import torch
 from scipy.stats import spearmanr
 
-from .. import presets, quick, streams, surgery
-from ..claims import Z, all_of, at_least, at_most, binomial_se, claim, diff_se, noise_words, pct, pts
-from ..experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial
-from ..models import RoutedModel, accuracy, per_class_accuracy
-from ..progress import Progress, silent, span
-from ..recipes import reinit_spec
-from ..recover import RECOVERIES, RecoveryConfig, recover
-from ..zoo import BUILDERS, ModelSpec, Trained, build, trained
+from lab.catalog import presets
+from lab.claims import Z, all_of, at_least, at_most, binomial_se, claim, diff_se, noise_words, pct, pts
+from lab.core import streams
+from lab.core.models import RoutedModel, accuracy, per_class_accuracy
+from lab.core.recipes import reinit_spec
+from lab.core.zoo import BUILDERS, ModelSpec, Trained, build, trained
+from lab.experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial
+from lab.ops import surgery
+from lab.ops.recover import RECOVERIES, RecoveryConfig, recover
+from lab.runtime import quick
+from lab.runtime.progress import Progress, silent, span
 
 MODELS = ("plain", "residual", "vit")
 MODEL_NAMES = {"plain": "plain MLP", "residual": "residual MLP", "vit": "ViT"}
@@ -86,7 +89,7 @@ def layer_names(cfg: ReinitConfig) -> list[str]:
 
 
 def checkpoint_epochs(cfg: ReinitConfig) -> list[int]:
-    """The epochs whose weights training keeps for cfg's model (quick mode trains 1 epoch; see lab.quick)."""
+    """The epochs whose weights training keeps for cfg's model (quick mode trains 1 epoch; see lab.runtime.quick)."""
     tc = cfg.spec.train
     end = quick.epochs(tc.epochs)
     return sorted({e for e in tc.checkpoints if e <= end} | {end})
@@ -606,7 +609,7 @@ def width_claim(w: dict[str, Any]) -> dict[str, Any]:
         subject=w["model_name"])
 
 
-# -- the page's complete settings: its controls, presets, and what a setting needs (lab/presets.py) -----------
+# -- the page's complete settings: its controls, presets, and what a setting needs (lab/catalog/presets.py) -----------
 CONTROLS = {"model": "plain", "seed": 0, "layer": "stem", "op": "reinit", "checkpoint": 0, "recovery": "none",
             "steps": 300, "group": ("blocks.1", "blocks.2"), "sweep": "off"}
 PRESETS = (

@@ -25,15 +25,18 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import torch
 
-from .. import embed, presets, quick, streams
-from ..claims import all_of, at_least, at_most, binomial_se, claim, diff_se, noise_words, pct, pts
-from ..data import Dataset
-from ..experiment import check, entry, param, seed_param
-from ..models import RoutedModel, accuracy
-from ..progress import Progress, span
-from ..recipes import VIT_EPOCHS, VIT_MODE_LABELS, VIT_MODES, vit_spec
-from ..routes import random_permutation
-from ..zoo import ModelSpec, trained
+from lab.catalog import presets
+from lab.claims import all_of, at_least, at_most, binomial_se, claim, diff_se, noise_words, pct, pts
+from lab.core import streams
+from lab.core.data import Dataset
+from lab.core.models import RoutedModel, accuracy
+from lab.core.recipes import VIT_EPOCHS, VIT_MODE_LABELS, VIT_MODES, vit_spec
+from lab.core.routes import random_permutation
+from lab.core.zoo import ModelSpec, trained
+from lab.experiment import check, entry, param, seed_param
+from lab.ops import embed
+from lab.runtime import quick
+from lab.runtime.progress import Progress, span
 
 MODES = VIT_MODES
 MODE_LABELS = VIT_MODE_LABELS
@@ -438,7 +441,7 @@ def claim_slot_decodable(r: dict[str, Any], shu: Optional[dict[str, Any]], label
     return claim("slot_decodable", "Blocks of a LayerShuffle model told (or asked for) their position leave it "
                  "readable in their outputs", "Freiberger et al. 2024 show outputs clustering by position in UMAP; "
                  "this lab tests it with a linear probe on the CLS token after each slot, with the lab's split sizes; "
-                 "-predict's stem starts at 0.2, the others at 0.1 (lab/recipes.py)",
+                 "-predict's stem starts at 0.2, the others at 0.1 (lab/core/recipes.py)",
                  measured,
                  "the probe beats chance (1/slots) and plain LayerShuffle's probe, each by more than 2 standard errors "
                  "(binomial on the test rows; rows share digits, so this understates the noise)",
@@ -513,7 +516,7 @@ def umap_view(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
     return {"config": cfg, "umap": xy.tolist(), **labels, "seconds": time.perf_counter() - t0}
 
 
-# -- the page's complete settings: its controls, presets, and what a setting needs (lab/presets.py) -----------
+# -- the page's complete settings: its controls, presets, and what a setting needs (lab/catalog/presets.py) -----------
 CONTROLS = {"mode": "shuffle", "depth": 6, "orders": 50, "colour": "slot", "removed": 2, "seed": 0}
 COLOURS = ("slot", "block", "digit")  # the page's embedding colouring (a view, not part of the experiment)
 PRESETS = (

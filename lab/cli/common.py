@@ -1,0 +1,70 @@
+"""What every subcommand shares: a one-line error parser, a text progress bar, output, and a subcommand generated
+from an experiment's config dataclass (flags, choices, defaults and help come from its `param` fields)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Callable, Optional
+
+from lab.experiment import Pool, add_arguments, from_arguments, serial
+from lab.runtime.store import to_plain
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a bad argument gives one line on stderr (no usage dump) and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(2)
+
+
+def text_progress(fraction: float, message: str) -> None:
+    """A progress line on stderr that redraws itself (stdout stays clean for --json)."""
+    bar = "#" * int(fraction * 30)
+    sys.stderr.write(f"\r[{bar:<30}] {fraction * 100:5.1f}% {message[:60]:<60}")
+    if fraction >= 1.0:
+        sys.stderr.write("\r" + " " * 100 + "\r")
+    sys.stderr.flush()
+
+
+def add_workers(p: argparse.ArgumentParser) -> None:
+    """The `--workers` flag of every table: how its independent runs are computed."""
+    p.add_argument("--workers", type=int, default=2,
+                   help="compute missing results on N worker processes of a local Dask cluster (or the cluster at "
+                        "LAYERLAB_SCHEDULER), side by side; 0 computes them here, one after another (default 2)")
+
+
+def table_pool(args: argparse.Namespace) -> Pool:
+    """The pool a table's runs go through (lab/runtime/engine.py `pool`): the lab's engine, or this process."""
+    if not 0 <= args.workers <= 64:
+        raise ValueError(f"--workers {args.workers} is out of range: choose 0 (this process) to 64")
+    if args.workers == 0:
+        return serial
+    from lab.runtime.engine import pool
+
+    return pool(args.workers)
+
+
+def emit(result: Any, as_json: bool, summary: Callable[[Any], str]) -> None:
+    """Print a result: one JSON object with --json, else a short human summary."""
+    print(json.dumps(to_plain(result)) if as_json else summary(result))
+
+
+def command(sub: argparse._SubParsersAction, name: str, help: str, config: type,
+            answer: Callable[[Any, argparse.Namespace], Any], summary: Callable[[Any], str],
+            extra: Optional[Callable[[argparse.ArgumentParser], None]] = None) -> argparse.ArgumentParser:
+    """A subcommand whose flags are `config`'s fields; `answer(cfg, args)` computes what is printed."""
+    p = sub.add_parser(name, help=help, description=(config.__doc__ or "").strip().split("\n")[0])
+    add_arguments(p, config)
+    if extra is not None:
+        extra(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    def go(args: argparse.Namespace) -> int:
+        emit(answer(from_arguments(config, args), args), args.json, summary)
+        return 0
+
+    p.set_defaults(func=go, config_class=config)  # lab/classroom/reproduce.py finds a config's subcommand by this
+    return p

@@ -1,1 +1,0 @@
-"""One module per experiment's command-line subcommands (registered by lab/cli.py)."""

@@ -1,8 +1,0 @@
-"""Models of the lab; all are `RoutedModel`s that run any route of their blocks."""
-
-from .base import Route, RoutedModel, accuracy, logits_of, per_class_accuracy
-from .mlp import MLP, MLPConfig
-from .vit import ViT, ViTConfig
-
-__all__ = ["MLP", "MLPConfig", "Route", "RoutedModel", "accuracy", "logits_of", "per_class_accuracy", "ViT",
-           "ViTConfig"]

@@ -1,0 +1,91 @@
+"""Which blocks to delete: greedy, exhaustive optimum, evenly spaced, block influence, random.
+
+Every selector returns block indices in the model's original numbering, whatever the model.
+Scores are computed on a *probe* split; reported accuracies use the held-out test split.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Sequence
+
+import torch
+
+from lab.core.models.base import RoutedModel, accuracy
+from lab.core.routes import without
+
+MAX_SUBSETS = 20_000  # the exhaustive search refuses beyond this many subsets (C(n, k))
+
+
+def route_accuracy(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, dropped: Sequence[int]) -> float:
+    """Accuracy with the given blocks removed from the full route."""
+    return accuracy(model, x, y, without(model.n_blocks, dropped))
+
+
+def greedy(model: RoutedModel, k: int, x: torch.Tensor, y: torch.Tensor) -> list[int]:
+    """k rounds; each deletes the remaining block whose removal (on top of earlier ones) hurts least on (x, y).
+
+    Returned in the order picked, so the first j entries are greedy's answer for j deletions.
+    """
+    _check_k(model, k)
+    dropped: list[int] = []
+    for _ in range(k):
+        best, best_acc = -1, -1.0
+        for c in range(model.n_blocks):
+            if c in dropped:
+                continue
+            acc = route_accuracy(model, x, y, dropped + [c])
+            if acc > best_acc:  # ties go to the lower index: deterministic
+                best, best_acc = c, acc
+        dropped.append(best)
+    return dropped
+
+
+def optimal(model: RoutedModel, k: int, x: torch.Tensor, y: torch.Tensor) -> list[int]:
+    """The k-subset whose removal keeps the highest accuracy on (x, y), by trying every subset."""
+    _check_k(model, k)
+    n_sub = math.comb(model.n_blocks, k)
+    if n_sub > MAX_SUBSETS:
+        raise ValueError(f"the exhaustive search would try {n_sub} subsets; use k closer to 0 or {model.n_blocks}")
+    best, best_acc = [], -1.0
+    for sub in itertools.combinations(range(model.n_blocks), k):
+        acc = route_accuracy(model, x, y, sub)
+        if acc > best_acc:
+            best, best_acc = list(sub), acc
+    return best
+
+
+@torch.no_grad()
+def block_influence(model: RoutedModel, x: torch.Tensor) -> list[float]:
+    """ShortGPT's block influence per block: 1 - mean cosine(block input, block output), on the full route.
+
+    A block that barely turns its input (influence near 0) is a cheap one to delete.
+    """
+    was = model.training
+    model.eval()
+    _, states = model.states(x)
+    model.train(was)
+    out = []
+    for i in range(model.n_blocks):
+        a, b = states[i].flatten(1), states[i + 1].flatten(1)
+        out.append(float(1 - torch.nn.functional.cosine_similarity(a, b, dim=1, eps=1e-8).mean()))
+    return out
+
+
+def lowest_influence(model: RoutedModel, k: int, x: torch.Tensor) -> list[int]:
+    """The k blocks of lowest block influence."""
+    _check_k(model, k)
+    bi = block_influence(model, x)
+    return sorted(sorted(range(model.n_blocks), key=lambda i: (bi[i], i))[:k])
+
+
+def random_subset(n_blocks: int, k: int, seed: int) -> list[int]:
+    """k blocks drawn uniformly at random."""
+    gen = torch.Generator().manual_seed(seed)
+    return sorted(int(i) for i in torch.randperm(n_blocks, generator=gen)[:k])
+
+
+def _check_k(model: RoutedModel, k: int) -> None:
+    if not 0 <= k <= model.n_blocks:
+        raise ValueError(f"cannot delete {k} blocks: the model has {model.n_blocks} (choose 0..{model.n_blocks})")

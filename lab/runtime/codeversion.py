@@ -1,0 +1,101 @@
+"""Code versions: a hash of a lab module's source and of every lab module it imports, transitively.
+
+The store names entries by (kind, config, code version of the config's module). Hashing only what an
+experiment actually depends on means that editing one experiment (or the CLI) does not throw away every other
+experiment's trained models, while any change to code a result depends on still gives a fresh entry.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+LAB_DIR = Path(__file__).resolve().parents[1]  # the lab package
+# ast.parse from two threads at once can fail in CPython 3.11 ("AST constructor recursion depth mismatch"; seen when
+# the server's warmer planned while a page computed a store key): parse one file at a time.
+_PARSE = threading.Lock()
+
+
+def _parse(path: Path) -> ast.Module:
+    with _PARSE:
+        return ast.parse(path.read_text())
+
+
+def _file_of(module: str) -> Path | None:
+    """The source file of a module of the `lab` package, or None if it is not one."""
+    parts = module.split(".")
+    if parts[0] != "lab":
+        return None
+    base = LAB_DIR.joinpath(*parts[1:])
+    for cand in (base.with_suffix(".py"), base / "__init__.py"):
+        if cand.is_file():
+            return cand
+    return None
+
+
+def _imports(module: str, path: Path) -> set[str]:
+    """Names of lab modules imported by one file (absolute `lab.x` and relative `.x` / `from .. import x`)."""
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    out: set[str] = set()
+    for node in ast.walk(_parse(path)):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.split(".")[0] == "lab")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            if base.split(".")[0] != "lab":
+                continue
+            out.add(base)
+            out.update(f"{base}.{a.name}" for a in node.names)  # `from .. import search` imports a module
+    return {m for m in out if _file_of(m) is not None}
+
+
+NEUTRAL_MARK = "CODE_VERSION_NEUTRAL"
+
+
+def _neutral(path: Path) -> bool:
+    """Whether a module declares `CODE_VERSION_NEUTRAL = True`: plumbing that cannot change a number (the store,
+    progress reports, notices, the experiment contract), so editing it must not throw away every trained model."""
+    for node in _parse(path).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == NEUTRAL_MARK for t in node.targets):
+            return isinstance(node.value, ast.Constant) and node.value.value is True
+    return False
+
+
+def dependencies(module: str) -> dict[str, Path]:
+    """`module` and every lab module it reaches through imports (and their packages), with their files; a neutral
+    module (see `_neutral`) other than `module` itself is left out, and so is what only it imports."""
+    seen: dict[str, Path] = {}
+    todo = [module]
+    while todo:
+        m = todo.pop()
+        path = _file_of(m)
+        if m in seen or path is None:
+            continue
+        if m != module and _neutral(path):
+            continue
+        seen[m] = path
+        todo.extend(_imports(m, path))
+        # A package's __init__ runs whenever one of its modules is imported.
+        parent = m.rsplit(".", 1)[0]
+        if parent != m and parent not in seen:
+            todo.append(parent)
+    return seen
+
+
+@lru_cache(maxsize=256)
+def code_version(module: str) -> str:
+    """12-hex hash over the sources of `module` and all lab modules it reaches through imports."""
+    seen = dependencies(module)
+    h = hashlib.sha256()
+    for m in sorted(seen):
+        h.update(m.encode())
+        h.update(seen[m].read_bytes())
+    return h.hexdigest()[:12]
