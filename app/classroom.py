@@ -145,6 +145,11 @@ class Page:
         self._pin_read = False
         controls.start_run(self._place)
 
+    @classmethod
+    def of(cls, descriptor: Any) -> "Page":
+        """The page of an experiment's descriptor (lab/catalog/NAME.py): its presets, controls, needs and demo."""
+        return cls(descriptor.presets, descriptor.defaults, descriptor.needs, descriptor.demo, name=descriptor.name)
+
     # -- where controls go ---------------------------------------------------------------------------------
     def _place(self, key: str) -> Any:
         if self.student:

@@ -9,6 +9,7 @@ import pandas  # noqa: F401
 import streamlit as st
 
 from app import controls, jobs
+from lab.catalog import descriptors
 from lab.ops.embed import warm_umap_in_background
 from lab.runtime import quick
 from lab.runtime.threads import configure_threads
@@ -34,19 +35,9 @@ def run() -> None:
     # (app/jobs.py, lab/classroom/warm.py). LAYERLAB_WARM=0 switches warming off.
     jobs.background_warmer()
     _warm_umap_once()
-    pages = [
-        st.Page(ROOT / "pages" / "home.py", title="Home", icon=":material/home:", default=True),
-        st.Page(ROOT / "pages" / "delete.py", title="Delete layers", icon=":material/content_cut:", url_path="delete"),
-        st.Page(ROOT / "pages" / "shuffle.py", title="Shuffle layers", icon=":material/shuffle:", url_path="shuffle"),
-        st.Page(ROOT / "pages" / "reinit.py", title="Re-initialise a layer", icon=":material/restart_alt:",
-                url_path="reinit"),
-        st.Page(ROOT / "pages" / "layerdrop.py", title="LayerDrop", icon=":material/layers_clear:",
-                url_path="layerdrop"),
-        st.Page(ROOT / "pages" / "iot.py", title="Choose an order per input", icon=":material/alt_route:",
-                url_path="iot"),
-        st.Page(ROOT / "pages" / "rearrange.py", title="Rearrange layers", icon=":material/swap_vert:",
-                url_path="rearrange"),
-        st.Page(ROOT / "pages" / "lens.py", title="Layer lens", icon=":material/visibility:", url_path="lens"),
-    ]
+    # One entry per experiment's descriptor (lab/catalog/NAME.py), in its order; its page is pages/NAME.py.
+    pages = [st.Page(ROOT / "pages" / "home.py", title="Home", icon=":material/home:", default=True)]
+    pages += [st.Page(ROOT / "pages" / f"{d.name}.py", title=d.title, icon=d.icon, url_path=d.name)
+              for d in descriptors().values()]
     controls.start_run()  # every run registers its page's controls afresh (app/controls.py)
     st.navigation(pages).run()

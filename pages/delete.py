@@ -6,13 +6,15 @@ import streamlit as st
 from app import claims_view, classroom, controls, jobs, text
 from app import figures_delete as figs
 from app.text import pct
+from lab.catalog import delete as described
+from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.experiments import delete
 from lab.ops import recover, search, selection
 
 st.title(":material/content_cut: Delete layers")
 st.caption("Remove hidden layers from a trained MLP, plain or residual, and see what survives and what comes back.")
 
-page = classroom.Page(delete.PRESETS, delete.CONTROLS, delete.needs, demo=("arch", "k", "select", "recovery"))
+page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
     arch = controls.param(delete.DeleteConfig, "arch",
                           help="plain: h = relu(hW + b). residual: h = h + relu(hW + b): each layer adds a correction.")
@@ -27,7 +29,7 @@ with page.controls():
                               help="After cutting, train the smaller net again. none: no training. ce: fine-tune on "
                                    "the labels (cross-entropy). kd: distil, i.e. match the uncut network's outputs.")
     steps = controls.param(delete.DeleteConfig, "steps", options=(100, 250, 500, 1000, 1500))
-    seed = controls.param(delete.DeleteConfig, "seed", "number", hi=99,
+    seed = controls.param(delete.DeleteConfig, "seed", "number", hi=PAGE_SEED_MAX,
                           help="Fixes the teacher's initial weights and data order: same seed, same numbers.")
 page.toolbar()
 
@@ -58,7 +60,7 @@ with page.results():
     if r is None:
         st.stop()
     pin = page.pinned()
-    pcfg = page.config(delete.config_of, pin) if pin else None
+    pcfg = page.config(described.config_of, pin) if pin else None
     pr = jobs.run("Training the pinned setting", delete.run, pcfg) if pcfg else None
     page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None,
               lambda res, title, height: figs.per_class(res, None if page.present else "Which classes suffer?",

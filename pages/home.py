@@ -3,7 +3,7 @@
 import streamlit as st
 
 from app import jobs
-from lab.catalog import presets
+from lab.catalog import descriptors, presets
 from lab.classroom import warm
 
 st.title(":material/science: Layer Lab")
@@ -19,34 +19,8 @@ own noise behind each verdict.
 )
 
 st.subheader("Experiments", divider="gray")
-st.markdown(
-    """
-- :material/content_cut: **[Delete layers](delete)**: remove k hidden layers from a trained 8-layer MLP, plain or
-  residual.
-  Which layers can go, chosen greedily, exhaustively, evenly, by how little they change their input, or at random?
-  What does one deletion do to a plain network, and to a residual one? How much does distillation from the uncut
-  network bring back?
-- :material/shuffle: **[Shuffle layers](shuffle)**: train a tiny Vision Transformer on handwritten digits with its
-  blocks in a fresh random order at every step (LayerShuffle), optionally telling each block its position or asking
-  it to guess it. Does the network still work in any order? Does each block know where it sits? A slot probe and
-  UMAP views of the features after every position let you check.
-- :material/restart_alt: **[Re-initialise a layer](reinit)**: are all layers created equal? Reset one layer of a trained
-  network to its weights from the start of training (or from a later checkpoint), or draw it afresh, and map
-  which layers are critical and which are robust, for plain and residual MLPs and the ViT.
-- :material/layers_clear: **[LayerDrop](layerdrop)**: train with each block skipped at random (probability p), then
-  prune the network to any depth without retraining. Which p should you train with for the depth you want, and
-  which blocks should go?
-- :material/alt_route: **[Choose an order per input](iot)**: keep one set of weights and several layer orders, and
-  let a tiny predictor pick the order for each input (IOT). How far is the best order per input from the best
-  single order, and how much of that gap does a learned choice recover?
-- :material/swap_vert: **[Rearrange layers](rearrange)**: on a frozen trained network, skip, swap, reverse, repeat,
-  loop or run the middle layers side by side, as "Transformer Layers as Painters" did to language models. Are the
-  first and last layers special? Is a LayerShuffle-trained ViT robust to all of it? Layer-similarity maps show why.
-- :material/visibility: **[Layer lens](lens)**: read a trained network from the inside: its own head applied after
-  every block (logit and tuned lens). Where is each answer decided? Do block influence and angular distance predict
-  what deleting a block really costs?
-"""
-)
+# One item per experiment's descriptor (lab/catalog/NAME.py): adding an experiment adds it here.
+st.markdown("\n".join(f"- {d.icon} **[{d.title}]({d.name})**: {d.about}" for d in descriptors().values()))
 
 st.subheader("Using it in class", divider="gray")
 st.markdown(
@@ -74,15 +48,10 @@ st.markdown(
 st.subheader("Ready now", divider="gray")
 # Reads which stored results exist (file checks, nothing is computed), so it is instant.
 cols = st.columns(3)
-for i, (page, title) in enumerate([("delete", "Delete layers"), ("shuffle", "Shuffle layers"),
-                                   ("reinit", "Re-initialise a layer"), ("layerdrop", "LayerDrop"),
-                                   ("iot", "Choose an order per input"), ("rearrange", "Rearrange layers"),
-                                   ("lens", "Layer lens")]):
-    if not warm.describes(page):
-        continue
-    left = warm.ready(page)
-    cols[i % 3].markdown(f"**[{title}]({page})**: " + (":green[ready]" if left <= 0 else
-                                                       f":orange[{presets.describe_cost(left)} on first visit]"))
+for i, d in enumerate(descriptors().values()):
+    left = warm.ready(d.name)
+    cols[i % 3].markdown(f"**[{d.title}]({d.name})**: " + (":green[ready]" if left == 0 else
+                                                          f":orange[{presets.describe_cost(left)} on first visit]"))
 warmer = jobs.background_warmer()
 if warmer is not None and warmer.state != "done":
     st.caption(f"Warming the default views in the background ({warmer.built} built so far): {warmer.state}. "

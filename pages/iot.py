@@ -6,6 +6,8 @@ import streamlit as st
 from app import claims_view, classroom, controls, jobs, text
 from app import figures_iot as figs
 from app.text import pct
+from lab.catalog import iot as described
+from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import diff_se
 from lab.experiments import iot
 from lab.ops import order_routing as core
@@ -19,7 +21,7 @@ st.title(":material/alt_route: Choose an order per input")
 st.caption("Instance-wise layer reordering (IOT): one set of weights, several layer orders, and a tiny predictor "
            "that picks the order for each input.")
 
-page = classroom.Page(iot.PRESETS, iot.CONTROLS, iot.needs, demo=("model", "space", "m", "explore"))
+page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
     model = controls.param(C, "model", help="mlp: the Delete page's residual MLP (7 blocks, synthetic 20-class "
                                             "task, seconds). vit: the digits ViT (6 blocks, minutes).")
@@ -31,7 +33,7 @@ with page.controls():
     explore = controls.param(C, "explore", options=WEIGHTS_EXPLORE)
     exploit = controls.param(C, "exploit", options=WEIGHTS_EXPLOIT)
     gumbel = controls.param(C, "gumbel", options=(True, False))
-    seed = controls.param(C, "seed", "number", hi=99)
+    seed = controls.param(C, "seed", "number", hi=PAGE_SEED_MAX)
 page.toolbar()
 
 cfg = controls.make_config(iot.IOTConfig, model=model, space=space, m=m, explore=explore, exploit=exploit,
@@ -83,7 +85,7 @@ with page.results():
                        off_cfg if cfg.explore > 0 else on_cfg)
     on, off = (tr, twin) if cfg.explore > 0 else (twin, tr)
     pin = page.pinned()
-    pcfg = page.config(iot.config_of, pin) if pin else None
+    pcfg = page.config(described.config_of, pin) if pin else None
     ptr = pending.get("IOT training of the pinned setting", iot.training, pcfg) if pcfg else None
     pobs = pending.get("The pinned setting's orders trained alone", iot.observe, pcfg.observe_cfg) if pcfg else None
     pending.show()

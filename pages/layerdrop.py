@@ -7,6 +7,8 @@ from app import claims_view, classroom, controls, jobs, text
 from app import figures_layerdrop as figs
 from app.text import pct, pts
 from lab import claims as lab_claims
+from lab.catalog import layerdrop as described
+from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.core import routes
 from lab.experiments import layerdrop
 from lab.ops import prune, selection
@@ -30,8 +32,7 @@ st.title(":material/layers_clear: LayerDrop")
 st.caption("Train with whole blocks randomly switched off, then cut the model to any depth you like, "
            "with no fine-tuning at all.")
 
-page = classroom.Page(layerdrop.PRESETS, layerdrop.CONTROLS, layerdrop.needs, demo=("model", "p", "keep",
-                                                                                       "strategy"))
+page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
     model = controls.param(layerdrop.LayerDropConfig, "model",
                            help="residual: a residual MLP on the synthetic 20-class task, trains in seconds. "
@@ -49,7 +50,7 @@ with page.controls():
     recovery = controls.param(layerdrop.LayerDropConfig, "recovery",
                               help="distil: fine-tune the pruned model for 500 steps by distillation from its own "
                                    "full route, to see how much fine-tuning adds on top of LayerDrop.")
-    seed = controls.param(layerdrop.LayerDropConfig, "seed", "number", hi=99,
+    seed = controls.param(layerdrop.LayerDropConfig, "seed", "number", hi=PAGE_SEED_MAX,
                           help="Fixes the initial weights, the data order and the dropped blocks of every "
                                "training step: same seed, same numbers.")
 page.toolbar()
@@ -94,7 +95,7 @@ with page.results():
     if r is None:
         st.stop()
     pin = page.pinned()
-    pcfg = page.config(layerdrop.config_of, pin) if pin else None
+    pcfg = page.config(described.config_of, pin) if pin else None
     pr = jobs.run("Training the pinned setting", layerdrop.run, pcfg) if pcfg else None
     profiles = profiles_of(page.settings(), "Training the comparison models")
     pprofiles = profiles_of(pin, "The pinned setting's comparison models") if pr else None

@@ -7,6 +7,8 @@ import streamlit as st
 from app import claims_view, classroom, controls, jobs, text
 from app import figures_lens as figs
 from app.text import pct, pts
+from lab.catalog import lens as described
+from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.experiments import lens
 from lab.ops import layer_lens as methods
 from lab.runtime.store import to_plain
@@ -17,7 +19,7 @@ st.title(":material/visibility: Layer lens")
 st.caption("Every other page changes layers and measures the damage at the output. Here you read the network "
            "from the inside: what does each layer already know, and where is the answer decided?")
 
-page = classroom.Page(lens.PRESETS, lens.CONTROLS, lens.needs, demo=("model", "change", "block"))
+page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
     model = controls.param(Config, "model",
                            help="The models of the other pages, same recipes and seeds (nothing trains twice): the "
@@ -32,7 +34,7 @@ with page.controls():
     block = controls.param(Config, "block", "slider",
                            help=f"Block b of delete and swap, numbered from 0. This model has blocks 0 to {n - 1} "
                                 f"(swap needs b+1 too).")
-    seed = controls.param(Config, "seed", "number", hi=99)
+    seed = controls.param(Config, "seed", "number", hi=PAGE_SEED_MAX)
 page.toolbar()
 
 cfg = controls.make_config(Config, model=model, route_op=route_op, block=block, seed=seed)
@@ -66,7 +68,7 @@ with page.results():
     if r is None:
         st.stop()
     pin = page.pinned()
-    pcfg = page.config(lens.config_of, pin) if pin else None
+    pcfg = page.config(described.config_of, pin) if pin else None
     pr = jobs.run("Training or loading the pinned setting's model", lens.run, pcfg) if pcfg else None
     page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None, main_figure, r, pr, key="lens")
     st.caption("Each point reads the hidden state after one slot through the model's own head (the logit lens; "

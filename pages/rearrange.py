@@ -6,6 +6,8 @@ import streamlit as st
 from app import claims_view, classroom, controls, jobs, text
 from app import figures_rearrange as figs
 from app.text import pct, pts
+from lab.catalog import rearrange as described
+from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.core.models.base import Parallel, RoutedModel
 from lab.experiments import rearrange
 
@@ -15,7 +17,7 @@ st.title(":material/swap_vert: Rearrange layers")
 st.caption("Take a trained network and, without retraining anything, skip, swap, reverse, repeat, loop or run its "
            "middle layers side by side. Which layers can be moved, and which cannot?")
 
-page = classroom.Page(rearrange.PRESETS, rearrange.CONTROLS, rearrange.needs, demo=("model", "op", "block", "ends"))
+page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
     model = controls.param(Config, "model",
                            help="residual: the Delete page's residual MLP (synthetic 20-class task, 7 blocks). "
@@ -41,7 +43,7 @@ with page.controls():
                                "parallel-loop act on (Sun et al.'s span [start, end)). 0: their usual extent (skip: "
                                "block b alone; the others: the whole middle). Other operations ignore it.")
     ends = controls.param(Config, "ends")
-    seed = controls.param(Config, "seed", "number", hi=99)
+    seed = controls.param(Config, "seed", "number", hi=PAGE_SEED_MAX)
 page.toolbar()
 
 cfg = controls.make_config(Config, model=model, op=op, block=block, reduce=reduce, loops=loops, span=span,
@@ -87,7 +89,7 @@ with page.results():
     if r is None:
         st.stop()
     pin = page.pinned()
-    pcfg = page.config(rearrange.config_of, pin) if pin else None
+    pcfg = page.config(described.config_of, pin) if pin else None
     pr = jobs.run("Training or loading the pinned setting's model", rearrange.run, pcfg) if pcfg else None
     page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None, main_figure, r, pr, key="route")
     page.reproduce(rearrange.run, cfg, figs.route)

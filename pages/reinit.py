@@ -7,6 +7,9 @@ from app import claims_view, classroom, controls, jobs, text
 from app import figures_reinit as figs
 from app.text import pct
 from lab import claims as lab_claims
+from lab import experiment
+from lab.catalog import reinit as described
+from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.experiments import reinit
 from lab.ops import surgery
 
@@ -23,12 +26,12 @@ st.title(":material/restart_alt: Re-initialise a layer")
 st.caption("Put one layer of a trained network back to an earlier state, or draw it afresh, and see which layers "
            "the network cannot do without.")
 
-page = classroom.Page(reinit.PRESETS, reinit.CONTROLS, reinit.needs, demo=("model", "layer", "op", "recovery"))
+page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
     model = controls.param(reinit.ReinitConfig, "model",
                            help="plain MLP, residual MLP or ViT: the model whose layer is in focus below. "
                                  "The heatmaps always show all three.")
-    seed = controls.param(reinit.ReinitConfig, "seed", "number", hi=99,
+    seed = controls.param(reinit.ReinitConfig, "seed", "number", hi=PAGE_SEED_MAX,
                           help="Fixes the models' initial weights and data order, and the fresh draw of a "
                                 "re-randomised layer (seed + 1,000,003): same seed, same numbers.")
     base = reinit.ReinitConfig(model=model, seed=seed)
@@ -52,14 +55,10 @@ with page.controls():
                            help="Minibatch steps of recovery training (256 examples each).")
     if any(x not in layer_opts for x in st.session_state.get("group", ())):  # blocks.6 has no ViT twin
         st.session_state["group"] = [x for x in st.session_state["group"] if x in layer_opts]
-    group = controls.multiselect("Layers changed together", "group", layer_opts, reinit.CONTROLS["group"],
-                                 labels=LAYER_LABELS, help="These layers get the operation above (same checkpoint "
-                                 "or a fresh draw) all at once; the chart compares it with the sum of their single "
-                                 "damages.")
-    sweep = controls.select("Width sweep (MLPs)", "sweep", ("off", "on"), "off",
-                            labels={"off": "off", "on": "widths 32, 64, 128, 256"},
-                            help="The MLP in focus trained at four widths (same depth, recipe and seed): each "
-                                 "layer's accuracy after re-initialising it to t = 0. Trains up to three more models.")
+    group_meta = experiment.meta(described.ReinitPage, "group")
+    group = controls.multiselect(group_meta["label"], "group", layer_opts, described.DEFAULTS["group"],
+                                 labels=LAYER_LABELS, help=group_meta["help"])
+    sweep = controls.param(described.ReinitPage, "sweep")
 
 page.toolbar()
 
@@ -102,10 +101,10 @@ with page.results():
                "blocks.3). Column *re-randomise* is a fresh draw; column *t = e* puts the layer back to its weights "
                "after epoch e. The outlined cell is the one in focus below.")
 
-    fcfg = reinit.focus_config(page.settings())
+    fcfg = described.focus_config(page.settings())
     f = jobs.run(f"Changing {layer} of the {reinit.MODEL_NAMES[model]}", reinit.focus, fcfg)
     pin = page.pinned()
-    pcfg = page.config(reinit.focus_config, pin) if pin else None
+    pcfg = page.config(described.focus_config, pin) if pin else None
     pf = jobs.run("Changing the pinned layer", reinit.focus, pcfg) if pcfg else None
     if f is not None:
         what = "re-randomised" if op == "rerand" else f"re-initialised to epoch {checkpoint}"
@@ -119,7 +118,7 @@ with page.results():
         else:  # empty figures are not drawn
             st.info("Recovery is off: choose fine-tune or distil to see how many steps bring the network back.")
 
-    gcfg = reinit.group_config(page.settings())
+    gcfg = described.group_config(page.settings())
     g = jobs.run("Changing the group of layers", reinit.group, gcfg) if gcfg else None
     st.markdown("#### Layers changed together")
     if g is not None:
@@ -129,7 +128,7 @@ with page.results():
     elif not gcfg:
         st.info("Choose layers under *Layers changed together* to change them all at once.")
 
-    wcfgs = reinit.width_configs(page.settings())
+    wcfgs = described.width_configs(page.settings())
     w = None
     if sweep == "on" and not wcfgs:
         st.info("The width sweep is for the MLPs: choose the plain or residual MLP.")

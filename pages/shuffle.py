@@ -7,6 +7,8 @@ import streamlit as st
 from app import claims_view, classroom, controls, jobs, text
 from app import figures_shuffle as figs
 from app.text import pct
+from lab.catalog import shuffle as described
+from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.core import recipes
 from lab.core.models import vit
 from lab.experiments import shuffle
@@ -28,18 +30,14 @@ st.title(":material/shuffle: Shuffle layers")
 st.caption("Train a small vision transformer with its blocks in a random order at every step, then run it in any "
            "order, with blocks missing, and ask whether its blocks know where they are.")
 
-page = classroom.Page(shuffle.PRESETS, shuffle.CONTROLS, shuffle.needs, demo=("mode", "depth", "removed"))
+page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
     mode = controls.param(shuffle.ShuffleConfig, "mode")
     depth = controls.param(shuffle.ShuffleConfig, "depth", "slider")
     orders = controls.param(shuffle.ShuffleConfig, "orders", options=shuffle.ORDER_CHOICES)
-    colour_by = COLOUR_KEYS[controls.select("Colour the embedding by", "colour", shuffle.COLOURS, "slot",
-                                            help="slot: the position a block ran at. block: which block it was. "
-                                                 "digit: the class of the image.")]
-    removed = controls.slider("Blocks removed", "removed", 0, 7, 2,
-                              help="Highlighted on the pruning curve: random subsets of the blocks are removed "
-                                   "at test time, the rest run in random order.")
-    seed = controls.param(shuffle.ShuffleConfig, "seed", "number", hi=99,
+    colour_by = COLOUR_KEYS[controls.param(described.ShufflePage, "colour")]
+    removed = controls.param(described.ShufflePage, "removed", "slider")
+    seed = controls.param(shuffle.ShuffleConfig, "seed", "number", hi=PAGE_SEED_MAX,
                           help="Fixes the initial weights, the data order and the training orders: same seed, "
                                 "same numbers.")
 removed = min(removed, depth - 1)

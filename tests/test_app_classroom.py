@@ -1,13 +1,12 @@
 """AppTest: the classroom tools (app/classroom.py) on real pages: complete presets, pin and compare, presentation
 and student links, labelled select boxes whose links carry the short value."""
 
-import dataclasses
 import os
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from lab.experiments import delete, iot, rearrange, reinit
+from lab.catalog import get
 
 from .apptest_util import MAIN, ROOT, assert_clean, open_page, settle
 
@@ -30,26 +29,19 @@ def _settings_of(at: AppTest, keys) -> dict:
 
 def test_a_preset_sets_every_control_of_its_page_whatever_came_before():
     at = open_page("reinit")
-    presets = {p.key: p for p in reinit.PRESETS}
+    presets = {p.key: p for p in get("reinit").presets}
     # The issue's case: "ViT: reset the head" inherited recovery = kd from the preset clicked before it.
     at.button(key="try_rerand_kd").click().run()
     assert_clean(at)
-    assert _settings_of(at, reinit.CONTROLS) == presets["rerand_kd"].settings
+    assert _settings_of(at, get("reinit").defaults) == presets["rerand_kd"].settings
     at.button(key="try_vit_head").click().run()
     assert_clean(at)
-    assert _settings_of(at, reinit.CONTROLS) == presets["vit_head"].settings
+    assert _settings_of(at, get("reinit").defaults) == presets["vit_head"].settings
     assert at.selectbox(key="recovery").value == "none"
     # Reset brings back every default.
     at.button(key="try_reset").click().run()
     assert_clean(at)
-    assert _settings_of(at, reinit.CONTROLS) == reinit.CONTROLS
-
-
-def test_presets_are_complete_settings_and_differ_from_the_defaults():
-    for module in (delete, reinit, iot, rearrange):
-        for p in module.PRESETS:
-            assert set(p.settings) == set(module.CONTROLS), p.key
-            assert p.settings != module.CONTROLS, f"{p.key} does nothing from the default view"
+    assert _settings_of(at, get("reinit").defaults) == get("reinit").defaults
 
 
 def test_pin_then_change_shows_both_runs_and_the_link_holds_both():
@@ -103,30 +95,19 @@ def test_a_labelled_select_shows_words_and_links_the_short_value():
     assert at.query_params["arch"] == "plain"  # what the link carries
 
 
-@pytest.mark.parametrize("module, config", [(iot, iot.IOTConfig), (rearrange, rearrange.RearrangeConfig)])
-def test_controls_are_the_configs_defaults_and_every_preset_names_its_needs(module, config):
-    # The page's defaults are the config's: a Reset that disagreed with the CLI would be a second source of truth.
-    assert module.CONTROLS == {f.name: f.default for f in dataclasses.fields(config)}
-    assert 3 <= len(module.PRESETS) <= 8 and len({p.key for p in module.PRESETS}) == len(module.PRESETS)
-    for p in module.PRESETS:
-        assert module.config_of(p.settings) == config(**p.settings)  # every preset is a setting that runs
-        needs = module.needs(p.settings)
-        assert needs and all(n.fn.kind and n.seconds > 0 for n in needs), p.key  # what `lab warm` computes
-
-
-@pytest.mark.parametrize("page, module, first, second", [("iot", iot, "gumbel", "collapse"),
-                                                          ("rearrange", rearrange, "shuffle", "first")])
-def test_new_pages_presets_set_every_control_and_present_hides_the_sidebar(page, module, first, second):
+@pytest.mark.parametrize("page, first, second", [("iot", "gumbel", "collapse"), ("rearrange", "shuffle", "first")])
+def test_new_pages_presets_set_every_control_and_present_hides_the_sidebar(page, first, second):
+    d = get(page)
     at = open_page(page)
-    presets = {p.key: p for p in module.PRESETS}
+    presets = {p.key: p for p in d.presets}
     for key in (first, second):  # the second must undo whatever the first set that it does not name
         at.button(key=f"try_{key}").click().run()
         settle(at)
         assert_clean(at)
-        assert _settings_of(at, module.CONTROLS) == presets[key].settings, key
+        assert _settings_of(at, d.defaults) == presets[key].settings, key
     at.button(key="try_reset").click().run()
     settle(at)
-    assert _settings_of(at, module.CONTROLS) == module.CONTROLS
+    assert _settings_of(at, d.defaults) == d.defaults
     at = _open_with_link(page, {"present": "1"})
     assert not at.sidebar.selectbox and not at.sidebar.slider and not at.sidebar.number_input
     assert at.button(key=f"try_{first}")  # presets stay when presenting

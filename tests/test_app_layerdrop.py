@@ -2,6 +2,7 @@
 draws exactly the claims its result carries."""
 
 from app import claims_view
+from lab.catalog import layerdrop as described
 from lab.experiments import layerdrop
 
 from .apptest_util import assert_clean, open_page
@@ -12,7 +13,7 @@ def _drawn(at) -> list[tuple[str, str]]:
 
 
 def _expected(**changes) -> list[tuple[str, str]]:
-    r = layerdrop.run(layerdrop.config_of({**layerdrop.CONTROLS, **changes}))  # stored by the page: a file read
+    r = layerdrop.run(described.config_of({**described.DEFAULTS, **changes}))  # stored by the page: a file read
     return claims_view.expected_verdicts(r["claims"])
 
 

@@ -2,6 +2,7 @@
 draws exactly the claims its results carry."""
 
 from app import claims_view
+from lab.catalog import reinit as described
 from lab.experiments import reinit
 
 from .apptest_util import assert_clean, open_page
@@ -10,10 +11,10 @@ from .apptest_util import assert_clean, open_page
 def _page_claims(settings: dict) -> list[dict]:
     """The claims the page must draw, computed here from the same (stored, quick-mode) results."""
     maps = {m: reinit.run(reinit.ReinitConfig(model=m, seed=settings["seed"])) for m in reinit.MODELS}
-    out = reinit.claims(maps) + reinit.focus(reinit.focus_config(settings))["claims"]
-    g = reinit.group_config(settings)
+    out = reinit.claims(maps) + reinit.focus(described.focus_config(settings))["claims"]
+    g = described.group_config(settings)
     out += reinit.group(g)["claims"] if g else []
-    if reinit.width_configs(settings):
+    if described.width_configs(settings):
         out += reinit.width_sweep(settings["model"], settings["seed"])["claims"]
     return out
 
@@ -23,13 +24,13 @@ def test_reinit_page_runs_and_follows_the_controls():
     labels = [m.label for m in at.metric]
     assert "Trained (held-out)" in labels and "stem re-initialised" in labels
     drawn = claims_view.rendered_verdicts([md.value for md in at.markdown])
-    assert drawn == claims_view.expected_verdicts(_page_claims(reinit.CONTROLS))
+    assert drawn == claims_view.expected_verdicts(_page_claims(described.DEFAULTS))
     assert len(drawn) == 13  # plain 6, residual 2, ViT 2, plain vs residual, the layer in focus, the group
     at.selectbox(key="layer").set_value("blocks.1").run()
     at.selectbox(key="op").set_value("rerand").run()
     assert_clean(at)
     assert "blocks.1 re-randomised" in [m.label for m in at.metric]
-    settings = {**reinit.CONTROLS, "layer": "blocks.1", "op": "rerand"}
+    settings = {**described.DEFAULTS, "layer": "blocks.1", "op": "rerand"}
     assert claims_view.rendered_verdicts([md.value for md in at.markdown]) == claims_view.expected_verdicts(
         _page_claims(settings))
     # a layer the ViT lacks falls back to the stem instead of failing
@@ -51,17 +52,17 @@ def test_reinit_page_group_and_width_sweep():
     at = open_page("reinit")
     at.multiselect(key="group").set_value(["stem", "blocks.0", "blocks.3"]).run()
     assert_clean(at)
-    settings = {**reinit.CONTROLS, "group": ("stem", "blocks.0", "blocks.3")}
+    settings = {**described.DEFAULTS, "group": ("stem", "blocks.0", "blocks.3")}
     assert claims_view.rendered_verdicts([md.value for md in at.markdown]) == claims_view.expected_verdicts(
         _page_claims(settings))
     at.multiselect(key="group").set_value([]).run()
     assert_clean(at)
-    assert "reinit.group-jointly-fragile" not in str(_page_claims({**reinit.CONTROLS, "group": ()}))
+    assert "reinit.group-jointly-fragile" not in str(_page_claims({**described.DEFAULTS, "group": ()}))
     at.button(key="try_widths").click().run()
     assert_clean(at)
     assert at.selectbox(key="sweep").value == "on"
     drawn = claims_view.rendered_verdicts([md.value for md in at.markdown])
-    want = _page_claims({**reinit.CONTROLS, "sweep": "on"})
+    want = _page_claims({**described.DEFAULTS, "sweep": "on"})
     assert drawn == claims_view.expected_verdicts(want)
     assert want[-1]["key"] == "reinit.plain-wider-more-robust-top"
 

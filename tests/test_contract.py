@@ -7,13 +7,16 @@ import dataclasses
 import pytest
 
 from lab import experiment
+from lab.catalog import descriptors
 from lab.cli import build_parser
 from lab.core import streams
-from lab.experiments import delete, layerdrop, reinit, shuffle
+from lab.experiments import delete, reinit, shuffle
 from lab.runtime.store import Store
 
-CONFIGS = {"delete": delete.DeleteConfig, "layerdrop": layerdrop.LayerDropConfig, "shuffle": shuffle.ShuffleConfig,
-           "reinit": reinit.ReinitConfig}
+# Every experiment's config (its CLI subcommand) and every class a page's controls are declared in.
+CONFIGS = {d.name: d.config for d in descriptors().values()}
+DECLARED = sorted({c.owner for d in descriptors().values() for c in d.controls} | set(CONFIGS.values()),
+                  key=lambda c: c.__name__)
 
 
 def _subparser(name: str):
@@ -38,7 +41,11 @@ def test_cli_flags_are_the_config_fields(name):
     assert cls(**defaults) == cls()  # the CLI's default run is the config's default run
 
 
-@pytest.mark.parametrize("cls", list(CONFIGS.values()))
+def test_every_experiment_is_covered():
+    assert len(CONFIGS) == 7 and len(DECLARED) >= 9  # 7 configs, reinit's focus, 2 pages' own controls
+
+
+@pytest.mark.parametrize("cls", DECLARED, ids=lambda c: c.__name__)
 def test_check_rejects_values_outside_the_declared_choices_and_ranges(cls):
     for f in dataclasses.fields(cls):
         m = f.metadata
@@ -62,7 +69,7 @@ def test_an_entry_point_uses_the_callers_store_all_the_way_down(tmp_path):
 
 
 def test_named_streams_are_distinct_and_reproducible():
-    seeds = {name: streams.seed_of(name, 7, 3) if name.startswith("orders.") else streams.seed_of(name, 7)
+    seeds = {name: streams.seed_of(name, 7, 3) if name.startswith(("orders.", "iot.")) else streams.seed_of(name, 7)
              for name in streams._DERIVED}
     assert len(set(seeds.values())) == len(seeds)  # no two streams share a seed for the same run
     a = streams.generator("a-new-stream", 3)

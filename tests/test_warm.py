@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
+from lab.catalog import descriptors, get
 from lab.classroom import warm
+from lab.experiment import KINDS
 from lab.runtime.engine import BACKGROUND, ThreadEngine
 from lab.runtime.store import Store, active_store, use_store
 
 
 @pytest.fixture
 def fake_page(monkeypatch):
-    monkeypatch.setitem(warm.PAGES, "fake", "tests.warm_fake_page")
+    from lab import catalog
+    from tests.warm_fake_page import DESCRIPTOR
+
+    catalog.descriptors()  # found once; then the fake joins them for this test
+    monkeypatch.setitem(catalog._FOUND, "fake", DESCRIPTOR)
     return "fake"
 
 
@@ -24,7 +31,7 @@ def test_plan_deduplicates_and_warm_is_idempotent(tmp_path, fake_page):
         assert sorted(i.need.cfg.x for i in items) == [2, 3]  # default and "recolour" need the same result
         first = warm.warm(items, workers=1)  # on a local Dask cluster of one worker process
         assert len(first["built"]) == 2 and not first["failed"]
-        assert all(b["seconds"] >= 0 for b in first["built"])
+        assert all(0 <= b["seconds"] <= first["seconds"] for b in first["built"])  # each within the whole run
         assert all(store.has("warm-test-square", i.need.cfg) for i in items)
         again = warm.warm(warm.plan([fake_page]), workers=1)
         assert again["built"] == [] and again["already_stored"] == 2
@@ -35,14 +42,15 @@ def test_seeds_and_unknown_pages():
         warm.plan(["nope"])
     named = warm.settings_of("delete", seeds=[3, 4])
     assert {s["seed"] for _, s in named} == {3, 4}
-    assert len(named) == 2 * (1 + len(__import__("lab.experiments.delete", fromlist=["x"]).PRESETS))
+    assert len(named) == 2 * (1 + len(get("delete").presets))
 
 
-def test_every_classroom_page_describes_its_presets():
-    for page in ("delete", "shuffle", "reinit", "layerdrop"):
-        assert warm.describes(page)
+def test_every_page_is_described_and_its_default_view_needs_stored_results():
+    assert warm.pages() == list(descriptors()) and len(warm.pages()) == len(list(Path("pages").glob("*.py"))) - 1
+    for page in warm.pages():
         items = warm.plan([page], defaults_only=True)
         assert items, page  # the default view needs at least one stored result
+        assert all(i.need.fn.kind in KINDS for i in items), page  # each an @entry the engine can store
 
 
 def test_background_warmer_waits_for_students_and_warms_at_the_lowest_priority(fake_page):

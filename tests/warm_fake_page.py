@@ -1,18 +1,27 @@
-"""A tiny page description for the warm tests: two presets sharing one of their results with the default view."""
+"""A tiny experiment descriptor for the warm tests: two presets sharing one of their results with the default view."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from lab.catalog import presets
-from lab.experiment import entry
+from lab.catalog.descriptor import Descriptor, config_from, controls, defaults
+from lab.catalog.presets import Need, preset
+from lab.experiment import check, entry, param
 from lab.runtime.progress import Progress
 
 
 @dataclass(frozen=True)
 class SquareConfig:
-    x: int = 2
+    x: int = param(2, "the number to square", lo=0, hi=9)
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+@dataclass(frozen=True)
+class SquarePage:
+    colour: str = param("slot", "a view control", choices=("slot", "block"))
 
 
 @entry("warm-test-square")
@@ -20,10 +29,21 @@ def square(cfg: SquareConfig, progress: Progress) -> dict[str, Any]:
     return {"x": cfg.x, "square": cfg.x * cfg.x}
 
 
-CONTROLS = {"x": 2, "colour": "slot"}
-PRESETS = (presets.preset(CONTROLS, "three", "Three", "x = 3", x=3),
-           presets.preset(CONTROLS, "recolour", "Recolour", "same x, another colour", colour="block"))
+CONTROLS = controls(SquareConfig, SquarePage, names=("x", "colour"))
+DEFAULTS = defaults(CONTROLS)
+PRESETS = (preset(DEFAULTS, "three", "Three", "x = 3", x=3),
+           preset(DEFAULTS, "recolour", "Recolour", "same x, another colour", colour="block"))
 
 
-def needs(settings: dict[str, Any]) -> list[presets.Need]:
-    return [presets.Need("the square", square, SquareConfig(settings["x"]), 1.0)]
+def config_of(settings: dict[str, Any]) -> SquareConfig:
+    return config_from(SquareConfig, settings, CONTROLS)
+
+
+def needs(settings: dict[str, Any]) -> list[Need]:
+    return [Need("the square", square, config_of(settings))]
+
+
+DESCRIPTOR = Descriptor(name="fake", order=999, title="Fake", icon=":material/science:", summary="A test page.",
+                        about="a test page", config=SquareConfig, controls=CONTROLS, presets=PRESETS, needs=needs,
+                        config_of=config_of, run=square, cli_help="square a number", cli_summary=str,
+                        page_controls=SquarePage)

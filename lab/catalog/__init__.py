@@ -1,0 +1,46 @@
+"""The catalog: one descriptor per experiment (lab/catalog/NAME.py, each defining `DESCRIPTOR`), found by
+walking this package, so adding an experiment names it nowhere else (see lab/catalog/descriptor.py)."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lab.catalog.descriptor import Descriptor
+
+# Plumbing: finds descriptors, computes nothing (lab/runtime/codeversion.py).
+CODE_VERSION_NEUTRAL = True
+
+_SUPPORT = {"descriptor", "presets"}  # modules of this package that are not descriptors
+_LOCK = threading.Lock()
+_FOUND: dict[str, "Descriptor"] = {}
+
+
+def descriptors() -> dict[str, "Descriptor"]:
+    """{name: descriptor} of every experiment, in navigation order (imported once per process)."""
+    with _LOCK:
+        if not _FOUND:
+            found = []
+            for info in pkgutil.iter_modules(__path__):
+                if info.name in _SUPPORT or info.name.startswith("_"):
+                    continue
+                mod = importlib.import_module(f"{__name__}.{info.name}")
+                d = getattr(mod, "DESCRIPTOR", None)
+                if d is None:
+                    raise RuntimeError(f"lab/catalog/{info.name}.py defines no DESCRIPTOR")
+                if d.name != info.name:
+                    raise RuntimeError(f"lab/catalog/{info.name}.py describes {d.name!r}: name them alike")
+                found.append(d)
+            _FOUND.update((d.name, d) for d in sorted(found, key=lambda d: (d.order, d.name)))
+        return dict(_FOUND)
+
+
+def get(name: str) -> "Descriptor":
+    """One experiment's descriptor; ValueError naming the known ones for an unknown name."""
+    all_ = descriptors()
+    if name not in all_:
+        raise ValueError(f"unknown experiment {name!r}; choose from {', '.join(all_)}")
+    return all_[name]

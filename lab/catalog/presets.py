@@ -1,21 +1,27 @@
 """Presets: complete, named settings of an experiment page, as plain data (no Streamlit).
 
-A page's controls are listed once per experiment (`CONTROLS` in lab/experiments/NAME.py: every control the page
+A page's controls are listed once per experiment (its descriptor, lab/catalog/NAME.py: every control the page
 shows, page-only ones included, with its default). A preset names a value for *every* one of them, so what it
 shows never depends on what was clicked before: `preset(CONTROLS, key, label, help, k=1)` fills in the defaults
 for the controls it does not mention. The page applies all of them at once (app/controls.py); a later
 `python -m lab warm` computes what each preset needs, via the experiment's `needs(settings)`.
 
-`needs(settings)` lists the cached results the page would ask for, each with a rough cost when it is not stored,
-so a page can say "ready" or "trains about 40 s" before anyone clicks.
+`needs(settings)` lists the cached results the page would ask for; `cost` says how long the missing ones took when
+built before (measured by the store), so a page can say "ready" or "trains ~40 s" before anyone clicks.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from lab.runtime.store import active_store
+
+try:  # the store's record of build times (lab/runtime/timings.py)
+    from lab.runtime.timings import estimate
+except ImportError:  # pragma: no cover - until the timings module lands
+    def estimate(kind: str, cfg: Any) -> Optional[float]:  # noqa: ARG001
+        return None
 
 
 @dataclass(frozen=True)
@@ -34,13 +40,12 @@ class Preset:
 
 @dataclass(frozen=True)
 class Need:
-    """One cached result a setting needs: the entry point (decorated with lab.experiment.entry), its config, and
-    roughly how many seconds it takes to compute on the classroom machine when nothing it depends on is stored."""
+    """One cached result a setting needs: the entry point (decorated with lab.experiment.entry) and its config.
+    What it costs is not guessed here: the store's record of how long the same build took (lab/runtime/timings.py)."""
 
     label: str
     fn: Callable[..., Any]
     cfg: Any
-    seconds: float
 
 
 def preset(controls: Mapping[str, Any], key: str, label: str, help: str, **values: Any) -> Preset:
@@ -62,13 +67,20 @@ def missing(needs: Sequence[Need]) -> list[Need]:
     return [n for n in needs if not store.has(n.fn.kind, n.cfg)]
 
 
-def cost(needs: Sequence[Need]) -> float:
-    """Rough seconds until every need is stored (0 when all are)."""
-    return float(sum(n.seconds for n in missing(needs)))
+def cost(needs: Sequence[Need]) -> Optional[float]:
+    """Seconds until every need is stored: 0 when all are, the measured times of the missing ones (the same build
+    timed earlier, or with another seed: lab/runtime/timings.py), or None when one of them was never timed here."""
+    todo = missing(needs)
+    if not todo:
+        return 0.0
+    times = [estimate(n.fn.kind, n.cfg) for n in todo]
+    return None if any(t is None for t in times) else float(sum(times))
 
 
-def describe_cost(seconds: float) -> str:
-    """'ready' or a rough duration a student can plan with."""
+def describe_cost(seconds: Optional[float]) -> str:
+    """'ready', a measured duration a student can plan with, or that it trains (never timed on this machine)."""
+    if seconds is None:
+        return "trains (not timed here yet)"
     if seconds <= 0:
         return "ready"
     if seconds < 60:

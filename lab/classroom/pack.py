@@ -14,11 +14,9 @@ store (atomic, under the entry's lock), with the entry's sidecar.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import io
 import json
 import os
-import pkgutil
 import re
 import stat
 import tarfile
@@ -38,8 +36,9 @@ MAX_MEMBER = 512 * 2**20
 MAX_TOTAL = 4 * 2**30
 MAX_MEMBERS = 20_000
 MAX_MANIFEST = 32 * 2**20
-# Kinds stored with Store.tensors outside an @entry (the rest register themselves through lab.experiment.entry).
-TENSOR_KINDS = {"model": "lab.core.zoo", "iot-fixed": "lab.experiments.iot"}
+# Kinds stored with Store.tensors outside an @entry: the zoo's models here, an experiment's own in its descriptor
+# (the rest register themselves through lab.experiment.entry).
+TENSOR_KINDS = {"model": "lab.core.zoo"}
 NAME = re.compile(r"entries/([a-z0-9]+)/([a-z0-9][a-z0-9-]*-[0-9a-f]{20})\.(json|safetensors)")
 HASH = re.compile(r"[0-9a-f]{64}")
 
@@ -56,13 +55,15 @@ class ImportReport:
 
 
 def known_kinds() -> dict[str, str]:
-    """Every entry kind of this lab -> the module its configs may come from."""
-    from lab import experiments
+    """Every entry kind of this lab -> the module its configs may come from (importing every descriptor imports
+    every experiment, whose @entry kinds register themselves)."""
+    from lab.catalog import descriptors
     from lab.experiment import KINDS
 
-    for mod in pkgutil.iter_modules(experiments.__path__):
-        importlib.import_module(f"{experiments.__name__}.{mod.name}")
-    return {**KINDS, **TENSOR_KINDS}
+    tensors = dict(TENSOR_KINDS)
+    for d in descriptors().values():
+        tensors.update(d.tensor_kinds)
+    return {**KINDS, **tensors}
 
 
 def _sha256(data: bytes) -> str:

@@ -2,9 +2,8 @@
 
 A question is about one setting of a page (one of its presets, or its default view) and is tied to one claim
 key of that setting's result (lab/claims.py). Its options say which verdict of the claim each one predicts; the
-answer is always read from the run's claim (`answer`), never written here. This module is separate from
-lab/catalog/presets.py on purpose: experiments import presets.py, so an edit there would change every experiment's code
-version (lab/runtime/codeversion.py) and recompute every stored result; nothing in the science imports this one.
+answer is always read from the run's claim (`answer`), never written here. Nothing in the science imports this
+module (nor lab/catalog), so editing a question never changes a code version (lab/runtime/codeversion.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Warm the store before class: compute every page's default view and every preset, idempotently, in parallel.
 
-Each experiment module that a page stands on lists its controls, its presets and what a setting needs
-(`CONTROLS`, `PRESETS`, `needs(settings)`; lab/catalog/presets.py). `plan()` turns them into a list of distinct cached
+Each experiment's descriptor (lab/catalog/NAME.py) lists its page's controls, its presets and what a setting needs
+(`controls`, `presets`, `needs(settings)`). `plan()` turns them into a list of distinct cached
 results (deduplicated by kind and config), `missing()` keeps what the store lacks, and `warm()` computes those
 through the lab's one engine (lab/runtime/engine.py: a local Dask cluster of one worker per core, or the cluster at
 LAYERLAB_SCHEDULER), cheapest first so that most pages are ready early. The store's per-entry lock makes two
@@ -13,21 +13,20 @@ no student's job is waiting, so warming never runs ahead of a student and leaves
 
 from __future__ import annotations
 
-import importlib
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
-from lab.catalog import presets
+from lab.catalog import descriptors, get, presets
 from lab.runtime.engine import BACKGROUND, Engine, compute
 from lab.runtime.progress import Progress, silent
 from lab.runtime.store import active_store, config_json
 
-# Page name (its URL path) -> the experiment module whose CONTROLS / PRESETS / needs describe it.
-PAGES = {"delete": "lab.experiments.delete", "shuffle": "lab.experiments.shuffle", "reinit": "lab.experiments.reinit",
-         "layerdrop": "lab.experiments.layerdrop", "iot": "lab.experiments.iot",
-         "rearrange": "lab.experiments.rearrange", "lens": "lab.experiments.lens"}
+
+def pages() -> list[str]:
+    """Every page with a descriptor (its URL path), in navigation order."""
+    return list(descriptors())
 
 
 @dataclass(frozen=True)
@@ -43,17 +42,11 @@ class Item:
         return f"{self.need.fn.kind}:{config_json(self.need.cfg)}"
 
 
-def describes(page: str) -> bool:
-    """Whether a page's experiment lists its controls, presets and needs (every classroom page does)."""
-    mod = importlib.import_module(PAGES[page])
-    return all(hasattr(mod, a) for a in ("CONTROLS", "PRESETS", "needs"))
-
-
 def settings_of(page: str, seeds: Optional[Sequence[int]] = None) -> list[tuple[str, dict[str, Any]]]:
     """(name, settings) of a page's default view and every preset, for each seed asked for."""
-    mod = importlib.import_module(PAGES[page])
-    named = [("default", presets.defaults(mod.CONTROLS).settings)]
-    named += [(p.label, p.settings) for p in getattr(mod, "PRESETS", ())]
+    d = get(page)
+    named = [("default", d.defaults)]
+    named += [(p.label, p.settings) for p in d.presets]
     if seeds is None:
         return named
     return [(f"{name}, seed {s}", {**st, "seed": s}) for s in seeds for name, st in named if "seed" in st]
@@ -61,18 +54,16 @@ def settings_of(page: str, seeds: Optional[Sequence[int]] = None) -> list[tuple[
 
 def plan(pages: Sequence[str], seeds: Optional[Sequence[int]] = None, defaults_only: bool = False) -> list[Item]:
     """Every distinct result the pages' default views and presets need (the first asker names it)."""
-    unknown = sorted(set(pages) - set(PAGES))
+    unknown = sorted(set(pages) - set(descriptors()))
     if unknown:
-        raise ValueError(f"unknown page(s) {', '.join(unknown)}; choose from {', '.join(PAGES)}")
+        raise ValueError(f"unknown page(s) {', '.join(unknown)}; choose from {', '.join(descriptors())}")
     items: dict[str, Item] = {}
     for page in pages:
-        if not describes(page):
-            continue
-        mod = importlib.import_module(PAGES[page])
+        d = get(page)
         for name, st in settings_of(page, seeds):
             if defaults_only and not name.startswith("default"):
                 continue
-            for need in mod.needs(st):
+            for need in d.needs(st):
                 item = Item(page, name, need)
                 items.setdefault(item.key, item)
     return list(items.values())
@@ -81,7 +72,9 @@ def plan(pages: Sequence[str], seeds: Optional[Sequence[int]] = None, defaults_o
 def missing(items: Sequence[Item]) -> list[Item]:
     """The items whose result is not stored yet, cheapest first."""
     store = active_store()
-    return sorted((i for i in items if not store.has(i.need.fn.kind, i.need.cfg)), key=lambda i: i.need.seconds)
+    todo = [i for i in items if not store.has(i.need.fn.kind, i.need.cfg)]
+    est = {i.key: presets.estimate(i.need.fn.kind, i.need.cfg) for i in todo}  # measured here before, or None
+    return sorted(todo, key=lambda i: (est[i.key] is None, est[i.key] or 0.0))
 
 
 def warm(items: Sequence[Item], workers: int = 2, progress: Progress = silent,
@@ -168,9 +161,10 @@ class Background:
         self.state = "done"
 
 
-def ready(page: str) -> float:
-    """Rough seconds until a page's default view is stored (0 = ready), without computing anything."""
-    mod = importlib.import_module(PAGES[page])
-    return presets.cost(mod.needs(presets.defaults(mod.CONTROLS).settings))
+def ready(page: str) -> Optional[float]:
+    """Seconds until a page's default view is stored (0 = ready; measured times, None when never timed here),
+    without computing anything."""
+    d = get(page)
+    return presets.cost(d.needs(d.defaults))
 
 

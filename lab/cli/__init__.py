@@ -1,23 +1,35 @@
 """Command line: `python -m lab <experiment> ... [--json]` and `python -m lab table <experiment>`.
 
-Each experiment module under lab/cli registers its own subcommand (its flags generated from the
-experiment's config dataclass), so adding an experiment adds one name to COMMAND_MODULES. Errors in the
-arguments end the program with exit status 2 and one line on stderr.
+Every experiment's subcommand and table are generated from its descriptor (lab/catalog/NAME.py): the
+subcommand's flags from the experiment's config dataclass, the table's from its declared axes. `warm` and `pack`
+are the lab's own commands. Errors in the arguments end the program with exit status 2 and one line on stderr.
 """
 
 from __future__ import annotations
 
-import importlib
+import argparse
 import sys
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
-from lab.cli.common import OneLineParser, add_workers
+from lab.catalog import descriptors
+from lab.catalog.descriptor import Descriptor
+from lab.cli import pack, warm
+from lab.cli.common import OneLineParser, add_workers, command, table_pool
+from lab.runtime.progress import text_progress
 
-# Modules that define `register(subparsers, tables)`; each adds its experiment's subcommand and tables.
-COMMAND_MODULES = ("lab.cli.delete", "lab.cli.layerdrop", "lab.cli.reinit",
-                   "lab.cli.shuffle", "lab.cli.iot", "lab.cli.rearrange",
-                   "lab.cli.warm", "lab.cli.pack",
-                   "lab.cli.lens")
+
+def _answer(d: Descriptor) -> Any:
+    if d.cli_answer is not None:
+        return d.cli_answer
+    return lambda cfg, _: d.run(cfg, progress=text_progress)
+
+
+def _table_command(d: Descriptor) -> Any:
+    def go(args: argparse.Namespace) -> int:
+        d.table.main(args, table_pool(args))
+        return 0
+
+    return go
 
 
 def build_parser() -> OneLineParser:
@@ -25,10 +37,16 @@ def build_parser() -> OneLineParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     table_parser = sub.add_parser("table", help="print a summary table of an experiment")
     tables = table_parser.add_subparsers(dest="table", required=True, parser_class=OneLineParser)
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub, tables)
-    for p in tables.choices.values():  # every table computes its runs through the same engine
-        add_workers(p)
+    for d in descriptors().values():
+        command(sub, d.name, d.cli_help, d.config, _answer(d), d.cli_summary, d.cli_extra)
+        if d.table is not None:
+            t = tables.add_parser(d.name, help=d.table.help)
+            for axis in d.table.axes:
+                axis.add_to(t)
+            add_workers(t)  # every table computes its runs through the same engine
+            t.set_defaults(func=_table_command(d))
+    warm.register(sub)
+    pack.register(sub)
     return parser
 
 

@@ -9,6 +9,7 @@ import sys
 from typing import Any, Callable, Optional
 
 from lab.experiment import Pool, add_arguments, from_arguments, serial
+from lab.runtime.progress import text_progress  # noqa: F401 - the CLI's progress line, re-exported
 from lab.runtime.store import to_plain
 
 
@@ -19,14 +20,6 @@ class OneLineParser(argparse.ArgumentParser):
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(2)
 
-
-def text_progress(fraction: float, message: str) -> None:
-    """A progress line on stderr that redraws itself (stdout stays clean for --json)."""
-    bar = "#" * int(fraction * 30)
-    sys.stderr.write(f"\r[{bar:<30}] {fraction * 100:5.1f}% {message[:60]:<60}")
-    if fraction >= 1.0:
-        sys.stderr.write("\r" + " " * 100 + "\r")
-    sys.stderr.flush()
 
 
 def add_workers(p: argparse.ArgumentParser) -> None:

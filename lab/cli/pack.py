@@ -26,7 +26,7 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: argparse._SubParsersAction, tables: argparse._SubParsersAction) -> None:  # noqa: ARG001
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("pack", help="export stored entries to an archive, or import one")
     actions = p.add_subparsers(dest="action", required=True, parser_class=type(p))
     e = actions.add_parser("export", help="write every stored entry to FILE (.tar.gz, .tgz or .zip)")

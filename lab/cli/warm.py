@@ -5,22 +5,25 @@ from __future__ import annotations
 import argparse
 import json
 
+from lab.catalog.presets import estimate
 from lab.classroom import warm
-from lab.cli.common import text_progress
+from lab.runtime.progress import text_progress
 
 
 def _run(args: argparse.Namespace) -> int:
-    pages = args.pages or list(warm.PAGES)
+    pages = args.pages or warm.pages()
     seeds = args.seeds
     items = warm.plan(pages, seeds, defaults_only=args.defaults_only)
     todo = warm.missing(items)
-    skipped = [p for p in pages if not warm.describes(p)]
-    print(f"{len(items)} results for {len(pages) - len(skipped)} page(s); {len(items) - len(todo)} stored already, "
-          f"{len(todo)} to compute (rough estimate {sum(i.need.seconds for i in todo) / 60:.0f} CPU-minutes)"
-          + (f"; no presets listed for {', '.join(skipped)}" if skipped else ""))
+    times = [estimate(i.need.fn.kind, i.need.cfg) for i in todo]  # measured on this store before, or None
+    timed = [t for t in times if t is not None]
+    print(f"{len(items)} results for {len(pages)} page(s); {len(items) - len(todo)} stored already, "
+          f"{len(todo)} to compute ({len(timed)} timed here before: {sum(timed) / 60:.0f} CPU-minutes; "
+          f"{len(todo) - len(timed)} never timed)")
     if args.dry_run:
-        for i in todo:
-            print(f"  {i.page:<10} {i.setting[:40]:<40} {i.need.label} (~{i.need.seconds:.0f} s)")
+        for i, t in zip(todo, times, strict=True):
+            print(f"  {i.page:<10} {i.setting[:40]:<40} {i.need.label} "
+                  + (f"(~{t:.0f} s)" if t is not None else "(not timed yet)"))
         return 0
     summary = warm.warm(items, workers=args.workers, progress=text_progress)
     if args.json:
@@ -36,9 +39,9 @@ def _run(args: argparse.Namespace) -> int:
     return 1 if summary["failed"] else 0
 
 
-def register(sub: argparse._SubParsersAction, tables: argparse._SubParsersAction) -> None:  # noqa: ARG001
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("warm", help="compute every page's default view and presets before class (idempotent)")
-    p.add_argument("--pages", nargs="+", choices=list(warm.PAGES), help="pages to warm (default: all)")
+    p.add_argument("--pages", nargs="+", choices=warm.pages(), help="pages to warm (default: all)")
     p.add_argument("--seeds", nargs="+", type=int, help="also warm every preset at these seeds")
     p.add_argument("--workers", type=int, default=2, help="worker processes (default 2: one per core here)")
     p.add_argument("--defaults-only", action="store_true", help="only each page's default view")

@@ -26,6 +26,8 @@ _DERIVED: dict[str, Callable[..., int]] = {
     "orders.features": lambda seed, depth: 9_000_011 * depth + seed,  # orders whose features feed the probe
     "init.redraw": lambda seed: seed + 1_000_003,  # a fresh draw of a model's weights, never its own t = 0
     "init.student": lambda seed: seed + 10_000,  # a randomly initialised student of the teacher's shape
+    "iot.block-orders": lambda seed, n_blocks: 1_000_033 * n_blocks + seed,  # IOT's candidate block orders
+    "iot.sublayer-orders": lambda seed, n_blocks: 2_000_029 * n_blocks + seed,  # IOT's candidate sub-layer orders
 }
 
 MAX_SEED = 2**31 - 1

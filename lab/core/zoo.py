@@ -83,11 +83,26 @@ _memo: dict[str, Trained] = {}
 _memo_lock = threading.Lock()
 
 
+# -- quick mode (UI smoke tests; lab/runtime/quick.py) reaches the science here and nowhere else -------------------
+QUICK_ORDERS = 24  # in quick mode an experiment walks at most this many orders of a model's blocks
+
+
+def effective(spec: ModelSpec) -> ModelSpec:
+    """The spec that really trains: `spec`, or in quick mode the same with one epoch (the cache key says so)."""
+    if quick.quick():
+        return replace(spec, train=replace(spec.train, epochs=quick.epochs(spec.train.epochs)))
+    return spec
+
+
+def orders_budget(n: int) -> int:
+    """How many block orders an experiment may walk when it would walk `n` (fewer in quick mode)."""
+    return min(n, QUICK_ORDERS) if quick.quick() else n
+
+
 def trained(spec: ModelSpec, progress: Progress = silent, store: Store | None = None) -> Trained:
     """The trained model of `spec`, from the store or trained now (reporting progress)."""
     store = store or active_store()
-    if quick.quick():  # UI smoke tests only; the spec (and so the cache key) says what really ran
-        spec = replace(spec, train=replace(spec.train, epochs=quick.epochs(spec.train.epochs)))
+    spec = effective(spec)  # UI smoke tests only; the spec (and so the cache key) says what really ran
     key = store.key("model", spec)
     with _memo_lock:
         hit = _memo.get(f"{store.root}:{key}")

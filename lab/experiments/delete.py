@@ -14,7 +14,6 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from lab.catalog import presets
 from lab.claims import all_of, at_least, at_most, binomial_se, claim, diff_se, pct, pts, seeds_se
 from lab.core import streams
 from lab.core.models import accuracy, per_class_accuracy
@@ -135,9 +134,9 @@ class SweepConfig:
     recovery: str = "kd"
     steps: int = 500
     seed: int = 0
-    depth: int = 8
-    width: int = 128
-    epochs: int = 12
+    depth: int = MLP_DEPTH  # the recipe's MLP (lab/core/recipes.py), as DeleteConfig's defaults
+    width: int = MLP_WIDTH
+    epochs: int = MLP_EPOCHS
 
     @classmethod
     def of(cls, cfg: DeleteConfig) -> "SweepConfig":
@@ -419,33 +418,3 @@ def table_claims(sweeps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                                   [a["rows"][k]["recovered_acc"] for a in rs], [a["rows"][k]["cut_acc"] for a in pl],
                                   [a["rows"][k]["cut_acc"] for a in rs], n))
     return out
-
-
-# -- the page's complete settings: its controls, presets, and what a setting needs (lab/catalog/presets.py) -----------
-CONTROLS = {"arch": "residual", "k": 2, "select": "greedy", "recovery": "kd", "steps": 500, "seed": 0}
-PRESETS = (
-    presets.preset(CONTROLS, "plain1", "Plain, 1 deleted",
-                   "Delete one block of a plain net, no recovery. Pin it, then switch the architecture to residual.",
-                   arch="plain", k=1, recovery="none"),
-    presets.preset(CONTROLS, "res4", "Residual, 4 deleted", "Four of seven blocks gone, no recovery: step k from 1 "
-                   "to 6 and watch the gradual decline the plain net never shows.", arch="residual", k=4,
-                   recovery="none"),
-    presets.preset(CONTROLS, "kd6", "Plain, 6 deleted, distil", "Six blocks cut from the plain net, then 500 steps "
-                   "of distillation: does the architecture that collapsed come back?", arch="plain", k=6,
-                   recovery="kd", steps=500),
-    presets.preset(CONTROLS, "opt3", "Greedy vs optimum, k = 3", "The exhaustive optimum of 3 deletions, no "
-                   "recovery: better than greedy on held-out data, or only on the probe?", arch="residual", k=3,
-                   select="optimal", recovery="none"),
-)
-
-
-def config_of(settings: dict[str, Any]) -> DeleteConfig:
-    """The experiment config of a complete page setting."""
-    return DeleteConfig(**{k: settings[k] for k in ("arch", "k", "select", "recovery", "steps", "seed")})
-
-
-def needs(settings: dict[str, Any]) -> list[presets.Need]:
-    """What the page computes for a setting, with rough seconds each (teacher training dominates)."""
-    cfg = config_of(settings)
-    return [presets.Need("this deletion", run, cfg, 20 + cfg.steps / 50 + (30 if cfg.select == "optimal" else 0)),
-            presets.Need("the sweep over k", sweep, SweepConfig.of(cfg), 60 + cfg.steps / 10)]

@@ -21,7 +21,6 @@ from typing import Any, Optional, Sequence
 
 import torch
 
-from lab.catalog import presets
 from lab.claims import all_of, at_least, at_most, binomial_se, claim, diff_se, noise_words, pct, pts
 from lab.core.recipes import IOT_MODELS, iot_spec
 from lab.core.zoo import ModelSpec, Trained, trained
@@ -482,42 +481,3 @@ def sweep_claims(sw: dict[str, Any]) -> list[dict[str, Any]]:
                  + ", ".join(f"M = {r['m']}: {100 * (r['iot_acc'] - r['shared_best_acc']):+.1f} pts ({share(r)})"
                              for r in rows))
     return [grow, keep]
-
-
-# -- the page's controls and presets (lab/catalog/presets.py; no Streamlit) ------------------------------------------
-CONTROLS = {"model": "mlp", "space": "blocks", "m": 4, "explore": 1.0, "exploit": 0.1, "gumbel": True, "seed": 0}
-PRESETS = (
-    presets.preset(CONTROLS, "collapse", "Switch exploration off", "Without the exploration term, does one "
-                   "order take every input? Watch the collapse figure.", explore=0.0),
-    presets.preset(CONTROLS, "shared", "ViT, the paper's sub-layer space", "One sub-layer order shared by every "
-                   "block, as in the paper: with attention and MLP that is only 2 orders (M = 2). Trains for a few "
-                   "minutes.", model="vit", space="shared", m=2),
-    presets.preset(CONTROLS, "sublayers", "ViT, a sub-layer order per block", "The lab's extension: each block "
-                   "runs attention first or its MLP first on its own (2^6 orders, M of them drawn; trains for a few "
-                   "minutes).", model="vit", space="sublayers"),
-    presets.preset(CONTROLS, "m8", "Eight orders", "A larger oracle, a harder choice: does the predictor's "
-                   "agreement with the best order drop?", m=8),
-    presets.preset(CONTROLS, "gumbel", "No Gumbel noise", "Order weights from a plain softmax: less exploration "
-                   "by sampling. Does the choice still spread over the orders?", gumbel=False),
-)
-
-# Rough seconds of one model trained alone on the classroom machine (the sequential model, or one candidate order).
-# An IOT training runs every one of its M orders at every step: about M times that.
-_TRAIN_SECONDS = {"mlp": 6, "vit": 25}
-
-
-def config_of(settings: dict[str, Any]) -> IOTConfig:
-    """The experiment config of a complete page setting."""
-    return IOTConfig(**{k: settings[k] for k in ("model", "space", "m", "explore", "exploit", "gumbel", "seed")})
-
-
-def needs(settings: dict[str, Any]) -> list[presets.Need]:
-    """What the page computes for a setting: Part 1 (each order trained alone), IOT's training, and its twin with
-    the exploration term switched (the collapse figure)."""
-    cfg = config_of(settings)
-    one = _TRAIN_SECONDS[cfg.model]
-    on, off = cfg.explore_pair()
-    # The sequential model is shared by all three and by other pages: counted once, with Part 1.
-    return [presets.Need("each order trained alone", observe, cfg.observe_cfg, one * cfg.m),
-            presets.Need("IOT training", training, cfg, one * cfg.m),
-            presets.Need("the exploration twin", training, off if cfg.explore > 0 else on, one * cfg.m)]

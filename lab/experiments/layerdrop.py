@@ -15,7 +15,6 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
-from lab.catalog import presets
 from lab.claims import all_of, at_least, at_most, binomial_se, claim, diff_se, mean_se, noise_words, pct, pts
 from lab.core.models import RoutedModel, accuracy
 from lab.core.recipes import LAYERDROP_MODELS, layerdrop_blocks, layerdrop_scratch_spec, layerdrop_spec
@@ -479,38 +478,3 @@ def table_claims(t: dict[str, Any]) -> list[dict[str, Any]]:
         out.append(beats_scratch_claim(pruned, sc, se_p, se_s, r, nb, p, n, seeds))
         out.append(distillation_claim(pruned, di, se_p, se_d, r, nb, p, n, seeds))
     return out
-
-
-# -- the page's complete settings: its controls, presets, and what a setting needs (lab/catalog/presets.py) -----------
-CONTROLS = {"model": "residual", "p": 0.5, "keep": 4, "strategy": "every-other", "recovery": "none", "seed": 0}
-PRESETS = (
-    presets.preset(CONTROLS, "half", "Half depth, ordinary model", "p = 0 pruned to 4 of 8 blocks by every other: "
-                   "pin it, then set p = 0.5 and compare.", keep=4, strategy="every-other", p=0.0),
-    presets.preset(CONTROLS, "quarter", "Quarter depth, p = 0.7", "The rule says p* = 0.75 for a quarter of the "
-                   "blocks: does the largest p here win?", keep=2, p=0.7, strategy="every-other"),
-    presets.preset(CONTROLS, "first", "Contiguous cuts", "The first 4 blocks removed: then switch to last and every "
-                   "other. Which blocks can the model not lose?", strategy="first", keep=4),
-    presets.preset(CONTROLS, "kd", "Prune, then distil", "An ordinary model (p = 0) cut to 2 blocks and distilled: "
-                   "compare with LayerDrop's result without it.", recovery="kd", keep=2, p=0.0),
-)
-
-_TRAIN_SECONDS = {"residual": 20, "vit": 90}  # rough, one model, classroom machine
-
-
-def config_of(settings: dict[str, Any]) -> LayerDropConfig:
-    """The experiment config of a complete page setting."""
-    return LayerDropConfig(**{k: settings[k] for k in ("model", "p", "keep", "strategy", "recovery", "seed")})
-
-
-def needs(settings: dict[str, Any]) -> list[presets.Need]:
-    """This run and the reference models of the comparison (one trained model per rate)."""
-    cfg = config_of(settings)
-    train = _TRAIN_SECONDS[cfg.model]
-    ps = CompareConfig(cfg.model, cfg.p, cfg.seed).ps
-    base = [presets.Need(f"depth {cfg.keep} from scratch", scratch, BaselineConfig(cfg.model, cfg.keep, cfg.seed),
-                         train), presets.Need(f"depth {cfg.keep} distilled", distil,
-                                              BaselineConfig(cfg.model, cfg.keep, cfg.seed), train)] \
-        if cfg.keep < n_blocks(cfg.model) else []
-    return ([presets.Need("this run", run, cfg, 5 + (30 if cfg.recovery == "kd" else 0))]
-            + [presets.Need(f"the model at p = {q:g}", profile, ProfileConfig(cfg.model, q, cfg.seed), train + 10)
-               for q in ps] + base)

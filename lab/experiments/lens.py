@@ -20,7 +20,6 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
-from lab.catalog import presets
 from lab.claims import Z, all_of, at_least, claim
 from lab.core import streams
 from lab.core.models import RoutedModel
@@ -324,38 +323,3 @@ def table(seeds: list[int], progress: Progress = silent, pool: Pool = serial) ->
                      for mo, ps in per.items()},
             "claims": [{**c, "seed": s} for mo in per for s, p in zip(seeds, per[mo], strict=True)
                        for c in p["claims"]]}
-
-
-# -- the page's controls and presets (lab/catalog/presets.py; no Streamlit) ------------------------------------------
-# The page keys the `route_op` control "change": a pin (app/query.py) cannot carry "_" in a key.
-CONTROLS = {"model": "vit-sequential", "change": "none", "block": 2, "seed": 0}
-PRESETS = (
-    presets.preset(CONTROLS, "plain", "Where does a plain MLP decide?", "The plain MLP's lens, slot by slot; then "
-                   "switch to the residual MLP.", model="plain"),
-    presets.preset(CONTROLS, "shuffle", "Does a LayerShuffle ViT decide later?", "The ViT trained in random orders: "
-                   "compare its commitment with the ViT trained in order.", model="vit-shuffle"),
-    presets.preset(CONTROLS, "delete", "Delete a block, watch the lens", "The ViT with block 2 deleted, beside the "
-                   "intact one: where is the answer lost?", model="vit-sequential", change="delete", block=2),
-    presets.preset(CONTROLS, "random", "A random order", "The ViT trained in order, run in a random order; then the "
-                   "LayerShuffle ViT.", model="vit-sequential", change="random"),
-    presets.preset(CONTROLS, "layerdrop", "Does LayerDrop decide early?", "The residual MLP trained with LayerDrop "
-                   "(p = 0.5): compare with the ordinary residual MLP.", model="layerdrop"),
-)
-
-# Rough seconds on the classroom machine: training a model, then reading every layer of it.
-_TRAIN_SECONDS = {"residual": 15, "plain": 15, "vit-sequential": 40, "vit-shuffle": 40, "layerdrop": 20}
-_PROFILE_SECONDS = 10
-
-
-def config_of(settings: dict[str, Any]) -> LensConfig:
-    """The experiment config of a complete page setting."""
-    return LensConfig(model=settings["model"], route_op=settings["change"], block=settings["block"],
-                      seed=settings["seed"])
-
-
-def needs(settings: dict[str, Any]) -> list[presets.Need]:
-    """What the page computes for a setting: the model's lens profile and the view with its change."""
-    cfg = config_of(settings)
-    return [presets.Need(f"the {MODEL_LABELS[cfg.model]}, every layer read", profile, cfg.model_cfg,
-                         _TRAIN_SECONDS[cfg.model] + _PROFILE_SECONDS),
-            presets.Need("this change", run, cfg, 2)]

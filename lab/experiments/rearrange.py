@@ -28,7 +28,6 @@ from typing import Any, Optional, Sequence
 
 import torch
 
-from lab.catalog import presets
 from lab.claims import all_of, at_least, binomial_se, claim, diff_se, pct, pts, seeds_se
 from lab.core import streams
 from lab.core.models import RoutedModel, accuracy
@@ -784,43 +783,3 @@ def table(seeds: list[int], progress: Progress = silent, pool: Pool = serial) ->
             "chance": {mo: p["chance"] for mo, p in means.items()},
             "n_blocks": {mo: p["n_blocks"] for mo, p in means.items()}, "claims": claims(per),
             "seconds": {mo: [p["train_seconds"] for p in ps] for mo, ps in per.items()}}
-
-
-# -- the page's controls and presets (lab/catalog/presets.py; no Streamlit) ------------------------------------------
-CONTROLS = {"model": "vit-sequential", "op": "skip", "block": 2, "reduce": "mean", "loops": LOOPS, "span": 0,
-            "ends": "keep", "seed": 0}
-PRESETS = (
-    presets.preset(CONTROLS, "repeat", "Repeat vs skip", "One middle block run in place of the whole middle; then "
-                   "set the operation to skip the whole middle: the same span, left out.", op="repeat", block=2,
-                   ends="keep"),
-    presets.preset(CONTROLS, "parallel", "Parallel, by sum", "The middle blocks side by side with their updates "
-                   "summed; then switch to the mean.", op="parallel", reduce="sum", ends="keep"),
-    presets.preset(CONTROLS, "shuffle", "LayerShuffle, random orders", "Every block in a random order, on the model "
-                   "trained for it; then the sequential ViT.", model="vit-shuffle", op="random", ends="include"),
-    presets.preset(CONTROLS, "span", "Skip a span of 3", "Blocks 1 to 3 left out; then repeat block 1 over the same "
-                   "span and compare (Sun et al.'s comparison).", op="skip", block=1, span=3, ends="keep"),
-    presets.preset(CONTROLS, "loops", "Parallel, looped 4 times", "The whole middle in parallel, run 4 times; move "
-                   "the loop count and the span, and find the best K for each span in the figure below.",
-                   op="parallel-loop", block=1, span=4, loops=4, ends="keep"),
-    presets.preset(CONTROLS, "first", "Skip the first block", "How much does the first block matter? Then try the "
-                   "last one.", op="skip", block=0, ends="include"),
-)
-
-# Rough seconds on the classroom machine: training one model, then profiling every operation on it.
-_TRAIN_SECONDS = {"residual": 10, "vit-sequential": 25, "vit-shuffle": 25}
-_PROFILE_SECONDS = 5
-
-
-def config_of(settings: dict[str, Any]) -> RearrangeConfig:
-    """The experiment config of a complete page setting."""
-    return RearrangeConfig(**{k: settings[k] for k in ("model", "op", "block", "reduce", "loops", "span", "ends",
-                                                       "seed")})
-
-
-def needs(settings: dict[str, Any]) -> list[presets.Need]:
-    """What the page computes for a setting: the chosen operation (read from its model's profile) and the profile
-    of every model at the seed (the comparison figure and the claims)."""
-    cfg = config_of(settings)
-    return ([presets.Need("this operation", run, cfg, 1)]
-            + [presets.Need(f"the {MODEL_LABELS[mo]}, every operation", profile, ModelConfig(mo, cfg.seed),
-                            _TRAIN_SECONDS[mo] + _PROFILE_SECONDS) for mo in MODELS])

@@ -25,16 +25,14 @@ from typing import Any, Optional
 import torch
 from scipy.stats import spearmanr
 
-from lab.catalog import presets
 from lab.claims import Z, all_of, at_least, at_most, binomial_se, claim, diff_se, noise_words, pct, pts
 from lab.core import streams
 from lab.core.models import RoutedModel, accuracy, per_class_accuracy
 from lab.core.recipes import reinit_spec
-from lab.core.zoo import BUILDERS, ModelSpec, Trained, build, trained
+from lab.core.zoo import BUILDERS, ModelSpec, Trained, build, effective, trained
 from lab.experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial
 from lab.ops import surgery
 from lab.ops.recover import RECOVERIES, RecoveryConfig, recover
-from lab.runtime import quick
 from lab.runtime.progress import Progress, silent, span
 
 MODELS = ("plain", "residual", "vit")
@@ -89,9 +87,9 @@ def layer_names(cfg: ReinitConfig) -> list[str]:
 
 
 def checkpoint_epochs(cfg: ReinitConfig) -> list[int]:
-    """The epochs whose weights training keeps for cfg's model (quick mode trains 1 epoch; see lab.runtime.quick)."""
+    """The epochs whose weights training keeps for cfg's model (as it really trains: lab.core.zoo.effective)."""
     tc = cfg.spec.train
-    end = quick.epochs(tc.epochs)
+    end = effective(cfg.spec).train.epochs
     return sorted({e for e in tc.checkpoints if e <= end} | {end})
 
 
@@ -607,65 +605,3 @@ def width_claim(w: dict[str, Any]) -> dict[str, Any]:
         "mean share kept by the top layers at t = 0: " + ", ".join(
             f"width {x} {s:.0%}" for x, s in zip(w["widths"], shares, strict=True)) + ".",
         subject=w["model_name"])
-
-
-# -- the page's complete settings: its controls, presets, and what a setting needs (lab/catalog/presets.py) -----------
-CONTROLS = {"model": "plain", "seed": 0, "layer": "stem", "op": "reinit", "checkpoint": 0, "recovery": "none",
-            "steps": 300, "group": ("blocks.1", "blocks.2"), "sweep": "off"}
-PRESETS = (
-    presets.preset(CONTROLS, "stem", "Plain MLP: reset the stem, distil", "The bottom layer of a fully connected "
-                   "net is critical in the paper: reset it to its initial draw, then distil for 300 steps. How fast "
-                   "does it come back?", model="plain", layer="stem", op="reinit", checkpoint=0, recovery="kd"),
-    presets.preset(CONTROLS, "resblock", "Residual: reset a middle block", "Residual blocks only add a correction: "
-                   "the paper found most of them robust.", model="residual", layer="blocks.3", op="reinit",
-                   checkpoint=0),
-    presets.preset(CONTROLS, "rerand_kd", "Re-randomise, then distil", "A fresh draw of the plain stem, then 300 "
-                   "distillation steps: how many bring it back?", op="rerand", recovery="kd", steps=300),
-    presets.preset(CONTROLS, "vit_head", "ViT: reset the head", "The classifier on top of the ViT, back to its "
-                   "initial draw, no recovery: what is left when it forgets all it learned?", model="vit",
-                   layer="head", op="reinit", checkpoint=0),
-    presets.preset(CONTROLS, "together", "Residual: three blocks at once", "Re-randomise blocks 2, 3 and 4 of the "
-                   "residual MLP together: is the damage of the three the sum of their single damages?",
-                   model="residual", layer="blocks.3", op="rerand", group=("blocks.2", "blocks.3", "blocks.4")),
-    presets.preset(CONTROLS, "widths", "Plain MLP at four widths", "The same plain MLP at widths 32, 64, 128 and 256 "
-                   "(three more models to train): do the wider ones have more robust top layers?", model="plain",
-                   sweep="on"),
-)
-
-_TRAIN_SECONDS = {"plain": 25, "residual": 25, "vit": 90}  # rough, classroom machine, nothing stored
-
-
-def focus_config(settings: dict[str, Any]) -> FocusConfig:
-    """The focus config of a complete page setting."""
-    return FocusConfig(model=settings["model"], seed=settings["seed"], layer=settings["layer"], op=settings["op"],
-                       checkpoint=settings["checkpoint"], recovery=settings["recovery"], steps=settings["steps"])
-
-
-def group_config(settings: dict[str, Any]) -> Optional[GroupConfig]:
-    """The group of a page setting (its layers changed together, with the focus's operation), None for no group."""
-    names = [x for x in layer_names(ReinitConfig(settings["model"], settings["seed"])) if x in settings["group"]]
-    if not names:
-        return None
-    return GroupConfig(model=settings["model"], seed=settings["seed"], layers=",".join(names), op=settings["op"],
-                       checkpoint=settings["checkpoint"])
-
-
-def width_configs(settings: dict[str, Any]) -> list[ReinitConfig]:
-    """The maps of the width sweep (the MLP in focus at every width), when the page's sweep is on."""
-    if settings["sweep"] != "on" or settings["model"] not in WIDTH_MODELS:
-        return []
-    return [ReinitConfig(model=settings["model"], seed=settings["seed"], width=w) for w in WIDTHS]
-
-
-def needs(settings: dict[str, Any]) -> list[presets.Need]:
-    """The three robustness maps (the page always shows all of them), the change in focus, the group, and the
-    width sweep when it is on."""
-    f = focus_config(settings)
-    maps = [presets.Need(f"map of the {MODEL_NAMES[m]}", run, ReinitConfig(model=m, seed=f.seed),
-                         _TRAIN_SECONDS[m] + 5) for m in MODELS]
-    recovery = 0 if f.recovery == "none" else f.steps / (10 if f.model == "vit" else 30)
-    g = group_config(settings)
-    extra = [presets.Need("the layers changed together", group, g, 3)] if g else []
-    extra += [presets.Need(f"the {MODEL_NAMES[c.model]} at width {c.width}", run, c, _TRAIN_SECONDS[c.model] + 5)
-              for c in width_configs(settings)]
-    return maps + [presets.Need("the change in focus", focus, f, 2 + recovery)] + extra

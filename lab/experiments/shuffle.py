@@ -25,17 +25,15 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import torch
 
-from lab.catalog import presets
 from lab.claims import all_of, at_least, at_most, binomial_se, claim, diff_se, noise_words, pct, pts
 from lab.core import streams
 from lab.core.data import Dataset
 from lab.core.models import RoutedModel, accuracy
 from lab.core.recipes import VIT_EPOCHS, VIT_MODE_LABELS, VIT_MODES, vit_spec
 from lab.core.routes import random_permutation
-from lab.core.zoo import ModelSpec, trained
+from lab.core.zoo import ModelSpec, orders_budget, trained
 from lab.experiment import check, entry, param, seed_param
 from lab.ops import embed
-from lab.runtime import quick
 from lab.runtime.progress import Progress, span
 
 MODES = VIT_MODES
@@ -230,8 +228,8 @@ ViewConfig = ModelConfig  # the UMAP view belongs to the trained model too
 
 
 def walks_all_orders(depth: int) -> bool:
-    """Whether every order of `depth` blocks is evaluated (quick mode, for UI smoke tests: up to 4 blocks)."""
-    return math.factorial(depth) <= (24 if quick.quick() else MAX_ALL_ORDERS)
+    """Whether every order of `depth` blocks is evaluated (up to 6 blocks; the zoo's budget may allow fewer)."""
+    return math.factorial(depth) <= orders_budget(MAX_ALL_ORDERS)
 
 
 @entry("shuffle-model")
@@ -514,38 +512,3 @@ def umap_view(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
     t0 = time.perf_counter()
     xy = embed.umap_2d(feats, seed=cfg.seed)
     return {"config": cfg, "umap": xy.tolist(), **labels, "seconds": time.perf_counter() - t0}
-
-
-# -- the page's complete settings: its controls, presets, and what a setting needs (lab/catalog/presets.py) -----------
-CONTROLS = {"mode": "shuffle", "depth": 6, "orders": 50, "colour": "slot", "removed": 2, "seed": 0}
-COLOURS = ("slot", "block", "digit")  # the page's embedding colouring (a view, not part of the experiment)
-PRESETS = (
-    presets.preset(CONTROLS, "seq", "Sequential in random order", "How much does an ordinary ViT lose when its "
-                   "blocks run in another order?", mode="sequential"),
-    presets.preset(CONTROLS, "prune", "Prune half the blocks", "LayerShuffle, 3 of 6 blocks removed at test time: "
-                   "which model degrades gracefully?", mode="shuffle", removed=3),
-    presets.preset(CONTROLS, "position", "Do blocks know their slot?", "The -position variant, embedding coloured "
-                   "by slot: does it separate by slot?", mode="position", colour="slot"),
-    presets.preset(CONTROLS, "shallow", "Shallow: 3 blocks", "With 3 blocks only 6 orders exist: every one is "
-                   "tested; 1 block removed.", depth=3, mode="shuffle", removed=1),
-)
-
-
-def needs(settings: dict[str, Any]) -> list[presets.Need]:
-    """What the page computes for a setting: both compared models and the pieces of the chosen one."""
-    cfg = ShuffleConfig(mode=settings["mode"], depth=settings["depth"], orders=settings["orders"],
-                        seed=settings["seed"])
-    other = "sequential" if cfg.mode != "sequential" else "shuffle"
-    mine = ModelConfig.of(cfg)
-    theirs = ModelConfig(other, cfg.depth, cfg.seed, cfg.epochs)
-    train = 15 * cfg.depth  # the ViT recipe: about 90 s at depth 6 on the classroom machine
-    out = [presets.Need("this model", model_summary, mine, train),
-           presets.Need("the comparison model", model_summary, theirs, train),
-           presets.Need("random orders", random_order_stats, cfg, 5 + cfg.orders / 20),
-           presets.Need("pruning curve", pruning, mine, 5),
-           presets.Need("slot probe", probe_and_view, mine, 5)]
-    if "shuffle" in claim_modes(cfg.mode) and cfg.mode != "shuffle" and other != "shuffle":
-        # the claims compare this probe with plain LayerShuffle's (that model trains if no one has yet)
-        out.append(presets.Need("LayerShuffle's slot probe", probe_and_view,
-                                ModelConfig("shuffle", cfg.depth, cfg.seed, cfg.epochs), train + 5))
-    return out

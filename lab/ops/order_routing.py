@@ -95,7 +95,7 @@ def block_orders(n_blocks: int, m: int, seed: int) -> list[Order]:
     """The identity and m - 1 other distinct permutations of the blocks, fixed by the seed."""
     if m > math.factorial(n_blocks):
         raise ValueError(f"{n_blocks} blocks have only {math.factorial(n_blocks)} orders; asked for {m}")
-    gen = torch.Generator().manual_seed(1_000_033 * n_blocks + seed)
+    gen = streams.generator("iot.block-orders", seed, n_blocks)
     out = [tuple(range(n_blocks))]
     while len(out) < m:
         p = tuple(int(i) for i in torch.randperm(n_blocks, generator=gen))
@@ -108,7 +108,7 @@ def sublayer_orders(n_blocks: int, m: int, seed: int) -> list[Order]:
     """The standard order and m - 1 other distinct per-block sub-layer orders (blocks in trained order)."""
     if m > 2**n_blocks:
         raise ValueError(f"{n_blocks} blocks have only {2**n_blocks} sub-layer orders; asked for {m}")
-    gen = torch.Generator().manual_seed(2_000_029 * n_blocks + seed)
+    gen = streams.generator("iot.sublayer-orders", seed, n_blocks)
     masks = [0]
     while len(masks) < m:
         k = int(torch.randint(1, 2**n_blocks, (1,), generator=gen))

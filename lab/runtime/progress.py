@@ -6,6 +6,7 @@ of the parent's range; the page turns the outermost callback into a progress bar
 
 from __future__ import annotations
 
+import sys
 from typing import Callable, Optional
 
 # Plumbing: cannot change a number, so editing it keeps every stored result (lab/runtime/codeversion.py).
@@ -28,3 +29,12 @@ def span(parent: Optional[Progress], start: float, stop: float) -> Progress:
         parent(start + (stop - start) * f, message)
 
     return child
+
+
+def text_progress(fraction: float, message: str) -> None:
+    """A progress line on stderr that redraws itself (the CLI's; stdout stays clean for --json)."""
+    bar = "#" * int(fraction * 30)
+    sys.stderr.write(f"\r[{bar:<30}] {fraction * 100:5.1f}% {message[:60]:<60}")
+    if fraction >= 1.0:
+        sys.stderr.write("\r" + " " * 100 + "\r")
+    sys.stderr.flush()

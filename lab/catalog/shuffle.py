@@ -1,0 +1,140 @@
+"""Shuffle layers: the descriptor (page, presets, CLI, table) of lab/experiments/shuffle.py."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Any
+
+from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults, seeds_axis
+from lab.catalog.presets import Need, preset
+from lab.claims import VERDICTS
+from lab.experiment import Pool, check, param
+from lab.experiments import shuffle
+from lab.experiments.shuffle import ModelConfig, ShuffleConfig
+from lab.runtime.progress import text_progress
+
+COLOURS = ("slot", "block", "digit")  # the page's embedding colouring (a view, not part of the experiment)
+
+
+@dataclass(frozen=True)
+class ShufflePage:
+    """The Shuffle page's own controls: how it shows a run (they change no result)."""
+
+    colour: str = param("slot", "slot: the position a block ran at. block: which block it was. digit: the class of "
+                        "the image.", label="Colour the embedding by", choices=COLOURS)
+    removed: int = param(2, "Highlighted on the pruning curve: random subsets of the blocks are removed at test "
+                         "time, the rest run in random order.", label="Blocks removed", lo=0, hi=7)
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+CONTROLS = controls(ShuffleConfig, ShufflePage, names=("mode", "depth", "orders", "colour", "removed", "seed"))
+DEFAULTS = defaults(CONTROLS)
+PRESETS = (
+    preset(DEFAULTS, "seq", "Sequential in random order", "How much does an ordinary ViT lose when its "
+           "blocks run in another order?", mode="sequential"),
+    preset(DEFAULTS, "prune", "Prune half the blocks", "LayerShuffle, 3 of 6 blocks removed at test time: "
+           "which model degrades gracefully?", mode="shuffle", removed=3),
+    preset(DEFAULTS, "position", "Do blocks know their slot?", "The -position variant, embedding coloured "
+           "by slot: does it separate by slot?", mode="position", colour="slot"),
+    preset(DEFAULTS, "shallow", "Shallow: 3 blocks", "With 3 blocks only 6 orders exist: every one is "
+           "tested; 1 block removed.", depth=3, mode="shuffle", removed=1),
+)
+
+
+def config_of(settings: dict[str, Any]) -> ShuffleConfig:
+    """The experiment config of a complete page setting."""
+    return config_from(ShuffleConfig, settings, CONTROLS)
+
+
+def needs(settings: dict[str, Any]) -> list[Need]:
+    """What the page computes for a setting: both compared models and the pieces of the chosen one."""
+    cfg = config_of(settings)
+    other = "sequential" if cfg.mode != "sequential" else "shuffle"
+    mine = ModelConfig.of(cfg)
+    theirs = ModelConfig(other, cfg.depth, cfg.seed, cfg.epochs)
+    out = [Need("this model", shuffle.model_summary, mine),
+           Need("the comparison model", shuffle.model_summary, theirs),
+           Need("random orders", shuffle.random_order_stats, cfg),
+           Need("pruning curve", shuffle.pruning, mine),
+           Need("slot probe", shuffle.probe_and_view, mine)]
+    if "shuffle" in shuffle.claim_modes(cfg.mode) and cfg.mode != "shuffle" and other != "shuffle":
+        # the claims compare this probe with plain LayerShuffle's (that model trains if no one has yet)
+        out.append(Need("LayerShuffle's slot probe", shuffle.probe_and_view,
+                        ModelConfig("shuffle", cfg.depth, cfg.seed, cfg.epochs)))
+    return out
+
+
+def brief(r: dict[str, Any]) -> dict[str, Any]:
+    """The fields the command promises (plus the rest of the result under their own names)."""
+    ro = r["random_orders"]
+    return {
+        "mode": r["mode"],
+        "depth": r["n_blocks"],
+        "base_acc": r["base_acc"],
+        "sequential_acc": r["base_acc"],  # accuracy in the order the model was trained in (0, 1, ..., D-1)
+        "random_order_acc": {"mean": ro["mean"], "min": ro["min"], "max": ro["max"], "n": len(ro["accs"])},
+        "all_orders_acc": ({k: r["all_orders"][k] for k in ("mean", "min", "max", "n")}
+                           if r["all_orders"] else None),
+        "reversed_acc": r["reversed_acc"],
+        "position_probe_acc": r["probe"]["acc"],
+        "chance": r["chance"],  # of the classes
+        "probe_chance": r["probe"]["chance"],  # of the position probe: 1 / depth
+        "pruning": [{"removed": p["removed"], "random_order_mean": p["random_order"]["mean"],
+                     "trained_order_mean": p["trained_order"]["mean"]} for p in r["pruning"]],
+        "train_seconds": r["train_seconds"],
+        "n_test": r["n_test"],
+        "comparison": {m: {"base_acc": c["base_acc"], "random_order_acc": {k: c["random_orders"][k] for k in
+                                                                            ("mean", "min", "max")},
+                           "position_probe_acc": c["probe"]["acc"]} for m, c in r["comparison"].items()},
+        "claims": r["claims"],
+    }
+
+
+def claim_lines(claims: list[dict[str, Any]]) -> str:
+    """One line per claim: verdict, subject, statement, numbers."""
+    return "\n".join(f"  [{VERDICTS[c['holds']]}] {c.get('subject', '')}: {c['claim']} ({c['detail']})"
+                     for c in claims)
+
+
+def summary(b: dict[str, Any]) -> str:
+    ro = b["random_order_acc"]
+    return (f"{shuffle.MODE_LABELS[b['mode']]} ViT, {b['depth']} blocks: trained order {b['sequential_acc']:.4f}, "
+            f"{ro['n']} random orders mean {ro['mean']:.4f} (min {ro['min']:.4f}, max {ro['max']:.4f}), "
+            f"reversed {b['reversed_acc']:.4f}; position probe {b['position_probe_acc']:.3f} "
+            f"(chance {b['probe_chance']:.3f}); trained in {b['train_seconds']:.0f} s\n" + claim_lines(b["claims"]))
+
+
+def table(args: argparse.Namespace, pool: Pool) -> None:
+    """mode x seed: trained order, random orders, slot probe."""
+    print(f"ViT on digits, {args.depth} blocks; held-out accuracy; {args.orders} random orders")
+    print(f"{'mode':<12} {'seed':>4} {'trained':>8} {'rand mean':>9} {'rand min':>8} {'probe':>6} {'train s':>7}")
+    cfgs = {(mode, s): ShuffleConfig(mode=mode, depth=args.depth, orders=args.orders, seed=s)
+            for mode in shuffle.MODES for s in range(args.seeds)}
+    results = dict(zip(cfgs, pool([(shuffle.run, c) for c in cfgs.values()], text_progress), strict=True))
+    for mode in shuffle.MODES:
+        for s in range(args.seeds):
+            b = brief(results[mode, s])
+            ro = b["random_order_acc"]
+            print(f"{mode:<12} {s:>4} {b['sequential_acc']:>8.4f} {ro['mean']:>9.4f} {ro['min']:>8.4f} "
+                  f"{b['position_probe_acc']:>6.3f} {b['train_seconds']:>7.1f}")
+    print(f"position-probe chance: {1 / args.depth:.3f}")
+
+
+_D = ShuffleConfig()
+DESCRIPTOR = Descriptor(
+    name="shuffle", order=20, title="Shuffle layers", icon=":material/shuffle:",
+    summary="Train a tiny ViT with its blocks in a random order at every step (LayerShuffle); run it in any order.",
+    about="""train a tiny Vision Transformer on handwritten digits with its
+  blocks in a fresh random order at every step (LayerShuffle), optionally telling each block its position or asking
+  it to guess it. Does the network still work in any order? Does each block know where it sits? A slot probe and
+  UMAP views of the features after every position let you check.""",
+    config=ShuffleConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of, run=shuffle.run,
+    cli_help="train a digits ViT sequentially or with LayerShuffle; test it in any order", cli_summary=summary,
+    cli_answer=lambda cfg, _: brief(shuffle.run(cfg, progress=text_progress)),
+    demo=("mode", "depth", "removed"), page_controls=ShufflePage,
+    table=Table("mode x seed table", (seeds_axis(), Axis("depth", "blocks of the ViT", int, _D.depth),
+                                      Axis("orders", "random orders per model", int, _D.orders)), table),
+)
