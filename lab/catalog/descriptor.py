@@ -86,8 +86,9 @@ class Axis:
     nargs: Optional[str] = None
 
     def add_to(self, parser: argparse.ArgumentParser) -> None:
+        shown = self.default not in (None, False)
         kw: dict[str, Any] = {"type": self.type, "default": self.default, "dest": self.name.replace("-", "_"),
-                              "help": f"{self.help} [default: {self.default}]"}
+                              "help": f"{self.help} [default: {self.default}]" if shown else self.help}
         if self.choices is not None:
             kw["choices"] = tuple(self.choices)
         if self.nargs:
@@ -101,9 +102,6 @@ class Axis:
 def seeds_axis(default: int = TABLE_SEEDS) -> Axis:
     """The `--seeds N` flag every table has: seeds 0..N-1."""
     return Axis("seeds", "how many seeds (0..N-1); numbers are means over them", int, default)
-
-
-JSON_AXIS = Axis("json", "print one JSON object instead of the table", bool, False)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ import json
 import statistics
 from typing import Any
 
-from lab.catalog.descriptor import JSON_AXIS, Axis, Descriptor, Table, config_from, controls, defaults, seeds_axis
+from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
 from lab.catalog.shuffle import claim_lines
 from lab.experiment import Pool
@@ -125,5 +125,5 @@ DESCRIPTOR = Descriptor(
         Axis("ms", "sweep M over these values instead (e.g. --ms 1 2 4 8): accuracy of every method against M, for "
              "--model (default mlp) and --space", int, None, nargs="+"),
         Axis("space", "order space of the sweep (--ms)", str, _D.space, choices=iot.SPACES),
-        JSON_AXIS), table),
+        Axis("json", "print the sweep as one JSON list (--ms)", bool, False)), table),
 )
