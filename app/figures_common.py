@@ -56,3 +56,25 @@ def recovery_curve(r: dict[str, Any], title: str, curve_label: str, cut_label: O
     fig.update_xaxes(title="recovery step", range=[-0.03 * last, 1.03 * last])
     accuracy_axis(fig)
     return theme.layout(fig, title, height=height)
+
+
+def per_class(r: dict[str, Any], title: str | None, height: int, base_label: str, cut_label: str) -> go.Figure:
+    """Accuracy within each class: the unchanged model, after the change, after recovery (when there was one)."""
+    pc = r["per_class"]
+    classes = [str(c) for c in range(len(pc["base"]))]
+    fig = go.Figure()
+    fig.add_bar(x=classes, y=pc["base"], name=base_label, marker_color=theme.ORIGINAL)
+    fig.add_bar(x=classes, y=pc["cut"], name=cut_label, marker_color=theme.CUT)
+    if r["config"]["recovery"] != "none":
+        fig.add_bar(x=classes, y=pc["recovered"], name="recovered", marker_color=theme.RECOVERED)
+    chance_line(fig, r["chance"], "top right")
+    fig.update_xaxes(title="class", type="category")
+    accuracy_axis(fig)
+    return theme.layout(fig, title, height=height, barmode="group")
+
+
+def legend_below(fig: go.Figure, bottom: int, y: float = -0.2) -> go.Figure:
+    """Long legends go under the plot, where they cannot cover the title; `bottom` is the margin they need."""
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": y, "xanchor": "left", "x": 0},
+                      margin={"t": 60, "b": bottom})
+    return fig

@@ -62,17 +62,7 @@ def versus_k(sweep: dict[str, Any]) -> go.Figure:
 @figure
 def per_class(r: dict[str, Any], title: str | None = "Which classes suffer?", height: int = 420) -> go.Figure:
     """Accuracy within each class: teacher, cut, recovered (the page's main figure)."""
-    pc = r["per_class"]
-    classes = [str(c) for c in range(len(pc["base"]))]
-    fig = go.Figure()
-    fig.add_bar(x=classes, y=pc["base"], name="original", marker_color=theme.ORIGINAL)
-    fig.add_bar(x=classes, y=pc["cut"], name="cut", marker_color=theme.CUT)
-    if r["config"]["recovery"] != "none":
-        fig.add_bar(x=classes, y=pc["recovered"], name="recovered", marker_color=theme.RECOVERED)
-    common.chance_line(fig, r["chance"], "top right")
-    fig.update_xaxes(title="class", type="category")
-    common.accuracy_axis(fig)
-    return theme.layout(fig, title, height=height, barmode="group")
+    return common.per_class(r, title, height, "original", "cut")
 
 
 @figure

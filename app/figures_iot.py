@@ -117,10 +117,8 @@ def class_choices(tr: dict[str, Any]) -> go.Figure:
 
 
 def _legend_below(fig: go.Figure, entries: int) -> go.Figure:
-    """Order labels are long: put the legend under the plot, where it cannot cover the title."""
-    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.2, "xanchor": "left", "x": 0},
-                      margin={"t": 60, "b": 90 + 28 * ((entries + 1) // 2)})
-    return fig
+    """Order labels are long: two per row under the plot."""
+    return common.legend_below(fig, 90 + 28 * ((entries + 1) // 2))
 
 
 @figure

@@ -33,10 +33,8 @@ def _axes(fig: go.Figure, n: int, chance: float, keep: int) -> None:
 
 
 def _legend_below(fig: go.Figure) -> go.Figure:
-    """Half-width figures have long legends: put them under the plot, where they cannot cover the title."""
-    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0},
-                      margin={"t": 60, "b": 170})
-    return fig
+    """Half-width figures have long legends: under the plot."""
+    return common.legend_below(fig, 170, y=-0.22)
 
 
 @figure

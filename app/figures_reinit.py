@@ -105,17 +105,7 @@ def distance_vs_damage(results: dict[str, dict[str, Any]], norm: str = "rel2") -
 @figure
 def per_class(f: dict[str, Any], title: str | None = "Which classes suffer?", height: int = 420) -> go.Figure:
     """Accuracy within each class: trained, after the change, after recovery (when there was one)."""
-    pc = f["per_class"]
-    classes = [str(c) for c in range(len(pc["base"]))]
-    fig = go.Figure()
-    fig.add_bar(x=classes, y=pc["base"], name="trained", marker_color=theme.ORIGINAL)
-    fig.add_bar(x=classes, y=pc["cut"], name="layer changed", marker_color=theme.CUT)
-    if f["config"]["recovery"] != "none":
-        fig.add_bar(x=classes, y=pc["recovered"], name="recovered", marker_color=theme.RECOVERED)
-    common.chance_line(fig, f["chance"], "top right")
-    fig.update_xaxes(title="class", type="category")
-    common.accuracy_axis(fig)
-    return theme.layout(fig, title, height=height, barmode="group")
+    return common.per_class(f, title, height, "trained", "layer changed")
 
 
 @figure
