@@ -120,6 +120,31 @@ def layerdrop_blocks(model: str) -> int:
     return LAYERDROP_MLP_DEPTH - 1 if model == "residual" else LAYERDROP_VIT_DEPTH
 
 
+# -- frozen models read by other pages (Rearrange, Layer lens): the other pages' recipes, the same stored weights --
+SHARED_VIT_DEPTH = 6  # the Shuffle page's ViT
+SHARED_LAYERDROP_P = 0.5  # the LayerDrop page's default model
+SHARED_MODELS = ("residual", "plain", "vit-sequential", "vit-shuffle", "layerdrop")
+
+
+def shared_spec(model: str, seed: int) -> ModelSpec:
+    """Delete's MLPs, Shuffle's 6-block ViTs (vit-MODE) or LayerDrop's residual MLP at p = 0.5."""
+    shared_blocks(model)
+    if model in ("residual", "plain"):
+        return mlp_spec(model, seed)
+    if model == "layerdrop":
+        return layerdrop_spec("residual", SHARED_LAYERDROP_P, seed)
+    return vit_spec(model.split("-")[1], SHARED_VIT_DEPTH, seed)
+
+
+def shared_blocks(model: str) -> int:
+    """Blocks of a shared model, without building it."""
+    if model not in SHARED_MODELS:
+        raise ValueError(f"unknown model {model!r}; choose one of {', '.join(SHARED_MODELS)}")
+    if model in ("residual", "plain"):
+        return MLP_DEPTH - 1
+    return layerdrop_blocks("residual") if model == "layerdrop" else SHARED_VIT_DEPTH
+
+
 # -- Re-initialise: the Delete teachers, and the Shuffle page's sequential ViT with early checkpoints --------
 REINIT_VIT_CHECKPOINTS = (0, 1, 2, 3, 5, 10, 20)
 

@@ -24,7 +24,7 @@ from lab.claims import Z, all_of, at_least, claim
 from lab.core import streams
 from lab.core.models import RoutedModel
 from lab.core.models.base import logits_of
-from lab.core.recipes import MLP_DEPTH, layerdrop_blocks, layerdrop_spec, mlp_spec, vit_spec
+from lab.core.recipes import layerdrop_blocks, shared_blocks, shared_spec
 from lab.core.routes import random_permutation, without
 from lab.core.zoo import ModelSpec, trained
 from lab.experiment import Pool, check, entry, param, seed_param, serial
@@ -34,8 +34,6 @@ from lab.runtime.progress import Progress, silent, span
 MODELS = ("residual", "plain", "vit-sequential", "vit-shuffle", "layerdrop")
 MODEL_LABELS = {"residual": "residual MLP", "plain": "plain MLP", "vit-sequential": "ViT, trained in order",
                 "vit-shuffle": "ViT, trained with LayerShuffle", "layerdrop": "residual MLP, LayerDrop p = 0.5"}
-VIT_DEPTH = 6  # the Shuffle and Rearrange pages' ViT: the same stored weights
-LAYERDROP_P = 0.5  # the LayerDrop page's default model
 ROUTE_OPS = ("none", "delete", "swap", "random")
 ROUTE_OP_LABELS = {"none": "intact (trained order)", "delete": "delete block b", "swap": "swap blocks b and b+1",
                    "random": "every block in a random order"}
@@ -50,19 +48,13 @@ def n_blocks(model: str) -> int:
     """Blocks of a model, without building it."""
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MODELS)}")
-    if model in ("residual", "plain"):
-        return MLP_DEPTH - 1
-    return layerdrop_blocks("residual") if model == "layerdrop" else VIT_DEPTH
+    return shared_blocks(model)
 
 
 def model_spec(model: str, seed: int) -> ModelSpec:
     """The other pages' recipes: Delete's MLPs, Shuffle's 6-block ViTs, LayerDrop's residual MLP at p = 0.5."""
     n_blocks(model)
-    if model in ("residual", "plain"):
-        return mlp_spec(model, seed)
-    if model == "layerdrop":
-        return layerdrop_spec("residual", LAYERDROP_P, seed)
-    return vit_spec(model.split("-")[1], VIT_DEPTH, seed)
+    return shared_spec(model, seed)
 
 
 def route_of(op: str, n: int, block: int, seed: int) -> tuple[int, ...]:

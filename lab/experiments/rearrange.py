@@ -32,7 +32,7 @@ from lab.claims import all_of, at_least, binomial_se, claim, diff_se, pct, pts, 
 from lab.core import streams
 from lab.core.models import RoutedModel, accuracy
 from lab.core.models.base import REDUCES, Parallel, StepLike, block_runs
-from lab.core.recipes import MLP_DEPTH, mlp_spec, vit_spec
+from lab.core.recipes import MLP_DEPTH, shared_blocks, shared_spec
 from lab.core.routes import random_permutation
 from lab.core.zoo import ModelSpec, trained
 from lab.experiment import Pool, check, entry, param, seed_param, serial
@@ -41,7 +41,6 @@ from lab.runtime.progress import Progress, silent, span
 MODELS = ("residual", "vit-sequential", "vit-shuffle")
 MODEL_LABELS = {"residual": "residual MLP", "vit-sequential": "ViT, trained in order",
                 "vit-shuffle": "ViT, trained with LayerShuffle"}
-VIT_DEPTH = 6  # the Shuffle page's ViT, so the two pages share the trained models
 OPS = ("identity", "skip", "swap", "reverse", "random", "repeat", "skip-middle", "loop", "parallel", "parallel-loop")
 OP_LABELS = {"identity": "trained order", "skip": "skip block b", "swap": "swap blocks b and b+1",
              "reverse": "reverse the middle", "random": "random order of the middle", "repeat": "repeat block b "
@@ -63,13 +62,13 @@ def n_blocks(model: str) -> int:
     """Blocks of a model, without building it."""
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MODELS)}")
-    return MLP_DEPTH - 1 if model == "residual" else VIT_DEPTH
+    return shared_blocks(model)
 
 
 def model_spec(model: str, seed: int) -> ModelSpec:
     """The Delete page's residual MLP or the Shuffle page's 6-block ViTs: the same recipes, the same stored weights."""
     n_blocks(model)
-    return mlp_spec("residual", seed) if model == "residual" else vit_spec(model.split("-")[1], VIT_DEPTH, seed)
+    return shared_spec(model, seed)
 
 
 # -- routes ------------------------------------------------------------------------------------------------
