@@ -154,6 +154,33 @@ def key_of(kind: str, code: str, config: str) -> str:
     return f"{kind}-{h}"
 
 
+def write_atomically(path: Path, write: Callable[[str], None], durable: bool = True) -> None:
+    """The lab's one atomic writer: `write(tmp)` fills a temporary file beside `path`, which is then renamed onto
+    it, so a reader (in any process) sees the old file or the new one, never half of one, and a process killed
+    mid-write leaves only a `.<name>.*.tmp` file (the next holder of an entry's lock deletes it).
+
+    `durable`: fsync before the rename, so the entry survives a crash of the machine too (stored entries); a
+    progress file rewritten four times a second and deleted when its job lands skips it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        if durable:
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_json_atomically(path: Path, data: Any, durable: bool = True) -> None:
+    """`data` as JSON at `path`, atomically (see `write_atomically`)."""
+    text = json.dumps(data)
+    write_atomically(path, lambda tmp: Path(tmp).write_text(text), durable)
+
+
 SIDECAR = ".meta.json"
 
 
@@ -198,21 +225,6 @@ class Store:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    # -- atomic writing -----------------------------------------------------------------------------
-    @staticmethod
-    def _atomic(path: Path, write: Callable[[str], None]) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
-        try:
-            write(tmp)
-            with open(tmp, "rb") as fh:
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-
     def _load_or_rebuild(self, about: dict[str, str], suffix: str, load: Callable[[Path], Any],
                          build: Callable[[], Any], save: Callable[[Path, Any], None]) -> Any:
         key = key_of(about["kind"], about["code"], about["config"])
@@ -245,7 +257,7 @@ class Store:
     def write_sidecar(self, key: str, about: dict[str, str]) -> None:
         """Record what an entry's key hashes (see the module docstring), atomically."""
         text = json.dumps(about, sort_keys=True)
-        self._atomic(self.path(key, SIDECAR), lambda tmp: Path(tmp).write_text(text))
+        write_atomically(self.path(key, SIDECAR), lambda tmp: Path(tmp).write_text(text))
 
     # -- public API ---------------------------------------------------------------------------------
     def has(self, kind: str, cfg: Any) -> bool:
@@ -265,7 +277,7 @@ class Store:
         def save(path: Path, value: TensorEntry) -> None:
             tens, meta = value
             tens = {k: v.contiguous() for k, v in tens.items()}
-            self._atomic(path, lambda tmp: save_file(tens, tmp, metadata={"lab_meta": json.dumps(to_plain(meta))}))
+            write_atomically(path, lambda tmp: save_file(tens, tmp, metadata={"lab_meta": json.dumps(to_plain(meta))}))
 
         return self._load_or_rebuild(self.describe(kind, cfg), ".safetensors", load, build, save)
 
@@ -277,7 +289,7 @@ class Store:
         def save(path: Path, value: Any) -> None:
             built.append(True)
             text = json.dumps(to_plain(value))
-            self._atomic(path, lambda tmp: Path(tmp).write_text(text))
+            write_atomically(path, lambda tmp: Path(tmp).write_text(text))
 
         value = self._load_or_rebuild(self.describe(kind, cfg), ".json", _read_json, build, save)
         return to_plain(value) if built else value  # a read is plain already (and may be shared)
