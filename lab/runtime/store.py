@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterator
 import torch
 from safetensors.torch import load_file, save_file
 
+from lab.runtime import timings
 from lab.runtime.codeversion import code_version
 from lab.runtime.notices import notify
 from lab.runtime.quick import quick
@@ -201,7 +202,10 @@ class Store:
         return {"kind": kind, "code": code, "config": config_json(cfg), "module": module}
 
     def key(self, kind: str, cfg: Any) -> str:
+        """The entry name of (kind, cfg). Asked inside a build, it counts as a use of that entry for its timing: the
+        zoo finds models it holds in memory by their key, without reading the store (lab/runtime/timings.py)."""
         d = self.describe(kind, cfg)
+        timings.used(d["kind"], d["config"], built=False)
         return key_of(d["kind"], d["code"], d["config"])
 
     def path(self, key: str, suffix: str) -> Path:
@@ -231,7 +235,9 @@ class Store:
         path = self.path(key, suffix)
         if path.exists():  # fast path: no lock needed to read a finished entry (renames are atomic)
             try:
-                return load(path)
+                value = load(path)
+                timings.used(about["kind"], about["config"], built=False)
+                return value
             except Exception as exc:  # noqa: BLE001 - any unreadable entry is rebuilt, whatever broke it
                 notify(f"The saved result {path.name} was unreadable ({type(exc).__name__}) and is being rebuilt.")
         if _cached_only.get():
@@ -239,19 +245,24 @@ class Store:
         with self._locked(key):
             if path.exists():  # somebody else may have built it while we waited for the lock
                 try:
-                    return load(path)
+                    value = load(path)
+                    timings.used(about["kind"], about["config"], built=False)
+                    return value
                 except Exception:  # noqa: BLE001
                     path.unlink(missing_ok=True)
             t0 = time.perf_counter()
-            value = build()
+            with timings.measuring() as uses:  # what this build reads or builds itself (lab/runtime/timings.py)
+                value = build()
+            seconds = time.perf_counter() - t0
             log = _builds.get()
             if log is not None:
-                log.append({"kind": about["kind"], "config": about["config"],
-                            "seconds": round(time.perf_counter() - t0, 2)})
+                log.append({"kind": about["kind"], "config": about["config"], "seconds": round(seconds, 2)})
             # The sidecar first: a sidecar without its entry is harmless (a pack skips it), an entry without a
             # sidecar could not be exported.
             self.write_sidecar(key, {**about, "file": path.name})
             save(path, value)
+            timings.record(self.root, about, key, seconds, uses)
+            timings.used(about["kind"], about["config"], built=True, seconds=seconds)
             return value
 
     def write_sidecar(self, key: str, about: dict[str, str]) -> None:
@@ -262,7 +273,8 @@ class Store:
     # -- public API ---------------------------------------------------------------------------------
     def has(self, kind: str, cfg: Any) -> bool:
         """Whether a JSON result is stored (cheap: no read, no lock), e.g. to say that a preset is ready."""
-        return self.path(self.key(kind, cfg), ".json").exists()
+        d = self.describe(kind, cfg)
+        return self.path(key_of(d["kind"], d["code"], d["config"]), ".json").exists()
 
     def tensors(self, kind: str, cfg: Any, build: Callable[[], TensorEntry]) -> TensorEntry:
         """(tensors, metadata) of an entry, built by `build()` the first time."""
