@@ -7,8 +7,8 @@ the server process every 20 settings, and of the engine's worker processes where
 models), so 200 settings take minutes: what is measured is what the server keeps per setting, not training quality.
 
 Why memory stays bounded (what this bench checks): results live in the store, not in the server; the engine keeps at
-most KEEP_DONE finished jobs (lab/runtime/engine.py); with the Dask engine the models are built in worker processes,
-whose memory the nanny caps and whose tasks free what they allocated.
+most KEEP_DONE finished jobs (lab/runtime/engine/jobs.py); with the Dask engine the models are built in worker
+processes, whose memory the nanny caps and whose tasks free what they allocated.
 Usage: PYTHONPATH=. .venv/bin/python bench/bench_memory.py [--settings 200] [--engines threads,dask]
 """
 

@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 
 from lab.experiment import entry
-from lab.runtime.engine import BACKGROUND, BOARD, DaskEngine, ThreadEngine, engine_name, job_id, read_board
+from lab.runtime.engine import BACKGROUND, DaskEngine, ThreadEngine, engine_name
+from lab.runtime.engine.progress_files import PROGRESS_DIR, job_id, progress_file, read_progress
 from lab.runtime.notices import notify
 from lab.runtime.store import Store
-
-pytest.importorskip("distributed")
 
 
 @dataclass(frozen=True)
@@ -81,18 +80,18 @@ def test_engine_setting_is_checked(monkeypatch):
 def test_an_unreachable_scheduler_fails_the_job_with_a_message(tmp_path, monkeypatch):
     import socket
 
-    import lab.runtime.engine
+    import lab.runtime.engine.cluster
 
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    monkeypatch.setattr(lab.runtime.engine, "CONNECT_TIMEOUT", "1s")
+    monkeypatch.setattr(lab.runtime.engine.cluster, "CONNECT_TIMEOUT", "1s")
     eng = DaskEngine(address=f"tcp://127.0.0.1:{port}", store=Store(tmp_path))
     job = eng.submit("slow", slow, Slow(tag=5))
     assert job.message.startswith("starting") or job.future.done()
     assert isinstance(job.future.exception(timeout=60), RuntimeError)
     assert "could not be started or reached" in str(job.future.exception())
-    assert not list((tmp_path / BOARD).glob("*.json"))
+    assert not list((tmp_path / PROGRESS_DIR).glob("*.json"))
     eng.close()
 
 
@@ -122,7 +121,11 @@ def test_progress_and_notices_reach_the_caller(dask_engine):
     assert len(steps) >= 2, seen  # several intermediate reports crossed the process boundary
     assert any(0 < f < 1 for f, _ in seen)
     assert job.notices == ["a notice raised in the worker"]
-    assert not (dask_engine.store.root / BOARD / f"{job_id(dask_engine.key(slow, Slow(tag=1)))}.json").exists()
+    deadline = time.monotonic() + 10  # the task is released just after the future is set: the scheduler forgets it
+    while job.dask_future is not None:
+        assert time.monotonic() < deadline, "the Dask future was never released"
+        time.sleep(0.05)
+    assert not progress_file(dask_engine.store.root, job_id(dask_engine.key(slow, Slow(tag=1)))).exists()
 
 
 def test_errors_come_back_as_themselves(dask_engine, tmp_path):
@@ -172,10 +175,10 @@ def test_a_killed_worker_is_retried_and_leaves_no_partial_entry(dask_engine, tmp
     attempts = tmp_path / "attempts"
     cfg = Slow(steps=20, pause=0.25, tag=99, attempts=str(attempts))
     job = dask_engine.submit("slow", slow, cfg)
-    board = dask_engine.store.root / BOARD / f"{job_id(dask_engine.key(slow, cfg))}.json"
+    board = progress_file(dask_engine.store.root, job_id(dask_engine.key(slow, cfg)))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        data = read_board(board)
+        data = read_progress(board)
         if data and data.get("state") == "running" and str(data.get("message", "")).startswith("step 3"):
             break
         time.sleep(0.05)
@@ -265,6 +268,7 @@ def _malloc_trim() -> object:
 
 
 def test_workers_do_not_return_memory_to_the_os_after_every_free(dask_engine):
-    # Dask's default (64 KiB) made training 25-35 % slower in workers than in a plain process (lab/runtime/engine.py).
+    # Dask's default (64 KiB) made training 25-35 % slower in workers than in a plain process
+    # (lab/runtime/engine/cluster.py: worker_environ).
     assert dask_engine.ready(120)
     assert set(dask_engine.client.run(_malloc_trim).values()) == {None}

@@ -33,7 +33,10 @@ def filled(root) -> Store:
 
 
 def files(root):
-    return sorted(str(p.relative_to(root)) for p in Path(root).rglob("*") if p.is_file() and p.suffix != ".lock")
+    """The store's entries and sidecars: not its locks, nor its timings (how long builds took on *this* machine,
+    lab/runtime/timings.py: a pack does not carry them)."""
+    return sorted(str(p.relative_to(root)) for p in Path(root).rglob("*")
+                  if p.is_file() and p.suffix != ".lock" and p.relative_to(root).parts[0] != "timings")
 
 
 def members_of(path):

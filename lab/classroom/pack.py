@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from lab.runtime.codeversion import _file_of, code_version
-from lab.runtime.store import SIDECAR, Store, key_of
+from lab.runtime.store import SIDECAR, Store, key_of, write_atomically
 
 FORMAT, VERSION = "layerlab-pack", 1
 MANIFEST = "manifest.json"
@@ -302,6 +302,6 @@ def import_pack(store: Store, path: Path | str) -> ImportReport:
                     report.skipped.append(f"{e.name[8:]}: a different valid entry is already stored; kept it")
                     continue
             store.write_sidecar(e.key, {**e.about, "file": target.name})
-            store._atomic(target, lambda tmp, data=e.data: Path(tmp).write_bytes(data))
+            write_atomically(target, lambda tmp, data=e.data: Path(tmp).write_bytes(data))
         report.added.append(e.key)
     return report

@@ -3,7 +3,7 @@
 Each experiment's descriptor (lab/catalog/NAME.py) lists its page's controls, its presets and what a setting needs
 (`controls`, `presets`, `needs(settings)`). `plan()` turns them into a list of distinct cached
 results (deduplicated by kind and config), `missing()` keeps what the store lacks, and `warm()` computes those
-through the lab's one engine (lab/runtime/engine.py: a local Dask cluster of one worker per core, or the cluster at
+through the lab's one engine (lab/runtime/engine/: a local Dask cluster of one worker per core, or the cluster at
 LAYERLAB_SCHEDULER), cheapest first so that most pages are ready early. The store's per-entry lock makes two
 workers that need the same trained model train it once; a second run finds everything stored and does nothing.
 

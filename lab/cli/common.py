@@ -30,7 +30,7 @@ def add_workers(p: argparse.ArgumentParser) -> None:
 
 
 def table_pool(args: argparse.Namespace) -> Pool:
-    """The pool a table's runs go through (lab/runtime/engine.py `pool`): the lab's engine, or this process."""
+    """The pool a table's runs go through (lab/runtime/engine/batch.py `pool`): the lab's engine, or this process."""
     if not 0 <= args.workers <= 64:
         raise ValueError(f"--workers {args.workers} is out of range: choose 0 (this process) to 64")
     if args.workers == 0:

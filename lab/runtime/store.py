@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterator
 import torch
 from safetensors.torch import load_file, save_file
 
+from lab.runtime import timings
 from lab.runtime.codeversion import code_version
 from lab.runtime.notices import notify
 from lab.runtime.quick import quick
@@ -154,6 +155,33 @@ def key_of(kind: str, code: str, config: str) -> str:
     return f"{kind}-{h}"
 
 
+def write_atomically(path: Path, write: Callable[[str], None], durable: bool = True) -> None:
+    """The lab's one atomic writer: `write(tmp)` fills a temporary file beside `path`, which is then renamed onto
+    it, so a reader (in any process) sees the old file or the new one, never half of one, and a process killed
+    mid-write leaves only a `.<name>.*.tmp` file (the next holder of an entry's lock deletes it).
+
+    `durable`: fsync before the rename, so the entry survives a crash of the machine too (stored entries); a
+    progress file rewritten four times a second and deleted when its job lands skips it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        if durable:
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_json_atomically(path: Path, data: Any, durable: bool = True) -> None:
+    """`data` as JSON at `path`, atomically (see `write_atomically`)."""
+    text = json.dumps(data)
+    write_atomically(path, lambda tmp: Path(tmp).write_text(text), durable)
+
+
 SIDECAR = ".meta.json"
 
 
@@ -174,7 +202,10 @@ class Store:
         return {"kind": kind, "code": code, "config": config_json(cfg), "module": module}
 
     def key(self, kind: str, cfg: Any) -> str:
+        """The entry name of (kind, cfg). Asked inside a build, it counts as a use of that entry for its timing: the
+        zoo finds models it holds in memory by their key, without reading the store (lab/runtime/timings.py)."""
         d = self.describe(kind, cfg)
+        timings.used(d["kind"], d["config"], built=False)
         return key_of(d["kind"], d["code"], d["config"])
 
     def path(self, key: str, suffix: str) -> Path:
@@ -198,28 +229,15 @@ class Store:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
-    # -- atomic writing -----------------------------------------------------------------------------
-    @staticmethod
-    def _atomic(path: Path, write: Callable[[str], None]) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
-        try:
-            write(tmp)
-            with open(tmp, "rb") as fh:
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-
     def _load_or_rebuild(self, about: dict[str, str], suffix: str, load: Callable[[Path], Any],
                          build: Callable[[], Any], save: Callable[[Path, Any], None]) -> Any:
         key = key_of(about["kind"], about["code"], about["config"])
         path = self.path(key, suffix)
         if path.exists():  # fast path: no lock needed to read a finished entry (renames are atomic)
             try:
-                return load(path)
+                value = load(path)
+                timings.used(about["kind"], about["config"], built=False)
+                return value
             except Exception as exc:  # noqa: BLE001 - any unreadable entry is rebuilt, whatever broke it
                 notify(f"The saved result {path.name} was unreadable ({type(exc).__name__}) and is being rebuilt.")
         if _cached_only.get():
@@ -227,30 +245,36 @@ class Store:
         with self._locked(key):
             if path.exists():  # somebody else may have built it while we waited for the lock
                 try:
-                    return load(path)
+                    value = load(path)
+                    timings.used(about["kind"], about["config"], built=False)
+                    return value
                 except Exception:  # noqa: BLE001
                     path.unlink(missing_ok=True)
             t0 = time.perf_counter()
-            value = build()
+            with timings.measuring() as uses:  # what this build reads or builds itself (lab/runtime/timings.py)
+                value = build()
+            seconds = time.perf_counter() - t0
             log = _builds.get()
             if log is not None:
-                log.append({"kind": about["kind"], "config": about["config"],
-                            "seconds": round(time.perf_counter() - t0, 2)})
+                log.append({"kind": about["kind"], "config": about["config"], "seconds": round(seconds, 2)})
             # The sidecar first: a sidecar without its entry is harmless (a pack skips it), an entry without a
             # sidecar could not be exported.
             self.write_sidecar(key, {**about, "file": path.name})
             save(path, value)
+            timings.record(self.root, about, key, seconds, uses)
+            timings.used(about["kind"], about["config"], built=True, seconds=seconds)
             return value
 
     def write_sidecar(self, key: str, about: dict[str, str]) -> None:
         """Record what an entry's key hashes (see the module docstring), atomically."""
         text = json.dumps(about, sort_keys=True)
-        self._atomic(self.path(key, SIDECAR), lambda tmp: Path(tmp).write_text(text))
+        write_atomically(self.path(key, SIDECAR), lambda tmp: Path(tmp).write_text(text))
 
     # -- public API ---------------------------------------------------------------------------------
     def has(self, kind: str, cfg: Any) -> bool:
         """Whether a JSON result is stored (cheap: no read, no lock), e.g. to say that a preset is ready."""
-        return self.path(self.key(kind, cfg), ".json").exists()
+        d = self.describe(kind, cfg)
+        return self.path(key_of(d["kind"], d["code"], d["config"]), ".json").exists()
 
     def tensors(self, kind: str, cfg: Any, build: Callable[[], TensorEntry]) -> TensorEntry:
         """(tensors, metadata) of an entry, built by `build()` the first time."""
@@ -265,7 +289,7 @@ class Store:
         def save(path: Path, value: TensorEntry) -> None:
             tens, meta = value
             tens = {k: v.contiguous() for k, v in tens.items()}
-            self._atomic(path, lambda tmp: save_file(tens, tmp, metadata={"lab_meta": json.dumps(to_plain(meta))}))
+            write_atomically(path, lambda tmp: save_file(tens, tmp, metadata={"lab_meta": json.dumps(to_plain(meta))}))
 
         return self._load_or_rebuild(self.describe(kind, cfg), ".safetensors", load, build, save)
 
@@ -277,7 +301,7 @@ class Store:
         def save(path: Path, value: Any) -> None:
             built.append(True)
             text = json.dumps(to_plain(value))
-            self._atomic(path, lambda tmp: Path(tmp).write_text(text))
+            write_atomically(path, lambda tmp: Path(tmp).write_text(text))
 
         value = self._load_or_rebuild(self.describe(kind, cfg), ".json", _read_json, build, save)
         return to_plain(value) if built else value  # a read is plain already (and may be shared)
