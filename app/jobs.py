@@ -4,7 +4,7 @@ Why: a Streamlit rerun (any widget touched) interrupts the script at its next st
 the script thread, moving a slider mid-training would throw the work away. Here a job runs in a small
 server-wide thread pool: a rerun only stops the *waiting*, the job finishes and lands in the store, and a
 second student asking for the same config joins the running job instead of starting another. The engine
-(lab/runtime/engine.py: a 2-thread pool, or Dask worker processes with LAYERLAB_ENGINE=dask) bounds how much training
+(lab/runtime/engine/: a 2-thread pool, or Dask worker processes with LAYERLAB_ENGINE=dask) bounds how much training
 runs at once; whichever it is, progress, notices and the queue position reach the page the same way.
 """
 
@@ -27,7 +27,7 @@ from lab.runtime.engine import Job
 from lab.runtime.notices import collecting
 from lab.runtime.store import NotCached, active_store, cached_only, read_hooks, shared_reads
 
-JobRunner = engines.Engine  # what runner() returns: `submit`, `jobs`, `key`, `ahead` (lab/runtime/engine.py)
+JobRunner = engines.Engine  # what runner() returns: `submit`, `jobs`, `key`, `ahead` (lab/runtime/engine/)
 
 
 @st.cache_resource(show_spinner=False)
@@ -51,7 +51,7 @@ def background_warmer() -> Optional[warm.Background]:
 def runner() -> JobRunner:
     """The server-wide engine (one per Streamlit process, shared by every session): threads or Dask workers
     (LAYERLAB_ENGINE). An unknown engine stops the page with one clear message; a cluster that cannot be started or
-    reached fails each job with a message saying so (lab/runtime/engine.py)."""
+    reached fails each job with a message saying so (lab/runtime/engine/)."""
     try:
         return _engine()
     except ValueError as exc:

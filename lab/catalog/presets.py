@@ -16,12 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from lab.runtime.store import active_store
-
-try:  # the store's record of build times (lab/runtime/timings.py)
-    from lab.runtime.timings import estimate
-except ImportError:  # pragma: no cover - until the timings module lands
-    def estimate(kind: str, cfg: Any) -> Optional[float]:  # noqa: ARG001
-        return None
+from lab.runtime.timings import estimate  # the store's record of how long a build took
 
 
 @dataclass(frozen=True)
