@@ -75,3 +75,22 @@ def test_background_warmer_waits_for_students_and_warms_at_the_lowest_priority(f
         assert warm.missing(warm.plan([fake_page])) == []
     finally:
         eng.close()
+
+
+def test_a_presets_cost_is_measured_never_guessed(tmp_path, fake_page):
+    from lab.catalog import presets
+    from tests.warm_fake_page import DESCRIPTOR
+
+    store = Store(tmp_path / "costs")
+    with use_store(store):
+        needs = DESCRIPTOR.needs(DESCRIPTOR.defaults)
+        assert presets.cost(needs) is None  # never built here: no number is made up
+        assert presets.describe_cost(None) == "trains (not timed here yet)"
+        warm.warm(warm.plan([fake_page]), workers=1)
+        assert presets.cost(needs) == 0.0 and presets.describe_cost(0.0) == "ready"
+        # a missing entry of the same kind and config is estimated from the recorded build of that config
+        for p in sorted((store.root / "warm-test-square").glob("*.json")):
+            if not p.name.endswith(".meta.json"):
+                p.unlink()  # the results are gone; their timings stay
+        est = presets.cost(needs)
+        assert est is not None and 0.0 <= est < 60.0
