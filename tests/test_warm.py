@@ -85,7 +85,7 @@ def test_a_presets_cost_is_measured_never_guessed(tmp_path, fake_page):
     with use_store(store):
         needs = DESCRIPTOR.needs(DESCRIPTOR.defaults)
         assert presets.cost(needs) is None  # never built here: no number is made up
-        assert presets.describe_cost(None) == "trains (not timed here yet)"
+        assert presets.describe_cost(None) == "trains (first run here)"
         warm.warm(warm.plan([fake_page]), workers=1)
         assert presets.cost(needs) == 0.0 and presets.describe_cost(0.0) == "ready"
         # a missing entry of the same kind and config is estimated from the recorded build of that config

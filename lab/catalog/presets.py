@@ -75,7 +75,7 @@ def cost(needs: Sequence[Need]) -> Optional[float]:
 def describe_cost(seconds: Optional[float]) -> str:
     """'ready', a measured duration a student can plan with, or that it trains (never timed on this machine)."""
     if seconds is None:
-        return "trains (not timed here yet)"
+        return "trains (first run here)"
     if seconds <= 0:
         return "ready"
     if seconds < 60:
