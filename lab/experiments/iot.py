@@ -35,6 +35,7 @@ SPACES = core.SPACES
 SPACE_LABELS = {"blocks": "block orders", "shared": "one sub-layer order for every block (the paper's; ViT, M = 2)",
                 "sublayers": "a sub-layer order per block (the lab's extension; ViT)"}
 M_MIN, M_MAX = 1, 8  # M = 1 is the sequential model itself (the sweep's first point); the page offers 2..8
+M_DEFAULT = 4  # candidate orders of the default run (the page, the CLI and the table)
 WEIGHT_MAX = 10.0
 METHODS = ("sequential", "best_fixed", "shared_best", "ensemble", "iot", "oracle")
 METHOD_LABELS = {"sequential": "sequential model", "best_fixed": "best fixed order (probe)",
@@ -61,7 +62,7 @@ class IOTConfig:
                        "by every block, the paper's space (attention first or MLP first everywhere: 2 orders); or "
                        "attention-first or MLP-first chosen for each block on its own (2^D orders, the lab's "
                        "extension).", label="Order space", choices=SPACES, labels=SPACE_LABELS)
-    m: int = param(4, "Candidate orders M: the trained order plus M - 1 others fixed by the seed.",
+    m: int = param(M_DEFAULT, "Candidate orders M: the trained order plus M - 1 others fixed by the seed.",
                    label="Candidate orders M", lo=M_MIN, hi=M_MAX)
     explore: float = param(1.0, "Weight of the exploration loss KL(uniform || batch-mean choice), which keeps "
                            "every order in use; 0 switches it off.", label="Exploration weight", lo=0.0,
@@ -122,7 +123,7 @@ class ObserveConfig:
 
     model: str = "mlp"
     space: str = "blocks"
-    m: int = 4
+    m: int = M_DEFAULT
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -388,7 +389,7 @@ ACC_KEYS = {"sequential": "sequential_acc", "best_fixed": "best_fixed_acc", "sha
 TABLE_ROWS = (("mlp", "blocks"), ("vit", "blocks"), ("vit", "sublayers"))  # "shared" has M = 2 only: not here
 
 
-def table(models: list[str], seeds: list[int], m: int = 4, progress: Progress = silent,
+def table(models: list[str], seeds: list[int], m: int = M_DEFAULT, progress: Progress = silent,
           pool: Pool = serial) -> dict[str, Any]:
     """Held-out accuracy of every method for each (model, order space), per seed, with default weights (runs
     computed by `pool`)."""
