@@ -2,7 +2,7 @@
 
 A page adopts them in a few lines (docs/ARCHITECTURE.md, "Classroom tools"):
 
-    page = classroom.Page(delete.PRESETS, delete.CONTROLS, delete.needs, demo=("arch", "k", "recovery"))
+    page = classroom.Page.of(described.DESCRIPTOR)  # lab/catalog/NAME.py: presets, controls, needs, demo
     with page.controls():                      # the sidebar; inline above the figure when presenting
         arch = controls.param(...)             # every control as before (app/controls.py)
     page.toolbar()                             # Try-this presets (ready / trains ~1 min), Reset, Pin, Present
