@@ -45,7 +45,7 @@ def background_warmer() -> Optional[warm.Background]:
         eng = _engine()
     except ValueError:
         return None
-    return warm.Background(eng, lambda: warm.plan(warm.pages(), defaults_only=True))
+    return warm.Background(eng, warm.default_views)
 
 
 def runner() -> JobRunner:

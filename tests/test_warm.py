@@ -47,6 +47,7 @@ def test_seeds_and_unknown_pages():
 
 def test_every_page_is_described_and_its_default_view_needs_stored_results():
     assert warm.pages() == list(descriptors()) and len(warm.pages()) == len(list(Path("pages").glob("*.py"))) - 1
+    assert {i.page for i in warm.default_views()} == set(warm.pages())  # what a starting server warms
     for page in warm.pages():
         items = warm.plan([page], defaults_only=True)
         assert items, page  # the default view needs at least one stored result

@@ -69,6 +69,11 @@ def plan(pages: Sequence[str], seeds: Optional[Sequence[int]] = None, defaults_o
     return list(items.values())
 
 
+def default_views() -> list[Item]:
+    """What a starting server warms: every described page's default view."""
+    return plan(pages(), defaults_only=True)
+
+
 def missing(items: Sequence[Item]) -> list[Item]:
     """The items whose result is not stored yet, cheapest first."""
     store = active_store()
