@@ -118,26 +118,32 @@ ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"  # gitignored; CI 
 SIZES = {"desktop": (1440, 900), "projector": (1280, 720), "phone": (390, 844)}
 
 
-def in_viewport(page, selector: str) -> bool:
-    """Whether the top of the first element matching `selector` lies within the window."""
-    box = page.locator(selector).first.bounding_box()
-    height = page.viewport_size["height"]
-    return box is not None and 0 <= box["y"] < height
+def results_top(page) -> float:
+    box = page.locator(".st-key-layerlab_results").first.bounding_box()
+    assert box is not None
+    return box["y"]
 
 
-@pytest.mark.xfail(strict=False, reason="passes alone, failed twice inside the full suite after the scroll moved to "
-                   "st.html (workshop merge); cause not found yet: see the closing note of this wave")
-def test_a_preset_brings_its_results_into_view(lab_url, page):
+def test_presets_bring_their_results_into_view_below_the_header(lab_url, page):
+    """Each click of a "Try this" button, far below the results, scrolls them back up to just under Streamlit's
+    fixed header (not under it: aligned with the window's top, the metric labels were hidden). Two in a row: the
+    second run draws the scroll element at the same place as the first's, and must scroll all the same."""
     page.goto(f"{lab_url}/delete")
     settle(page, "Cut: 2 deleted")
-    button = page.locator(".st-key-tryb_plain1 button").first  # the "Try this" section, far below the results
-    button.scroll_into_view_if_needed()
-    assert not in_viewport(page, ".st-key-layerlab_results")
-    button.click()
-    settle(page, "Cut: 1 deleted")
-    page.wait_for_timeout(500)
-    assert in_viewport(page, ".st-key-layerlab_results")
-    assert "arch=plain" in page.url and "k=1" in page.url  # the short value, not the label "plain MLP"
+    header = page.locator("[data-testid='stHeader']").first.bounding_box()
+    below_header = header["y"] + header["height"] if header else 0.0
+    for key, k in (("plain1", 1), ("res4", 4)):
+        button = page.locator(f".st-key-tryb_{key} button").first  # the "Try this" section, far below the results
+        button.scroll_into_view_if_needed()
+        assert results_top(page) < 0, key
+        button.click()
+        settle(page, f"Cut: {k} deleted")
+        page.wait_for_timeout(500)
+        top = results_top(page)
+        assert below_header - 1 <= top < page.viewport_size["height"] / 2, (key, top, below_header)
+        assert f"k={k}" in page.url
+        if key == "plain1":
+            assert "arch=plain" in page.url  # the short value, not the label "plain MLP"
     no_exception(page)
 
 
