@@ -112,7 +112,7 @@ def test_controls_are_the_configs_defaults_and_every_preset_names_its_needs(modu
 @pytest.mark.parametrize("page, module, first, second", [("iot", iot, "gumbel", "collapse"),
                                                           ("rearrange", rearrange, "shuffle", "first")])
 def test_new_pages_presets_set_every_control_and_present_hides_the_sidebar(page, module, first, second):
-    at = open_page(page)
+    at = open_page(page, timeout=600)  # the first visit trains the page's quick models: a bound for a loaded machine
     presets = {p.key: p for p in module.PRESETS}
     for key in (first, second):  # the second must undo whatever the first set that it does not name
         at.button(key=f"try_{key}").click().run()
