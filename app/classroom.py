@@ -41,6 +41,7 @@ PIN = "pin"
 PRESENT = "present"
 STUDENT = "student"
 PIN_NOTICE = "_layerlab_pin_notice"
+_SCROLLS = "_layerlab_scroll_requests"  # how many times this session asked to scroll (_scroll_to)
 PRESENT_HEIGHT = 400  # the main figure in presentation mode: with the controls above it, it fits 1280x720
 
 _HIDDEN = "layerlab_hidden"  # the container of controls that exist (their values, their links) but are not shown
@@ -381,18 +382,27 @@ def _metric_row(items: Sequence[Metric]) -> None:
 
 
 def _scroll_to(key: str) -> None:
-    """Scroll the page so that the keyed container's top is in view (after a preset was clicked far below it).
+    """Scroll the page so that the keyed container's top is in view, just below Streamlit's fixed header (after a
+    preset was clicked far below it).
 
     Streamlit has no scroll API. st.html runs a script in the page itself when allowed to (the supported way since
-    st.components.v1.html, a same-origin iframe, was deprecated); `key` is one of the page's own constants."""
+    st.components.v1.html, a same-origin iframe, was deprecated); `key` is one of the page's own constants.
+    The browser runs an st.html script again only when its text changes: the same element drawn by two runs in a row
+    (two presets clicked one after the other) would not scroll the second time, so each request numbers itself."""
     if not re.fullmatch(r"[a-z_]+", key):
         raise ValueError(f"not a container key: {key!r}")
+    request = st.session_state[_SCROLLS] = st.session_state.get(_SCROLLS, 0) + 1
     st.html(f"""<script>
-      (() => {{
+      (() => {{  /* scroll request {request} of this session */
         const go = (n) => {{
           const el = document.querySelector('.st-key-{key}');
-          if (el) {{ el.scrollIntoView({{block: 'start', behavior: 'instant'}}); }}
-          else if (n > 0) {{ setTimeout(() => go(n - 1), 100); }}
+          if (el) {{
+            // The header is fixed over the top of the page: aligned with the top, the results (their metric
+            // labels) would lie under it, and a fractional layout leaves their top a fraction of a pixel above.
+            const header = document.querySelector('[data-testid="stHeader"]');
+            el.style.scrollMarginTop = `${{(header ? header.getBoundingClientRect().height : 0) + 8}}px`;
+            el.scrollIntoView({{block: 'start', behavior: 'instant'}});
+          }} else if (n > 0) {{ setTimeout(() => go(n - 1), 100); }}
         }};
         go(30);
         // Again once the rerun's content has been laid out (on a loaded server it lands late and moves the page).

@@ -39,3 +39,19 @@ def settle(at: AppTest, limit: float = 300) -> AppTest:
         at.run()
         assert_clean(at)
     return at
+
+
+def verdicts(at: AppTest, limit: float = 400.0) -> list[tuple[str, str]]:
+    """Rerun until the "Against the paper" section has drawn its claims (pieces land one by one); its verdicts."""
+    import time
+
+    from app.claims_view import rendered_verdicts
+
+    deadline = time.monotonic() + limit
+    while True:
+        got = rendered_verdicts([md.value for md in at.markdown])
+        if got or time.monotonic() > deadline:
+            return got
+        time.sleep(0.5)
+        at.run()
+        assert_clean(at)

@@ -1,4 +1,5 @@
-"""AppTest: the Home and Delete pages run with default controls and after moving the deletion slider."""
+"""AppTest: the Home and Delete pages run with default controls (Delete: its claims, its Reproduce expander), after
+moving the deletion slider and after a Try-this button."""
 
 from app.claims_view import expected_verdicts, rendered_verdicts
 from lab.experiments import delete
@@ -11,7 +12,7 @@ def test_home_page_runs():
     assert "Layer Lab" in at.title[0].value
 
 
-def test_delete_page_runs_and_follows_the_slider():
+def test_delete_page_runs_follows_the_slider_and_a_try_this_button():
     at = open_page("delete")
     metrics = {m.label: m.value for m in at.metric}
     assert "Cut: 2 deleted" in metrics
@@ -19,18 +20,21 @@ def test_delete_page_runs_and_follows_the_slider():
     cfg = delete.DeleteConfig()
     want = expected_verdicts(delete.page_claims(delete.run(cfg), delete.sweep(delete.SweepConfig.of(cfg))))
     assert len(want) == 7 and rendered_verdicts([md.value for md in at.markdown]) == want
+    # Its Reproduce expander: the same view as a command (quick mode named) and as Python
+    code = [c.value for c in at.code]
+    assert any(c.startswith("LAYERLAB_QUICK=1 python -m lab delete --arch residual --k 2") and "--seed 0" in c
+               for c in code), code
+    assert any("DeleteConfig(" in c for c in code)
     at.slider(key="k").set_value(5).run()
     assert_clean(at)
     labels = [m.label for m in at.metric]
     assert "Cut: 5 deleted" in labels
     assert "Deleted blocks:" in " ".join(md.value for md in at.markdown)
-
-
-def test_delete_page_try_this_button_sets_the_controls():
-    at = open_page("delete")
+    # A "Try this" button sets every control of its setting, whatever the slider said
     at.button(key="try_plain1").click().run()
     assert_clean(at)
     assert at.selectbox(key="arch").value == "plain"
     assert at.slider(key="k").value == 1
     assert at.selectbox(key="recovery").value == "none"
     assert at.selectbox(key="select").value == "greedy" and at.number_input(key="seed").value == 0
+    assert "Cut: 1 deleted" in [m.label for m in at.metric]

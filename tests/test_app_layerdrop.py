@@ -17,7 +17,7 @@ def _expected(**changes) -> list[tuple[str, str]]:
     return claims_view.expected_verdicts(r["claims"])
 
 
-def test_layerdrop_page_runs_and_follows_the_controls():
+def test_layerdrop_page_runs_follows_the_controls_and_the_rule_button():
     at = open_page("layerdrop")
     labels = [m.label for m in at.metric]
     assert "Pruned to 4 of 8" in labels
@@ -30,12 +30,7 @@ def test_layerdrop_page_runs_and_follows_the_controls():
     at.selectbox(key="strategy").set_value("last").run()
     assert_clean(at)
     assert "kept blocks [0, 1, 2, 3, 4, 5]" in " ".join(m.help or "" for m in at.metric)
-
-
-def test_layerdrop_rule_button_sets_p_to_p_star():
-    at = open_page("layerdrop")
-    at.slider(key="keep").set_value(6).run()  # p* = 1 - 6/8 = 0.25, while p is still the default 0.5
-    assert_clean(at)
+    # The rule's button: keep = 6 gives p* = 1 - 6/8 = 0.25, while p is still the default 0.5
     at.button(key="try_pstar").click().run()
     assert_clean(at)
     assert at.select_slider(key="p").value == 0.25

@@ -11,7 +11,7 @@ def _charts(at) -> int:
     return len(at.get("plotly_chart"))
 
 
-def test_lens_page_runs_follows_the_controls_and_draws_its_claims():
+def test_lens_page_runs_follows_the_controls_and_its_presets_and_draws_its_claims():
     at = open_page("lens", timeout=600)  # a bound for a loaded 2-core machine, not a timing
     labels = [m.label for m in at.metric]
     assert "Blocks before the answer settles" in labels and "Model (held-out)" in labels
@@ -24,10 +24,9 @@ def test_lens_page_runs_follows_the_controls_and_draws_its_claims():
     assert any(m.label.startswith("After: blocks 2 and 3 swapped") for m in at.metric)
     at.slider(key="block").set_value(5).run()  # swap 5 and 6 on a 6-block ViT: a message, not a traceback
     assert not at.exception and any("out of range" in e.value for e in at.error)
-
-
-def test_lens_presets_set_every_control():
-    at = open_page("lens", timeout=600)  # a bound for a loaded 2-core machine, not a timing
+    at.slider(key="block").set_value(2).run()  # a setting that runs again: the page draws its presets
+    assert_clean(at)
+    # The presets set every control, whatever came before (here: a swap)
     at.button(key="try_plain").click().run()
     assert_clean(at)
     assert at.selectbox(key="model").value == "plain" and at.selectbox(key="change").value == "none"

@@ -1,4 +1,5 @@
-"""AppTest: the Rearrange page runs with default controls, follows its controls, and its buttons set them."""
+"""AppTest: the Rearrange page runs with default controls, says why a setting cannot run, follows its controls, and
+its buttons set them."""
 
 from app.claims_view import expected_verdicts, rendered_verdicts
 from lab.experiments import rearrange
@@ -10,7 +11,7 @@ def _text(at) -> str:
     return " ".join(md.value for md in at.markdown)
 
 
-def test_rearrange_page_runs_and_follows_the_controls():
+def test_rearrange_page_runs_says_why_a_setting_cannot_run_and_follows_the_controls_and_a_preset():
     at = open_page("rearrange")
     labels = [m.label for m in at.metric]
     assert "Skip block 2" in labels and "Block runs" in labels
@@ -18,6 +19,12 @@ def test_rearrange_page_runs_and_follows_the_controls():
     # The page draws exactly the claims of its result, verdict by verdict (none written by the page itself)
     want = expected_verdicts(rearrange.compare(rearrange.SeedConfig(0))["claims"])
     assert len(want) == 22 and rendered_verdicts([md.value for md in at.markdown]) == want
+    at.slider(key="block").set_value(5).run()  # block 5 of a 6-block ViT is the last: not a middle block
+    assert not at.exception
+    assert any("out of range" in e.value for e in at.error)
+    at.slider(key="block").set_value(3).run()
+    assert_clean(at)
+    at.slider(key="block").set_value(2).run()  # back to the default block for the operations below
     at.selectbox(key="op").set_value("parallel").run()
     assert_clean(at)
     assert "[1 | 2 | 3 | 4] mean" in _text(at)
@@ -30,15 +37,7 @@ def test_rearrange_page_runs_and_follows_the_controls():
     at.selectbox(key="model").set_value("residual").run()
     assert_clean(at)
     assert "[1 | 2 | 3 | 4 | 5] mean" in _text(at)
-
-
-def test_rearrange_bad_block_is_a_message_and_presets_set_controls():
-    at = open_page("rearrange")
-    at.slider(key="block").set_value(5).run()  # block 5 of a 6-block ViT is the last: not a middle block
-    assert not at.exception
-    assert any("out of range" in e.value for e in at.error)
-    at.slider(key="block").set_value(3).run()
-    assert_clean(at)
+    # A preset sets every control, whatever came before (here: the residual model, parallel loops)
     at.button(key="try_repeat").click().run()
     assert_clean(at)
     assert at.selectbox(key="op").value == "repeat" and at.slider(key="block").value == 2

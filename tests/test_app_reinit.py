@@ -1,5 +1,5 @@
 """AppTest: the Re-initialise page runs with default controls, follows its controls and its Try-this buttons, and
-draws exactly the claims its results carry."""
+draws exactly the claims its results carry (its presets, with recovery: tests/test_app_classroom.py)."""
 
 from app import claims_view
 from lab.catalog import reinit as described
@@ -38,14 +38,6 @@ def test_reinit_page_runs_and_follows_the_controls():
     at.selectbox(key="model").set_value("vit").run()
     assert_clean(at)
     assert at.selectbox(key="layer").value == "stem"
-
-
-def test_reinit_page_try_this_with_recovery():
-    at = open_page("reinit")
-    at.button(key="try_rerand_kd").click().run()
-    assert_clean(at)
-    assert at.selectbox(key="recovery").value == "kd"
-    assert any(m.label.startswith("After 300 steps of kd") for m in at.metric)
 
 
 def test_reinit_page_group_and_width_sweep():

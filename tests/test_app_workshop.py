@@ -1,5 +1,6 @@
 """AppTest: workshop mode on the Delete page: results hidden until a prediction and Reveal, predictions recorded
-per class, the lecturer's tally and Reset, the Reproduce expander, bad class codes."""
+per class, the lecturer's tally and Reset, bad class codes (the page without workshop mode, with its
+Reproduce expander: tests/test_app_delete.py)."""
 
 import os
 
@@ -90,12 +91,3 @@ def test_the_lecturer_sees_the_tally_reveals_to_the_room_and_resets():
     assert_clean(at)
     assert _db().tally("LECT-2", q.key, len(q.options)).total == 0
     assert not at.metric  # hidden again for the next round
-
-
-def test_without_workshop_the_page_is_unchanged_and_has_its_reproduce_expander():
-    at = _open({})
-    assert "Original (held-out)" in [m.label for m in at.metric]
-    code = [c.value for c in at.code]
-    assert any(c.startswith("LAYERLAB_QUICK=1 python -m lab delete --arch residual --k 2") and "--seed 0" in c
-               for c in code), code
-    assert any("DeleteConfig(" in c for c in code)

@@ -23,26 +23,51 @@ def no_exception(page) -> None:
     assert not errors, errors
 
 
-def test_delete_page_follows_the_slider(lab_url, page, tmp_path):
+def test_delete_page_presets_scroll_and_the_slider_follows(lab_url, page, tmp_path):
     page.goto(f"{lab_url}/delete")
     settle(page, "Cut: 2 deleted")
     no_exception(page)
     assert page.locator("[data-testid='stPlotlyChart']").count() >= 5
 
+    # Each click of a "Try this" button, far below the results, scrolls them back up to just under Streamlit's
+    # fixed header (not under it: aligned with the window's top, the metric labels were hidden). Two in a row: the
+    # second run draws the scroll element at the same place as the first's, and must scroll all the same.
+    header = page.locator("[data-testid='stHeader']").first.bounding_box()
+    below_header = header["y"] + header["height"] if header else 0.0
+    for key, k in (("plain1", 1), ("res4", 4)):
+        button = page.locator(f".st-key-tryb_{key} button").first  # the "Try this" section, far below the results
+        button.scroll_into_view_if_needed()
+        assert results_top(page) < 0, key
+        button.click()
+        settle(page, f"Cut: {k} deleted")
+        page.wait_for_timeout(500)
+        top = results_top(page)
+        assert below_header - 1 <= top < page.viewport_size["height"] / 2, (key, top, below_header)
+        assert f"k={k}" in page.url
+        if key == "plain1":
+            assert "arch=plain" in page.url  # the short value, not the label "plain MLP"
+    no_exception(page)
+
     # Move the slider with the keyboard, as a student would: focus it and press the right arrow.
     slider = page.get_by_role("slider", name="Layers to delete")  # an <input type=range>
     slider.focus()
     slider.press("ArrowRight")
-    settle(page, "Cut: 3 deleted")
+    settle(page, "Cut: 5 deleted")
     no_exception(page)
-    assert page.locator("[data-testid='stPlotlyChart']").count() >= 5
-    assert "k=3" in page.url  # the control is mirrored in the link
+    assert page.locator("[data-testid='stPlotlyChart']").count() >= 4  # no recovery curve: recovery is off
+    assert "k=5" in page.url  # the control is mirrored in the link
     page.screenshot(path=str(tmp_path / "delete.png"), full_page=True)
 
     # A hand-edited link with bad values gets a message, not a traceback.
     page.goto(f"{lab_url}/delete?k=99&arch=tree")
     settle(page, "was ignored")
     no_exception(page)
+
+
+def results_top(page) -> float:
+    box = page.locator(".st-key-layerlab_results").first.bounding_box()
+    assert box is not None
+    return box["y"]
 
 
 def test_reinit_page(lab_url, page, tmp_path):
@@ -104,41 +129,9 @@ def test_shuffle_page(lab_url, page, tmp_path):
     page.screenshot(path=str(tmp_path / "shuffle.png"), full_page=True)
 
 
-def test_home_page_lists_every_experiment(lab_url, page):
-    page.goto(lab_url)
-    wait_idle(page)
-    no_exception(page)
-    for title in ("Delete layers", "Shuffle layers", "Re-initialise a layer", "LayerDrop", "Choose an order per input",
-                  "Rearrange layers"):
-        assert page.get_by_text(title).count() >= 1
-
-
 # -- classroom tools (app/classroom.py) --------------------------------------------------------------------
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"  # gitignored; CI keeps it as the run's artefacts
-SIZES = {"desktop": (1440, 900), "projector": (1280, 720), "phone": (390, 844)}
-
-
-def in_viewport(page, selector: str) -> bool:
-    """Whether the top of the first element matching `selector` lies within the window."""
-    box = page.locator(selector).first.bounding_box()
-    height = page.viewport_size["height"]
-    return box is not None and 0 <= box["y"] < height
-
-
-@pytest.mark.xfail(strict=False, reason="passes alone, failed twice inside the full suite after the scroll moved to "
-                   "st.html (workshop merge); cause not found yet: see the closing note of this wave")
-def test_a_preset_brings_its_results_into_view(lab_url, page):
-    page.goto(f"{lab_url}/delete")
-    settle(page, "Cut: 2 deleted")
-    button = page.locator(".st-key-tryb_plain1 button").first  # the "Try this" section, far below the results
-    button.scroll_into_view_if_needed()
-    assert not in_viewport(page, ".st-key-layerlab_results")
-    button.click()
-    settle(page, "Cut: 1 deleted")
-    page.wait_for_timeout(500)
-    assert in_viewport(page, ".st-key-layerlab_results")
-    assert "arch=plain" in page.url and "k=1" in page.url  # the short value, not the label "plain MLP"
-    no_exception(page)
+SIZES = {"projector": (1280, 720), "phone": (390, 844)}  # desktop: tests/test_browser_charts.py
 
 
 def test_a_compared_link_shows_both_runs_in_a_fresh_browser(lab_url, chromium):
@@ -172,8 +165,9 @@ def test_presentation_mode_fits_the_main_figure_on_a_projector(lab_url, chromium
 
 
 @pytest.mark.parametrize("path", ["", "delete", "reinit", "layerdrop", "shuffle?depth=3", "iot", "rearrange"])
-def test_screenshots_of_every_page_at_three_sizes(lab_url, chromium, path):
-    """Artefacts for a person to look at (desktop, projector, phone); the test only checks that each page drew."""
+def test_screenshots_of_every_page_at_two_sizes(lab_url, chromium, path):
+    """Artefacts for a person to look at (projector, phone; the desktop ones come from tests/test_browser_charts.py,
+    which visits every page at that size); the test only checks that each page drew."""
     ARTIFACTS.mkdir(exist_ok=True)
     for size, (w, h) in SIZES.items():
         context = chromium.new_context(viewport={"width": w, "height": h})

@@ -32,6 +32,8 @@ ARTIFACTS = ROOT / "artifacts" / "charts"
 # default 6 blocks is 720 orders per model even in quick mode; with 3 blocks the page draws the same charts.
 QUERY = {"shuffle": "depth=3"}
 CHARTLESS = {""}  # Home: text and links only; every experiment page draws its results
+CHARTS = {"lens": 6}  # exactly: lens curve, confidence, commitment, digits, influence, triangle
+DESKTOP = {"width": 1440, "height": 900}
 
 
 def registered_pages() -> list[tuple[str, str]]:
@@ -54,28 +56,36 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "untitled"
 
 
-def test_the_navigation_lists_no_page_beyond_shell_py(lab_url, page):
+def test_the_navigation_lists_no_page_beyond_shell_py_and_home_lists_every_experiment(lab_url, page):
     page.goto(lab_url, timeout=180_000)
     wait_idle(page)
     hrefs = page.locator("[data-testid='stSidebarNav'] a").evaluate_all("els => els.map(e => e.href)")
     listed = {h.split("?")[0].rstrip("/").rsplit("/", 1)[-1] if h.rstrip("/") != lab_url else "" for h in hrefs}
     assert listed and listed <= {path for _, path in PAGES}, (listed, PAGES)
+    assert not page.locator("[data-testid='stException']").count()
+    for title, path in PAGES:
+        if path:  # every experiment page is named on Home
+            assert page.locator("[data-testid='stMain']").get_by_text(title).count() >= 1, title  # not the nav
 
 
 @pytest.mark.parametrize("title, path", PAGES, ids=[p or "home" for _, p in PAGES])
 def test_every_chart_draws_marks(lab_url, page, title, path):
     query = QUERY.get(path)
+    page.set_viewport_size(DESKTOP)
     # generous: on a loaded machine the server answered a first request after more than 30 s (Playwright's default)
     page.goto(f"{lab_url}/{path}" + (f"?{query}" if query else ""), timeout=180_000)
     wait_idle(page, timeout=600)
     errors = [e.inner_text()[:500] for e in page.locator("[data-testid='stException']").all()]
     assert not errors, (title, errors)
+    # the page at a desktop's size, for a person to look at (projector and phone: tests/test_browser.py)
+    page.screenshot(path=str(ROOT / "artifacts" / f"{path or 'home'}-desktop.png"))
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for old in ARTIFACTS.glob(f"{path or 'home'}-*.png"):  # a chart the page no longer draws leaves no picture
         old.unlink()
     charts = page.locator(".js-plotly-plot")
     # A page whose figures never appeared (a failed job shown as a message) must not pass for want of charts.
     assert path in CHARTLESS or charts.count() > 0, f"page {title!r} ({path}) drew no chart at all"
+    assert path not in CHARTS or charts.count() == CHARTS[path], (title, charts.count())
     blank, seen = [], []
     for i in range(charts.count()):
         chart = charts.nth(i)

@@ -21,7 +21,8 @@ MARKS = """(el) => {
 }"""
 
 
-@pytest.mark.parametrize("query,charts", [("", 6), ("?change=delete&block=1", 6), ("?model=plain&change=swap", 5)])
+# The default view: tests/test_browser_charts.py (6 charts, each with marks)
+@pytest.mark.parametrize("query,charts", [("?change=delete&block=1", 6), ("?model=plain&change=swap", 5)])
 def test_every_lens_chart_draws_marks(lab_url, page, query, charts):
     page.goto(f"{lab_url}/lens{query}")
     settle(page, "Against the paper")
