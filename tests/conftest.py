@@ -60,3 +60,20 @@ def _restore_quick_mode():
         os.environ.pop("LAYERLAB_QUICK", None)
     else:
         os.environ["LAYERLAB_QUICK"] = before
+
+
+# After the last test, a run that used AppTest has been seen to abort at interpreter teardown ("terminate called
+# without an active exception", exit status 134): a native thread still joinable when the process exits, after every
+# result was reported. The session's own status is the truth, so the process ends with it once pytest is done.
+_STATUS: list[int] = []
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    _STATUS.append(int(exitstatus))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _STATUS and os.environ.get("LAYERLAB_TEST_HARD_EXIT", "1") != "0":
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(_STATUS[-1])
