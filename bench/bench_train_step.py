@@ -88,8 +88,8 @@ def main() -> None:
     comp = _steps(st, d, args.steps)
     whole = (compile_s + comp * steps_per_training) / (eager * steps_per_training)
     print(f"torch.compile: {1e3 * comp:.1f} ms CPU per step: x{eager / comp:.2f} against eager; compile "
-          f"{compile_s:.0f} s CPU; one {recipes.VIT_EPOCHS}-epoch training ({steps_per_training} steps) compile included: "
-          f"x{1 / whole:.2f}; load {os.getloadavg()[0]:.2f}", flush=True)
+          f"{compile_s:.0f} s CPU; one {recipes.VIT_EPOCHS}-epoch training ({steps_per_training} steps), compile "
+          f"included: x{1 / whole:.2f}; load {os.getloadavg()[0]:.2f}", flush=True)
     eager2 = _steps(stepper(m0, lambda x: m0(x, route)), d, args.steps)
     print(f"eager fp32 again (drift under load): {1e3 * eager2:.1f} ms CPU per step; load {os.getloadavg()[0]:.2f}")
 
