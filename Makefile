@@ -29,7 +29,9 @@ test: lint
 bench: $(VENV)/.installed
 	PYTHONPATH=. $(PY) bench/bench_views.py --before $${BEFORE:-main}
 	PYTHONPATH=. $(PY) bench/bench_load.py --before $${BEFORE:-main}
+	PYTHONPATH=. $(PY) bench/bench_walk.py
 	PYTHONPATH=. $(PY) bench/bench_batched.py
+	PYTHONPATH=. $(PY) bench/bench_train_step.py
 	PYTHONPATH=. $(PY) bench/bench_delete.py
 	PYTHONPATH=. $(PY) bench/bench_vit.py
 	PYTHONPATH=. $(PY) bench/bench_shuffle_page.py

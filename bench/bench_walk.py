@@ -1,0 +1,103 @@
+"""The all-orders walk of a trained depth-6 digits ViT (the Shuffle page's table: 720 orders x 397 held-out digits)
+and the pruning curve: the lab's walk (lab/ops/walk.py: shared prefixes, the last block for the CLS row only) against
+the walk before it (shared prefixes, every block in full), in one run, with the load average. Also the per-row cost
+of one block at several batch sizes: evaluating many orders per pass would only pay if it fell with the batch.
+Checks that both walks give identical accuracies (they must: same bits). Reported, never asserted.
+Usage: LAYERLAB_CACHE=/work/store PYTHONPATH=. .venv/bin/python bench/bench_walk.py [--mode shuffle] [--seed 0]
+(trains the model into the store if it is missing: minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from typing import Any, Callable
+
+import torch
+
+from lab.core.models import RoutedModel, accuracy
+from lab.core.recipes import vit_spec
+from lab.core.zoo import trained
+from lab.experiments import shuffle
+
+
+@torch.no_grad()
+def walk_before(model: RoutedModel, x: torch.Tensor, y: torch.Tensor) -> list[float]:
+    """The walk as the lab ran it before lab/ops/walk.py: depth first, every block in full."""
+    model.eval()
+    n = model.n_blocks
+    out: list[float] = []
+
+    def go(h: torch.Tensor, used: list[int]) -> None:
+        if len(used) == n:
+            out.append(float((model.readout(h).argmax(1) == y).float().mean()))
+            return
+        for b in range(n):
+            if b not in used:
+                go(model.run_block(h, b, len(used)), used + [b])
+
+    go(model.embed(x), [])
+    return out
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, float, Any]:
+    w, c = time.perf_counter(), time.process_time()
+    out = fn()
+    return time.perf_counter() - w, time.process_time() - c, out
+
+
+def load() -> str:
+    return f"load {os.getloadavg()[0]:.2f}"
+
+
+@torch.no_grad()
+def block_cost(model: RoutedModel, x: torch.Tensor) -> None:
+    h = model.embed(x)
+    for rows in (128, len(x), 4 * len(x), 16 * len(x)):
+        hb = h.repeat(-(-rows // len(x)), 1, 1)[:rows]
+        model.run_block(hb, 0, 0)
+        reps = max(1, 8 * len(x) // rows)
+        c = time.process_time()
+        for _ in range(reps):
+            model.run_block(hb, 0, 0)
+        per = (time.process_time() - c) / reps / rows * len(x)
+        print(f"  one block on {rows:>5} digits: {1e3 * per:.1f} ms CPU per {len(x)} digits; {load()}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mode", default="shuffle")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--skip-pruning", action="store_true")
+    args = ap.parse_args()
+    torch.set_num_threads(int(os.environ.get("LAYERLAB_THREADS", "1")))
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s); {load()}", flush=True)
+    t = trained(vit_spec(args.mode, 6, args.seed))
+    m, x, y = t.model, t.data.test.x, t.data.test.y
+    block_cost(m, x)
+    w0, c0, a0 = timed(lambda: walk_before(m, x, y))
+    print(f"all-orders walk, before: {w0:.1f} s wall, {c0:.1f} s CPU; {load()}", flush=True)
+    w1, c1, a1 = timed(lambda: shuffle.all_orders_accuracy(m, x, y))
+    print(f"all-orders walk, now:    {w1:.1f} s wall, {c1:.1f} s CPU: x{c0 / c1:.2f} in CPU time; identical "
+          f"accuracies: {a0 == a1} ({len(a1)} orders); {load()}", flush=True)
+    if args.skip_pruning:
+        return
+    import lab.experiments.shuffle as sh
+
+    def prune_before() -> list[Any]:
+        real = sh.walk.route_accuracies
+        sh.walk.route_accuracies = lambda mm, xx, yy, rs: [accuracy(mm, xx, yy, r) for r in rs]  # type: ignore
+        try:
+            return sh.pruning_curve(m, x, y, sh.PRUNE_DRAWS, args.seed)
+        finally:
+            sh.walk.route_accuracies = real  # type: ignore
+
+    w2, c2, p0 = timed(prune_before)
+    w3, c3, p1 = timed(lambda: sh.pruning_curve(m, x, y, sh.PRUNE_DRAWS, args.seed))
+    print(f"pruning curve: one accuracy() per route {c2:.1f} s CPU, one walk {c3:.1f} s CPU: x{c2 / c3:.2f}; "
+          f"identical: {p0 == p1}; {load()}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
