@@ -1,14 +1,13 @@
 """Rendered truth: every Plotly chart on every page's default view draws marks in Chromium, not only axes.
 
 Runs on the session's one server (tests/conftest.py: quick mode, the store shared with the AppTests and with
-tests/test_browser.py, which visits the same views first). The pages come from app/shell.py, read when the tests
-are collected, so a page registered there is covered without touching this file; a second test checks that the
-running app's navigation lists no page beyond them. One screenshot per chart goes to artifacts/charts/.
+tests/test_browser.py, which visits the same views first). The pages come from the catalog (lab/catalog, one
+descriptor per experiment), which is what app/shell.py registers, so a new experiment is covered without touching
+this file; a second test checks that the running app's navigation lists no page beyond them. One screenshot per chart goes to artifacts/charts/.
 """
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
@@ -37,15 +36,12 @@ DESKTOP = {"width": 1440, "height": 900}
 
 
 def registered_pages() -> list[tuple[str, str]]:
-    """(title, url path) of every `st.Page(...)` in app/shell.py; the default page has the path ""."""
-    pages = []
-    for node in ast.walk(ast.parse((ROOT / "app" / "shell.py").read_text())):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page":
-            kw = {k.arg: k.value for k in node.keywords}
-            title = kw["title"].value if isinstance(kw.get("title"), ast.Constant) else "?"
-            path = kw["url_path"].value if isinstance(kw.get("url_path"), ast.Constant) else ""
-            pages.append((title, path))
-    assert len(pages) >= 7, f"app/shell.py registers its pages in a way this test cannot read: {pages}"
+    """(title, url path) of every page app/shell.py registers: Home (path "") and one per experiment's descriptor
+    (lab/catalog), which is where the shell reads them from."""
+    from lab.catalog import descriptors
+
+    pages = [("Home", "")] + [(d.title, d.name) for d in descriptors().values()]
+    assert len(pages) >= 8, pages
     return pages
 
 
@@ -56,7 +52,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "untitled"
 
 
-def test_the_navigation_lists_no_page_beyond_shell_py_and_home_lists_every_experiment(lab_url, page):
+def test_the_navigation_lists_no_page_beyond_the_catalog_and_home_lists_every_experiment(lab_url, page):
     page.goto(lab_url, timeout=180_000)
     wait_idle(page)
     hrefs = page.locator("[data-testid='stSidebarNav'] a").evaluate_all("els => els.map(e => e.href)")
