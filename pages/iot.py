@@ -91,7 +91,7 @@ with page.results():
     pending.show()
     page.show(metrics_of(tr, obs, page.settings()), metrics_of(ptr, pobs, pin) if pcfg else None, main_figure,
               (tr, obs), (ptr, pobs) if pcfg else None, key="accuracy")
-    page.reproduce(iot.run, cfg)
+    page.reproduce(iot.run, cfg, figs.accuracy_of_run)
 
 if tr is not None:
     left, right = st.columns(2)

@@ -107,7 +107,7 @@ with page.results():
             st.caption(f"At r = {keep}: the diamond is a model of {keep} blocks trained from scratch with the same "
                        f"recipe and epochs, the square the p = 0 model's every other blocks distilled into {keep} "
                        "blocks. Compare them with the lines' points at r.")
-        page.reproduce(layerdrop.run, cfg)
+        page.reproduce(layerdrop.run, cfg, figs.versus_p_of_run)
 
 if abs(p - p_star) < 0.025:
     advice = f"You trained at **p = {p:g}**, the rule's choice for keeping {keep} of {n} blocks."

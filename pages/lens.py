@@ -71,6 +71,7 @@ with page.results():
     pcfg = page.config(described.config_of, pin) if pin else None
     pr = jobs.run("Training or loading the pinned setting's model", lens.run, pcfg) if pcfg else None
     page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None, main_figure, r, pr, key="lens")
+    page.reproduce(lens.run, cfg, figs.lens_curve)
     st.caption("Each point reads the hidden state after one slot through the model's own head (the logit lens; "
                "dashed: the tuned lens, one affine map per slot first). The last point is the model itself."
                + (f" Vermillion: the same frozen model with {figs.change_name(r)} (route {r['change']['route']})."

@@ -140,7 +140,7 @@ with page.results():
         pr = pieces(pbase, pcfg, "pinned") if pbase is not None else None
     page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None, main_figure,
               [r] if pr else [seq, shuf], [pr] if pr else None, key="orders")
-    page.reproduce(shuffle.run, cfg)
+    page.reproduce(shuffle.run, cfg, figs.orders_of_run)
     if r["all_orders"]:
         a = r["all_orders"]
         st.markdown(f"**All {a['n']} orders** of the {name} model: mean {pct(a['mean'])}, worst {pct(a['min'])}, "
