@@ -154,9 +154,11 @@ PAGES: dict[str, tuple[Question, ...]] = {
           UNSURE_OPTION),
     ),
     "iot": (
-        q("iot.default", "", "IOT lets a small predictor choose, for each input, one of 4 block orders of the residual "
-          "MLP, trained with shared weights. Does IOT beat the best model trained in one fixed order?",
-          "iot_beats_baselines", ("Yes: IOT is clearly better", HOLDS), ("No: not better", FAILS), UNSURE_OPTION),
+        q("iot.default", "", "The residual MLP is trained 4 times, each time with its blocks in another fixed order, "
+          "and the 4 models score about the same. If every input could use whichever of the 4 suits it best, would "
+          "that beat the best single order by at least a point?", "inputs_prefer_orders",
+          ("Yes: inputs prefer different orders", HOLDS), ("No: the best single order is as good", FAILS),
+          UNSURE_OPTION),
         q("iot.collapse", "collapse", "Train IOT again with the exploration term switched off: does the predictor's "
           "choice collapse onto one order (at least 90 % of the inputs)?", "collapse_without_exploration",
           ("Yes: it collapses onto one order", HOLDS), ("No: inputs still spread over the orders", FAILS),
