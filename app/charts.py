@@ -114,7 +114,7 @@ def caption(fig: go.Figure, what: str = "", data: Optional[pd.DataFrame] = None)
             lo, hi = min(vals), max(vals)
             parts.append(f"{name}: {len(vals)} values" + (f", {_fmt(lo)} to {_fmt(hi)}" if lo != hi else
                                                            f", {_fmt(lo)}"))
-    head = f"{title}. " if title else ""
+    head = (title if title.endswith((".", "?", "!", ":")) else f"{title}.") + " " if title else ""
     return head + ("; ".join(parts) + "." if parts else "No values drawn yet.")
 
 

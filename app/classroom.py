@@ -47,7 +47,8 @@ PRESENT_HEIGHT = 400  # the main figure in presentation mode: with the controls 
 _HIDDEN = "layerlab_hidden"  # the container of controls that exist (their values, their links) but are not shown
 
 # On a phone the presets are a compact grid of two per row without their readiness lines (the help says it), so
-# the question and the results come after one screen, not after five stacked buttons.
+# the question and the results come after one screen, not after five stacked buttons; the metric cards are two per
+# row too (stacked one per row they took a screen before the first figure).
 _CSS_ALWAYS = f"""
 <style>
 .st-key-{_HIDDEN} {{display: none;}}
@@ -57,6 +58,11 @@ _CSS_ALWAYS = f"""
     width: 45% !important;}}
   .st-key-layerlab_toolbar [data-testid="stCaptionContainer"] {{display: none;}}
   .st-key-layerlab_toolbar button p {{font-size: 0.85rem;}}
+  [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"]) {{
+    flex-flow: row wrap !important; gap: 0.4rem 0.8rem;}}
+  [data-testid="stColumn"]:has([data-testid="stMetric"]) {{flex: 1 1 45% !important; min-width: 45% !important;
+    width: 45% !important;}}
+  [data-testid="stMetricValue"] {{font-size: 1.6rem;}}
 }}
 </style>
 """

@@ -197,3 +197,9 @@ def sweep(sw: dict[str, Any], height: int = 480) -> go.Figure:
     fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.2, "xanchor": "left", "x": 0},
                       margin={"t": 60, "b": 150})
     return fig
+
+
+def accuracy_of_run(r: dict[str, Any], height: int = 460) -> go.Figure:
+    """The page's main figure from `iot.run`'s result (a notebook's): the joined result carries both the IOT training
+    and the orders trained alone."""
+    return accuracy(r, r if r.get("fixed_acc") is not None else None, TITLE_ACCURACY, height)

@@ -141,3 +141,11 @@ def block_slot(runs: list[dict[str, Any]], height: int = 460) -> go.Figure:
     theme.layout(fig, "Where each block works best: held-out accuracy with block b in slot s", height=height)
     fig.update_layout(margin={"t": 90})
     return fig
+
+
+def orders_of_run(r: dict[str, Any], height: int = 420) -> go.Figure:
+    """The page's main figure from `shuffle.run`'s result (a notebook's): the sequential model's panel, then the
+    other one, as the page draws them."""
+    other = "sequential" if r["mode"] != "sequential" else "shuffle"
+    b = r["comparison"][other]
+    return order_distribution([r, b] if r["mode"] == "sequential" else [b, r], height=height)

@@ -41,8 +41,9 @@ MODE_COLOURS = {"sequential": CATEGORICAL[0], "shuffle": CATEGORICAL[1], "positi
                 "predict": CATEGORICAL[3]}
 # Operations on a trained model's blocks (the Rearrange page): a categorical set too, not "cut" or "recovered".
 OPERATION_COLOURS = {"skip": CATEGORICAL[0], "swap": CATEGORICAL[1], "repeat": CATEGORICAL[2]}
-# Ten labels (slots, blocks, digits) in a 2-D view: a labelling, not a meaning; Tol's muted ten.
-LABEL_COLOURS = ("#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255", "#AA4499",
+# Ten labels (slots, blocks, digits) in a 2-D view: a labelling, not a meaning; Tol's muted ten, with its pale
+# sand (#DDCC77) made amber (Tol's high-contrast yellow): pale yellow points vanish on a projector's white.
+LABEL_COLOURS = ("#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDAA33", "#CC6677", "#882255", "#AA4499",
                  "#444444")
 
 # Candidate layer orders (the IOT page): order 0 is the trained order, so it takes that meaning's black; the

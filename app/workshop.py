@@ -238,8 +238,8 @@ def _set(state: dict[str, Any], key: str, value: Any) -> None:
 def _verdict_box(q: lab_questions.Question, ans: lab_questions.Answer, chosen: Optional[int]) -> None:
     """What happened (the claim's detail and verdict) and whether the prediction matched."""
     if ans.claim is None:
-        st.info("This run has no verdict for this question (its claim is missing from the result): look at the "
-                "numbers below and decide.")
+        st.info("This run has no verdict for this question yet: its claim is not in the result (still being "
+                "computed, see the progress bars, or not tested by this setting). Look at the numbers below.")
         return
     c = ans.claim
     lines = [f"**What happened:** {md(c.get('detail', ''))}",

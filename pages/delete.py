@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import claims_view, classroom, controls, jobs, text
+from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_delete as figs
 from app.text import pct
 from lab.catalog import delete as described
@@ -70,16 +70,16 @@ with page.results():
 st.markdown(f"**Deleted blocks:** {r['dropped'] or 'none'} · **route that runs:** {r['route']}")
 
 if recovery != "none" and k > 0:
-    st.plotly_chart(figs.recovery_curve(r), theme=None, key="fig_recovery")
+    charts.show(figs.recovery_curve(r), "fig_recovery")
 else:  # empty figures are not drawn
     st.info("Recovery is off, so there is no recovery curve: choose **ce** or **kd** to retrain the cut network.")
-st.plotly_chart(figs.selections(r), theme=None, key="fig_selections")
+charts.show(figs.selections(r), "fig_selections")
 
 sweep = jobs.run("Deleting 0 to 7 blocks of both architectures", delete.sweep, delete.SweepConfig.of(cfg))
 if sweep is not None:
     left, right = st.columns(2)
-    left.plotly_chart(figs.single_block(sweep), theme=None, key="fig_single")
-    right.plotly_chart(figs.versus_k(sweep), theme=None, key="fig_vs_k")
+    charts.show(figs.single_block(sweep), "fig_single", left)
+    charts.show(figs.versus_k(sweep), "fig_vs_k", right)
 
 st.download_button("Download this run's numbers (JSON)", text.as_json({"run": r, "sweep": sweep}),
                    file_name=f"layerlab-delete-{arch}-k{k}-{select}-{recovery}-{steps}-seed{seed}.json",

@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import claims_view, classroom, controls, jobs, text
+from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_iot as figs
 from app.text import pct
 from lab.catalog import iot as described
@@ -89,20 +89,22 @@ with page.results():
     ptr = pending.get("IOT training of the pinned setting", iot.training, pcfg) if pcfg else None
     pobs = pending.get("The pinned setting's orders trained alone", iot.observe, pcfg.observe_cfg) if pcfg else None
     pending.show()
+    if tr is not None and obs is not None:  # the workshop question reads the joined run's claims
+        page.about(iot.join(cfg, obs, tr, twin))
     page.show(metrics_of(tr, obs, page.settings()), metrics_of(ptr, pobs, pin) if pcfg else None, main_figure,
               (tr, obs), (ptr, pobs) if pcfg else None, key="accuracy")
-    page.reproduce(iot.run, cfg)
+    page.reproduce(iot.run, cfg, figs.accuracy_of_run)
 
 if tr is not None:
     left, right = st.columns(2)
-    left.plotly_chart(figs.class_choices(tr), theme=None, key="fig_classes")
-    right.plotly_chart(figs.confusion(tr), theme=None, key="fig_confusion")
+    charts.show(figs.class_choices(tr), "fig_classes", left)
+    charts.show(figs.confusion(tr), "fig_confusion", right)
     st.markdown("**Candidate orders:** " + " · ".join(f"order {j}: `{o}`" for j, o in enumerate(tr["orders"]))
                 + ("  \nThe paper's space: one sub-layer order for every block, which a block of two sub-layers "
                    "(attention, MLP) reduces to these 2 orders." if space == "shared" else "")
                 + ("  \n(A = attention first, M = MLP first, one letter per block)" if space != "blocks" else ""))
 if on is not None and off is not None:
-    st.plotly_chart(figs.collapse(on, off), theme=None, key="fig_collapse")
+    charts.show(figs.collapse(on, off), "fig_collapse")
 else:
     st.caption("The collapse figure (exploration on against off) appears when both trainings have finished.")
 
@@ -119,7 +121,7 @@ if st.toggle(f"Accuracy against M (trains M = {', '.join(map(str, sw_ms))} for t
             st.stop()
         sw_runs.append(iot.join(c, o, t_))
     sweep_result = iot.sweep_of(cfg, sw_runs)
-    st.plotly_chart(figs.sweep(sweep_result), theme=None, key="fig_sweep")
+    charts.show(figs.sweep(sweep_result), "fig_sweep")
     st.caption("M = 1 is the sequential model itself (IOT training with one order is the ordinary loop). Look at how "
                "far the oracle line pulls away from the best single order as M grows, and how much of that the IOT "
                "line follows.")

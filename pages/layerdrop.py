@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import claims_view, classroom, controls, jobs, text
+from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_layerdrop as figs
 from app.text import pct, pts
 from lab import claims as lab_claims
@@ -107,7 +107,7 @@ with page.results():
             st.caption(f"At r = {keep}: the diamond is a model of {keep} blocks trained from scratch with the same "
                        f"recipe and epochs, the square the p = 0 model's every other blocks distilled into {keep} "
                        "blocks. Compare them with the lines' points at r.")
-        page.reproduce(layerdrop.run, cfg)
+        page.reproduce(layerdrop.run, cfg, figs.versus_p_of_run)
 
 if abs(p - p_star) < 0.025:
     advice = f"You trained at **p = {p:g}**, the rule's choice for keeping {keep} of {n} blocks."
@@ -128,8 +128,8 @@ if abs(target - p) > 1e-9:
 if profiles is not None:
     mine = next(q for q in profiles if abs(q["config"]["p"] - p) < 1e-9)
     left, right = st.columns(2)
-    left.plotly_chart(figs.strategies(mine, keep), theme=None, key="fig_strategies")
-    right.plotly_chart(figs.p_star(profiles, p, keep, strategy), theme=None, key="fig_pstar")
+    charts.show(figs.strategies(mine, keep), "fig_strategies", left)
+    charts.show(figs.p_star(profiles, p, keep, strategy), "fig_pstar", right)
     spread = max(rows[keep]["test_acc"] for rows in mine["strategies"].values()) - min(
         rows[keep]["test_acc"] for rows in mine["strategies"].values())
     if spread < 0.01:
@@ -138,7 +138,7 @@ if profiles is not None:
     st.caption("Right: the black line is the rule p* = 1 − r/N; horizontal lines are the rates trained here; "
                "a star marks the trained rate that kept the most accuracy at that depth.")
 if "recovered_acc" in r:
-    st.plotly_chart(figs.recovery_curve(r), theme=None, key="fig_recovery")
+    charts.show(figs.recovery_curve(r), "fig_recovery")
 
 st.download_button("Download this run's numbers (JSON)", text.as_json({"run": r, "profiles": profiles}),
                    file_name=f"layerlab-layerdrop-{model}-p{p:g}-r{keep}-{strategy}-{recovery}-seed{seed}.json",

@@ -4,7 +4,7 @@ import json
 
 import streamlit as st
 
-from app import claims_view, classroom, controls, jobs, text
+from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_lens as figs
 from app.text import pct, pts
 from lab.catalog import lens as described
@@ -71,27 +71,28 @@ with page.results():
     pcfg = page.config(described.config_of, pin) if pin else None
     pr = jobs.run("Training or loading the pinned setting's model", lens.run, pcfg) if pcfg else None
     page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None, main_figure, r, pr, key="lens")
+    page.reproduce(lens.run, cfg, figs.lens_curve)
     st.caption("Each point reads the hidden state after one slot through the model's own head (the logit lens; "
                "dashed: the tuned lens, one affine map per slot first). The last point is the model itself."
                + (f" Vermillion: the same frozen model with {figs.change_name(r)} (route {r['change']['route']})."
                   if r.get("change") else ""))
 
-st.plotly_chart(figs.confidence(r), theme=None, key="fig_confidence")
+charts.show(figs.confidence(r), "fig_confidence")
 st.caption("Left: how spread out the lens's prediction is (0 = certain; the largest possible is ln of the number "
            "of classes). Right: how far it is from the model's final prediction; 0 at the last slot by definition.")
-st.plotly_chart(figs.commitment(r), theme=None, key="fig_commit")
+charts.show(figs.commitment(r), "fig_commit")
 ex = figs.examples(r)
 if ex is not None:
-    st.plotly_chart(ex, theme=None, key="fig_examples")
+    charts.show(ex, "fig_examples")
     st.caption("Each digit is labelled true digit → the model's answer, and how many blocks run before the lens's "
                "answer stays that answer (a wrong final answer settles too). Ties are broken by the order of the "
                "held-out set.")
 else:
     st.caption("The MLPs read 12 synthetic features, not images: their per-class commitment is on the right above.")
-st.plotly_chart(figs.influence(r), theme=None, key="fig_influence")
+charts.show(figs.influence(r), "fig_influence")
 st.caption("ShortGPT's block influence, 1 − cos(block input, block output), beside the held-out accuracy really "
            "lost when that one block is skipped (no retraining); on the right, one against the other.")
-st.plotly_chart(figs.triangle(r), theme=None, key="fig_triangle")
+charts.show(figs.triangle(r), "fig_triangle")
 st.caption("Gromov et al.'s picture: the angular distance between the state after l blocks and n blocks later; a small "
            "value in row n says those n blocks change the stream little, so they are the candidates to drop.")
 

@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import claims_view, classroom, controls, jobs, text
+from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_rearrange as figs
 from app.text import pct, pts
 from lab.catalog import rearrange as described
@@ -102,23 +102,23 @@ comparison = jobs.run("Training or loading the other models for comparison", rea
 profiles = comparison["profiles"] if comparison is not None else None
 if profiles is not None:
     mine = profiles[model]
-    st.plotly_chart(figs.operations(profiles, model), theme=None, key="fig_ops")
+    charts.show(figs.operations(profiles, model), "fig_ops")
     st.caption("Bars show the share of each model's own trained accuracy that the operation keeps (hover for the "
                "accuracy and the cost); the dotted lines are chance as a share of each model's trained accuracy. "
                "Block operations are averaged over every middle block; the first and last blocks stay in place; "
                "loop and parallel-loop run twice here (the loop slider moves only the chosen operation).")
-    st.plotly_chart(figs.per_block(mine), theme=None, key="fig_per_block")
-    st.plotly_chart(figs.spans(profiles), theme=None, key="fig_spans")
+    charts.show(figs.per_block(mine), "fig_per_block")
+    charts.show(figs.spans(profiles), "fig_spans")
     st.caption("Each point: the mean accuracy over every window of that many consecutive middle blocks (a span of "
                "1 skips, repeats or parallelises a single block; the longest span is the whole middle). Repeating "
                "runs the window's first block in each of its slots; compare it with skipping the same window.")
-    st.plotly_chart(figs.loops(mine), theme=None, key="fig_loops")
+    charts.show(figs.loops(mine), "fig_loops")
     st.caption(f"Parallel-loop on the chosen model: the window run in parallel (mean of updates) K = 1 to "
                f"{rearrange.MAX_LOOPS} times, each line a span (averaged over its windows); the star marks each "
                "span's best K. Sun et al. report that the best K grows with the number of layers run in parallel.")
     left, right = st.columns(2)
-    left.plotly_chart(figs.similarity(mine, "cosine"), theme=None, key="fig_cos")
-    right.plotly_chart(figs.similarity(mine, "cka"), theme=None, key="fig_cka")
+    charts.show(figs.similarity(mine, "cosine"), "fig_cos", left)
+    charts.show(figs.similarity(mine, "cka"), "fig_cka", right)
     sim = mine["similarity"]
     st.caption(f"The hidden state after the stem and after each block of the trained order, on "
                f"{sim.get('inputs', '?')} held-out inputs ({sim.get('features', '?')} features each). Left: mean "

@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import claims_view, classroom, controls, jobs, text
+from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_reinit as figs
 from app.text import pct
 from lab import claims as lab_claims
@@ -94,9 +94,8 @@ with page.results():
     res = results[model]
     column = reinit.RERAND if op == "rerand" else f"t={checkpoint}"
 
-    st.plotly_chart(figs.heatmaps(results, focus=(model, layer, column),
-                                  height=classroom.PRESENT_HEIGHT if page.present else 520),
-                    theme=None, key="fig_heatmaps")
+    charts.show(figs.heatmaps(results, focus=(model, layer, column),
+                              height=classroom.PRESENT_HEIGHT if page.present else 520), "fig_heatmaps")
     st.caption("Each cell: held-out accuracy after changing that one layer, every other layer as trained (b3 = "
                "blocks.3). Column *re-randomise* is a fresh draw; column *t = e* puts the layer back to its weights "
                "after epoch e. The outlined cell is the one in focus below.")
@@ -114,7 +113,7 @@ with page.results():
                                                              height), f, pf, key="per_class")
         page.reproduce(reinit.focus, fcfg, figs.per_class)
         if recovery != "none":
-            st.plotly_chart(figs.recovery_curve(f), theme=None, key="fig_recovery")
+            charts.show(figs.recovery_curve(f), "fig_recovery")
         else:  # empty figures are not drawn
             st.info("Recovery is off: choose fine-tune or distil to see how many steps bring the network back.")
 
@@ -122,7 +121,7 @@ with page.results():
     g = jobs.run("Changing the group of layers", reinit.group, gcfg) if gcfg else None
     st.markdown("#### Layers changed together")
     if g is not None:
-        st.plotly_chart(figs.group_bars(g), theme=None, key="fig_group")
+        charts.show(figs.group_bars(g), "fig_group")
         st.caption(f"Left: the accuracy each of {', '.join(g['layers'])} costs alone, stacked; right: what they cost "
                    f"changed together ({pct(g['group_acc'])} held-out). Compare the two heights.")
     elif not gcfg:
@@ -137,7 +136,7 @@ with page.results():
         if all(m is not None for m in wmaps):
             w = reinit.width_sweep(model, seed)  # every map is stored now: reads only
             st.markdown("#### Width")
-            st.plotly_chart(figs.width_heatmap(w), theme=None, key="fig_width")
+            charts.show(figs.width_heatmap(w), "fig_width")
             trained = ", ".join(f"width {x}: {pct(a)}" for x, a in zip(w["widths"], w["base_acc"], strict=True))
             st.caption("Each column is its own trained model; a cell is the share of that model's above-chance "
                        "accuracy it keeps with this one layer re-initialised to t = 0. The top layers are the upper "
@@ -147,8 +146,8 @@ norm = st.radio("Distance from initialisation", ("rel2", "inf"), horizontal=True
                 format_func={"rel2": "relative 2-norm", "inf": "inf-norm (largest single change)"}.get,
                 help="||θ_T − θ_0||₂ / ||θ_0||₂ over all of the layer's weights and biases, or max |θ_T − θ_0|.")
 left, right = st.columns(2)
-left.plotly_chart(figs.distance_vs_damage(results, norm), theme=None, key="fig_scatter")
-right.plotly_chart(figs.distance_bars(results, norm), theme=None, key="fig_distance")
+charts.show(figs.distance_vs_damage(results, norm), "fig_scatter", left)
+charts.show(figs.distance_bars(results, norm), "fig_distance", right)
 
 st.download_button("Download this run's numbers (JSON)",
                    text.as_json({"maps": results, "focus": f, "group": g, "widths": w}),

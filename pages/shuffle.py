@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app import claims_view, classroom, controls, jobs, text
+from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_shuffle as figs
 from app.text import pct
 from lab.catalog import shuffle as described
@@ -131,6 +131,15 @@ with page.results():
                           shuffle.probe_and_view, replace(mine, mode="shuffle"))
         runs["shuffle"] = {"mode": "shuffle", "probe": spv and spv["probe"]}
     both = lambda key: r[key] is not None and b[key] is not None  # noqa: E731
+    complete = (both("random_orders") and both("pruning") and both("probe")
+                and all(runs[m].get("probe") is not None for m in shuffle.claim_modes(mode))
+                and (not shuffle.walks_all_orders(depth) or both("all_orders")))  # the block x slot claim reads it
+    # The workshop question reads this view's claims, once every piece they rest on is in (none before: a claim of
+    # half the pieces could say "cannot tell" where the whole run decides); meanwhile the page keeps polling.
+    page.about({"claims": shuffle.claims(runs, mode)} if complete else None)
+    polled = page.workshop.active and not complete
+    if polled:
+        pending.show()
     pin = page.pinned()
     pcfg = page.config(lambda v: shuffle.ShuffleConfig(mode=v["mode"], depth=v["depth"], orders=v["orders"],
                                                        seed=v["seed"]), pin) if pin else None
@@ -140,18 +149,19 @@ with page.results():
         pr = pieces(pbase, pcfg, "pinned") if pbase is not None else None
     page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None, main_figure,
               [r] if pr else [seq, shuf], [pr] if pr else None, key="orders")
-    page.reproduce(shuffle.run, cfg)
+    page.reproduce(shuffle.run, cfg, figs.orders_of_run)
     if r["all_orders"]:
         a = r["all_orders"]
         st.markdown(f"**All {a['n']} orders** of the {name} model: mean {pct(a['mean'])}, worst {pct(a['min'])}, "
                     f"best {pct(a['max'])} · reversed order {pct(r['reversed_acc'])} · trained in "
                     f"{r['train_seconds']:.0f} s")
-    pending.show()
+    if not polled:
+        pending.show()
 
 if both("pruning"):
-    st.plotly_chart(figs.pruning([seq, shuf], removed), theme=None, key="fig_pruning")
+    charts.show(figs.pruning([seq, shuf], removed), "fig_pruning")
 if both("all_orders"):
-    st.plotly_chart(figs.block_slot([seq, shuf]), theme=None, key="fig_block_slot")
+    charts.show(figs.block_slot([seq, shuf]), "fig_block_slot")
     st.caption(f"Each cell averages the {seq['all_orders']['block_slot']['count']} orders that run that block in "
                "that slot (read from the table of all orders). Look along a row: does a block's accuracy change "
                "with the slot it runs in, and is that different for the two models?")
@@ -169,13 +179,11 @@ def embedding_view() -> None:
         st.rerun()
     if fut.done() and fut.exception() is None:
         u = fut.result()
-        st.plotly_chart(figs.embedding(u["umap"], u[colour_by], colour_by, "UMAP", hover=u), theme=None,
-                        key="fig_umap")
+        charts.show(figs.embedding(u["umap"], u[colour_by], colour_by, "UMAP", hover=u), "fig_umap")
         st.caption(f"UMAP of {len(u['umap'])} points ({shuffle.VIEW_ORDERS} random orders x {depth} slots x "
                    f"{shuffle.VIEW_INPUTS} held-out digits); embedded in {u['seconds']:.1f} s.")
         return
-    st.plotly_chart(figs.embedding(view["pca"], view[colour_by], colour_by, "PCA", hover=view), theme=None,
-                    key="fig_pca")
+    charts.show(figs.embedding(view["pca"], view[colour_by], colour_by, "PCA", hover=view), "fig_pca")
     if fut.done():
         st.warning("The UMAP view could not be computed; the PCA view stands in for it.")
     else:
@@ -197,10 +205,7 @@ if st.toggle("Compare the slot probe across all four training modes", key="all_m
                 probes[m] = {"mode": m, **res}
     probes = {m: probes[m] for m in shuffle.MODES if m in probes}
 if probes:  # empty figures are not drawn
-    st.plotly_chart(figs.probe_bars(probes), theme=None, key="fig_probe")
-complete = (both("random_orders") and both("pruning") and both("probe")
-            and all(runs[m].get("probe") is not None for m in shuffle.claim_modes(mode))
-            and (not shuffle.walks_all_orders(depth) or both("all_orders")))  # the block x slot claim reads it
+    charts.show(figs.probe_bars(probes), "fig_probe")
 if complete:
     st.download_button("Download this run's numbers (JSON)",
                        text.as_json({"run": r, "comparison": b, "claims": shuffle.claims(runs, mode),

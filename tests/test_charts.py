@@ -56,3 +56,16 @@ def test_a_shared_figure_is_cued_on_a_copy_made_once():
     assert fig.to_dict() == before and cued is not fig  # the shared figure is unchanged
     assert cued.to_dict()["data"][1]["line"]["dash"] == charts.DASHES[1]
     assert charts.prepare(fig)[0] is cued and len(data) == 4 and "a: 2 values" in text
+
+
+def test_the_caption_adds_no_full_stop_after_a_question():
+    assert charts.caption(figures_delete.per_class(_result())).startswith("Which classes suffer? original: ")
+    assert charts.caption(go.Figure(go.Bar(x=[1], y=[2], name="a")), "Votes").startswith("Votes. a: 1 values")
+
+
+def test_every_page_chart_goes_through_charts_show():
+    from pathlib import Path
+
+    pages = Path(__file__).resolve().parents[1] / "pages"
+    direct = [p.name for p in pages.glob("*.py") if "plotly_chart(" in p.read_text()]
+    assert not direct, f"charts drawn without caption and data table: {direct}"

@@ -89,3 +89,19 @@ def test_the_notebook_is_valid_and_says_its_setting():
     src = "\n".join(c.source for c in nb.cells)
     assert "DeleteConfig(arch='plain', k=1, select='greedy', recovery='kd', steps=100, seed=3" in src
     assert os.path.basename(__file__)  # (keeps the import list honest)
+
+
+def test_the_reinit_focus_command_prints_the_focus_numbers(quick):
+    from lab.experiments import reinit
+
+    fc = reinit.FocusConfig(model="plain", layer="blocks.0", op="rerand", recovery="ce", steps=20, depth=3, width=16,
+                            epochs=2, seed=1)
+    cmd = reproduce.command(fc)
+    assert cmd.startswith("LAYERLAB_QUICK=1 python -m lab reinit --model plain --seed 1 --depth 3 --width 16 ")
+    assert "--layer blocks.0 --op rerand --checkpoint 0 --recovery ce --steps 20" in cmd
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([*shlex.split(cmd)[4:], "--json"]) == 0
+    printed, expected = json.loads(out.getvalue())["focus"], reinit.focus(fc)
+    assert {k: printed[k] for k in ("cut_acc", "recovered_acc")} == {k: expected[k] for k in ("cut_acc",
+                                                                                            "recovered_acc")}

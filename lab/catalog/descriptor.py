@@ -134,6 +134,9 @@ class Descriptor:
     cli_summary: Callable[[Any], str]  # the CLI's text answer (without --json)
     cli_answer: Optional[Callable[[Any, argparse.Namespace], Any]] = None  # default: run(cfg) with a text progress
     cli_extra: Optional[Callable[[argparse.ArgumentParser], None]] = None  # flags beyond the config's fields
+    # Other configs the subcommand answers too, each with the subcommand's own config of it: its fields beyond that
+    # config's are flags of `cli_extra` under the same names (lab/classroom/reproduce.py writes the command of one).
+    cli_views: Mapping[type, Callable[[Any], Any]] = field(default_factory=dict)
     demo: tuple[str, ...] = ()  # the controls presentation mode shows above the figure
     table: Optional[Table] = None
     tensor_kinds: Mapping[str, str] = field(default_factory=dict)  # store kinds kept as tensors (packs)

@@ -201,7 +201,8 @@ DESCRIPTOR = Descriptor(
   which layers are critical and which are robust, for plain and residual MLPs and the ViT.""",
     config=ReinitConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=focus_config, run=reinit.run,
     cli_help="re-initialise or re-randomise each layer of a trained model", cli_summary=summary, cli_answer=answer,
-    cli_extra=focus_flags, demo=("model", "layer", "op", "recovery"), page_controls=ReinitPage,
+    cli_extra=focus_flags, cli_views={FocusConfig: lambda fc: fc.base},  # the page's focus: --layer, --op, ...
+    demo=("model", "layer", "op", "recovery"), page_controls=ReinitPage,
     table=Table("robustness maps of the plain MLP, residual MLP and ViT", (
         Axis("seed", "the seed of the models", int, 0),
         Axis("models", "the models to map", str, list(MODELS), choices=MODELS, nargs="+"),

@@ -14,7 +14,7 @@ import dataclasses
 import json
 import shlex
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from lab.experiment import field_type
 from lab.runtime import quick
@@ -22,29 +22,39 @@ from lab.runtime import quick
 REPO = Path(__file__).resolve().parents[2]
 
 
-def subcommand(config_class: type) -> Optional[str]:
-    """The `python -m lab` subcommand whose flags are `config_class`'s fields, or None."""
+def _command_of(config_class: type) -> Optional[tuple[str, Optional[Callable[[Any], Any]]]]:
+    """The `python -m lab` subcommand that answers `config_class`, with None when its flags are that class's fields,
+    or with the function giving the subcommand's own config of one (a view it answers through extra flags)."""
     from lab.cli import build_parser
 
     parser = build_parser()
     for action in parser._subparsers._group_actions:  # noqa: SLF001 - argparse has no public walk of subcommands
         for name, sub in action.choices.items():
             if sub.get_default("config_class") is config_class:
-                return name
+                return name, None
+            views = sub.get_default("config_views") or {}
+            if config_class in views:
+                return name, views[config_class]
     return None
+
+
+def subcommand(config_class: type) -> Optional[str]:
+    """The `python -m lab` subcommand whose flags give a `config_class` (its own fields, or a view's), or None."""
+    found = _command_of(config_class)
+    return found[0] if found else None
 
 
 def _flag_value(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
-def cli_args(cfg: Any) -> list[str]:
-    """The flags that give `cfg` (every CLI field, in the config's order); ValueError when a field that differs
-    from its default has no flag (the command could not say it)."""
+def cli_args(cfg: Any, skip: Sequence[str] = ()) -> list[str]:
+    """The flags that give `cfg` (every CLI field not in `skip`, in the config's order); ValueError when a field
+    that differs from its default has no flag (the command could not say it)."""
     args: list[str] = []
     for f in dataclasses.fields(cfg):
         value, m = getattr(cfg, f.name), f.metadata
-        if not m:
+        if not m or f.name in skip:
             continue
         if not m.get("cli", True):
             if value != f.default:
@@ -60,11 +70,17 @@ def cli_args(cfg: Any) -> list[str]:
 
 def command(cfg: Any) -> Optional[str]:
     """The shell command that prints this config's numbers (None when no subcommand takes this config)."""
-    name = subcommand(type(cfg))
-    if name is None:
+    found = _command_of(type(cfg))
+    if found is None:
         return None
+    name, own = found
+    if own is None:
+        args = cli_args(cfg)
+    else:  # a view: the subcommand's config, then the view's other fields as the extra flags of the same names
+        base = own(cfg)
+        args = cli_args(base) + cli_args(cfg, skip=[f.name for f in dataclasses.fields(base)])
     env = "LAYERLAB_QUICK=1 " if quick.quick() else ""
-    return env + shlex.join(["python", "-m", "lab", name, *cli_args(cfg)])
+    return env + shlex.join(["python", "-m", "lab", name, *args])
 
 
 def _config_source(cfg: Any) -> str:
