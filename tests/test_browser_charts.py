@@ -3,7 +3,8 @@
 Runs on the session's one server (tests/conftest.py: quick mode, the store shared with the AppTests and with
 tests/test_browser.py, which visits the same views first). The pages come from the catalog (lab/catalog, one
 descriptor per experiment), which is what app/shell.py registers, so a new experiment is covered without touching
-this file; a second test checks that the running app's navigation lists no page beyond them. One screenshot per chart goes to artifacts/charts/.
+this file; a second test checks that the running app's navigation lists no page beyond them. One screenshot per
+chart goes to artifacts/charts/.
 """
 
 from __future__ import annotations
