@@ -134,8 +134,8 @@ with page.results():
     complete = (both("random_orders") and both("pruning") and both("probe")
                 and all(runs[m].get("probe") is not None for m in shuffle.claim_modes(mode))
                 and (not shuffle.walks_all_orders(depth) or both("all_orders")))  # the block x slot claim reads it
-    # The workshop question reads this view's claims, once every piece they rest on is in (none before: a claim of
-    # half the pieces could say "cannot tell" where the whole run decides); meanwhile the page keeps polling.
+    # The workshop question reads this view's claims, once every piece they rest on is in (none before: a claim
+    # computed from half the pieces could give another verdict than the whole run); meanwhile the page keeps polling.
     page.about({"claims": shuffle.claims(runs, mode)} if complete else None)
     polled = page.workshop.active and not complete
     if polled:

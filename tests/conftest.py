@@ -72,8 +72,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     _STATUS.append(int(exitstatus))
 
 
+@pytest.hookimpl(trylast=True)  # after every other plugin's (the terminal's last line is written there)
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _STATUS and os.environ.get("LAYERLAB_TEST_HARD_EXIT", "1") != "0":
+        tw = getattr(config.pluginmanager.get_plugin("terminalreporter"), "_tw", None)
+        if tw is not None:
+            tw.flush()  # the terminal's last line ("N passed in ...") is still in its buffer
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(_STATUS[-1])
