@@ -95,10 +95,19 @@ def table(fig: go.Figure) -> pd.DataFrame:
     return data
 
 
-def _fmt(v: Any) -> str:
+def _fmt(v: Any, pct: bool) -> str:
     if isinstance(v, float):
-        return f"{100 * v:.1f} %" if 0.0 <= v <= 1.0 else f"{v:.3g}"
+        return f"{100 * v:.1f} %" if pct else f"{v:.3g}"
     return str(v)
+
+
+def _percent(fig: go.Figure, vals: list[float]) -> bool:
+    """Whether a series' values are shares: its axis says so (a % tick format), or, with no tick format, every
+    value lies in [0, 1]. Decided per series, never per value (a PCA coordinate of 0.1 is not 10 %)."""
+    fmt = fig.layout.yaxis.tickformat if fig.layout.yaxis else None
+    if fmt:
+        return "%" in fmt
+    return all(0.0 <= v <= 1.0 for v in vals)
 
 
 def caption(fig: go.Figure, what: str = "", data: Optional[pd.DataFrame] = None) -> str:
@@ -112,8 +121,9 @@ def caption(fig: go.Figure, what: str = "", data: Optional[pd.DataFrame] = None)
             if not vals:
                 continue
             lo, hi = min(vals), max(vals)
-            parts.append(f"{name}: {len(vals)} values" + (f", {_fmt(lo)} to {_fmt(hi)}" if lo != hi else
-                                                           f", {_fmt(lo)}"))
+            pct = _percent(fig, vals)
+            parts.append(f"{name}: {len(vals)} values" + (f", {_fmt(lo, pct)} to {_fmt(hi, pct)}" if lo != hi else
+                                                           f", {_fmt(lo, pct)}"))
     head = (title if title.endswith((".", "?", "!", ":")) else f"{title}.") + " " if title else ""
     return head + ("; ".join(parts) + "." if parts else "No values drawn yet.")
 

@@ -69,3 +69,12 @@ def test_every_page_chart_goes_through_charts_show():
     pages = Path(__file__).resolve().parents[1] / "pages"
     direct = [p.name for p in pages.glob("*.py") if "plotly_chart(" in p.read_text()]
     assert not direct, f"charts drawn without caption and data table: {direct}"
+
+
+def test_a_caption_reads_shares_as_percent_per_series_never_per_value():
+    coords = go.Figure(go.Scatter(x=[0, 1, 2], y=[-0.08, 0.03, 0.108], name="slot 0"))  # PCA coordinates
+    assert "-0.08 to 0.108" in charts.caption(coords) and "%" not in charts.caption(coords)
+    acc = go.Figure(go.Bar(x=["a", "b"], y=[0.5, 0.925], name="acc"))
+    assert "50.0 % to 92.5 %" in charts.caption(acc)
+    acc.update_yaxes(tickformat=".2f")  # the axis says these are plain numbers
+    assert "0.5 to 0.925" in charts.caption(acc)
