@@ -100,22 +100,6 @@ def delta(a: float, b: float, suffix: str = "") -> dict[str, Any]:
     return {"delta": f"{d:+.1f} pts{suffix}" if d else f"±0.0 pts{suffix}", "delta_color": "normal" if d else "off"}
 
 
-def _flag(key: str) -> bool:
-    """A link flag: `key=1` on, absent off; anything else is reported and dropped."""
-    try:
-        values = st.query_params.get_all(key)
-    except Exception:  # noqa: BLE001 - no URL (bare mode)
-        return False
-    if not values:
-        return False
-    try:
-        return query.parse_choice(values, ("1",)) == "1"
-    except query.Rejected as why:
-        st.warning(f"The link's value `{key}={query.shown('&'.join(values))}` was ignored: {why}.")
-        del st.query_params[key]
-        return False
-
-
 def _set_flag(key: str, on: bool) -> None:
     if on:
         st.query_params[key] = "1"
@@ -140,8 +124,8 @@ class Page:
         # The page's name (its file in pages/, e.g. "delete"): its workshop questions (lab/classroom/questions.py) and
         # its downloads' names. By default the name of the file that builds the page.
         self.name = name or Path(sys._getframe(1).f_code.co_filename).stem
-        self.student = _flag(STUDENT)
-        self.present = _flag(PRESENT) or self.student
+        self.student = ws.link_flag(STUDENT)
+        self.present = ws.link_flag(PRESENT) or self.student
         self.workshop = ws.Workshop(self.name, self.presets, self.defaults, self.present)
         st.html(_CSS_ALWAYS + (_CSS_PRESENT if self.present else ""))
         self._toolbar = st.container(key="layerlab_toolbar")

@@ -68,7 +68,8 @@ def _link_values(key: str) -> list[str]:
         return []
 
 
-def _flag(key: str) -> bool:
+def link_flag(key: str) -> bool:
+    """A link flag: `key=1` on, absent off; anything else is reported and dropped."""
     values = _link_values(key)
     if not values:
         return False
@@ -109,7 +110,7 @@ class Workshop:
     def __init__(self, page: str, presets: Sequence[Preset], defaults: dict[str, Any], present: bool) -> None:
         self.page, self.presets, self.defaults, self.present = page, tuple(presets), dict(defaults), present
         self.questions = lab_questions.of(page)
-        self.on = _flag(WORKSHOP)
+        self.on = link_flag(WORKSHOP)
         self.code = _class_code()
         self.lecturer = present and self.code is not None
 

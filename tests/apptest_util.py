@@ -23,6 +23,19 @@ def open_page(page: str, timeout: float = 240) -> AppTest:
     return at
 
 
+def open_with_link(page: str, link: dict[str, str], timeout: float = 600) -> AppTest:
+    """Like `open_page`, with `link`'s query parameters set before the page runs (a pasted link)."""
+    os.environ["LAYERLAB_QUICK"] = "1"
+    at = AppTest.from_file(MAIN, default_timeout=timeout)
+    at.run()
+    for k, v in link.items():
+        at.query_params[k] = v
+    at.switch_page(str(ROOT / "pages" / f"{page}.py"))
+    at.run()
+    assert_clean(at)
+    return at
+
+
 def assert_clean(at: AppTest) -> None:
     """No exception and no error box on the page."""
     assert not at.exception, [e.value for e in at.exception]

@@ -1,26 +1,13 @@
 """AppTest: the classroom tools (app/classroom.py) on real pages: complete presets, pin and compare, presentation
 and student links, labelled select boxes whose links carry the short value."""
 
-import os
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from lab.catalog import get
 
-from .apptest_util import MAIN, ROOT, assert_clean, open_page, settle
-
-
-def _open_with_link(page: str, link: dict[str, str]) -> AppTest:
-    os.environ["LAYERLAB_QUICK"] = "1"
-    at = AppTest.from_file(MAIN, default_timeout=600)
-    at.run()
-    for k, v in link.items():
-        at.query_params[k] = v
-    at.switch_page(str(ROOT / "pages" / f"{page}.py"))
-    at.run()
-    assert_clean(at)
-    return at
+from .apptest_util import assert_clean, open_page, open_with_link, settle
 
 
 def _settings_of(at: AppTest, keys) -> dict:
@@ -70,20 +57,20 @@ def test_pin_then_change_shows_both_runs_and_the_link_holds_both():
 
 
 def test_a_compared_link_opens_with_both_runs_and_a_bad_pin_is_reported():
-    at = _open_with_link("delete", {"arch": "plain", "k": "1", "pin": "k.1"})
+    at = open_with_link("delete", {"arch": "plain", "k": "1", "pin": "k.1"})
     labels = [m.label for m in at.metric]
     assert labels.count("Cut: 1 deleted") == 2, labels
-    at = _open_with_link("delete", {"pin": "k.99_arch.tree"})
+    at = open_with_link("delete", {"pin": "k.99_arch.tree"})
     assert any("pin=" in w.value and "was ignored" in w.value for w in at.warning)
     assert [m.label for m in at.metric].count("Original (held-out)") == 1
 
 
 def test_presentation_flag_moves_the_controls_out_of_the_sidebar():
-    at = _open_with_link("delete", {"present": "1"})
+    at = open_with_link("delete", {"present": "1"})
     assert not at.sidebar.selectbox and not at.sidebar.slider and not at.sidebar.number_input
     assert at.selectbox(key="arch").value == "residual"  # still there, inline above the figure
     assert at.button(key="try_plain1")  # presets stay
-    at = _open_with_link("delete", {"student": "1", "arch": "plain"})
+    at = open_with_link("delete", {"student": "1", "arch": "plain"})
     assert not at.sidebar.selectbox
     assert not [b for b in at.button if b.key and b.key.startswith("try_")]  # no presets, no pin for students
     assert "Cut: 2 deleted" in [m.label for m in at.metric]
@@ -103,6 +90,6 @@ def test_new_pages_presets_set_every_control_and_present_hides_the_sidebar(page,
     at.button(key="try_reset").click().run()
     settle(at)
     assert _settings_of(at, d.defaults) == d.defaults
-    at = _open_with_link(page, {"present": "1"})
+    at = open_with_link(page, {"present": "1"})
     assert not at.sidebar.selectbox and not at.sidebar.slider and not at.sidebar.number_input
     assert at.button(key=f"try_{first}")  # presets stay when presenting

@@ -2,25 +2,16 @@
 per class, the lecturer's tally and Reset, bad class codes (the page without workshop mode, with its
 Reproduce expander: tests/test_app_delete.py)."""
 
-import os
 
 from streamlit.testing.v1 import AppTest
 
 from lab.classroom import questions, workshop_db
 
-from .apptest_util import MAIN, ROOT, assert_clean
+from .apptest_util import assert_clean, open_with_link
 
 
 def _open(link: dict[str, str], page: str = "delete") -> AppTest:
-    os.environ["LAYERLAB_QUICK"] = "1"
-    at = AppTest.from_file(MAIN, default_timeout=600)
-    at.run()
-    for k, v in link.items():
-        at.query_params[k] = v
-    at.switch_page(str(ROOT / "pages" / f"{page}.py"))
-    at.run()
-    assert_clean(at)
-    return at
+    return open_with_link(page, link)
 
 
 def _text(at: AppTest) -> str:
