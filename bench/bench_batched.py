@@ -89,6 +89,9 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=recipes.VIT_EPOCHS)
     ap.add_argument("--skip-single", action="store_true", help="batched only (no one-at-a-time reference)")
     ap.add_argument("--single", type=int, default=2, help="models trained one at a time for the reference")
+    ap.add_argument("--lanes", action="store_true", help="also: the same models in lanes (lab/runtime/cores.py), "
+                    "one per free core, in wall time; weights must equal the one-at-a-time ones bit for bit")
+    ap.add_argument("--skip-batched", action="store_true", help="no vmap-batched training")
     args = ap.parse_args()
     torch.set_num_threads(int(os.environ.get("LAYERLAB_THREADS", "1")))
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s); load average {os.getloadavg()[0]:.2f}",
@@ -102,13 +105,19 @@ def main() -> None:
 
 def _training(args: argparse.Namespace, cfg: Any, d: Any, tcs: list[TrainConfig]) -> None:
     single: list[tuple[float, float, float]] = []
+    alone: list[ViT] = []
     if not args.skip_single:
         for s in range(min(args.single, args.models)):
             m = build(cfg, s)
             w, c, log = timed(lambda m=m, tc=tcs[s]: train(m, d.train, tc, d.test))
+            alone.append(m)
             single.append((w, c, accuracy(m, d.test.x, d.test.y)))
             print(f"one at a time, seed {s}: {w:.1f} s wall, {c:.1f} s CPU, held-out {single[-1][2]:.1%}; "
                   f"load {os.getloadavg()[0]:.2f}", flush=True)
+    if args.lanes:
+        _lanes(args, cfg, d, tcs, single, alone)
+    if args.skip_batched:
+        return
     models = [build(cfg, s) for s in range(args.models)]
     w, c, curves = timed(lambda: train_batched(models, tcs, d))
     accs = [accuracy(m, d.test.x, d.test.y) for m in models]
@@ -121,6 +130,33 @@ def _training(args: argparse.Namespace, cfg: Any, d: Any, tcs: list[TrainConfig]
               f"x{per_single * args.models / c:.2f}")
         print(f"held-out, one at a time: {', '.join(f'{x[2]:.1%}' for x in single)}; batched same seeds: "
               f"{', '.join(f'{a:.1%}' for a in accs[:len(single)])}")
+
+
+def _lanes(args: argparse.Namespace, cfg: Any, d: Any, tcs: list[TrainConfig],
+           single: list[tuple[float, float, float]], alone: list[ViT]) -> None:
+    """The same trainings as tasks of `cores.lanes` (what IOT's orders trained alone do): wall time per model."""
+    from lab.runtime import cores
+
+    n = len(single) or args.single
+    models = [build(cfg, s) for s in range(n)]
+    threads: set[str] = set()
+
+    def task(i: int) -> Any:
+        def run(_: Any) -> None:
+            import threading
+
+            threads.add(threading.current_thread().name)
+            train(models[i], d.train, tcs[i], d.test)
+        return run
+
+    w, c, _ = timed(lambda: cores.lanes([task(i) for i in range(n)]))
+    same = alone and all(torch.equal(a, b) for m0, m1 in zip(alone, models, strict=True) for a, b in
+                         zip(m0.state_dict().values(), m1.state_dict().values(), strict=True))
+    print(f"in lanes, {n} models on {len(threads)} thread(s): {w:.1f} s wall, {c:.1f} s CPU; weights equal to one at "
+          f"a time: {same if alone else 'not compared'}; load {os.getloadavg()[0]:.2f}", flush=True)
+    if single:
+        per = sum(x[0] for x in single) / len(single)
+        print(f"models per wall-minute: one at a time {60 / per:.2f}, in lanes {60 * n / w:.2f}: x{per * n / w:.2f}")
 
 
 if __name__ == "__main__":

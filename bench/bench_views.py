@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ("home", "delete", "shuffle", "reinit", "layerdrop", "iot", "rearrange")
+PAGES = ("home", "delete", "shuffle", "reinit", "layerdrop", "iot", "rearrange", "lens")
 GOAL_S = 0.1
 
 

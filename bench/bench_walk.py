@@ -1,7 +1,9 @@
 """The all-orders walk of a trained depth-6 digits ViT (the Shuffle page's table: 720 orders x 397 held-out digits)
 and the pruning curve: the lab's walk (lab/ops/walk.py: shared prefixes, the last block for the CLS row only) against
-the walk before it (shared prefixes, every block in full), in one run, with the load average. Also the per-row cost
-of one block at several batch sizes: evaluating many orders per pass would only pay if it fell with the batch.
+the walk before it (shared prefixes, every block in full), in one run, with the load average; the lab's walk on
+one lane and in lanes (lab/runtime/cores.py: subtrees on a core nobody else computes on), in wall time. Also the
+per-row cost of one block at several batch sizes: evaluating many orders per pass would only pay if it fell with the
+batch.
 Checks that both walks give identical accuracies (they must: same bits). Reported, never asserted.
 Usage: LAYERLAB_CACHE=/work/store PYTHONPATH=. .venv/bin/python bench/bench_walk.py [--mode shuffle] [--seed 0]
 (trains the model into the store if it is missing: minutes).
@@ -78,9 +80,15 @@ def main() -> None:
     block_cost(m, x)
     w0, c0, a0 = timed(lambda: walk_before(m, x, y))
     print(f"all-orders walk, before: {w0:.1f} s wall, {c0:.1f} s CPU; {load()}", flush=True)
+    os.environ["LAYERLAB_LANES"] = "0"
     w1, c1, a1 = timed(lambda: shuffle.all_orders_accuracy(m, x, y))
-    print(f"all-orders walk, now:    {w1:.1f} s wall, {c1:.1f} s CPU: x{c0 / c1:.2f} in CPU time; identical "
+    print(f"all-orders walk, now, one lane: {w1:.1f} s wall, {c1:.1f} s CPU: x{c0 / c1:.2f} in CPU time; identical "
           f"accuracies: {a0 == a1} ({len(a1)} orders); {load()}", flush=True)
+    os.environ["LAYERLAB_LANES"] = "1"
+    w4, c4, a4 = timed(lambda: shuffle.all_orders_accuracy(m, x, y))
+    print(f"all-orders walk, now, in lanes (a free core borrowed when there is one): {w4:.1f} s wall, {c4:.1f} s CPU: "
+          f"x{w0 / w4:.2f} in wall time against before, x{w1 / w4:.2f} against one lane; identical: {a0 == a4}; "
+          f"{load()}", flush=True)
     if args.skip_pruning:
         return
     import lab.experiments.shuffle as sh

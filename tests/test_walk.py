@@ -2,6 +2,8 @@
 approximately), for random and trained ViTs of every slot mode, for MLPs (no CLS shortcut) and for mixed routes."""
 
 import itertools
+import threading
+import time
 
 import pytest
 import torch
@@ -85,3 +87,30 @@ def test_walk_leaves_the_training_flag_as_it_was():
     m.train()
     walk.all_orders(m, torch.rand(5, 64), torch.zeros(5, dtype=torch.long))
     assert m.training
+
+
+def test_lanes_change_where_blocks_run_not_the_bits(tmp_path, monkeypatch):
+    """With a free core the walk runs subtrees on two threads; accuracies equal the one-thread walk and the
+    per-route path exactly."""
+    monkeypatch.setenv("LAYERLAB_CORES_DIR", str(tmp_path / "cores"))
+    monkeypatch.setenv("LAYERLAB_CORES", "2")
+    m = random_vit(5, "position", seed=5)
+    g = torch.Generator().manual_seed(3)
+    x, y = torch.rand(80, 64, generator=g), torch.randint(0, 10, (80,), generator=g)
+    perms = list(itertools.permutations(range(5)))
+    threads = set()
+    run_block = m.run_block
+
+    def spy(h, b, slot):
+        threads.add(threading.current_thread().name)
+        time.sleep(0.001)  # let the lane start before this thread has walked everything
+        return run_block(h, b, slot)
+
+    monkeypatch.setattr(m, "run_block", spy)
+    laned = walk.all_orders(m, x, y)
+    assert len(threads) == 2
+    monkeypatch.setenv("LAYERLAB_LANES", "0")
+    threads.clear()
+    assert walk.all_orders(m, x, y) == laned and len(threads) == 1
+    monkeypatch.setattr(m, "run_block", run_block)
+    assert laned == per_route(m, x, y, perms)

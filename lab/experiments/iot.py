@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, replace
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import torch
 
@@ -26,6 +26,7 @@ from lab.core.recipes import IOT_MODELS, iot_spec
 from lab.core.zoo import ModelSpec, Trained, trained
 from lab.experiment import Pool, check, entry, param, seed_param, serial
 from lab.ops import order_routing as core
+from lab.runtime.cores import lanes
 from lab.runtime.progress import Progress, silent, span
 from lab.runtime.store import Store, active_store, to_plain, use_store
 
@@ -165,9 +166,12 @@ def observe(cfg: ObserveConfig, progress: Progress) -> dict[str, Any]:
     seq_te = core.order_logits(t.model, d.test.x, orders)  # the sequential model run in every candidate order
     seq_pr = core.order_logits(t.model, d.probe.x, orders[:1])
     tests, probes, seconds = [seq_te[0]], [seq_pr[0]], [t.info["seconds"]]
-    for j in range(1, cfg.m):
-        te, pr, meta = fixed_logits(FixedConfig(cfg.model, cfg.space, j, cfg.seed),
-                                    span(progress, j / cfg.m, (j + 1) / cfg.m))
+
+    def alone(j: int) -> Callable[[Progress], tuple[torch.Tensor, torch.Tensor, dict[str, Any]]]:
+        return lambda report: fixed_logits(FixedConfig(cfg.model, cfg.space, j, cfg.seed), report)
+
+    # independent trainings (each its own seeds and stream): side by side when a core is free (lab/runtime/cores.py)
+    for te, pr, meta in lanes([alone(j) for j in range(1, cfg.m)], span(progress, 1 / cfg.m, 1.0)):
         tests.append(te)
         probes.append(pr)
         seconds.append(meta["seconds"])
@@ -210,15 +214,15 @@ def run(cfg: IOTConfig, progress: Progress = silent, store: Optional[Store] = No
     """Part 1 and Part 2 of one config, joined (each stored on its own; see the module docstring), with the
     training whose exploration term is switched (`twin`, for the collapse claim; skipped with twin=False) and the
     claims."""
+    on, off = cfg.explore_pair()
+    parts: list[Callable[[Progress], dict[str, Any]]] = [lambda p: observe(cfg.observe_cfg, p),
+                                                         lambda p: training(cfg, p)]
+    if twin:
+        parts.append(lambda p: training(off if cfg.explore > 0 else on, p))
     with use_store(store or active_store()):
-        obs = observe(cfg.observe_cfg, span(progress, 0.0, 0.3))
-        tr = training(cfg, span(progress, 0.3, 0.65))
-        other = None
-        if twin:
-            on, off = cfg.explore_pair()
-            other = training(off if cfg.explore > 0 else on, span(progress, 0.65, 1.0))
+        got = lanes(parts, progress)  # three stored pieces, side by side when a core is free
     progress(1.0, "done")
-    return join(cfg, obs, tr, other)
+    return join(cfg, got[0], got[1], got[2] if twin else None)
 
 
 def join(cfg: IOTConfig, obs: dict[str, Any], tr: dict[str, Any],

@@ -304,7 +304,7 @@ def train_iot(
     gumbel_gen = streams.generator("iot.gumbel", tc.seed)
     log_m = math.log(m)
     log = IOTLog([], [], [], [], [], [])
-    t0, c0 = time.perf_counter(), time.process_time()
+    t0, c0 = time.perf_counter(), time.thread_time()
     model.train()
     predictor.train()
     for epoch in range(1, tc.epochs + 1):
@@ -347,7 +347,7 @@ def train_iot(
     model.eval()
     predictor.eval()
     log.seconds = time.perf_counter() - t0
-    log.cpu_seconds = time.process_time() - c0
+    log.cpu_seconds = time.thread_time() - c0
     log.steps = total
     log.block_runs = total * sum(len(o) for o in orders)
     return log
@@ -367,9 +367,9 @@ class Sequential:
 def train_sequential(spec: ModelSpec, data: Dataset) -> Sequential:
     """The ordinary loop on `spec` (callers with a store pass the zoo's model to `compare` instead)."""
     model = build(spec.model, spec.train.seed)
-    c0 = time.process_time()
+    c0 = time.thread_time()
     log = train(model, data.train, replace(spec.train, checkpoints=()), data.test)
-    return Sequential(model, log.seconds, time.process_time() - c0, log.test_acc)
+    return Sequential(model, log.seconds, time.thread_time() - c0, log.test_acc)
 
 
 def train_fixed(spec: ModelSpec, order: Order, data: Dataset,

@@ -18,11 +18,13 @@ overhead-bound at the walk's batch of 397 digits x 17 tokens: a block's CPU time
 from __future__ import annotations
 
 import itertools
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import torch
 
 from lab.core.models import RoutedModel, ViT
+from lab.runtime.cores import lanes
+from lab.runtime.progress import Progress, silent
 
 
 def _last_block_cls(model: ViT, h: torch.Tensor, block: int, slot: int) -> torch.Tensor:
@@ -56,10 +58,17 @@ def _trie(routes: Sequence[tuple[int, ...]]) -> dict[str, Any]:
     return root
 
 
-@torch.no_grad()
+SPLIT_PIECES = 24  # the trie is cut into at least this many subtrees (when it has them) for the lanes to share
+
+
 def route_accuracies(model: RoutedModel, x: torch.Tensor, y: torch.Tensor,
-                     routes: Sequence[Sequence[int]]) -> list[float]:
-    """Held-out accuracy of every route in `routes` (in that order; repeats allowed), in evaluation mode."""
+                     routes: Sequence[Sequence[int]], progress: Progress = silent) -> list[float]:
+    """Held-out accuracy of every route in `routes` (in that order; repeats allowed), in evaluation mode.
+
+    The trie is cut, a level at a time, into at least SPLIT_PIECES subtrees; the blocks above the cut run here,
+    the subtrees in lanes (lab/runtime/cores.py: this thread, plus a core nobody else computes on). Every block
+    run is the same single-threaded op on the same input wherever it runs, so the bits do not depend on the lanes.
+    """
     checked = [model.check_route(r) for r in routes]
     out: list[Optional[float]] = [None] * len(checked)
     cls_only = _runs_cls_only(model)
@@ -72,20 +81,43 @@ def route_accuracies(model: RoutedModel, x: torch.Tensor, y: torch.Tensor,
             for i in ends:
                 out[i] = acc
 
+    def step(h: torch.Tensor, b: int, child: dict[str, Any], slot: int) -> Optional[torch.Tensor]:
+        """Run block b at `slot` and score the routes that end there; None when nothing continues."""
+        if cls_only and not child["next"]:  # a last block: only its CLS row reaches the readout
+            score(_last_block_cls(model, h, b, slot), child["ends"])
+            return None
+        hb = model.run_block(h, b, slot)
+        score(hb, child["ends"])
+        return hb if child["next"] else None
+
     def walk(h: torch.Tensor, node: dict[str, Any], slot: int) -> None:
         for b, child in node["next"].items():
-            if cls_only and not child["next"]:  # a last block: only its CLS row reaches the readout
-                score(_last_block_cls(model, h, b, slot), child["ends"])
-                continue
-            hb = model.run_block(h, b, slot)
-            score(hb, child["ends"])
-            walk(hb, child, slot + 1)
+            hb = step(h, b, child, slot)
+            if hb is not None:
+                walk(hb, child, slot + 1)
 
     try:
-        root = _trie(checked)
-        h0 = model.embed(x)
-        score(h0, root["ends"])
-        walk(h0, root, 0)
+        with torch.no_grad():
+            root = _trie(checked)
+            h0 = model.embed(x)
+            score(h0, root["ends"])
+            pieces = [(h0, root, 0)]  # (stream after a node's block, the node, the slot of its children)
+            while pieces and len(pieces) < SPLIT_PIECES:
+                cut = []
+                for h, node, slot in pieces:
+                    for b, child in node["next"].items():
+                        hb = step(h, b, child, slot)
+                        if hb is not None:
+                            cut.append((hb, child, slot + 1))
+                pieces = cut
+
+            def task(piece: tuple[torch.Tensor, dict[str, Any], int]) -> Callable[[Progress], None]:
+                def run(report: Progress) -> None:
+                    walk(*piece)
+                    report(1.0, f"walked the routes below {len(pieces)} prefixes")
+                return run
+
+            lanes([task(p) for p in pieces], progress=progress)
     finally:
         model.train(was)
     return [float(a) for a in out]  # type: ignore[arg-type]

@@ -23,6 +23,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from lab.runtime.cores import computing
 from lab.runtime.engine.jobs import Engine, Job
 from lab.runtime.engine.progress_files import (
     STALE_QUEUED_S,
@@ -96,7 +97,7 @@ def run_on_worker(fn: Callable[..., Any], cfg: Any, root: str, jid: str, env: di
     prepare_worker()
     os.environ.update(env)  # one task at a time per (single-threaded) worker: no other job sees this
     path = progress_file(root, jid)
-    with collecting() as notices, use_store(Store(root)), recording_builds() as builds:
+    with collecting() as notices, use_store(Store(root)), recording_builds() as builds, computing():
         report = ProgressFileWriter(path, submitted, notices)
         report.write()
         t0 = time.perf_counter()

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from lab.runtime.cores import computing
 from lab.runtime.engine.progress_files import read_progress
 from lab.runtime.notices import collecting
 from lab.runtime.store import config_json, recording_builds
@@ -188,7 +189,7 @@ class ThreadEngine(Engine):
         job = Job(label, future=Future(), priority=priority)
 
         def run() -> Any:
-            with collecting() as notices, recording_builds() as builds:
+            with collecting() as notices, recording_builds() as builds, computing():
                 t0 = time.perf_counter()
                 try:
                     return fn(cfg, progress=job.report)

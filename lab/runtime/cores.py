@@ -1,0 +1,275 @@
+"""This machine's cores as leases, so that a job can borrow a core nobody computes on (issue 21).
+
+Every job the engine runs holds one core while it computes (`computing()`: an flock on one of N slot files, N = the
+cores this process may run on). A job whose work splits into independent pieces (the all-orders walk, the models an
+experiment trains side by side) runs them in *lanes* (`lanes()`): its own thread, plus one thread for each core it
+could borrow. A borrowed core goes back as soon as another job asks for one: a job that finds every core held says
+so (it touches a `wanted` file) and waits up to WAIT_S for a lane to finish its piece and let go.
+
+Why lanes and not more torch threads: torch runs one op on several threads by splitting its loops, and for a
+training step the split changes the rounding (measured: weights differ by 1e-7 after 5 steps at 2 threads), so a
+model trained on a quiet machine would differ from one trained on a busy one. A lane runs whole pieces on one
+thread each, with the same single-threaded kernels as without lanes: the numbers cannot depend on the load.
+(`torch.set_num_threads` is also process-wide, which would spill onto the other jobs of a threaded server.)
+
+The slot files live in $LAYERLAB_CORES_DIR (default: a folder of this user's in the temp folder), one set per
+machine: processes that share it (web servers, Dask workers, the CLI) share the count. Locks die with their process,
+so a killed job frees its core. `LAYERLAB_LANES=0` switches borrowing off (benchmarks' "before").
+"""
+
+from __future__ import annotations
+
+import contextvars
+import fcntl
+import os
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Callable, Iterator, Optional, Sequence, TypeVar
+
+from lab.runtime.progress import Progress, silent
+
+# Plumbing: where a piece runs cannot change a number (lab/runtime/codeversion.py).
+CODE_VERSION_NEUTRAL = True
+
+WAIT_S = 3.0  # how long a job that found every core held waits for a borrower to give one back
+POLL_S = 0.05
+T = TypeVar("T")
+
+_held: ContextVar[Optional[int]] = ContextVar("layerlab_core_held", default=None)  # fd of this job's own core
+
+
+def folder() -> Path:
+    d = Path(os.environ.get("LAYERLAB_CORES_DIR") or Path(tempfile.gettempdir()) / f"layerlab-cores-{os.getuid()}")
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def n_cores() -> int:
+    """Cores this process may run on ($LAYERLAB_CORES overrides, e.g. under a CPU quota)."""
+    try:
+        return max(1, int(os.environ["LAYERLAB_CORES"]))
+    except (KeyError, ValueError):
+        return len(os.sched_getaffinity(0))
+
+
+def lanes_enabled() -> bool:
+    return os.environ.get("LAYERLAB_LANES", "1") != "0"
+
+
+def _try_take() -> Optional[int]:
+    """An fd holding a free core's lock, or None when every core is held."""
+    d = folder()
+    for i in range(n_cores()):
+        fd = os.open(d / f"core-{i}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except OSError:
+            os.close(fd)
+    return None
+
+
+def _give(fd: int) -> None:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _want() -> None:
+    (folder() / "wanted").touch()
+
+
+def _someone_borrows() -> bool:
+    """Whether any process holds a borrowed core (borrowers hold a shared lock on `borrowing`)."""
+    fd = os.open(folder() / "borrowing", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the lock if it was taken
+
+
+def _wanted_since(t: float) -> bool:
+    try:
+        return (folder() / "wanted").stat().st_mtime > t
+    except FileNotFoundError:
+        return False
+
+
+@contextmanager
+def computing(wait_s: float = WAIT_S) -> Iterator[None]:
+    """Around one job: hold a core. When every core is held and one of them is borrowed, ask for it back and wait up
+    to `wait_s`; then compute anyway (a job is never refused: the lease only decides who may borrow)."""
+    if _held.get() is not None:  # nested: the job already holds one
+        yield
+        return
+    fd = _try_take()
+    if fd is None and _someone_borrows():  # else every core computes a job of its own: no one to wait for
+        _want()
+        end = time.monotonic() + wait_s
+        while fd is None and time.monotonic() < end:
+            time.sleep(POLL_S)
+            fd = _try_take()
+            if fd is None:
+                _want()  # again: a borrow that began after the first ask must see it too
+    token = _held.set(fd if fd is not None else -1)
+    try:
+        yield
+    finally:
+        _held.reset(token)
+        if fd is not None:
+            _give(fd)
+
+
+class _Borrow:
+    """The cores a run of lanes borrowed: `grow()` borrows a free one (the caller starts a lane on it), `keep()` says
+    whether a borrowed lane may start another piece."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.fds: list[int] = []
+        self.own: Optional[int] = None
+        self.flag: Optional[int] = None  # a shared lock on `borrowing` while any core is borrowed
+        self.since = time.time()
+        self.lock = threading.Lock()
+        self.able = limit > 0 and lanes_enabled() and _torch_threads() == 1
+
+    def grow(self) -> bool:
+        """Borrow one more free core (up to the limit); True when one was borrowed."""
+        if not self.able:
+            return False
+        with self.lock:
+            if len(self.fds) >= self.limit:
+                return False
+            if _held.get() is None and self.own is None:  # not in an engine job (the CLI, a test): our own first
+                self.own = _try_take()
+                if self.own is None:
+                    return False
+            fd = _try_take()
+            if fd is None:
+                return False
+            self.fds.append(fd)
+            self.since = time.time()  # a job that asked before this borrow has its core (or stopped waiting)
+            if self.flag is None:
+                self.flag = os.open(folder() / "borrowing", os.O_RDWR | os.O_CREAT, 0o600)
+                fcntl.flock(self.flag, fcntl.LOCK_SH)
+            return True
+
+    def keep(self) -> bool:
+        with self.lock:
+            if self.fds and _wanted_since(self.since):
+                self._give_all()
+            return bool(self.fds)
+
+    def give_one(self) -> None:
+        """A lane that ran out of work gives its core back at once, not when the last lane ends."""
+        with self.lock:
+            if self.fds:
+                _give(self.fds.pop())
+            self._unflag()
+
+    def _give_all(self) -> None:
+        for fd in self.fds:
+            _give(fd)
+        self.fds.clear()
+        self._unflag()
+
+    def _unflag(self) -> None:
+        if not self.fds and self.flag is not None:
+            _give(self.flag)
+            self.flag = None
+
+    def close(self) -> None:
+        with self.lock:
+            self._give_all()
+            if self.own is not None:
+                _give(self.own)
+                self.own = None
+
+
+def _torch_threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+def lanes(tasks: Sequence[Callable[[Progress], T]], progress: Progress = silent, limit: int = 1) -> list[T]:
+    """Run independent `tasks` (each `task(progress)`), in order on this thread and on up to `limit` borrowed cores;
+    returns their results in order. The first failure (in task order) is raised once every lane has stopped.
+
+    A lane runs a task inside a copy of this thread's context (the active store, the build records, the notices
+    sink are context variables) with torch's grad mode off or on as here. Progress is the mean of the tasks'
+    fractions, so it only moves forward whichever lane reports."""
+    import torch
+
+    n = len(tasks)
+    results: list[Optional[T]] = [None] * n
+    errors: list[Optional[BaseException]] = [None] * n
+    fractions = [0.0] * n
+    state = {"next": 0}
+    lock = threading.Lock()
+    grad = torch.is_grad_enabled()
+
+    def report(i: int) -> Progress:
+        def child(f: float, message: str) -> None:
+            with lock:
+                fractions[i] = min(max(f, fractions[i]), 1.0)
+                total = sum(fractions) / n
+            progress(total, message)
+
+        return child
+
+    def take() -> Optional[int]:
+        with lock:
+            i = state["next"]
+            if i >= n or any(e is not None for e in errors):
+                return None
+            state["next"] = i + 1
+            return i
+
+    def run(i: int) -> None:
+        try:
+            with torch.set_grad_enabled(grad):
+                results[i] = tasks[i](report(i))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+            errors[i] = exc
+
+    def lane(borrow: _Borrow, ctx: contextvars.Context) -> None:
+        try:
+            while borrow.keep():
+                i = take()
+                if i is None:
+                    return
+                ctx.run(run, i)
+        finally:
+            borrow.give_one()
+
+    borrow = _Borrow(min(limit, n - 1))
+    threads: list[threading.Thread] = []
+    try:
+        while True:
+            # before each piece: a core that came free since (another job ended) gets a lane too
+            while state["next"] < n - 1 and borrow.grow():
+                t = threading.Thread(target=lane, args=(borrow, contextvars.copy_context()), daemon=True,
+                                     name=f"layerlab-lane-{len(threads)}")
+                threads.append(t)
+                t.start()
+            i = take()
+            if i is None:
+                break
+            run(i)
+        for t in threads:
+            t.join()
+    finally:
+        borrow.close()
+    for e in errors:
+        if e is not None:
+            raise e
+    return results  # type: ignore[return-value]

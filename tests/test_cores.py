@@ -1,0 +1,136 @@
+"""lab/runtime/cores.py: jobs hold a core each, lanes borrow only free cores and give them back when a job asks, and
+running pieces in lanes changes nothing but where they run (results in order, context and errors carried over)."""
+
+import threading
+import time
+
+import pytest
+import torch
+
+from lab.runtime import cores
+from lab.runtime.store import Store, active_store, use_store
+
+
+@pytest.fixture
+def machine(tmp_path, monkeypatch):
+    """A private set of two cores (no other process on this machine shares them)."""
+    monkeypatch.setenv("LAYERLAB_CORES_DIR", str(tmp_path / "cores"))
+    monkeypatch.setenv("LAYERLAB_CORES", "2")
+    monkeypatch.delenv("LAYERLAB_LANES", raising=False)
+    assert torch.get_num_threads() == 1  # lanes borrow only when torch runs one thread (the lab's setting)
+
+
+def slow_tasks(n, seen):
+    def task(i):
+        def run(report):
+            seen.append(threading.current_thread().name)
+            time.sleep(0.05)
+            report(1.0, f"task {i}")
+            return i * i
+        return run
+    return [task(i) for i in range(n)]
+
+
+def test_lanes_borrow_a_free_core_and_keep_the_order(machine):
+    seen, reports = [], []
+    out = cores.lanes(slow_tasks(8, seen), progress=lambda f, m: reports.append(f))
+    assert out == [i * i for i in range(8)]
+    assert len(set(seen)) == 2  # this thread and one lane on the borrowed core
+    assert reports == sorted(reports) and reports[-1] == pytest.approx(1.0)  # progress only moves forward
+    # every core is free again afterwards
+    fds = [cores._try_take(), cores._try_take()]
+    assert None not in fds
+    for fd in fds:
+        cores._give(fd)
+
+
+def test_no_lane_when_every_core_computes(machine):
+    held = [cores._try_take(), cores._try_take()]  # two other jobs
+    try:
+        seen = []
+        assert cores.lanes(slow_tasks(4, seen)) == [0, 1, 4, 9]
+        assert set(seen) == {threading.current_thread().name}
+    finally:
+        for fd in held:
+            cores._give(fd)
+
+
+def test_a_core_that_comes_free_gets_a_lane(machine):
+    held = [cores._try_take(), cores._try_take()]  # two other jobs hold the cores; ours computes anyway
+    seen = []
+
+    def task(i):
+        def run(report):
+            seen.append(threading.current_thread().name)
+            if i == 0:
+                cores._give(held.pop())  # one job ends while the first piece runs
+            time.sleep(0.05)
+            return i
+        return run
+
+    try:
+        with cores.computing(wait_s=0.0):
+            assert cores.lanes([task(i) for i in range(8)]) == list(range(8))
+        assert seen[0] == threading.current_thread().name and len(set(seen)) == 2
+    finally:
+        for fd in held:
+            cores._give(fd)
+
+
+def test_switched_off(machine, monkeypatch):
+    monkeypatch.setenv("LAYERLAB_LANES", "0")
+    seen = []
+    cores.lanes(slow_tasks(4, seen))
+    assert set(seen) == {threading.current_thread().name}
+
+
+def test_a_job_that_asks_gets_the_borrowed_core_back(machine):
+    borrow = cores._Borrow(1)
+    assert borrow.grow() and not borrow.grow()  # our own core and the other one: the machine is full
+    assert borrow.keep()
+    got = {}
+
+    def job():
+        with cores.computing(wait_s=5.0):
+            got["core"] = cores._held.get()
+
+    t = threading.Thread(target=job)
+    t0 = time.monotonic()
+    t.start()
+    while borrow.keep() and time.monotonic() - t0 < 5.0:  # a lane checks between pieces
+        time.sleep(0.02)
+    t.join()
+    assert not borrow.keep()
+    assert got["core"] not in (None, -1)  # the job got a core of its own, not "none free"
+    assert time.monotonic() - t0 < 4.0
+    borrow.close()
+
+
+def test_a_job_does_not_wait_when_no_core_is_borrowed(machine):
+    held = [cores._try_take(), cores._try_take()]  # two jobs computing, nobody borrowing
+    try:
+        t0 = time.monotonic()
+        with cores.computing(wait_s=5.0):
+            assert cores._held.get() == -1
+        assert time.monotonic() - t0 < 1.0
+    finally:
+        for fd in held:
+            cores._give(fd)
+
+
+def test_lanes_carry_the_context_and_the_first_error(machine, tmp_path):
+    store = Store(tmp_path / "store")
+    seen = []
+
+    def task(i):
+        def run(report):
+            seen.append(active_store().root)
+            if i in (3, 5):
+                raise ValueError(f"bad {i}")
+            time.sleep(0.02)
+            return i
+        return run
+
+    with use_store(store), pytest.raises(ValueError, match="bad 3"):
+        cores.lanes([task(i) for i in range(8)])
+    assert seen and set(seen) == {store.root}
