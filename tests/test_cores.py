@@ -134,3 +134,35 @@ def test_lanes_carry_the_context_and_the_first_error(machine, tmp_path):
     with use_store(store), pytest.raises(ValueError, match="bad 3"):
         cores.lanes([task(i) for i in range(8)])
     assert seen and set(seen) == {store.root}
+
+
+def test_spread_works_through_what_the_work_adds(machine):
+    """A binary tree of depth 6, split as it is reached: every leaf visited once, on two threads."""
+    leaves, threads = [], set()
+    lock = threading.Lock()
+
+    def work(item, push):
+        depth, path = item
+        threads.add(threading.current_thread().name)
+        if depth == 6:
+            time.sleep(0.005)
+            with lock:
+                leaves.append(path)
+            return
+        push((depth + 1, path + "0"))
+        push((depth + 1, path + "1"))
+
+    cores.spread([(0, "")], work)
+    assert sorted(leaves) == sorted(format(i, "06b") for i in range(64))
+    assert len(threads) == 2
+
+
+def test_spread_raises_the_failure_and_stops(machine):
+    def work(item, push):
+        if item == 3:
+            raise RuntimeError("piece 3 failed")
+        if item < 20:
+            push(item + 1)
+
+    with pytest.raises(RuntimeError, match="piece 3 failed"):
+        cores.spread([0], work)

@@ -51,12 +51,16 @@ def build_parser() -> OneLineParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    from lab.runtime.cores import computing
     from lab.runtime.threads import configure_threads
 
     configure_threads()
     args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        # a command that computes here holds a core like an engine job, so servers' lanes do not borrow it
+        # (warm and tables compute on worker processes, which hold their own)
+        with computing(wait_s=0.0):
+            return int(args.func(args) or 0)
     except ValueError as exc:  # configs validate themselves: a bad value is one clear line, not a traceback
         sys.stderr.write(f"python -m lab: error: {exc}\n")
         return 2

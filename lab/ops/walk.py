@@ -18,12 +18,13 @@ overhead-bound at the walk's batch of 397 digits x 17 tokens: a block's CPU time
 from __future__ import annotations
 
 import itertools
+import threading
 from typing import Any, Callable, Optional, Sequence
 
 import torch
 
 from lab.core.models import RoutedModel, ViT
-from lab.runtime.cores import lanes
+from lab.runtime.cores import spread
 from lab.runtime.progress import Progress, silent
 
 
@@ -58,15 +59,24 @@ def _trie(routes: Sequence[tuple[int, ...]]) -> dict[str, Any]:
     return root
 
 
-SPLIT_PIECES = 24  # the trie is cut into at least this many subtrees (when it has them) for the lanes to share
+WHOLE_HEIGHT = 3  # a subtree at most this many blocks deep is walked whole by one lane (tenths of a second)
+
+
+def _measure(node: dict[str, Any]) -> tuple[int, int]:
+    """Fill in each node's height (blocks below it) and routes (routes that end in its subtree)."""
+    kids = [_measure(c) for c in node["next"].values()]
+    node["height"] = 1 + max((k[0] for k in kids), default=-1)
+    node["routes"] = len(node["ends"]) + sum(k[1] for k in kids)
+    return node["height"], node["routes"]
 
 
 def route_accuracies(model: RoutedModel, x: torch.Tensor, y: torch.Tensor,
                      routes: Sequence[Sequence[int]], progress: Progress = silent) -> list[float]:
     """Held-out accuracy of every route in `routes` (in that order; repeats allowed), in evaluation mode.
 
-    The trie is cut, a level at a time, into at least SPLIT_PIECES subtrees; the blocks above the cut run here,
-    the subtrees in lanes (lab/runtime/cores.py: this thread, plus a core nobody else computes on). Every block
+    The trie is split as it is reached: a node more than WHOLE_HEIGHT blocks above its deepest leaf runs its
+    children's blocks and hands each child's subtree on as a piece of work; a shallower one is walked whole. The
+    pieces are shared by lanes (lab/runtime/cores.py: this thread, plus a core nobody else computes on). Every block
     run is the same single-threaded op on the same input wherever it runs, so the bits do not depend on the lanes.
     """
     checked = [model.check_route(r) for r in routes]
@@ -74,6 +84,8 @@ def route_accuracies(model: RoutedModel, x: torch.Tensor, y: torch.Tensor,
     cls_only = _runs_cls_only(model)
     was = model.training
     model.eval()
+    lock = threading.Lock()
+    walked = [0]
 
     def score(h: torch.Tensor, ends: list[int]) -> None:
         if ends:
@@ -96,28 +108,27 @@ def route_accuracies(model: RoutedModel, x: torch.Tensor, y: torch.Tensor,
             if hb is not None:
                 walk(hb, child, slot + 1)
 
+    def work(piece: tuple[torch.Tensor, dict[str, Any], int], push: Callable[[Any], None]) -> None:
+        h, node, slot = piece
+        if node["height"] <= WHOLE_HEIGHT:
+            walk(h, node, slot)
+            with lock:
+                walked[0] += node["routes"] - len(node["ends"])
+                done = walked[0]
+            progress(done / max(1, len(checked)), f"{done} of {len(checked)} routes walked")
+            return
+        for b, child in node["next"].items():
+            hb = step(h, b, child, slot)
+            if hb is not None:
+                push((hb, child, slot + 1))
+
     try:
         with torch.no_grad():
             root = _trie(checked)
+            _measure(root)
             h0 = model.embed(x)
             score(h0, root["ends"])
-            pieces = [(h0, root, 0)]  # (stream after a node's block, the node, the slot of its children)
-            while pieces and len(pieces) < SPLIT_PIECES:
-                cut = []
-                for h, node, slot in pieces:
-                    for b, child in node["next"].items():
-                        hb = step(h, b, child, slot)
-                        if hb is not None:
-                            cut.append((hb, child, slot + 1))
-                pieces = cut
-
-            def task(piece: tuple[torch.Tensor, dict[str, Any], int]) -> Callable[[Progress], None]:
-                def run(report: Progress) -> None:
-                    walk(*piece)
-                    report(1.0, f"walked the routes below {len(pieces)} prefixes")
-                return run
-
-            lanes([task(p) for p in pieces], progress=progress)
+            spread([(h0, root, 0)], work)
     finally:
         model.train(was)
     return [float(a) for a in out]  # type: ignore[arg-type]

@@ -273,3 +273,77 @@ def lanes(tasks: Sequence[Callable[[Progress], T]], progress: Progress = silent,
         if e is not None:
             raise e
     return results  # type: ignore[return-value]
+
+
+def spread(seeds: Sequence[T], work: Callable[[T, Callable[[T], None]], None], limit: int = 1) -> None:
+    """Work through `seeds` and whatever the work adds: `work(item, push)` may `push` new items (a tree's subtrees,
+    split as they are reached), on this thread and on up to `limit` borrowed cores. Items are taken last in, first
+    out, so a tree is walked depth first and little waits in the queue. The first failure is raised once every lane
+    has stopped (the others stop taking work). Context and grad mode travel as in `lanes`."""
+    import torch
+
+    stack: list[T] = list(reversed(seeds))
+    errors: list[BaseException] = []
+    state = {"active": 0}
+    cond = threading.Condition()
+    grad = torch.is_grad_enabled()
+
+    def push(item: T) -> None:
+        with cond:
+            stack.append(item)
+            cond.notify()
+
+    def get() -> Optional[T]:
+        with cond:
+            while True:
+                if errors:
+                    return None
+                if stack:
+                    state["active"] += 1
+                    return stack.pop()
+                if state["active"] == 0:  # nothing queued and nobody can add more: done
+                    cond.notify_all()
+                    return None
+                cond.wait()
+
+    def run(item: T) -> None:
+        try:
+            with torch.set_grad_enabled(grad):
+                work(item, push)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+            with cond:
+                errors.append(exc)
+        finally:
+            with cond:
+                state["active"] -= 1
+                cond.notify_all()
+
+    def lane(borrow: _Borrow, ctx: contextvars.Context) -> None:
+        try:
+            while borrow.keep():
+                item = get()
+                if item is None:
+                    return
+                ctx.run(run, item)
+        finally:
+            borrow.give_one()
+
+    borrow = _Borrow(limit)
+    threads: list[threading.Thread] = []
+    try:
+        while True:
+            while len(stack) > 1 and borrow.grow():  # work for a second lane, and a free core: borrow it
+                t = threading.Thread(target=lane, args=(borrow, contextvars.copy_context()), daemon=True,
+                                     name=f"layerlab-lane-{len(threads)}")
+                threads.append(t)
+                t.start()
+            item = get()
+            if item is None:
+                break
+            run(item)
+        for t in threads:
+            t.join()
+    finally:
+        borrow.close()
+    if errors:
+        raise errors[0]
