@@ -34,7 +34,7 @@ from lab.core.routes import random_permutation
 from lab.core.zoo import ModelSpec, orders_budget, trained
 from lab.experiment import check, entry, param, seed_param
 from lab.ops import embed, walk
-from lab.runtime.progress import Progress, span
+from lab.runtime.progress import Progress, silent, span
 
 MODES = VIT_MODES
 MODE_LABELS = VIT_MODE_LABELS
@@ -85,11 +85,12 @@ def summary(values: Sequence[float]) -> dict[str, float]:
     return {"mean": float(v.mean()), "min": float(v.min()), "max": float(v.max()), "std": float(v.std())}
 
 
-def all_orders_accuracy(model: RoutedModel, x: torch.Tensor, y: torch.Tensor) -> list[float]:
+def all_orders_accuracy(model: RoutedModel, x: torch.Tensor, y: torch.Tensor,
+                        progress: Progress = silent) -> list[float]:
     """Accuracy of every permutation of the blocks, in `itertools.permutations` order: one depth-first walk that
     shares common prefixes and runs each order's last block for what the readout reads (lab/ops/walk.py; the same
     bits as evaluating every order on its own)."""
-    return walk.all_orders(model, x, y)
+    return walk.all_orders(model, x, y, progress)
 
 
 def pruning_curve(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, draws: int, seed: int) -> list[dict[str, Any]]:
@@ -235,7 +236,7 @@ def orders_table(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
     t = trained(cfg.spec, span(progress, 0.0, 0.3))
     progress(0.3, f"evaluating all {math.factorial(cfg.depth)} orders")
     t0 = time.perf_counter()
-    every = all_orders_accuracy(t.model, t.data.test.x, t.data.test.y)
+    every = all_orders_accuracy(t.model, t.data.test.x, t.data.test.y, span(progress, 0.3, 1.0))
     return {"config": cfg, **summary(every), "n": len(every), "accs": every, "seconds": time.perf_counter() - t0}
 
 
@@ -250,7 +251,7 @@ def random_order_stats(cfg: ShuffleConfig, progress: Progress) -> dict[str, Any]
     else:
         t = trained(cfg.spec, span(progress, 0.0, 0.5))
         progress(0.5, f"{len(orders)} random orders")
-        accs = walk.route_accuracies(t.model, t.data.test.x, t.data.test.y, orders)
+        accs = walk.route_accuracies(t.model, t.data.test.x, t.data.test.y, orders, span(progress, 0.5, 1.0))
     return {**summary(accs), "accs": accs, "routes": [list(r) for r in orders]}
 
 

@@ -134,6 +134,6 @@ def route_accuracies(model: RoutedModel, x: torch.Tensor, y: torch.Tensor,
     return [float(a) for a in out]  # type: ignore[arg-type]
 
 
-def all_orders(model: RoutedModel, x: torch.Tensor, y: torch.Tensor) -> list[float]:
+def all_orders(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, progress: Progress = silent) -> list[float]:
     """Accuracy of every permutation of the blocks, in `itertools.permutations` order."""
-    return route_accuracies(model, x, y, list(itertools.permutations(range(model.n_blocks))))
+    return route_accuracies(model, x, y, list(itertools.permutations(range(model.n_blocks))), progress)
