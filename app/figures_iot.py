@@ -178,6 +178,7 @@ SWEEP_LINES = (("sequential_acc", "sequential model", theme.ORIGINAL, "solid", "
                ("oracle_acc", "oracle (best order per input)", theme.CHANCE, "longdash", "x"))
 
 
+@figure
 def sweep(sw: dict[str, Any], height: int = 480) -> go.Figure:
     """Held-out accuracy of every method against the number of candidate orders M (M = 1: the sequential model)."""
     fig = go.Figure()

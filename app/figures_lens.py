@@ -16,6 +16,7 @@ from lab.experiments import lens
 
 from . import figures_common as common
 from . import theme
+from .figcache import figure
 
 CHANGE_NAMES = {"delete": "block {b} deleted", "swap": "blocks {b} and {b1} swapped", "random": "a random order"}
 
@@ -35,6 +36,7 @@ def _slot_axis(fig: go.Figure, slots: list[str], title: str = "blocks run before
     fig.update_xaxes(tickvals=list(range(len(slots))), ticktext=ticks(len(slots)), title=title, **kw)
 
 
+@figure
 def lens_curve(r: dict[str, Any], title: Optional[str] = "", height: int = 440) -> go.Figure:
     """Held-out accuracy read after every slot: logit lens, tuned lens, and the changed route's logit lens."""
     fig = go.Figure()
@@ -59,6 +61,7 @@ def lens_curve(r: dict[str, Any], title: Optional[str] = "", height: int = 440) 
     return theme.layout(fig, title, height=height)
 
 
+@figure
 def confidence(r: dict[str, Any]) -> go.Figure:
     """Mean entropy of the lens's prediction, and its KL to the final prediction, per slot."""
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1)  # axis titles name the panels: the legend
@@ -84,6 +87,7 @@ def confidence(r: dict[str, Any]) -> go.Figure:
     return fig
 
 
+@figure
 def commitment(r: dict[str, Any]) -> go.Figure:
     """When each input's answer is settled: a histogram over slots (intact and changed), and the mean per class."""
     fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12)
@@ -114,6 +118,7 @@ def commitment(r: dict[str, Any]) -> go.Figure:
     return fig
 
 
+@figure
 def examples(r: dict[str, Any]) -> Optional[go.Figure]:
     """The earliest and the latest committing digits (ViT models only: the MLPs' inputs are not images)."""
     ex = r["commit"]["examples"]
@@ -140,6 +145,7 @@ def examples(r: dict[str, Any]) -> Optional[go.Figure]:
     return fig
 
 
+@figure
 def influence(r: dict[str, Any]) -> go.Figure:
     """Block influence per block, the accuracy really lost by deleting that block, and one against the other."""
     n = r["n_blocks"]
@@ -166,6 +172,7 @@ def influence(r: dict[str, Any]) -> go.Figure:
     return fig
 
 
+@figure
 def triangle(r: dict[str, Any]) -> go.Figure:
     """Gromov et al.'s picture: angular distance between the state at slot l and n slots later, every l and n."""
     z = r["angular_distance"]

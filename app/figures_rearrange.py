@@ -154,6 +154,7 @@ SPAN_NAMES = {"skip": "skip the window", "repeat": "repeat its first block in it
               "parallel": "run it in parallel (mean)"}
 
 
+@figure
 def spans(profiles: dict[str, dict[str, Any]]) -> go.Figure:
     """Accuracy against span (how many middle blocks the operation touches), one panel per model, one line per
     operation; each point is the mean over every window of that span."""
@@ -179,6 +180,7 @@ def spans(profiles: dict[str, dict[str, Any]]) -> go.Figure:
     return fig
 
 
+@figure
 def loops(prof: dict[str, Any]) -> go.Figure:
     """Parallel-loop: accuracy against the loop count K, one line per span (darker: longer), best K marked."""
     sw = rearrange.span_sweep(prof)

@@ -128,6 +128,7 @@ def distance_bars(results: dict[str, dict[str, Any]], norm: str = "rel2") -> go.
     return theme.layout(fig, "How far each layer moved from its initial draw", barmode="group", height=460)
 
 
+@figure
 def group_bars(g: dict[str, Any], height: int = 420) -> go.Figure:
     """Accuracy lost when the layers change one at a time (stacked: their sum) and all together."""
     fig = go.Figure()
@@ -144,6 +145,7 @@ def group_bars(g: dict[str, Any], height: int = 420) -> go.Figure:
     return theme.layout(fig, "Does the damage add up?", barmode="stack", height=height)
 
 
+@figure
 def width_heatmap(w: dict[str, Any], height: int = 500) -> go.Figure:
     """The share of its above-chance accuracy each model keeps when one layer is re-initialised to t = 0 (what the
     width claim compares), one column per width (the page's caption gives each model's trained accuracy)."""

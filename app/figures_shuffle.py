@@ -121,6 +121,7 @@ def probe_bars(runs: dict[str, dict[str, Any]]) -> go.Figure:
     return fig
 
 
+@figure
 def block_slot(runs: list[dict[str, Any]], height: int = 460) -> go.Figure:
     """Held-out accuracy when block b runs in slot s (mean over the orders that put it there), one heatmap per model,
     on one colour scale per panel's own range (a row that changes colour is a block whose slot matters)."""

@@ -11,6 +11,7 @@ command when it is on, since it changes the numbers.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import shlex
 from pathlib import Path
@@ -22,6 +23,7 @@ from lab.runtime import quick
 REPO = Path(__file__).resolve().parents[2]
 
 
+@functools.cache  # the parser is the same for the process's life; building it costs ~50 ms a rerun
 def _command_of(config_class: type) -> Optional[tuple[str, Optional[Callable[[Any], Any]]]]:
     """The `python -m lab` subcommand that answers `config_class`, with None when its flags are that class's fields,
     or with the function giving the subcommand's own config of one (a view it answers through extra flags)."""

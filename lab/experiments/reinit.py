@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -81,9 +82,15 @@ class ReinitConfig:
 
 def layer_names(cfg: ReinitConfig) -> list[str]:
     """The layers of cfg's model, without training it (its random draws leave the global generator as it was)."""
+    return list(_layer_names(cfg.spec.model))
+
+
+@functools.lru_cache(maxsize=64)
+def _layer_names(model_cfg: Any) -> tuple[str, ...]:
+    # once per model shape: building the model to list its layers costs ~5 ms, and every page rerun asks (issue 21)
     with torch.random.fork_rng(devices=[]):
-        model = BUILDERS[type(cfg.spec.model)](cfg.spec.model)
-    return list(surgery.layers(model))
+        model = BUILDERS[type(model_cfg)](model_cfg)
+    return tuple(surgery.layers(model))
 
 
 def checkpoint_epochs(cfg: ReinitConfig) -> list[int]:
