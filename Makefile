@@ -23,12 +23,8 @@ app: $(VENV)/.installed
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
 
-# Two test processes (pytest-xdist), a file per process at a time: the suite is CPU-bound and single-threaded
-# per process, so on 2 cores it takes about half the time; TEST_JOBS=0 runs it in one process.
-TEST_JOBS ?= 2
-
 test: lint
-	$(PY) -m pytest $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadfile)
+	$(PY) -m pytest
 
 bench: $(VENV)/.installed
 	PYTHONPATH=. $(PY) bench/bench_views.py --before $${BEFORE:-main}

@@ -74,8 +74,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 @pytest.hookimpl(trylast=True)  # after every other plugin's (the terminal's last line is written there)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if hasattr(config, "workerinput"):  # an xdist worker: its controller reports the session and exits
-        return
     if _STATUS and os.environ.get("LAYERLAB_TEST_HARD_EXIT", "1") != "0":
         tw = getattr(config.pluginmanager.get_plugin("terminalreporter"), "_tw", None)
         if tw is not None:

@@ -202,20 +202,17 @@ def _torch_threads() -> int:
 
 def lanes(tasks: Sequence[Callable[[Progress], T]], progress: Progress = silent, limit: int = 1) -> list[T]:
     """Run independent `tasks` (each `task(progress)`), in order on this thread and on up to `limit` borrowed cores;
-    returns their results in order. The first failure (in task order) is raised once every lane has stopped.
+    returns their results in order. After a failure no task starts; the first failure in task order is raised once
+    every lane has stopped.
 
     A lane runs a task inside a copy of this thread's context (the active store, the build records, the notices
     sink are context variables) with torch's grad mode off or on as here. Progress is the mean of the tasks'
     fractions, so it only moves forward whichever lane reports."""
-    import torch
-
     n = len(tasks)
     results: list[Optional[T]] = [None] * n
     errors: list[Optional[BaseException]] = [None] * n
     fractions = [0.0] * n
-    state = {"next": 0}
     lock = threading.Lock()
-    grad = torch.is_grad_enabled()
 
     def report(i: int) -> Progress:
         def child(f: float, message: str) -> None:
@@ -226,52 +223,20 @@ def lanes(tasks: Sequence[Callable[[Progress], T]], progress: Progress = silent,
 
         return child
 
-    def take() -> Optional[int]:
-        with lock:
-            i = state["next"]
-            if i >= n or any(e is not None for e in errors):
-                return None
-            state["next"] = i + 1
-            return i
-
-    def run(i: int) -> None:
+    def work(i: int, _: Callable[[int], None]) -> None:
         try:
-            with torch.set_grad_enabled(grad):
-                results[i] = tasks[i](report(i))
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+            results[i] = tasks[i](report(i))
+        except BaseException as exc:
             errors[i] = exc
+            raise
 
-    def lane(borrow: _Borrow, ctx: contextvars.Context) -> None:
-        try:
-            while borrow.keep():
-                i = take()
-                if i is None:
-                    return
-                ctx.run(run, i)
-        finally:
-            borrow.give_one()
-
-    borrow = _Borrow(min(limit, n - 1))
-    threads: list[threading.Thread] = []
     try:
-        while True:
-            # before each piece: a core that came free since (another job ended) gets a lane too
-            while state["next"] < n - 1 and borrow.grow():
-                t = threading.Thread(target=lane, args=(borrow, contextvars.copy_context()), daemon=True,
-                                     name=f"layerlab-lane-{len(threads)}")
-                threads.append(t)
-                t.start()
-            i = take()
-            if i is None:
-                break
-            run(i)
-        for t in threads:
-            t.join()
-    finally:
-        borrow.close()
-    for e in errors:
-        if e is not None:
-            raise e
+        spread(range(n), work, limit)
+    except BaseException:
+        first = next((e for e in errors if e is not None), None)
+        if first is None:  # not a task's failure (an interrupt): as it came
+            raise
+        raise first from None  # the first in task order, not in time, is the one to report
     return results  # type: ignore[return-value]
 
 
