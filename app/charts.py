@@ -14,6 +14,7 @@ from typing import Any, Optional
 
 import pandas as pd
 import plotly.graph_objects as go
+import pyarrow as pa
 import streamlit as st
 
 from app import figcache
@@ -28,6 +29,7 @@ _lock = threading.Lock()
 # lives as long as the figure cache holds it and must not be changed, so its cued copy is made once and reused by
 # every rerun and session: a cached view pays no copy, caption or table again (issue 21's 0.1 s budget).
 _prepared: OrderedDict[tuple[int, str], tuple[go.Figure, go.Figure, str, pd.DataFrame]] = OrderedDict()
+_arrows: OrderedDict[int, tuple[pd.DataFrame, "pa.Table"]] = OrderedDict()  # table -> its Arrow form (`_arrow`)
 
 
 def _name(trace: Any, i: int) -> str:
@@ -162,5 +164,20 @@ def show(fig: Optional[go.Figure], key: str, where: Any = None, what: str = "") 
     with where.expander("Show the data", icon=":material/table:"):
         if len(data) > MAX_ROWS:
             st.caption(f"The first {MAX_ROWS} of {len(data)} rows.")
-            data = data.head(MAX_ROWS)
-        st.dataframe(data, hide_index=True, key=f"{key}_data")
+        st.dataframe(_arrow(data), hide_index=True, key=f"{key}_data")
+
+
+def _arrow(data: pd.DataFrame) -> pa.Table:
+    """The table as Arrow (its first MAX_ROWS rows), converted once per table: a shared figure's table is one object
+    for every rerun, and converting it again cost a cached view 3-4 ms a chart (issue 21)."""
+    with _lock:
+        hit = _arrows.get(id(data))
+        if hit is not None and hit[0] is data:
+            _arrows.move_to_end(id(data))
+            return hit[1]
+    table = pa.Table.from_pandas(data.head(MAX_ROWS), preserve_index=False)
+    with _lock:
+        _arrows[id(data)] = (data, table)  # holding `data` keeps its id from being reused
+        while len(_arrows) > MAX_PREPARED:
+            _arrows.popitem(last=False)
+    return table
