@@ -56,7 +56,7 @@ def test_no_lane_when_every_core_computes(machine):
 
 
 def test_a_core_that_comes_free_gets_a_lane(machine):
-    held = [cores._try_take(), cores._try_take()]  # two other jobs hold the cores; ours computes anyway
+    held = [cores._try_take()]  # another job holds one core; ours takes the other below
     seen = []
 
     def task(i):
@@ -70,8 +70,34 @@ def test_a_core_that_comes_free_gets_a_lane(machine):
 
     try:
         with cores.computing(wait_s=0.0):
+            assert cores._held.get() not in (None, -1)
             assert cores.lanes([task(i) for i in range(8)]) == list(range(8))
         assert seen[0] == threading.current_thread().name and len(set(seen)) == 2
+    finally:
+        for fd in held:
+            cores._give(fd)
+
+
+def test_a_job_without_a_core_takes_one_before_it_borrows(machine):
+    """A job that found both cores held computes on none of its own: when one comes free it is the job's own core,
+    not a second lane (that would put three threads on two cores)."""
+    held = [cores._try_take(), cores._try_take()]
+    seen = []
+
+    def task(i):
+        def run(report):
+            seen.append(threading.current_thread().name)
+            if i == 0:
+                cores._give(held.pop())
+            time.sleep(0.02)
+            return i
+        return run
+
+    try:
+        with cores.computing(wait_s=0.0):
+            assert cores._held.get() == -1
+            cores.lanes([task(i) for i in range(6)])
+        assert set(seen) == {threading.current_thread().name}
     finally:
         for fd in held:
             cores._give(fd)

@@ -148,7 +148,8 @@ class _Borrow:
         with self.lock:
             if len(self.fds) >= self.limit:
                 return False
-            if _held.get() is None and self.own is None:  # not in an engine job (the CLI, a test): our own first
+            # outside an engine job (a test, a script), or in one that found no core free: take our own first
+            if _held.get() in (None, -1) and self.own is None:
                 self.own = _try_take()
                 if self.own is None:
                     return False
