@@ -1,6 +1,5 @@
 """Layer lens: widgets -> LensConfig -> lab.experiments.lens -> figures and text."""
 
-import json
 
 import streamlit as st
 
@@ -11,7 +10,6 @@ from lab.catalog import lens as described
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.experiments import lens
 from lab.ops import layer_lens as methods
-from lab.runtime.store import to_plain
 
 Config = lens.LensConfig
 
@@ -96,7 +94,7 @@ charts.show(figs.triangle(r), "fig_triangle")
 st.caption("Gromov et al.'s picture: the angular distance between the state after l blocks and n blocks later; a small "
            "value in row n says those n blocks change the stream little, so they are the candidates to drop.")
 
-st.download_button("Download this run's numbers (JSON)", json.dumps(to_plain(r), indent=1),
+st.download_button("Download this run's numbers (JSON)", text.as_json(r),
                    file_name=f"layerlab-lens-{model}-{route_op}-b{block}-seed{seed}.json", mime="application/json",
                    help="Every number on this page, for your own analysis.")
 
