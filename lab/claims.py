@@ -4,39 +4,130 @@ A page never writes a verdict of its own ("holds", "collapses", "is fatal"): it 
 returned. A claim is a plain dict (it is stored inside results and printed by the CLI's `--json`):
 
     claim     the statement, as the paper makes it ("repeating a middle layer is worse than skipping it")
-    source    where it comes from (seed or paper), and how this lab's version departs from it, if it does
-    measured  the numbers it rests on, by name ({"skip_acc": 0.91, "repeat_acc": 0.42, "se": 0.014})
+    source    where it comes from (authors, year), and how this lab's version departs from it, if it does
+    measured  the numbers it rests on, by name, always with `se` and `se_kind` (the deciding estimate's error and how
+              it was obtained: lab/estimates.py)
+    tests     the statistical tests the verdict is computed from: each an estimate (value, se, se_kind, n, how), a
+              side ('>=' or '<=') and a threshold; `combine` says how they join ("all" or "any")
     rule      the condition and its threshold, in words, noise included
-    holds     True, False, or None when this run cannot decide (inside the noise, too few orders, ...)
+    holds     True, False, or None when this run cannot decide (inside the noise band of some test)
+    settle    when it cannot tell: the seeds and held-out inputs that would decide it at the effect seen
     detail    one sentence with the numbers
     key       a short stable id (tests and pages address a claim by it); `subject` (optional) names the model
 
-Noise: an accuracy measured on n held-out inputs has a binomial standard error sqrt(p (1 - p) / n); a difference
-of two accuracies on the same inputs is given the independent-samples error (conservative for the paired case,
-since the per-input outcomes are not stored); a mean over seeds adds the seeds' own spread. A comparison decides only
-when the estimate is more than Z standard errors from its threshold; inside that band the verdict is None.
+A test decides only when its estimate is more than Z standard errors from its threshold (one-sided, ~2.3 % false
+"holds" under the null at the threshold; tests/test_estimates.py simulates it). `pool` joins one claim measured at
+several seeds: every test's estimate is averaged over the seeds with the seeds' spread as its error.
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 from typing import Any, Iterable, Optional, Sequence
 
-Z = 2.0  # a verdict needs the estimate this many standard errors away from the rule's threshold (~95 %)
+from lab.estimates import Estimate, binomial_se, over_seeds, settle, verdict
+
+Z = 2.0  # a verdict needs the estimate this many standard errors away from the rule's threshold (~97.7 % one-sided)
 VERDICTS = {True: "holds", False: "does not hold", None: "cannot tell"}
-FIELDS = ("key", "claim", "source", "measured", "rule", "holds", "detail")
+FIELDS = ("key", "claim", "source", "measured", "tests", "rule", "holds", "detail")
+__all__ = ["Z", "VERDICTS", "Estimate", "binomial_se", "claim", "test", "pool", "check", "at_least", "at_most",
+           "all_of", "any_of", "pct", "pts", "noise_words"]
 
 
-def claim(key: str, statement: str, source: str, measured: dict[str, Any], rule: str, holds: Optional[bool],
-          detail: str, subject: Optional[str] = None) -> dict[str, Any]:
-    """One claim record (see the module's docstring); `holds` is True, False or None ("cannot tell")."""
-    if holds not in (True, False, None):
-        raise ValueError(f"holds must be True, False or None, not {holds!r}")
-    out = {"key": key, "claim": statement, "source": source, "measured": _plain(measured), "rule": rule,
-           "holds": holds, "detail": detail}
+def test(name: str, est: Estimate, side: str, threshold: float, z: float = Z) -> dict[str, Any]:
+    """One test of a claim: `est` against `threshold` on `side` ('>=' or '<='), with its three-way verdict."""
+    return {"name": name, "value": float(est.value), "se": float(est.se), "se_kind": est.se_kind, "n": int(est.n),
+            "how": est.how, "side": side, "threshold": float(threshold),
+            "holds": verdict(float(est.value), side, float(threshold), float(est.se), z)}
+
+
+def _estimate(t: dict[str, Any]) -> Estimate:
+    return Estimate(t["value"], t["se"], t["se_kind"], t.get("n", 0), t.get("how", ""))
+
+
+def _combine(tests: Sequence[dict[str, Any]], combine: str) -> Optional[bool]:
+    if combine == "all":
+        return all_of(t["holds"] for t in tests)
+    if combine == "any":
+        return any_of(t["holds"] for t in tests)
+    raise ValueError(f"combine must be 'all' or 'any', not {combine!r}")
+
+
+def _settle(tests: Sequence[dict[str, Any]], holds: Optional[bool], combine: str, seeds_now: int,
+            z: float) -> Optional[dict[str, Any]]:
+    """Seeds / inputs that would decide an undecided claim: for "all" every undecided test must be decided (the
+    most demanding one), for "any" one is enough (the least demanding one)."""
+    if holds is not None:
+        return None
+    open_ = [settle(_estimate(t), t["threshold"], z, seeds_now) for t in tests if t["holds"] is None]
+    if not open_:
+        return None
+
+    def need(key: str) -> Optional[int]:
+        vals = [o[key] for o in open_]
+        if combine == "all":
+            return None if any(v is None for v in vals) else max(vals)
+        known = [v for v in vals if v is not None]
+        return min(known) if known else None
+
+    return {"seeds": need("seeds"), "inputs": need("inputs"), "seeds_now": seeds_now}
+
+
+def claim(key: str, statement: str, source: str, measured: dict[str, Any], rule: str,
+          tests: Sequence[dict[str, Any]], detail: str, subject: Optional[str] = None, combine: str = "all",
+          seeds: int = 1, z: float = Z) -> dict[str, Any]:
+    """One claim record (see the module's docstring). Its verdict is computed from `tests` (made by `test`), joined
+    by `combine`; `measured` gets the deciding error (`se`, `se_kind`: the largest error among the tests) unless it
+    names one itself. `seeds`: how many seeds the estimates already average (for `settle`)."""
+    if tests is None or isinstance(tests, bool):  # LEGACY (removed once every experiment passes tests)
+        out = {"key": key, "claim": statement, "source": source, "measured": _plain(measured), "tests": [],
+               "combine": combine, "rule": rule, "holds": tests, "detail": detail, "settle": None}
+        if subject is not None:
+            out["subject"] = subject
+        return out
+    tests = list(tests)
+    if not tests:
+        raise ValueError(f"claim {key!r}: a verdict needs at least one test")
+    holds = _combine(tests, combine)
+    worst = max(tests, key=lambda t: t["se"])
+    m = dict(measured)
+    m.setdefault("se", worst["se"])
+    m.setdefault("se_kind", worst["se_kind"])
+    out = {"key": key, "claim": statement, "source": source, "measured": _plain(m), "tests": tests,
+           "combine": combine, "rule": rule, "holds": holds, "detail": detail,
+           "settle": _settle(tests, holds, combine, seeds, z)}
     if subject is not None:
         out["subject"] = subject
+    return out
+
+
+def pool(per_seed: Sequence[Sequence[dict[str, Any]]], seeds: Sequence[int], z: float = Z) -> list[dict[str, Any]]:
+    """One claim list measured at several seeds joined into one: for every claim present at every seed (same key
+    and subject, same tests), each test's estimate is averaged over the seeds (lab/estimates.over_seeds) and decided
+    again; the detail says the seeds and the spread. Claims missing at some seed are left out."""
+    if len(per_seed) != len(seeds) or not per_seed:
+        raise ValueError("pool needs one claim list per seed")
+
+    def ident(c: dict[str, Any]) -> tuple[str, str]:
+        return c["key"], c.get("subject", "")
+
+    by_seed = [{ident(c): c for c in cs} for cs in per_seed]
+    out = []
+    for c0 in per_seed[0]:
+        cs = [b.get(ident(c0)) for b in by_seed]
+        if any(c is None or len(c["tests"]) != len(c0["tests"]) for c in cs):
+            continue
+        tests = []
+        for i, t0 in enumerate(c0["tests"]):
+            est = over_seeds([_estimate(c["tests"][i]) for c in cs])
+            thr = sum(c["tests"][i]["threshold"] for c in cs) / len(cs)
+            tests.append(test(t0["name"], est, t0["side"], thr, z))
+        values = ", ".join(f"{t['name']} {100 * t['value']:+.2f} (se {100 * t['se']:.2f})" for t in tests)
+        seeds_txt = ", ".join(map(str, seeds))
+        measured = {k: v for k, v in c0["measured"].items() if k not in ("se", "se_kind")}
+        out.append(claim(c0["key"], c0["claim"], c0["source"], measured, c0["rule"], tests,
+                         f"Over seeds {seeds_txt}: {values} (points; error from the seeds' spread).",
+                         c0.get("subject"), c0.get("combine", "all"), seeds=len(seeds), z=z))
     return out
 
 
@@ -47,67 +138,47 @@ def _plain(measured: dict[str, Any]) -> dict[str, Any]:
         if isinstance(v, bool) or v is None or isinstance(v, (int, str)):
             out[k] = v
         elif isinstance(v, (list, tuple)):
-            out[k] = [float(x) if not isinstance(x, (int, str)) else x for x in v]
+            out[k] = [float(x) if not isinstance(x, (int, str)) and x is not None else x for x in v]
+        elif isinstance(v, dict):
+            out[k] = _plain(v)
         else:
             out[k] = float(v)
     return out
 
 
-# -- noise -------------------------------------------------------------------------------------------------------
-def binomial_se(acc: float, n: int) -> float:
-    """Standard error of an accuracy measured on n independent inputs (at least one input's worth of 1/n, so a
-    perfect or zero score is not treated as certain)."""
-    if n <= 0:
-        raise ValueError("n must be positive")
-    return max(math.sqrt(max(acc * (1 - acc), 0.0) / n), 1.0 / n)
-
-
+# LEGACY error helpers (removed once every experiment uses lab/estimates.py)
 def diff_se(a: float, b: float, n: int, n_b: Optional[int] = None) -> float:
-    """Standard error of a - b, two accuracies on n (and n_b) inputs, as independent samples."""
     return math.hypot(binomial_se(a, n), binomial_se(b, n_b or n))
 
 
 def mean_se(values: Sequence[float], n: int) -> float:
-    """Standard error of the mean of accuracies from several seeds (each on n inputs): the seeds' own spread when
-    there are at least two, never below the binomial error of the mean accuracy."""
+    import statistics
+
     vals = list(values)
-    if not vals:
-        raise ValueError("no values")
     m = statistics.fmean(vals)
-    binom = binomial_se(m, n) / math.sqrt(len(vals))
     if len(vals) < 2:
         return binomial_se(m, n)
-    return max(statistics.stdev(vals) / math.sqrt(len(vals)), binom)
+    return max(statistics.stdev(vals) / math.sqrt(len(vals)), binomial_se(m, n) / math.sqrt(len(vals)))
 
 
 def seeds_se(values: Sequence[float], se_one: float) -> float:
-    """Standard error of the mean of any quantity (a difference, a share) measured at several seeds, one run's own
-    error being `se_one`: the seeds' spread when there are at least two, never below se_one / sqrt(seeds)."""
+    import statistics
+
     vals = list(values)
-    if not vals:
-        raise ValueError("no values")
     if len(vals) < 2:
         return se_one
     return max(statistics.stdev(vals), se_one) / math.sqrt(len(vals))
 
 
+# -- three-way logic ---------------------------------------------------------------------------------------------
 def at_least(estimate: float, threshold: float, se: float, z: float = Z) -> Optional[bool]:
-    """Three-way verdict on `estimate >= threshold`: True if clearly above, False if clearly below, None inside
-    z standard errors of the threshold."""
-    if se < 0 or math.isnan(estimate):
-        return None
-    margin = z * se
-    if estimate - threshold > margin:
-        return True
-    if threshold - estimate > margin:
-        return False
-    return None
+    """Three-way verdict on `estimate >= threshold` (lab/estimates.verdict)."""
+    return verdict(estimate, ">=", threshold, se, z)
 
 
 def at_most(estimate: float, threshold: float, se: float, z: float = Z) -> Optional[bool]:
-    """Three-way verdict on `estimate <= threshold` (the mirror of `at_least`)."""
-    v = at_least(estimate, threshold, se, z)
-    return None if v is None else not v
+    """Three-way verdict on `estimate <= threshold`."""
+    return verdict(estimate, "<=", threshold, se, z)
 
 
 def all_of(verdicts: Iterable[Optional[bool]]) -> Optional[bool]:
@@ -130,6 +201,7 @@ def any_of(verdicts: Iterable[Optional[bool]]) -> Optional[bool]:
     return False
 
 
+# -- words -------------------------------------------------------------------------------------------------------
 def pct(x: float) -> str:
     """An accuracy as a percentage with one decimal, for a claim's detail."""
     return f"{100 * x:.1f} %"
@@ -140,13 +212,16 @@ def pts(x: float) -> str:
     return f"{100 * x + 0.0:+.1f} pts"
 
 
-def noise_words(se: float, z: float = Z) -> str:
-    """How a rule names its noise band, e.g. 'more than 2 standard errors (2 x 1.2 pts)'."""
-    return f"by more than {z:g} standard errors ({z:g} x {100 * se:.1f} pts)"
+def noise_words(se: float, z: float = Z, kind: str = "") -> str:
+    """How a rule names its noise band, e.g. 'by more than 2 standard errors (2 x 1.2 pts, paired)'."""
+    return f"by more than {z:g} standard errors ({z:g} x {100 * se:.1f} pts{', ' + kind if kind else ''})"
 
 
 def check(claims: Sequence[dict[str, Any]]) -> None:
-    """Raise ValueError unless every item is a complete claim record (tests and the CLI use this)."""
+    """Raise ValueError unless every item is a complete claim record (tests and the CLI use this): every field, a
+    verdict that is its tests' verdict, and `measured` naming `se` and `se_kind`."""
+    from lab.estimates import SE_KINDS
+
     for c in claims:
         missing = [f for f in FIELDS if f not in c]
         if missing:
@@ -155,3 +230,10 @@ def check(claims: Sequence[dict[str, Any]]) -> None:
             raise ValueError(f"claim {c['key']!r}: holds is {c['holds']!r}")
         if not isinstance(c["measured"], dict) or not c["measured"]:
             raise ValueError(f"claim {c['key']!r}: measured must name the numbers it rests on")
+        m = c["measured"]
+        if not isinstance(m.get("se"), (int, float)) or m.get("se_kind") not in SE_KINDS:
+            raise ValueError(f"claim {c['key']!r}: measured must name se and se_kind (one of {SE_KINDS})")
+        if not c["tests"] or any(t.get("se_kind") not in SE_KINDS or math.isnan(t["se"]) for t in c["tests"]):
+            raise ValueError(f"claim {c['key']!r}: every test needs an estimate with a known se_kind")
+        if _combine(c["tests"], c.get("combine", "all")) is not c["holds"]:
+            raise ValueError(f"claim {c['key']!r}: holds is not what its tests say")

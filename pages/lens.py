@@ -8,6 +8,7 @@ from app import figures_lens as figs
 from app.text import pct, pts
 from lab.catalog import lens as described
 from lab.catalog.descriptor import PAGE_SEED_MAX
+from lab.core import metrics
 from lab.experiments import lens
 from lab.ops import layer_lens as methods
 
@@ -130,7 +131,7 @@ st.markdown(f"""
 
 text.section("The code")
 text.show_code([methods.lens_logits, methods.fit_affine, methods.fit_tuned_lens, methods.commitment,
-                methods.influence, methods.angle, lens.measure],
+                metrics.block_influence, metrics.angular_distance, lens.measure],
                "The functions that produced these numbers, read from the running source:")
 text.show_code([lens.claims])
 

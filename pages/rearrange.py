@@ -8,6 +8,7 @@ from app import figures_rearrange as figs
 from app.text import pct, pts
 from lab.catalog import rearrange as described
 from lab.catalog.descriptor import PAGE_SEED_MAX
+from lab.core import metrics
 from lab.core.models.base import Parallel, RoutedModel
 from lab.experiments import rearrange
 
@@ -175,7 +176,7 @@ st.markdown(f"""
 
 text.section("The code")
 text.show_code([Parallel, RoutedModel.run_parallel, RoutedModel.run_steps, rearrange.route_of,
-                rearrange.random_routes, rearrange.unbiased_hsic, rearrange.debiased_cka, rearrange.similarity,
+                rearrange.random_routes, metrics.unbiased_hsic, metrics.debiased_cka, rearrange.similarity,
                 rearrange.profile],
                "The functions that produced these numbers, read from the running source:")
 text.show_code([rearrange.model_claims, rearrange.span_sweep, rearrange.sweep_claims, rearrange.shuffle_claim])

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from lab.claims import check
+from lab.core import metrics
 from lab.core.models import MLP, MLPConfig, ViT, ViTConfig
 from lab.experiments import lens as E
 from lab.ops import layer_lens as L
@@ -103,11 +104,11 @@ def test_commitment_by_hand_and_never_after_the_last_slot():
 
 def test_angular_distance_of_a_state_with_itself_is_zero():
     h = torch.randn(10, 17, 8, generator=torch.Generator().manual_seed(0))
-    assert torch.equal(L.angle(h, h), torch.zeros(10, dtype=torch.float64))
-    assert torch.allclose(L.angle(h, -h), torch.ones(10, dtype=torch.float64))
+    assert torch.equal(metrics.angular_distance(h, h), torch.zeros(10, dtype=torch.float64))
+    assert torch.allclose(metrics.angular_distance(h, -h), torch.ones(10, dtype=torch.float64))
     e1, e2 = torch.eye(2)[:1], torch.eye(2)[1:]
-    assert float(L.angle(e1, e2)) == pytest.approx(0.5)
-    assert float(L.angle(e1, 3 * e1)) == 0.0  # scale does not matter
+    assert float(metrics.angular_distance(e1, e2)) == pytest.approx(0.5)
+    assert float(metrics.angular_distance(e1, 3 * e1)) == 0.0  # scale does not matter
     tri = L.angular_triangle([h, 2 * h, -h])
     assert len(tri) == 2 and tri[1][1] is None
     assert float(tri[0][0].max()) == 0.0 and float(tri[1][0].min()) == pytest.approx(1.0)
@@ -122,7 +123,7 @@ def test_block_influence_of_an_identity_block_is_zero(arch):
                   else [blk.weight, blk.bias]):
             p.zero_()
     states = L.slot_states(m, inputs(m.cfg.n_in))
-    bi = [float(L.influence(states[s], states[s + 1]).mean()) for s in range(m.n_blocks)]
+    bi = [float(metrics.block_influence(states[s], states[s + 1]).mean()) for s in range(m.n_blocks)]
     assert bi[1] == pytest.approx(0.0, abs=1e-12)
     assert min(bi[0], bi[2]) > 1e-4
 
@@ -131,10 +132,10 @@ def test_spearman_and_the_permutation_test_against_references():
     from scipy.stats import spearmanr
 
     a, b = [0.1, 0.5, 0.3, 0.3, 0.9], [1.0, 3.0, 2.0, 5.0, 4.0]
-    assert L.spearman(a, b) == pytest.approx(spearmanr(a, b).statistic)
-    assert math.isnan(L.spearman([1, 1, 1], [1, 2, 3]))
-    assert L.permutation_p([1, 2, 3, 4, 5], [2, 4, 6, 8, 10]) == pytest.approx(1 / 120)
-    assert L.permutation_p([1, 2, 3, 4, 5], [5, 4, 3, 2, 1]) == pytest.approx(1.0)
+    assert metrics.spearman(a, b) == pytest.approx(spearmanr(a, b).statistic)
+    assert math.isnan(metrics.spearman([1, 1, 1], [1, 2, 3]))
+    assert metrics.permutation_p([1, 2, 3, 4, 5], [2, 4, 6, 8, 10]) == pytest.approx(1 / 120)
+    assert metrics.permutation_p([1, 2, 3, 4, 5], [5, 4, 3, 2, 1]) == pytest.approx(1.0)
 
 
 def test_bootstrap_error_shrinks_with_more_inputs():

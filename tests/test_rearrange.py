@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from lab.core import zoo
+from lab.core import metrics, zoo
 from lab.core.models import MLP, MLPConfig, ViT, ViTConfig
 from lab.core.models.base import Parallel, Step, block_runs
 from lab.experiments import rearrange as R
@@ -110,13 +110,13 @@ def test_linear_cka_is_one_on_itself_rotation_and_scale_invariant_and_matches_th
     g = torch.Generator().manual_seed(0)
     x = torch.randn(300, 20, generator=g, dtype=torch.float64)
     q, _ = torch.linalg.qr(torch.randn(20, 20, generator=g, dtype=torch.float64))
-    assert R.linear_cka(x, x) == pytest.approx(1.0, abs=1e-12)
-    assert R.linear_cka(x, 3.0 * x @ q) == pytest.approx(1.0, abs=1e-10)
+    assert metrics.linear_cka(x, x) == pytest.approx(1.0, abs=1e-12)
+    assert metrics.linear_cka(x, 3.0 * x @ q) == pytest.approx(1.0, abs=1e-10)
     y = torch.randn(300, 7, generator=g, dtype=torch.float64)
     xc, yc = x - x.mean(0), y - y.mean(0)  # independent reference: ||Y'X||^2 / (||X'X|| ||Y'Y||)
     ref = float((yc.T @ xc).norm() ** 2 / ((xc.T @ xc).norm() * (yc.T @ yc).norm()))
-    assert R.linear_cka(x, y) == pytest.approx(ref, rel=1e-9)
-    assert R.linear_cka(x, y) < 0.3  # unrelated noise is far from 1: the test can fail
+    assert metrics.linear_cka(x, y) == pytest.approx(ref, rel=1e-9)
+    assert metrics.linear_cka(x, y) < 0.3  # unrelated noise is far from 1: the test can fail
 
 
 def _reference_debiased_cka(x: torch.Tensor, y: torch.Tensor) -> float:
@@ -142,16 +142,16 @@ def test_debiased_cka_is_one_on_itself_near_zero_on_independent_features_and_mat
     n, d = 397, 1088  # the ViT's held-out inputs and its 17 x 64 features
     x = torch.randn(n, d, generator=g, dtype=torch.float64)
     y = torch.randn(n, d, generator=g, dtype=torch.float64)
-    assert R.debiased_cka(x, x) == pytest.approx(1.0, abs=1e-9)
+    assert metrics.debiased_cka(x, x) == pytest.approx(1.0, abs=1e-9)
     q, _ = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))
-    assert R.debiased_cka(x, 2.0 * x @ q) == pytest.approx(1.0, abs=1e-9)
-    assert abs(R.debiased_cka(x, y)) < 0.02  # independent: about 0
-    assert R.linear_cka(x, y) > 0.5  # while the plain estimate is pulled far up: the fix matters here
+    assert metrics.debiased_cka(x, 2.0 * x @ q) == pytest.approx(1.0, abs=1e-9)
+    assert abs(metrics.debiased_cka(x, y)) < 0.02  # independent: about 0
+    assert metrics.linear_cka(x, y) > 0.5  # while the plain estimate is pulled far up: the fix matters here
     related = x[:, :40] + y[:, :40]
     want = _reference_debiased_cka(x - x.mean(0), related - related.mean(0))
-    assert R.debiased_cka(x, related) == pytest.approx(want, rel=1e-9)
+    assert metrics.debiased_cka(x, related) == pytest.approx(want, rel=1e-9)
     with pytest.raises(ValueError, match="at least 4"):
-        R.unbiased_hsic(torch.eye(3, dtype=torch.float64), torch.eye(3, dtype=torch.float64))
+        metrics.unbiased_hsic(torch.eye(3, dtype=torch.float64), torch.eye(3, dtype=torch.float64))
 
 
 def test_loop_count_is_an_argument_and_one_loop_is_the_single_pass():

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from lab.claims import Z, all_of, at_least, claim
-from lab.core import streams
+from lab.core import metrics, streams
 from lab.core.models import RoutedModel
 from lab.core.models.base import logits_of
 from lab.core.recipes import layerdrop_blocks, shared_blocks, shared_spec
@@ -110,8 +110,8 @@ def _rank_check(score: np.ndarray, cost: np.ndarray, seed: int, salt: int) -> di
     (rows) and the exact permutation p-value over the items."""
     s, c = score.mean(0), cost.mean(0)
     gen = np.random.default_rng(streams.seed_of("lens.bootstrap", seed, salt))
-    return {"rho": lens.spearman(s, c), "se": lens.bootstrap_rho(score, cost, BOOTSTRAP, gen),
-            "p": lens.permutation_p(s, c), "n": int(score.shape[1])}
+    return {"rho": metrics.spearman(s, c), "se": lens.bootstrap_rho(score, cost, BOOTSTRAP, gen),
+            "p": metrics.permutation_p(s, c), "n": int(score.shape[1])}
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,7 @@ def measure(m: RoutedModel, x: torch.Tensor, y: torch.Tensor, x_train: torch.Ten
     # the tuned lens's KL gain over the logit lens, per slot before the last, with its paired error
     gain = [st["kl_each"][s] - ts["kl_each"][s] for s in range(n)]
     # geometry of the stream, and what deleting really costs (per input, for the bootstrap)
-    bi = torch.stack([lens.influence(states[s], states[s + 1]) for s in range(n)], 1)
+    bi = torch.stack([metrics.block_influence(states[s], states[s + 1]) for s in range(n)], 1)
     tri = lens.angular_triangle(states)
     base_ok = (preds[-1] == y).double()
     del_ok = torch.stack([(logits_of(m, x, without(n, [b])).argmax(1) == y).double() for b in range(n)], 1)

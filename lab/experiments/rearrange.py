@@ -29,7 +29,7 @@ from typing import Any, Optional, Sequence
 import torch
 
 from lab.claims import all_of, at_least, binomial_se, claim, diff_se, pct, pts, seeds_se
-from lab.core import streams
+from lab.core import metrics, streams
 from lab.core.models import RoutedModel, accuracy
 from lab.core.models.base import REDUCES, Parallel, StepLike, block_runs
 from lab.core.recipes import MLP_DEPTH, shared_blocks, shared_spec
@@ -207,66 +207,17 @@ def looped_accuracies(model: RoutedModel, states: Sequence[torch.Tensor], y: tor
 
 
 # -- layer similarity ---------------------------------------------------------------------------------------
-def _gram(x: torch.Tensor) -> torch.Tensor:
-    """The linear-kernel Gram matrix of a representation (rows = inputs), features centred, in float64."""
-    x = x.reshape(len(x), -1).double()
-    x = x - x.mean(0)
-    return x @ x.T
-
-
-def _cka_of_grams(k: torch.Tensor, m: torch.Tensor) -> float:
-    return float((k * m).sum() / (k.norm() * m.norm()).clamp_min(1e-30))
-
-
-def linear_cka(x: torch.Tensor, y: torch.Tensor) -> float:
-    """Linear CKA (Kornblith et al. 2019) of two representations of the same inputs, rows = inputs: the biased
-    (plug-in) estimate <K, L> / (|K| |L|) of the centred Gram matrices. 1 for the same representation, invariant
-    to rotations and scaling; biased upward when features outnumber inputs (the ViT: 1,088 features on 397
-    inputs), so the page draws `debiased_cka`."""
-    return _cka_of_grams(_gram(x), _gram(y))
-
-
-def unbiased_hsic(k: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
-    """The unbiased HSIC estimator of Song et al. (2012) for two n x n Gram matrices (n >= 4):
-    [tr(K~ L~) + 1'K~1 1'L~1 / ((n-1)(n-2)) - 2/(n-2) 1'K~L~1] / (n (n-3)), with K~, L~ the Grams, diagonals zeroed."""
-    n = k.shape[0]
-    if n < 4:
-        raise ValueError(f"the unbiased HSIC needs at least 4 inputs, got {n}")
-    k = k - torch.diag(torch.diag(k))
-    m = m - torch.diag(torch.diag(m))
-    ones = torch.ones(n, dtype=k.dtype)
-    trace = (k * m).sum()
-    cross = (ones @ k @ ones) * (ones @ m @ ones) / ((n - 1) * (n - 2))
-    middle_term = 2.0 / (n - 2) * (ones @ k) @ (m @ ones)
-    return (trace + cross - middle_term) / (n * (n - 3))
-
-
-def _debiased_of_grams(k: torch.Tensor, m: torch.Tensor) -> float:
-    denom = torch.sqrt((unbiased_hsic(k, k) * unbiased_hsic(m, m)).clamp_min(1e-30))
-    return float(unbiased_hsic(k, m) / denom)
-
-
-def debiased_cka(x: torch.Tensor, y: torch.Tensor) -> float:
-    """Linear CKA from the unbiased HSIC estimator (Song et al. 2012; Nguyen, Raghu, Kornblith 2021): near 0 for
-    independent representations however many features they have, 1 for the same one. It can dip slightly below 0."""
-    return _debiased_of_grams(_gram(x), _gram(y))
-
-
-def mean_cosine(a: torch.Tensor, b: torch.Tensor) -> float:
-    """Mean cosine similarity of two hidden states, per input (and per token for the ViT)."""
-    return float(torch.nn.functional.cosine_similarity(a.double(), b.double(), dim=-1).mean())
-
-
 @torch.no_grad()
 def similarity(model: RoutedModel, x: torch.Tensor) -> dict[str, Any]:
     """Cosine and debiased linear-CKA similarity of the hidden state after the stem and after every block (trained
     order); the biased CKA under `cka_biased`, for comparison."""
     _, states = model.states(x)
     k = len(states)
-    cos = [[mean_cosine(states[i], states[j]) for j in range(k)] for i in range(k)]
-    grams = [_gram(h) for h in states]  # once per state: the pairs below only combine them
-    cka = [[1.0 if i == j else _debiased_of_grams(grams[i], grams[j]) for j in range(k)] for i in range(k)]
-    biased = [[1.0 if i == j else _cka_of_grams(grams[i], grams[j]) for j in range(k)] for i in range(k)]
+    cos = [[float(metrics.cosine(states[i], states[j]).mean()) for j in range(k)] for i in range(k)]
+    grams = [metrics.gram(h) for h in states]  # once per state: the pairs below only combine them
+    cka = [[1.0 if i == j else metrics.debiased_cka_of_grams(grams[i], grams[j]) for j in range(k)]
+           for i in range(k)]
+    biased = [[1.0 if i == j else metrics.cka_of_grams(grams[i], grams[j]) for j in range(k)] for i in range(k)]
     return {"labels": ["stem"] + [f"after {b}" for b in range(k - 1)], "cosine": cos, "cka": cka,
             "cka_biased": biased, "inputs": len(x), "features": int(states[0][0].numel())}
 

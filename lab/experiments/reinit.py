@@ -24,10 +24,9 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 import torch
-from scipy.stats import spearmanr
 
 from lab.claims import Z, all_of, at_least, at_most, binomial_se, claim, diff_se, noise_words, pct, pts
-from lab.core import streams
+from lab.core import metrics, streams
 from lab.core.models import RoutedModel, accuracy, per_class_accuracy
 from lab.core.recipes import reinit_spec
 from lab.core.zoo import BUILDERS, ModelSpec, Trained, build, effective, trained
@@ -129,8 +128,8 @@ def _rank_corr(a: list[Optional[float]], b: list[float]) -> Optional[float]:
     pairs = [(x, y) for x, y in zip(a, b, strict=True) if x is not None]
     if len(pairs) < 3 or len({p[0] for p in pairs}) < 2 or len({p[1] for p in pairs}) < 2:
         return None  # a constant column has no ranking (e.g. every layer at chance after a 1-epoch run)
-    rho = spearmanr([p[0] for p in pairs], [p[1] for p in pairs]).statistic
-    return None if rho is None or math.isnan(rho) else float(rho)
+    rho = metrics.spearman([p[0] for p in pairs], [p[1] for p in pairs])
+    return None if math.isnan(rho) else rho
 
 
 @torch.no_grad()

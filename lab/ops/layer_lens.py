@@ -22,7 +22,6 @@ linear head), so it needs no model-specific code except where a method reads wha
 
 from __future__ import annotations
 
-import itertools
 import math
 from typing import Any, Optional, Sequence
 
@@ -30,6 +29,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from lab.core import metrics
 from lab.core.models import RoutedModel
 from lab.core.models.base import Route
 
@@ -126,61 +126,12 @@ def tuned_logits(model: RoutedModel, states: Sequence[torch.Tensor],
     return [model.readout(h @ a + b) for h, (a, b) in zip(states, maps, strict=True)]
 
 
-# -- geometry of the stream -----------------------------------------------------------------------------------
-def _per_input(v: torch.Tensor) -> torch.Tensor:
-    """Average a per-position quantity over tokens, leaving one number per input."""
-    return v.mean(dim=tuple(range(1, v.dim()))) if v.dim() > 1 else v
-
-
-def angle(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """Angular distance arccos(cos(a, b)) / pi per input (mean over tokens), in [0, 1]; exactly 0 for a == b."""
-    u = F.normalize(a.double(), dim=-1)
-    v = F.normalize(b.double(), dim=-1)
-    ang = 2 * torch.atan2((u - v).norm(dim=-1), (u + v).norm(dim=-1)) / math.pi
-    return _per_input(ang)
-
-
-def influence(h_in: torch.Tensor, h_out: torch.Tensor) -> torch.Tensor:
-    """ShortGPT's block influence 1 - cos(input, output), per input (mean over tokens); 0 for an identity block."""
-    return _per_input(1 - F.cosine_similarity(h_in.double(), h_out.double(), dim=-1))
-
-
+# -- geometry of the stream (the metrics themselves: lab/core/metrics.py) ---------------------------------------
 def angular_triangle(states: Sequence[torch.Tensor]) -> list[list[Optional[torch.Tensor]]]:
     """Per-input angular distance between slot l and slot l + n: `out[n - 1][l]`, None where l + n is past the end."""
     k = len(states)
-    return [[angle(states[i], states[i + n]) if i + n < k else None for i in range(k - 1)] for n in range(1, k)]
-
-
-# -- rank agreement ---------------------------------------------------------------------------------------------
-def spearman(a: Sequence[float], b: Sequence[float]) -> float:
-    """Spearman's rho with average ranks for ties; NaN when either side has no spread."""
-    from scipy.stats import rankdata
-
-    ra, rb = rankdata(np.asarray(a, float)), rankdata(np.asarray(b, float))
-    if ra.std() == 0 or rb.std() == 0:
-        return float("nan")
-    return float(np.corrcoef(ra, rb)[0, 1])
-
-
-def permutation_p(a: Sequence[float], b: Sequence[float], draws: int = 20_000, seed: int = 0) -> float:
-    """One-sided p-value of rho(a, b) against every ordering of b (exact up to 8 items, else `draws` random ones):
-    the share of orderings whose rho is at least the observed one."""
-    from scipy.stats import rankdata
-
-    ra, rb = rankdata(np.asarray(a, float)), rankdata(np.asarray(b, float))
-    n = len(ra)
-    if n < 3 or ra.std() == 0 or rb.std() == 0:
-        return 1.0
-    if n <= 8:
-        perms = np.array(list(itertools.permutations(range(n))))
-    else:
-        rng = np.random.default_rng(seed)
-        perms = np.array([rng.permutation(n) for _ in range(draws)])
-    za = (ra - ra.mean()) / ra.std()
-    zb = (rb - rb.mean()) / rb.std()
-    rhos = (zb[perms] * za).mean(1)
-    observed = float((za * zb).mean())
-    return float((rhos >= observed - 1e-12).mean())
+    return [[metrics.angular_distance(states[i], states[i + n]) if i + n < k else None for i in range(k - 1)]
+            for n in range(1, k)]
 
 
 def bootstrap_rho(score: np.ndarray, cost: np.ndarray, draws: int, gen: np.random.Generator) -> float:
@@ -189,7 +140,7 @@ def bootstrap_rho(score: np.ndarray, cost: np.ndarray, draws: int, gen: np.rando
     vals = []
     for _ in range(draws):
         idx = gen.integers(0, n, n)
-        r = spearman(score[idx].mean(0), cost[idx].mean(0))
+        r = metrics.spearman(score[idx].mean(0), cost[idx].mean(0))
         if not math.isnan(r):
             vals.append(r)
     return float(np.std(vals, ddof=1)) if len(vals) > 1 else float("nan")

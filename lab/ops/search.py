@@ -12,6 +12,7 @@ from typing import Sequence
 
 import torch
 
+from lab.core import metrics
 from lab.core.models.base import RoutedModel, accuracy
 from lab.core.routes import without
 
@@ -58,19 +59,13 @@ def optimal(model: RoutedModel, k: int, x: torch.Tensor, y: torch.Tensor) -> lis
 
 @torch.no_grad()
 def block_influence(model: RoutedModel, x: torch.Tensor) -> list[float]:
-    """ShortGPT's block influence per block: 1 - mean cosine(block input, block output), on the full route.
-
-    A block that barely turns its input (influence near 0) is a cheap one to delete.
-    """
+    """ShortGPT's block influence per block on the full route (lab/core/metrics.block_influence: 1 - cos(input,
+    output) per token, averaged over tokens and inputs). A block that barely turns its input is cheap to delete."""
     was = model.training
     model.eval()
     _, states = model.states(x)
     model.train(was)
-    out = []
-    for i in range(model.n_blocks):
-        a, b = states[i].flatten(1), states[i + 1].flatten(1)
-        out.append(float(1 - torch.nn.functional.cosine_similarity(a, b, dim=1, eps=1e-8).mean()))
-    return out
+    return [float(metrics.block_influence(states[i], states[i + 1]).mean()) for i in range(model.n_blocks)]
 
 
 def lowest_influence(model: RoutedModel, k: int, x: torch.Tensor) -> list[int]:

@@ -21,6 +21,8 @@ from typing import Iterable, Optional, Sequence, Union
 import torch
 from torch import nn
 
+from lab.core import metrics
+
 Route = Sequence[int]
 
 
@@ -160,16 +162,21 @@ def logits_of(model: RoutedModel, x: torch.Tensor, route: Optional[Route] = None
         model.train(was)
 
 
+def correct(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, route: Optional[Route] = None) -> torch.Tensor:
+    """Per-input right/wrong (bool) of the model on `route`: what a paired comparison of two accuracies needs."""
+    return metrics.correct(logits_of(model, x, route), y)
+
+
 def accuracy(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, route: Optional[Route] = None) -> float:
     """Fraction of inputs whose arg-max logit is the label."""
-    return float((logits_of(model, x, route).argmax(1) == y).float().mean())
+    return metrics.accuracy(logits_of(model, x, route), y)
 
 
 def per_class_accuracy(
     model: RoutedModel, x: torch.Tensor, y: torch.Tensor, n_classes: int, route: Optional[Route] = None
 ) -> list[float]:
     """Accuracy within each true class (NaN for a class absent from y)."""
-    hit = (logits_of(model, x, route).argmax(1) == y).float()
+    hit = metrics.correct(logits_of(model, x, route), y).float()
     out = []
     for c in range(n_classes):
         m = y == c

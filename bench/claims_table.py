@@ -1,0 +1,63 @@
+"""The claims of every page's default view at given seeds, as a table (for before/after comparisons of the rules).
+
+    PYTHONPATH=. .venv/bin/python bench/claims_table.py --seeds 0 1 --out claims.json
+
+Computes what each page's default setting needs (every `Need` of the descriptor, in this process, into the active
+store), then collects the claims those results carry and, where the descriptor has one, the page's own claim
+assembly (`Descriptor.claims`). Prints one row per (page, claim, seed): verdict, the deciding estimate and its error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from lab import catalog
+from lab.claims import VERDICTS
+
+
+def claims_of(d: Any, settings: dict[str, Any]) -> list[dict[str, Any]]:
+    page = getattr(d, "claims", None)
+    if callable(page):
+        return list(page(settings))
+    out: dict[str, dict[str, Any]] = {}
+    for need in d.needs(settings):
+        r = need.fn(need.cfg)
+        for c in (r.get("claims", []) if isinstance(r, dict) else []):
+            out.setdefault(c["key"] + "|" + str(c.get("subject", "")), c)
+    return list(out.values())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
+    ap.add_argument("--pages", nargs="*", default=None)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    rows = []
+    for d in catalog.descriptors().values():
+        if args.pages and d.name not in args.pages:
+            continue
+        for s in args.seeds:
+            t0 = time.perf_counter()
+            settings = {**d.defaults, "seed": s}
+            for c in claims_of(d, settings):
+                m = c["measured"]
+                rows.append({"page": d.name, "seed": s, "key": c["key"], "subject": c.get("subject", ""),
+                             "holds": c["holds"], "se": m.get("se"), "se_kind": m.get("se_kind"),
+                             "detail": c["detail"]})
+            print(f"# {d.name} seed {s}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    for r in rows:
+        se = "" if r["se"] is None else f"se {100 * r['se']:.2f} pts" if isinstance(r["se"], float) else str(r["se"])
+        print(f"{r['page']:10s} s{r['seed']} {VERDICTS[r['holds']]:14s} {r['key']} [{r['subject']}] {se} "
+              f"{r['se_kind'] or ''} :: {r['detail']}")
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
