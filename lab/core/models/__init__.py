@@ -4,5 +4,5 @@ from lab.core.models.base import Route, RoutedModel, accuracy, correct, logits_o
 from lab.core.models.mlp import MLP, MLPConfig
 from lab.core.models.vit import ViT, ViTConfig
 
-__all__ = ["MLP", "MLPConfig", "Route", "RoutedModel", "accuracy", "logits_of", "per_class_accuracy", "ViT",
+__all__ = ["MLP", "MLPConfig", "Route", "RoutedModel", "accuracy", "correct", "logits_of", "per_class_accuracy", "ViT",
            "ViTConfig"]
