@@ -141,6 +141,9 @@ class Descriptor:
     table: Optional[Table] = None
     tensor_kinds: Mapping[str, str] = field(default_factory=dict)  # store kinds kept as tensors (packs)
     page_controls: Optional[type] = None  # the dataclass of page-only controls (param fields), if any
+    # The claims the page shows for a complete setting, computing (and storing) what they rest on: what "run N more
+    # seeds" runs at other seeds on the engine, and what bench/claims_table.py tabulates.
+    claims: Optional[Callable[[dict[str, Any]], list[dict[str, Any]]]] = None
 
     @property
     def defaults(self) -> dict[str, Any]:
