@@ -12,7 +12,9 @@ from typing import Any, Sequence
 
 import streamlit as st
 
+from app import jobs
 from lab.claims import VERDICTS
+from lab.classroom import seeds as lab_seeds
 
 ICONS = {True: ":material/check_circle:", False: ":material/cancel:", None: ":material/help:"}
 COLOURS = {True: "blue", False: "orange", None: "gray"}  # no red/green pair: readable without colour vision
@@ -31,11 +33,35 @@ def block(c: dict[str, Any]) -> str:
     subject = f"**{_md(c['subject'])}**: " if c.get("subject") else ""
     head = f"{ICONS[c['holds']]} :{COLOURS[c['holds']]}[**{verdict}**] · {_md(c['claim'])}"
     return (f"{head}  \n{subject}{_md(c['detail'])}  \n"
-            f":gray[Rule: {_md(c['rule'])} · Source: {_md(c['source'])}]")
+            f":gray[Rule: {_md(c['rule'])} · Error: {_md(error_words(c))} · Source: {_md(c['source'])}]"
+            + (f"  \n:gray[To decide: {_md(settle_words(c['settle']))}]" if c.get("settle") else ""))
 
 
-def show(claims: Sequence[dict[str, Any]], intro: str = "") -> None:
-    """Draw claims, one bordered block each, in the order given."""
+def error_words(c: dict[str, Any]) -> str:
+    """How the deciding error was obtained, from the claim's tests (e.g. 'paired over 4,000 inputs, 212 discordant
+    (McNemar), 0.3 pts')."""
+    tests = c.get("tests") or []
+    if not tests:
+        m = c["measured"]
+        return f"{m.get('se_kind', 'unknown')}, {100 * float(m.get('se', float('nan'))):.2f} pts"
+    return "; ".join(f"{t['how'] or t['se_kind']} ({t['se_kind']}, se {100 * t['se']:.2f} pts)" for t in tests)
+
+
+def settle_words(s: dict[str, Any]) -> str:
+    """What would decide an undecided claim at the effect seen."""
+    parts = []
+    if s.get("seeds"):
+        parts.append(f"about {s['seeds']} seeds in all (this verdict rests on {s.get('seeds_now', 1)})")
+    if s.get("inputs"):
+        parts.append(f"about {s['inputs']:,} held-out inputs")
+    if not parts:
+        return "no number of seeds or inputs within reach: the effect seen is at the rule's threshold"
+    return " or ".join(parts) + ", if the effect is what this run saw"
+
+
+def show(claims: Sequence[dict[str, Any]], intro: str = "", page: Any = None) -> None:
+    """Draw claims, one bordered block each, in the order given. With the page (app/classroom.Page), a view whose
+    claims cannot tell offers the seeds that would settle them (`more_seeds`)."""
     if intro:
         st.markdown(intro)
     if not claims:
@@ -44,6 +70,60 @@ def show(claims: Sequence[dict[str, Any]], intro: str = "") -> None:
     for c in claims:
         with st.container(border=True):
             st.markdown(block(c))
+    if page is not None:
+        more_seeds(claims, page)
+
+
+SEEDS_KEY = "_layerlab_more_seeds"  # session_state: {(page, settings): seeds asked for}
+
+
+def more_seeds(claims: Sequence[dict[str, Any]], page: Any) -> None:
+    """"Cannot tell" to a decision: offer the seeds that would settle this view's undecided claims, run them on the
+    engine (one job per seed, stored like any result), and show each claim's verdict over the seeds."""
+    from lab.catalog import descriptors
+
+    d = descriptors().get(page.name)
+    if d is None or d.claims is None or getattr(page, "student", False):
+        return
+    settings = page.settings()
+    seed = int(settings.get("seed", 0))
+    ident = (page.name, tuple(sorted((k, repr(v)) for k, v in settings.items())))
+    asked = st.session_state.setdefault(SEEDS_KEY, {}).get(ident)
+    offer = lab_seeds.extra_seeds(claims, seed)
+    if asked is None and offer is None:
+        return
+    with st.container(border=True, key=f"layerlab_seeds_{page.name}"):
+        if asked is None:
+            undecided = sum(1 for c in claims if c["holds"] is None)
+            st.markdown(f"**{undecided} claim{'s' if undecided > 1 else ''} cannot tell at this seed.** At the "
+                        f"effects this run saw, about {len(offer)} seeds in all would decide "
+                        f"{'them' if undecided > 1 else 'it'}: each seed trains this view again from its own random "
+                        "draws, and the verdict is then judged on the mean over seeds with their spread as the error.")
+            n = st.number_input("Seeds in all", 2, lab_seeds.MAX_SETTLE_SEEDS, len(offer), key=f"seeds_n_{page.name}",
+                                help="The current seed and the next ones. Each seed costs about as much as this view "
+                                "did when it was first computed; stored seeds cost nothing.")
+            if st.button(f"Run {n - 1} more seed{'s' if n > 2 else ''}", key=f"seeds_go_{page.name}", type="primary"):
+                st.session_state[SEEDS_KEY][ident] = lab_seeds.seeds_around(seed, int(n))
+                st.rerun()
+            return
+        _pooled_view(page.name, settings, asked)
+
+
+def _pooled_view(name: str, settings: dict[str, Any], seeds: Sequence[int]) -> None:
+    pending = jobs.Pending()
+    per_seed = [pending.get(f"Claims at seed {s}", lab_seeds.claims_at, lab_seeds.SeedClaims.of(name, settings, s))
+                for s in seeds]
+    done = [r for r in per_seed if r is not None]
+    st.markdown(f"**Over seeds {', '.join(map(str, seeds))}** ({len(done)} of {len(seeds)} computed)")
+    if len(done) < len(seeds):
+        pending.show()
+        return
+    out = lab_seeds.pooled(per_seed, seeds)
+    for c in out["claims"]:
+        each = out["per_seed"].get(f"{c['key']}|{c.get('subject', '')}", {})
+        with st.container(border=True):
+            st.markdown(block(c) + "  \n:gray[Each seed alone: "
+                        + _md(", ".join(f"{s}: {VERDICTS[v]}" for s, v in each.items())) + "]")
 
 
 def pending() -> None:

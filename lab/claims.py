@@ -25,9 +25,8 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Optional, Sequence
 
-from lab.estimates import Estimate, binomial_se, over_seeds, settle, verdict
+from lab.estimates import Estimate, Z, binomial_se, over_seeds, settle, verdict
 
-Z = 2.0  # a verdict needs the estimate this many standard errors away from the rule's threshold (~97.7 % one-sided)
 VERDICTS = {True: "holds", False: "does not hold", None: "cannot tell"}
 FIELDS = ("key", "claim", "source", "measured", "tests", "rule", "holds", "detail")
 __all__ = ["Z", "VERDICTS", "Estimate", "binomial_se", "claim", "test", "pool", "check", "at_least", "at_most",

@@ -13,7 +13,7 @@ from typing import Any, Optional, Sequence
 
 from lab.catalog import descriptors
 from lab.catalog.descriptor import Descriptor
-from lab.cli import pack, warm
+from lab.cli import pack, seeds, warm
 from lab.cli.common import OneLineParser, add_workers, command, table_pool
 from lab.runtime.progress import text_progress
 
@@ -47,6 +47,7 @@ def build_parser() -> OneLineParser:
             t.set_defaults(func=_table_command(d))
     warm.register(sub)
     pack.register(sub)
+    seeds.register(sub)
     return parser
 
 
