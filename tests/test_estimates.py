@@ -121,7 +121,7 @@ def test_a_mean_over_few_seeds_is_judged_with_students_t():
     falsely ~10 % of the time; with the t factor at most 5 %; a large effect is still found with 5 seeds."""
     gen = np.random.default_rng(4)
     for k in (2, 3, 5):
-        def sim():
+        def sim(k: int = k):
             ests = [E.Estimate(float(gen.normal(0.0, 0.02)), 0.003, "paired", 4000) for _ in range(k)]
             return C.test("d", E.over_seeds(ests), ">=", 0.0)["holds"]
         assert false_holds_rate(sim, 2000) <= 0.05, k
