@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from lab import claims as C
+from lab.estimates import Estimate
 
 
 def test_binomial_se_matches_the_formula_and_has_a_floor():
@@ -15,19 +16,6 @@ def test_binomial_se_matches_the_formula_and_has_a_floor():
     assert C.binomial_se(1.0, 400) == pytest.approx(1 / 400)  # a perfect score is not certainty
     with pytest.raises(ValueError):
         C.binomial_se(0.5, 0)
-
-
-def test_diff_se_is_the_root_sum_of_squares():
-    a, b, n = 0.9, 0.6, 397
-    want = math.sqrt(0.9 * 0.1 / n + 0.6 * 0.4 / n)
-    assert C.diff_se(a, b, n) == pytest.approx(want)
-
-
-def test_mean_se_uses_the_spread_of_seeds_when_it_is_larger():
-    vals = [0.5, 0.9]
-    assert C.mean_se(vals, 4000) == pytest.approx(0.2 * math.sqrt(2) / math.sqrt(2))
-    tight = [0.8, 0.8]
-    assert C.mean_se(tight, 400) == pytest.approx(C.binomial_se(0.8, 400) / math.sqrt(2))
 
 
 @pytest.mark.parametrize("est,thr,se,want", [
@@ -50,27 +38,38 @@ def test_conjunction_and_disjunction():
     assert C.any_of([False, False]) is False
 
 
+def _t(value: float, side: str = ">=", threshold: float = 0.4, se: float = 0.02) -> dict:
+    return C.test("x", Estimate(value, se, "binomial", 400), side, threshold)
+
+
 def test_records_are_checked():
-    good = C.claim("k", "a claim", "seed", {"x": 0.5}, "x >= 0.4", True, "x is 50 %")
+    good = C.claim("k", "a claim", "Lad et al. (2024)", {"x": 0.5}, "x >= 0.4", [_t(0.5)], "x is 50 %")
     C.check([good])
+    assert good["holds"] is True and good["measured"]["se_kind"] == "binomial"
     with pytest.raises(ValueError):
         C.check([{**good, "holds": "yes"}])
     with pytest.raises(ValueError):
         C.check([{k: v for k, v in good.items() if k != "rule"}])
     with pytest.raises(ValueError):
-        C.claim("k", "a", "s", {"x": 1}, "r", "maybe", "d")
+        C.check([{**good, "tests": []}])
+    with pytest.raises(ValueError):
+        C.claim("k", "a", "s", {"x": 1}, "r", [], "d")
+    with pytest.raises(ValueError):
+        C.test("x", Estimate(0.5, 0.01, "binomial"), "=>", 0.4)
 
 
 def test_renderer_reads_back_what_it_drew():
     from app import claims_view
 
     cs = [C.claim("a", "first and last layers are the most sensitive", "Lad et al. (2024)", {"x": 0.1}, "r",
-                  True, "d", subject="residual MLP"),
-          C.claim("b", "repeat is worse than skip ($5 * 2_x)", "Sun et al.", {"x": 0.1}, "r", False, "d"),
-          C.claim("c", "inside the noise", "s", {"x": 0.1}, "r", None, "d")]
+                  [_t(0.5)], "d", subject="residual MLP"),
+          C.claim("b", "repeat is worse than skip ($5 * 2_x)", "Sun et al.", {"x": 0.1}, "r", [_t(0.3)], "d"),
+          C.claim("c", "inside the noise", "s", {"x": 0.1}, "r", [_t(0.42)], "d")]
     drawn = [claims_view.block(c) for c in cs]
     assert claims_view.rendered_verdicts(drawn) == claims_view.expected_verdicts(cs)
     assert [v for v, _ in claims_view.rendered_verdicts(drawn)] == ["holds", "does not hold", "cannot tell"]
+    assert "To decide: about" in drawn[2] and "To decide" not in drawn[0]  # only an open claim says what settles it
+    assert "binomial" in drawn[0]  # the error's kind is drawn with the verdict
 
 
 VERDICT_PHRASES = re.compile(r"(it holds|it differs|: holds|does not hold|is fatal|cannot tell)", re.I)
