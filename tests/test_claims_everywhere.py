@@ -1,0 +1,58 @@
+"""Every claim the lab prints names its error: each page's default view (quick mode, the session's shared store, so
+the page tests' models are reused) and each experiment's `--json` answer carry complete claim records whose
+`measured` names `se` and `se_kind`, decided by tests, none comparing accuracies with an independent error."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from lab import claims as C
+from lab.catalog import descriptors
+
+ROOT = Path(__file__).resolve().parents[1]
+NAMES = list(descriptors())
+
+
+def claims_in(x: Any) -> Iterator[dict[str, Any]]:
+    """Every claim record anywhere in a JSON answer."""
+    if isinstance(x, dict):
+        if "claim" in x and "holds" in x and "rule" in x:
+            yield x
+        for v in x.values():
+            yield from claims_in(v)
+    elif isinstance(x, list):
+        for v in x:
+            yield from claims_in(v)
+
+
+def assert_sound(cs: list[dict[str, Any]], where: str) -> None:
+    assert cs, f"{where}: no claims"
+    C.check(cs)
+    for c in cs:
+        kinds = {t["se_kind"] for t in c["tests"]}
+        assert "independent" not in kinds, f"{where}: {c['key']} judges a difference as independent samples"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_default_views_claims_are_tests_with_their_error(name, monkeypatch):
+    monkeypatch.setenv("LAYERLAB_QUICK", "1")
+    d = descriptors()[name]
+    assert d.claims is not None, f"{name}: the descriptor gives no claims (Descriptor.claims)"
+    assert_sound(d.claims(d.defaults), f"{name} page")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_json_answer_names_se_and_se_kind(name):
+    env = dict(os.environ, LAYERLAB_QUICK="1", PYTHONPATH=str(ROOT))
+    p = subprocess.run([sys.executable, "-m", "lab", name, "--json"], capture_output=True, text=True, env=env,
+                       cwd=ROOT, timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    cs = list(claims_in(json.loads(p.stdout)))
+    assert_sound(cs, f"python -m lab {name} --json")
