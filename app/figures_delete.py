@@ -92,3 +92,17 @@ def selections(r: dict[str, Any]) -> go.Figure:
     common.accuracy_axis(fig, "accuracy of the cut (no recovery)")
     k = r["config"]["k"]
     return theme.layout(fig, f"Five ways to choose {k} block{'s' if k != 1 else ''} to delete", barmode="group")
+
+
+@figure
+def race(rc: dict[str, Any]) -> go.Figure:
+    """Fine-tuning (CE) against distillation (KD) from the same cut: held-out accuracy at the same steps."""
+    fig = go.Figure()
+    for method, dash in (("ce", "dot"), ("kd", "solid")):
+        fig.add_scatter(x=rc[method]["curve_steps"], y=rc[method]["curve_acc"], name=method.upper(),
+                        mode="lines+markers", line={"color": theme.RECOVERED, "dash": dash},
+                        hovertemplate="step %{x}: %{y:.1%}<extra>" + method.upper() + "</extra>")
+    common.base_line(fig, rc["base_acc"], "teacher")
+    fig.update_xaxes(title="recovery step")
+    common.accuracy_axis(fig)
+    return theme.layout(fig, "Fine-tuning against distillation, from the same cut")

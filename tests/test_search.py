@@ -1,7 +1,9 @@
 """Selection methods: greedy against a hand-made example, the optimum against greedy, influence against its formula."""
 
 import itertools
+import math
 
+import numpy as np
 import torch
 
 from lab.core.models import MLP, MLPConfig
@@ -15,16 +17,56 @@ TABLE = {(): 0.9, (0,): 0.8, (1,): 0.7, (2,): 0.6, (3,): 0.5,
          (0, 1): 0.3, (0, 2): 0.35, (0, 3): 0.4, (1, 2): 0.75, (1, 3): 0.2, (2, 3): 0.1}
 
 
-def fake_accuracy(model, x, y, dropped):
-    return TABLE[tuple(sorted(dropped))]
+def fake_score(model, x, y, dropped):
+    return TABLE[tuple(sorted(dropped))], 0.0
 
 
 def test_greedy_takes_the_best_candidate_at_each_step(monkeypatch):
-    monkeypatch.setattr(search, "route_accuracy", fake_accuracy)
+    monkeypatch.setattr(search, "route_score", fake_score)
     model = MLP(MLPConfig(depth=5, width=4))  # 4 blocks; weights unused by the fake score
     assert search.greedy(model, 1, None, None) == [0]
     assert search.greedy(model, 2, None, None) == [0, 3]
     assert search.optimal(model, 2, None, None) == [1, 2]  # the short-sightedness greedy is known for
+
+
+def test_ties_in_probe_accuracy_are_broken_by_the_probe_loss_not_the_block_index(monkeypatch):
+    """Every single deletion keeps 100 % on the probe (as the digits' probe does): greedy must take the one whose
+    loss rises least (block 2 here), not block 0; the optimum likewise."""
+    loss = {(0,): 0.9, (1,): 0.5, (2,): 0.1, (3,): 0.7}
+    monkeypatch.setattr(search, "route_score", lambda m, x, y, d: (1.0, -loss.get(tuple(sorted(d)), 1.0)))
+    model = MLP(MLPConfig(depth=5, width=4))
+    assert search.greedy(model, 1, None, None) == [2]
+    assert search.optimal(model, 1, None, None) == [2]
+
+
+def test_route_score_is_accuracy_and_minus_the_cross_entropy():
+    m = small_mlp("residual")
+    d = small_data()
+    acc, neg_loss = search.route_score(m, d.probe.x, d.probe.y, [1])
+    with torch.no_grad():
+        logits = m(d.probe.x, [0] + list(range(2, m.n_blocks)))
+    ref = torch.nn.functional.cross_entropy(logits, d.probe.y)
+    assert acc == search.route_accuracy(m, d.probe.x, d.probe.y, [1])
+    assert abs(neg_loss + float(ref)) < 1e-5
+
+
+def test_random_selection_outcomes_average_every_subset_exactly():
+    m = small_mlp("residual")
+    d = small_data()
+    k = 2
+    r = selection.outcomes(m, d, "random", k, seed=0)
+    subsets = list(itertools.combinations(range(m.n_blocks), k))
+    assert r["exact"] and r["draws"] == len(subsets) == math.comb(m.n_blocks, k)
+    with torch.no_grad():
+        brute = np.mean([(m(d.test.x, [b for b in range(m.n_blocks) if b not in s]).argmax(1) == d.test.y).numpy()
+                         for s in subsets], axis=0)
+    assert np.allclose(selection.scores(r["outcomes"]), brute)
+    each = [search.route_accuracy(m, d.test.x, d.test.y, s) for s in subsets]
+    assert abs(r["test_acc"] - sum(each) / len(each)) < 1e-6
+    g = selection.outcomes(m, d, "greedy", k, seed=0)
+    g_acc = search.route_accuracy(m, d.test.x, d.test.y, g["dropped"])
+    assert abs(selection.scores(g["outcomes"]).mean() - g_acc) < 1e-6
+    assert g["draws"] == 1 and "draw_accs" not in g and "draw_accs" not in r
 
 
 def test_optimum_is_never_worse_than_greedy_on_the_probe():

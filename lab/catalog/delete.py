@@ -11,22 +11,23 @@ from lab.catalog.presets import Need, preset
 from lab.claims import VERDICTS
 from lab.experiment import Pool
 from lab.experiments import delete
-from lab.experiments.delete import DeleteConfig, SweepConfig
+from lab.experiments.delete import DeleteConfig, RaceConfig, ShallowConfig, SweepConfig
 from lab.runtime.progress import text_progress
 
 CONTROLS = controls(DeleteConfig, names=("arch", "k", "select", "recovery", "steps", "seed"))
 DEFAULTS = defaults(CONTROLS)
 PRESETS = (
-    preset(DEFAULTS, "plain1", "Plain, 1 deleted",
+    preset(DEFAULTS, "plain1", "Plain, 1 deleted, no recovery",
            "Delete one block of a plain net, no recovery. Pin it, then switch the architecture to residual.",
            arch="plain", k=1, recovery="none"),
-    preset(DEFAULTS, "res4", "Residual, 4 deleted", "Four of seven blocks gone, no recovery: step k from 1 "
-           "to 6 and watch the gradual decline the plain net never shows.", arch="residual", k=4, recovery="none"),
+    preset(DEFAULTS, "res4", "Residual, 4 deleted, no recovery", "Four of seven blocks gone, no recovery: step k "
+           "from 1 to 6 and compare the curve with the plain net's in the sweep below.", arch="residual", k=4,
+           recovery="none"),
     preset(DEFAULTS, "kd6", "Plain, 6 deleted, distil", "Six blocks cut from the plain net, then 500 steps "
-           "of distillation: does the architecture that collapsed come back?", arch="plain", k=6,
+           "of distillation: how close does it come to its teacher?", arch="plain", k=6,
            recovery="kd", steps=500),
-    preset(DEFAULTS, "opt3", "Greedy vs optimum, k = 3", "The exhaustive optimum of 3 deletions, no "
-           "recovery: better than greedy on held-out data, or only on the probe?", arch="residual", k=3,
+    preset(DEFAULTS, "opt3", "Optimal selection, k = 3", "The exhaustive optimum of 3 deletions on the probe set, no "
+           "recovery: compare its held-out accuracy with greedy's in the selection chart.", arch="residual", k=3,
            select="optimal", recovery="none"),
 )
 
@@ -37,9 +38,17 @@ def config_of(settings: dict[str, Any]) -> DeleteConfig:
 
 
 def needs(settings: dict[str, Any]) -> list[Need]:
-    """What the page computes for a setting: this deletion and the sweep over k."""
+    """What the page computes for a setting: this deletion, the sweep over k, CE against KD from this cut and the
+    depth-2 MLP trained from scratch."""
     cfg = config_of(settings)
-    return [Need("this deletion", delete.run, cfg), Need("the sweep over k", delete.sweep, SweepConfig.of(cfg))]
+    return [Need("this deletion", delete.run, cfg), Need("the sweep over k", delete.sweep, SweepConfig.of(cfg)),
+            Need("fine-tuning against distillation", delete.race, RaceConfig.of(cfg)),
+            Need("the depth-2 MLP from scratch", delete.shallow, ShallowConfig.of(cfg))]
+
+
+def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """The claims the page shows for a complete setting (the run's, the sweep's and the race's)."""
+    return delete.claims_of(config_of(settings))
 
 
 def summary(r: dict[str, Any]) -> str:
@@ -88,6 +97,7 @@ DESCRIPTOR = Descriptor(
   What does one deletion do to a plain network, and to a residual one? How much does distillation from the uncut
   network bring back?""",
     config=DeleteConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of, run=delete.run,
+    claims=claims,
     cli_help="delete k blocks of a trained MLP, then optionally recover", cli_summary=summary,
     demo=("arch", "k", "select", "recovery"),
     table=Table("arch x k x recovery table",

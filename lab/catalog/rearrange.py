@@ -48,6 +48,11 @@ def needs(settings: dict[str, Any]) -> list[Need]:
                for mo in MODELS])
 
 
+def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """The claims the page shows for a complete setting: every model's profile at the setting's seed."""
+    return rearrange.compare(rearrange.SeedConfig(config_of(settings).seed))["claims"]
+
+
 def summary(r: dict[str, Any]) -> str:
     c = r["config"]
     mean = f" (mean of {r['draws']} random orders; first: {r['route']})" if r["draws"] > 1 else f" [{r['route']}]"
@@ -84,7 +89,7 @@ DESCRIPTOR = Descriptor(
     about="""on a frozen trained network, skip, swap, reverse, repeat,
   loop or run the middle layers side by side, as "Transformer Layers as Painters" did to language models. Are the
   first and last layers special? Is a LayerShuffle-trained ViT robust to all of it? Layer-similarity maps show why.""",
-    config=RearrangeConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of,
+    config=RearrangeConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of, claims=claims,
     run=rearrange.run, cli_help="skip, swap, reverse, repeat, loop or parallelise the middle blocks of a frozen model",
     cli_summary=summary, demo=("model", "op", "block", "ends"),
     table=Table("models x rearrangement operations, and the papers' claims", (seeds_axis(),), table),

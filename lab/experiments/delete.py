@@ -2,9 +2,12 @@
 
 `run(cfg)` answers one question (this architecture, this k, this selection, this recovery);
 `sweep(cfg)` draws the whole picture for both architectures (every k, before and after recovery);
+`race(cfg)` recovers the same cut by fine-tuning and by distillation side by side (which reaches the teacher first);
+`shallow(cfg)` trains the depth-2 MLP from scratch by the teacher's recipe (what 6 of 7 deletions leave);
 `student_init(cfg)` compares a student initialised from every other teacher block with a random init.
-All three go through the store, so a repeated call is a file read. Each result carries `claims` (`lab.claims`
-records): the seed's and the papers' statements checked against its numbers, with the run's noise.
+All go through the store, so a repeated call is a file read. Every accuracy a claim compares keeps its per-input
+held-out outcomes under `outcomes` (lab/estimates.pack), so claims pair accuracies measured on the same inputs;
+`run_claims`, `sweep_claims` and `race_claim` turn results into `lab.claims` records, decided by tests.
 """
 
 from __future__ import annotations
@@ -12,11 +15,14 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Optional, Sequence
 
-from lab.claims import all_of, at_least, at_most, binomial_se, claim, diff_se, pct, pts, seeds_se
+import numpy as np
+
+from lab import estimates
+from lab.claims import claim, noise_words, pct, pool, pts, test
 from lab.core import streams
-from lab.core.models import accuracy, per_class_accuracy
+from lab.core.models import accuracy, correct, per_class_accuracy
 from lab.core.recipes import MLP_DEPTH, MLP_EPOCHS, MLP_WIDTH, mlp_spec
 from lab.core.routes import without
 from lab.core.zoo import ModelSpec, Trained, build, trained
@@ -30,7 +36,7 @@ ARCHS = ("plain", "residual")
 ARCH_LABELS = {"plain": "plain MLP", "residual": "residual MLP"}
 SELECTIONS = ("greedy", "optimal", "evenly-spaced", "influence", "random")
 RECOVERY_LABELS = {"none": "none", "ce": "fine-tune (cross-entropy)", "kd": "distil from the teacher (KD)"}
-RANDOM_DRAWS = 5  # random selection: accuracy is the mean over this many draws
+SHALLOW_DEPTH = 2  # what deleting 6 of 7 blocks leaves: stem, one block, head
 
 
 @dataclass(frozen=True)
@@ -68,27 +74,49 @@ class DeleteConfig:
         return RecoveryConfig(method=self.recovery, steps=self.steps, seed=self.seed)
 
 
-def _cut_and_recover(t: Trained, dropped: list[int], rc: RecoveryConfig, progress: Progress) -> dict[str, Any]:
+def _outcomes(m: Any, d: Any, route: Optional[Sequence[int]] = None) -> str:
+    """Per-input held-out right/wrong of a model on a route, packed (lab/estimates.pack)."""
+    return estimates.pack(correct(m, d.test.x, d.test.y, route))
+
+
+def _cut_and_recover(t: Trained, dropped: list[int], rc: RecoveryConfig, progress: Progress,
+                     curve_outcomes: bool = False) -> dict[str, Any]:
+    """Cut, then recover a copy of the teacher. With `curve_outcomes`, the per-input held-out outcomes at every
+    curve step too (read by the progress callback, which `recover` calls right after each evaluation)."""
     data = t.data
     route = without(t.model.n_blocks, dropped)
     student = copy.deepcopy(t.model)  # never change the shared teacher
+    seen: list[str] = []
+
+    def watch(frac: float, msg: str) -> None:
+        if curve_outcomes:
+            seen.append(_outcomes(student, data, route))
+        progress(frac, msg)
+
+    cut = _outcomes(student, data, route)
     t0 = time.perf_counter()
-    log = recover(student, route, data, rc, teacher=t.model, progress=progress)
-    return {
+    log = recover(student, route, data, rc, teacher=t.model, progress=watch)
+    out = {
         "route": list(route),
         "cut_acc": log.test_acc[0],
         "recovered_acc": log.test_acc[-1],
         "curve_steps": log.steps,
         "curve_acc": log.test_acc,
         "recovery_seconds": time.perf_counter() - t0,
+        "outcomes": {"cut": cut, "recovered": _outcomes(student, data, route)},
         "student": student,
     }
+    if curve_outcomes:
+        if len(seen) != len(log.steps) - 1:  # recover's evaluations and its progress calls must coincide
+            raise RuntimeError(f"recovery curve steps {log.steps} but {len(seen)} progress calls")
+        out["outcomes"]["curve"] = [cut] + seen
+    return out
 
 
 def _compare_selections(t: Trained, k: int, seed: int) -> dict[str, dict[str, Any]]:
-    """Every selection method at this k, without recovery: probe and held-out accuracy of its cut."""
-    return {m: selection.evaluate(t.model, t.data, m, k, seed, RANDOM_DRAWS if m == "random" else 1)
-            for m in SELECTIONS}
+    """Every selection method at this k, without recovery: probe and held-out accuracy of its cut, with per-input
+    outcomes (random: every k-subset when C(n, k) <= selection.MAX_EXACT)."""
+    return {m: selection.outcomes(t.model, t.data, m, k, streams.seed_of("select.draw", seed)) for m in SELECTIONS}
 
 
 @entry("delete")
@@ -101,7 +129,7 @@ def run(cfg: DeleteConfig, progress: Progress) -> dict[str, Any]:
     rc = cfg.recovery_cfg if cfg.k > 0 else replace(cfg.recovery_cfg, method="none")
     rec = _cut_and_recover(t, dropped, rc, span(progress, 0.6, 1.0))
     student = rec.pop("student")
-    single = [search.route_accuracy(m, d.test.x, d.test.y, [i]) for i in range(m.n_blocks)]
+    single = [_outcomes(m, d, without(m.n_blocks, [i])) for i in range(m.n_blocks)]
     out = {
         "config": cfg,
         "base_acc": accuracy(m, d.test.x, d.test.y),
@@ -116,12 +144,13 @@ def run(cfg: DeleteConfig, progress: Progress) -> dict[str, Any]:
             "cut": per_class_accuracy(m, d.test.x, d.test.y, d.n_classes, rec["route"]),
             "recovered": per_class_accuracy(student, d.test.x, d.test.y, d.n_classes, rec["route"]),
         },
-        "single_block_acc": single,
+        "single_block_acc": [float(estimates.unpack(o).mean()) for o in single],
         "selections": _compare_selections(t, cfg.k, cfg.seed),
         "block_influence": search.block_influence(m, d.probe.x),
         "train_seconds": t.info["seconds"],
         "n_test": len(d.test.y),
     }
+    out["outcomes"] = {**rec["outcomes"], "base": _outcomes(m, d), "single": single}
     out["claims"] = run_claims(to_plain(out))
     return out
 
@@ -155,7 +184,7 @@ def sweep(cfg: SweepConfig, progress: Progress) -> dict[str, Any]:
                     span(progress, job / n_jobs, (job + 1) / n_jobs))
         d, m = t.data, t.model
         order = search.greedy(m, n_blocks, d.probe.x, d.probe.y) if cfg.select == "greedy" else None
-        rows = []
+        rows, cut, recovered = [], [], []
         for k in range(n_blocks + 1):
             dropped = order[:k] if order is not None else selection.to_drop(
                 cfg.select, m, k, d.probe.x, d.probe.y, streams.seed_of("select.draw", cfg.seed))
@@ -165,16 +194,77 @@ def sweep(cfg: SweepConfig, progress: Progress) -> dict[str, Any]:
             rec = _cut_and_recover(t, list(dropped), rc, span(progress, job / n_jobs, (job + 1) / n_jobs))
             rows.append({"k": k, "dropped": sorted(dropped), "cut_acc": rec["cut_acc"],
                          "recovered_acc": rec["recovered_acc"]})
+            cut.append(rec["outcomes"]["cut"])
+            recovered.append(rec["outcomes"]["recovered"])
             job += 1
+        single = [_outcomes(m, d, without(m.n_blocks, [i])) for i in range(m.n_blocks)]
         out["archs"][arch] = {
             "base_acc": accuracy(m, d.test.x, d.test.y),
-            "single_block_acc": [search.route_accuracy(m, d.test.x, d.test.y, [i]) for i in range(m.n_blocks)],
+            "single_block_acc": [float(estimates.unpack(o).mean()) for o in single],
             "rows": rows,
+            "outcomes": {"base": _outcomes(m, d), "single": single, "cut": cut, "recovered": recovered},
         }
         out["chance"] = d.chance
         out["n_test"] = len(d.test.y)
     out["claims"] = sweep_claims(to_plain(out))
     return out
+
+
+@dataclass(frozen=True)
+class RaceConfig:
+    """The same cut recovered by fine-tuning (CE) and by distillation (KD), curves measured at the same steps."""
+
+    arch: str = "residual"
+    k: int = 2
+    select: str = "greedy"
+    steps: int = 500
+    seed: int = 0
+    depth: int = MLP_DEPTH
+    width: int = MLP_WIDTH
+    epochs: int = MLP_EPOCHS
+
+    @classmethod
+    def of(cls, cfg: DeleteConfig) -> "RaceConfig":
+        return cls(cfg.arch, cfg.k, cfg.select, cfg.steps, cfg.seed, cfg.depth, cfg.width, cfg.epochs)
+
+
+@entry("delete-race")
+def race(cfg: RaceConfig, progress: Progress) -> dict[str, Any]:
+    """CE against KD from the same cut, same steps, same batches: held-out curves with per-input outcomes."""
+    t = trained(mlp_spec(cfg.arch, cfg.seed, cfg.depth, cfg.width, cfg.epochs), span(progress, 0.0, 0.5))
+    d, m = t.data, t.model
+    dropped = selection.to_drop(cfg.select, m, cfg.k, d.probe.x, d.probe.y, streams.seed_of("select.draw", cfg.seed))
+    out: dict[str, Any] = {"config": cfg, "dropped": sorted(dropped), "base_acc": accuracy(m, d.test.x, d.test.y),
+                           "n_test": len(d.test.y), "outcomes": {"base": _outcomes(m, d)}}
+    for i, method in enumerate(("ce", "kd")):
+        rc = RecoveryConfig(method=method if cfg.k > 0 else "none", steps=cfg.steps, seed=cfg.seed)
+        rec = _cut_and_recover(t, dropped, rc, span(progress, 0.5 + 0.25 * i, 0.75 + 0.25 * i), curve_outcomes=True)
+        out[method] = {"curve_steps": rec["curve_steps"], "curve_acc": rec["curve_acc"]}
+        out["outcomes"][method] = rec["outcomes"]["curve"]
+    return out
+
+
+@dataclass(frozen=True)
+class ShallowConfig:
+    """The depth-2 MLP (stem, one block, head) trained from scratch by the teacher's recipe."""
+
+    arch: str = "residual"
+    seed: int = 0
+    width: int = MLP_WIDTH
+    epochs: int = MLP_EPOCHS
+
+    @classmethod
+    def of(cls, cfg: DeleteConfig) -> "ShallowConfig":
+        return cls(cfg.arch, cfg.seed, cfg.width, cfg.epochs)
+
+
+@entry("delete-shallow")
+def shallow(cfg: ShallowConfig, progress: Progress) -> dict[str, Any]:
+    """Held-out accuracy of the depth-2 MLP trained from scratch (its own stored model), with its outcomes."""
+    t = trained(mlp_spec(cfg.arch, cfg.seed, SHALLOW_DEPTH, cfg.width, cfg.epochs), progress)
+    d, m = t.data, t.model
+    return {"config": cfg, "depth": SHALLOW_DEPTH, "acc": accuracy(m, d.test.x, d.test.y), "chance": d.chance,
+            "n_test": len(d.test.y), "train_seconds": t.info["seconds"], "outcomes": {"model": _outcomes(m, d)}}
 
 
 @entry("delete-student")
@@ -208,213 +298,289 @@ BARELY = 0.9  # "barely matters": the worst single deletion keeps at least 90 % 
 GRADUAL = 0.5  # "gradually": no further deletion costs more than half the teacher's margin over chance
 REACH = 0.01  # "at the teacher": recovered accuracy at most 1 point below it
 SAME = 0.02  # "no longer has an advantage": the architectures within 2 points of each other after recovery
-SEED_003 = "seed 003 (greedy layer deletion, plain vs residual, KD recovery), 8x128 MLPs on the synthetic task"
+AS_GOOD = 0.01  # "at least as good": greedy's cut at most 1 point below block influence's (non-inferiority margin)
+AS_FAST = 0.01  # "at least as fast": KD at most 1 point below CE where the first of them nears the teacher
+NEAR_TEACHER = 0.01  # the race is judged at the first curve step where either method is within 1 point of the teacher
+SEED_003 = ("the lab's seed experiment 003 (greedy layer deletion from 8 x 128 plain and residual MLPs on a "
+            "synthetic task, KD recovery)")
 _RECOVERY_WORDS = {"kd": "distillation from the teacher", "ce": "fine-tuning on the labels"}
 
-
-def _mean(vals: Sequence[float]) -> float:
-    return sum(vals) / len(vals)
+Scores = Any  # per-input outcomes: a packed string (estimates.pack / selection.pack_counts) or an array
 
 
-def _seeds(k: int) -> str:
-    return f" (mean of {k} seeds)" if k > 1 else ""
+def _s(x: Scores) -> np.ndarray:
+    return selection.scores(x) if isinstance(x, str) else estimates.as_scores(x)
 
 
-def _diff(a: Sequence[float], b: Sequence[float], n: int) -> tuple[float, float]:
-    """Mean over seeds of a - b (accuracies on the same n held-out inputs) and its standard error."""
-    d = [x - y for x, y in zip(a, b, strict=True)]
-    return _mean(d), seeds_se(d, diff_se(_mean(a), _mean(b), n))
+def _kind(e: estimates.Estimate) -> str:
+    return e.se_kind + (", exact comparator" if "exact" in e.how else "")
 
 
-def plain_one_deletion_claim(best_single: Sequence[float], chance: float, n: int) -> dict[str, Any]:
-    """Plain MLP: deleting any one block, with no recovery, leaves accuracy near chance (the best single deletion
-    of each seed given: the held-out accuracy of the least harmful one)."""
-    best = _mean(best_single)
-    se = seeds_se(best_single, binomial_se(best, n))
+def plain_one_deletion_claim(best_single: Scores, chance: float) -> dict[str, Any]:
+    """Plain MLP: deleting any one block, with no recovery, leaves accuracy near chance (the held-out outcomes of
+    the least harmful single deletion given)."""
+    e = estimates.accuracy(_s(best_single))
     return claim(
         "delete.plain-one-deletion-to-chance", "deleting any one layer of a plain MLP drops accuracy to chance",
-        SEED_003 + "; Veit et al. 2016 for plain nets in general. 'Near chance' as at most 5 points above it is "
-        "this lab's bar",
-        {"best_single_deletion_acc": best, "chance": chance, "se": se},
-        f"the least harmful single deletion leaves at most chance + {100 * NEAR_CHANCE:.0f} points, by more than 2 "
-        f"standard errors (2 x {100 * se:.1f} pts)",
-        at_most(best, chance + NEAR_CHANCE, se),
-        f"The least harmful single deletion of the plain MLP leaves {pct(best)} (chance {pct(chance)})"
-        f"{_seeds(len(best_single))}.", "plain MLP")
+        SEED_003 + "; Veit et al. 2016 (Section 4) for plain nets in general. 'Near chance' as at most 5 points "
+        "above it is this lab's bar",
+        {"best_single_deletion_acc": e.value, "chance": chance},
+        f"the least harmful single deletion leaves at most chance + {100 * NEAR_CHANCE:.0f} points, "
+        f"{noise_words(e.se, kind='binomial')}",
+        [test("best single deletion", e, "<=", chance + NEAR_CHANCE)],
+        f"The least harmful single deletion of the plain MLP leaves {pct(e.value)} (chance {pct(chance)}).",
+        "plain MLP")
 
 
-def residual_one_deletion_claim(worst_single: Sequence[float], base: Sequence[float], n: int) -> dict[str, Any]:
-    """Residual MLP: deleting any one block barely matters (the worst single deletion of each seed given)."""
-    worst, b = _mean(worst_single), _mean(base)
-    se = seeds_se(worst_single, binomial_se(worst, n))
+def residual_one_deletion_claim(worst_single: Scores, base: Scores) -> dict[str, Any]:
+    """Residual MLP: deleting any one block barely matters (worst single deletion and teacher, per input)."""
+    w, b = _s(worst_single), _s(base)
+    e = estimates.paired(w, BARELY * b)
     return claim(
         "delete.residual-one-deletion-barely-matters", "deleting any one block of a residual net barely matters",
-        "Veit et al. 2016 (residual networks behave like ensembles of shallow paths), on the residual MLP of "
-        f"{SEED_003}; 'barely' as at least {BARELY:.0%} of the teacher's accuracy kept is this lab's bar",
-        {"worst_single_deletion_acc": worst, "base_acc": b, "share_kept": worst / b, "se": se},
-        f"the most harmful single deletion keeps at least {BARELY:.0%} of the teacher's accuracy, by more than 2 "
-        f"standard errors (2 x {100 * se:.1f} pts)",
-        at_least(worst, BARELY * b, se),
-        f"The most harmful single deletion of the residual MLP leaves {pct(worst)}, {pct(worst / b)} of the "
-        f"teacher's {pct(b)}{_seeds(len(worst_single))}.", "residual MLP")
+        "Veit et al. 2016 (Section 4: residual networks behave like ensembles of shallow paths), on the residual "
+        f"MLP of {SEED_003}; 'barely' as at least {BARELY:.0%} of the teacher's accuracy kept is this lab's bar",
+        {"worst_single_deletion_acc": float(w.mean()), "base_acc": float(b.mean()),
+         "share_kept": float(w.mean() / max(b.mean(), 1e-12))},
+        f"the most harmful single deletion minus {BARELY:.0%} of the teacher (paired on the same held-out inputs) is "
+        f"above 0, {noise_words(e.se, kind='paired')}",
+        [test(f"worst single deletion - {BARELY:g} x teacher", e, ">=", 0.0)],
+        f"The most harmful single deletion of the residual MLP leaves {pct(w.mean())}, "
+        f"{pct(w.mean() / max(b.mean(), 1e-12))} of the teacher's {pct(b.mean())}.", "residual MLP")
 
 
-def gradual_claim(curves: Sequence[Sequence[float]], chance: float, n: int, select: str) -> dict[str, Any]:
-    """Residual MLP: accuracy declines gradually as blocks are deleted without recovery. `curves[s][k]` is the
-    held-out accuracy with k blocks deleted at seed s (k = 0: the teacher), every k up to all blocks but one."""
-    ks = len(curves[0])
-    mean_curve = [_mean([c[k] for c in curves]) for k in range(ks)]
-    drops = [mean_curve[k - 1] - mean_curve[k] for k in range(1, ks)]
-    k_max = max(range(1, ks), key=lambda k: drops[k - 1])
-    d, se = _diff([c[k_max - 1] for c in curves], [c[k_max] for c in curves], n)
-    margin = mean_curve[0] - chance
+def gradual_claim(cuts: Sequence[Scores], chance: float, select: str) -> dict[str, Any]:
+    """Residual MLP: accuracy declines gradually as blocks are deleted without recovery. `cuts[k]`: the per-input
+    held-out outcomes with k blocks deleted (k = 0: the teacher), every k up to all blocks but one."""
+    curve = [_s(c) for c in cuts]
+    means = [float(c.mean()) for c in curve]
+    margin = means[0] - chance
+    tests = [test(f"drop from k={k - 1} to k={k}", estimates.paired(curve[k - 1], curve[k]), "<=", GRADUAL * margin)
+             for k in range(1, len(curve))]
+    k_max = 1 + max(range(len(tests)), key=lambda i: tests[i]["value"])
+    big = tests[k_max - 1]
     return claim(
         "delete.residual-declines-gradually", "a residual MLP loses accuracy gradually as layers are deleted",
         f"{SEED_003} ('residual nets lose accuracy gradually'), {select} deletion, no recovery; 'gradually' as no "
         f"single further deletion costing more than half the margin over chance is this lab's bar",
-        {"largest_drop": d, "at_k": k_max, "margin_over_chance": margin, "se": se,
-         "curve": mean_curve},
-        f"no further deletion (k - 1 to k, for k = 1 to {ks - 1}) costs more than {GRADUAL:.0%} of the teacher's "
-        f"margin over chance ({pts(GRADUAL * margin)}), by more than 2 standard errors (2 x {100 * se:.1f} pts)",
-        at_most(d, GRADUAL * margin, se),
-        f"The largest single step is deleting block number {k_max}: {pct(mean_curve[k_max - 1])} to "
-        f"{pct(mean_curve[k_max])} ({pts(-d)}); the teacher's margin over chance is {pts(margin)}; with "
-        f"{ks - 1} of {ks} blocks deleted {pct(mean_curve[-1])}{_seeds(len(curves))}.", "residual MLP")
+        {"largest_drop": big["value"], "at_k": k_max, "margin_over_chance": margin, "curve": means,
+         "se": big["se"], "se_kind": "paired"},
+        f"every further deletion (k - 1 to k, for k = 1 to {len(curve) - 1}, paired on the same held-out inputs) "
+        f"costs at most {GRADUAL:.0%} of the teacher's margin over chance ({pts(GRADUAL * margin)}), by more than "
+        f"2 standard errors each (the largest step: 2 x {100 * big['se']:.1f} pts)",
+        tests,
+        f"The largest single step is deleting block number {k_max}: {pct(means[k_max - 1])} to {pct(means[k_max])} "
+        f"({pts(-big['value'])}); the teacher's margin over chance is {pts(margin)}; with {len(curve) - 1} of "
+        f"{len(curve)} blocks deleted {pct(means[-1])}.", "residual MLP")
 
 
-def recovery_claim(key: str, statement: str, method: str, recovered: Sequence[float], base: Sequence[float],
-                   n: int, subject: str, extra: str = "") -> dict[str, Any]:
-    """After recovery the cut net is at or above its teacher (within REACH), each seed's pair given."""
-    d, se = _diff(recovered, base, n)
+def _reach_test(recovered: Scores, base: Scores, name: str) -> dict[str, Any]:
+    return test(name, estimates.paired(_s(recovered), _s(base)), ">=", -REACH)
+
+
+def _reach_source(method: str) -> str:
+    return (f"{SEED_003} ('both architectures end at or slightly above their teacher, even with 6 of 8 hidden "
+            f"layers gone'; 1,500 KD steps in its table, 500 on its page); 'at' as at most {100 * REACH:.0f} point "
+            f"below is this lab's bar; recovery here: {_RECOVERY_WORDS[method]}")
+
+
+def recovery_claim(key: str, statement: str, method: str, recovered: Scores, base: Scores, subject: str,
+                   extra: str = "") -> dict[str, Any]:
+    """After recovery the cut net is at or above its teacher (within REACH), paired on the same inputs."""
+    t = _reach_test(recovered, base, "recovered - teacher")
+    r, b = float(_s(recovered).mean()), float(_s(base).mean())
     return claim(
-        key, statement, f"{SEED_003} ('both architectures end at or slightly above their teacher, even with 6 of 8 "
-        f"hidden layers gone', 1,500 KD steps in its table, 500 on its page); 'at' as at most "
-        f"{100 * REACH:.0f} point below is this lab's bar; recovery here: {_RECOVERY_WORDS[method]}",
-        {"recovered_acc": _mean(recovered), "base_acc": _mean(base), "difference": d, "se": se},
-        f"recovered minus teacher is above -{100 * REACH:.0f} point by more than 2 standard errors "
-        f"(2 x {100 * se:.1f} pts)",
-        at_least(d, -REACH, se),
-        f"{subject}: after {_RECOVERY_WORDS[method]} {pct(_mean(recovered))} against the teacher's "
-        f"{pct(_mean(base))} ({pts(d)}){extra}{_seeds(len(base))}.")
+        key, statement, _reach_source(method),
+        {"recovered_acc": r, "base_acc": b, "difference": t["value"]},
+        f"recovered minus teacher (paired on the same held-out inputs) is above -{100 * REACH:.0f} point, "
+        f"{noise_words(t['se'], kind='paired')}",
+        [t],
+        f"{subject}: after {_RECOVERY_WORDS[method]} {pct(r)} against the teacher's {pct(b)} ({pts(t['value'])})"
+        f"{extra}.")
 
 
-def arch_gap_claim(method: str, k: int, plain: Sequence[float], residual: Sequence[float],
-                   cut_plain: Sequence[float], cut_residual: Sequence[float], n: int) -> dict[str, Any]:
-    """After recovery at the same k the residual MLP no longer beats the plain one (an equivalence, within SAME)."""
-    d, se = _diff(residual, plain, n)
+def deep_recovery_claim(method: str, k: int, n_blocks: int, steps: int,
+                        pairs: dict[str, tuple[Scores, Scores]]) -> dict[str, Any]:
+    """With recovery, even k of n deleted come back to the teacher: for each architecture, {arch: (recovered,
+    teacher)} per-input outcomes, each paired."""
+    tests = [_reach_test(rec, base, f"{arch}: recovered - teacher") for arch, (rec, base) in pairs.items()]
+    measured = {}
+    for arch, (rec, base) in pairs.items():
+        measured[f"{arch}_recovered_acc"] = float(_s(rec).mean())
+        measured[f"{arch}_base_acc"] = float(_s(base).mean())
+    detail = " ".join(f"{ARCH_LABELS[a]}: {pct(measured[f'{a}_recovered_acc'])} against the teacher's "
+                      f"{pct(measured[f'{a}_base_acc'])} ({pts(t['value'])})."
+                      for a, t in zip(pairs, tests, strict=True))
+    se = max(t["se"] for t in tests)
+    return claim(
+        f"delete.{method}-recovers-{k}-of-{n_blocks}", f"with recovery, even {k} of {n_blocks} layers deleted come "
+        "back to the teacher's accuracy", _reach_source(method), measured,
+        f"for the plain and the residual MLP each, recovered minus teacher (paired) is above -{100 * REACH:.0f} "
+        f"point, {noise_words(se, kind='paired')}",
+        tests, f"{k} deleted, {steps} steps of {_RECOVERY_WORDS[method]}: {detail}")
+
+
+def arch_gap_claim(method: str, k: int, plain: Scores, residual: Scores, cut_plain: float,
+                   cut_residual: float) -> dict[str, Any]:
+    """After recovery at the same k the residual MLP no longer beats the plain one: an equivalence within SAME (two
+    one-sided paired tests on the same held-out inputs)."""
+    e = estimates.paired(_s(residual), _s(plain))
+    rp, pp = float(_s(residual).mean()), float(_s(plain).mean())
     return claim(
         f"delete.{method}-erases-architecture-gap", "with recovery, the architecture that survived deletion best "
         "no longer has an advantage",
         f"{SEED_003} (its try-this: delete 6 with KD and compare plain and residual); 'no advantage' as within "
         f"{100 * SAME:.0f} points is this lab's bar",
-        {"residual_recovered_acc": _mean(residual), "plain_recovered_acc": _mean(plain), "difference": d, "se": se,
-         "residual_cut_acc": _mean(cut_residual), "plain_cut_acc": _mean(cut_plain), "k": k},
-        f"after recovery, |residual - plain| is below {100 * SAME:.0f} points by more than 2 standard errors "
-        f"(2 x {100 * se:.1f} pts)",
-        at_most(abs(d), SAME, se),
-        f"With {k} blocks deleted: before recovery residual {pct(_mean(cut_residual))}, plain "
-        f"{pct(_mean(cut_plain))}; after {_RECOVERY_WORDS[method]} residual {pct(_mean(residual))}, plain "
-        f"{pct(_mean(plain))} ({pts(d)}){_seeds(len(plain))}.")
+        {"residual_recovered_acc": rp, "plain_recovered_acc": pp, "difference": e.value,
+         "residual_cut_acc": cut_residual, "plain_cut_acc": cut_plain, "k": k},
+        f"after recovery, residual minus plain (paired on the same held-out inputs) lies within ±{100 * SAME:.0f} "
+        f"points, {noise_words(e.se, kind='paired')} from each bound",
+        [test("residual - plain <= bound", e, "<=", SAME), test("residual - plain >= -bound", e, ">=", -SAME)],
+        f"With {k} blocks deleted: before recovery residual {pct(cut_residual)}, plain {pct(cut_plain)}; after "
+        f"{_RECOVERY_WORDS[method]} residual {pct(rp)}, plain {pct(pp)} ({pts(e.value)}).")
 
 
-def selection_claim(k: int, greedy: Sequence[float], influence: Sequence[float], rand: Sequence[float], n: int,
-                    subject: str) -> dict[str, Any]:
-    """Greedy search >= block-influence ranking >= a random choice, on held-out accuracy of the cut."""
-    d1, se1 = _diff(greedy, influence, n)
-    d2, se2 = _diff(influence, rand, n)
+def selection_claim(k: int, greedy: Scores, influence: Scores, rand: Scores, subject: str,
+                    subsets: int, exact: bool = True, draw_accs: Optional[Sequence[float]] = None) -> dict[str, Any]:
+    """Greedy search >= block-influence ranking (non-inferiority, margin AS_GOOD) and block influence > a random
+    choice (random: the per-input share over every k-subset when `exact`, else over `subsets` draws whose
+    accuracies `draw_accs` add their variance); held-out accuracy of each cut, paired on the same inputs."""
+    g, i, r = _s(greedy), _s(influence), _s(rand)
+    gi = estimates.paired(g, i)
+    ir = estimates.paired(i, r, draws=None if exact else draw_accs)
+    rand_words = (f"random is the exact average over all {subsets} subsets of {k} blocks" if exact else
+                  f"random is the mean of {subsets} random subsets, their spread added to the error")
     return claim(
-        "delete.greedy-beats-influence-beats-random", "greedy search picks better blocks to delete than ranking "
-        "by block influence, which beats a random choice",
-        "claim 5 of the lab's list (reference/papers.md), after seed 003 (greedy on a probe split) and ShortGPT "
-        "(Men et al. 2024, block influence = 1 - cos(input, output)); random is the mean of 5 draws; held-out "
-        "accuracy of the cut, no recovery",
-        {"greedy_acc": _mean(greedy), "influence_acc": _mean(influence), "random_acc": _mean(rand), "k": k,
-         "se_greedy_influence": se1, "se_influence_random": se2},
-        f"greedy minus influence and influence minus random are each above 0 by more than 2 standard errors "
-        f"(2 x {100 * max(se1, se2):.1f} pts at most); the same blocks chosen cannot tell",
-        all_of([at_least(d1, 0.0, se1), at_least(d2, 0.0, se2)]),
-        f"{k} deleted: greedy leaves {pct(_mean(greedy))}, block influence {pct(_mean(influence))}, random "
-        f"{pct(_mean(rand))}{_seeds(len(greedy))}.", subject)
+        "delete.greedy-beats-influence-beats-random", "greedy search picks blocks to delete at least as well as "
+        "ranking by block influence, which beats a random choice",
+        "ShortGPT (Men et al. 2024, Section 3: block influence = 1 - cos(input, output) per token) against greedy "
+        f"trial deletion on a probe split ({SEED_003}); {rand_words}; held-out accuracy of the cut, no recovery",
+        {"greedy_acc": float(g.mean()), "influence_acc": float(i.mean()), "random_acc": float(r.mean()), "k": k,
+         "random_subsets": subsets, "random_exact": exact, "se_greedy_influence": gi.se,
+         "se_influence_random": ir.se},
+        f"greedy minus influence is above -{100 * AS_GOOD:.0f} point (non-inferiority margin; the same blocks chosen "
+        f"pass it), {noise_words(gi.se, kind='paired')}, and influence minus random is above 0, "
+        f"{noise_words(ir.se, kind='paired' + (', exact over all subsets' if exact else ', plus draw variance'))}",
+        [test("greedy - influence", gi, ">=", -AS_GOOD), test("influence - random", ir, ">=", 0.0)],
+        f"{k} deleted: greedy leaves {pct(g.mean())}, block influence {pct(i.mean())}, random {pct(r.mean())} "
+        f"({'all' if exact else 'mean of'} {subsets} subsets).", subject)
+
+
+def race_claim(steps: Sequence[int], ce: Sequence[Scores], kd: Sequence[Scores], base: Scores,
+               subject: str) -> dict[str, Any]:
+    """KD reaches the teacher at least as fast as cross-entropy fine-tuning: at the first curve step where either
+    is within NEAR_TEACHER of the teacher (the last step if neither gets there), KD's held-out accuracy is not below
+    CE's by more than AS_FAST (paired on the same inputs)."""
+    b = _s(base)
+    ce_s, kd_s = [_s(c) for c in ce], [_s(c) for c in kd]
+    near = [j for j in range(len(steps)) if max(ce_s[j].mean(), kd_s[j].mean()) >= b.mean() - NEAR_TEACHER]
+    j = near[0] if near else len(steps) - 1
+    e = estimates.paired(kd_s[j], ce_s[j])
+    return claim(
+        "delete.kd-as-fast-as-ce", "distillation reaches the teacher at least as fast as fine-tuning on the labels",
+        "Hinton et al. 2015 (Section 3: soft targets carry more information per case than hard ones); the race at "
+        f"equal steps from the same cut, same batches, and the {100 * AS_FAST:.0f}-point margin are this lab's",
+        {"at_step": int(steps[j]), "kd_acc": float(kd_s[j].mean()), "ce_acc": float(ce_s[j].mean()),
+         "base_acc": float(b.mean()), "difference": e.value, "reached": bool(near)},
+        f"at the first curve step where either method is within {100 * NEAR_TEACHER:.0f} point of the teacher (else "
+        f"the last), KD minus CE (paired on the same held-out inputs) is above -{100 * AS_FAST:.0f} point, "
+        f"{noise_words(e.se, kind='paired')}",
+        [test("KD - CE", e, ">=", -AS_FAST)],
+        f"{subject}: at step {steps[j]} KD {pct(kd_s[j].mean())}, CE {pct(ce_s[j].mean())} ({pts(e.value)}); "
+        f"teacher {pct(b.mean())}" + ("." if near else f"; neither came within {100 * NEAR_TEACHER:.0f} point."))
 
 
 def run_claims(r: dict[str, Any]) -> list[dict[str, Any]]:
     """The claims one deletion run can decide: its architecture's single deletions, its selections, its recovery."""
-    c, n = r["config"], r["n_test"]
+    c, o = r["config"], r["outcomes"]
     arch, k, n_blocks = c["arch"], c["k"], r["n_blocks"]
     who = f"{ARCH_LABELS[arch]}, {k} of {n_blocks} deleted"
-    out = [plain_one_deletion_claim([max(r["single_block_acc"])], r["chance"], n) if arch == "plain" else
-           residual_one_deletion_claim([min(r["single_block_acc"])], [r["base_acc"]], n)]
+    single = r["single_block_acc"]
+    out = [plain_one_deletion_claim(o["single"][max(range(n_blocks), key=single.__getitem__)], r["chance"])
+           if arch == "plain" else
+           residual_one_deletion_claim(o["single"][min(range(n_blocks), key=single.__getitem__)], o["base"])]
     if 0 < k < n_blocks:  # k = 0 cuts nothing and k = all leaves one route: every method agrees
         sel = r["selections"]
-        out.append(selection_claim(k, [sel["greedy"]["test_acc"]], [sel["influence"]["test_acc"]],
-                                   [sel["random"]["test_acc"]], n, ARCH_LABELS[arch]))
+        rnd = sel["random"]
+        out.append(selection_claim(k, sel["greedy"]["outcomes"], sel["influence"]["outcomes"], rnd["outcomes"],
+                                   ARCH_LABELS[arch], rnd["draws"], rnd.get("exact", True), rnd.get("draw_accs")))
     if c["recovery"] != "none" and k > 0:
         out.append(recovery_claim(f"delete.{c['recovery']}-reaches-teacher", "after the cut, recovery brings the "
-                                  "network back to its teacher's accuracy", c["recovery"], [r["recovered_acc"]],
-                                  [r["base_acc"]], n, who, f" after {c['steps']} steps"))
+                                  "network back to its teacher's accuracy", c["recovery"], o["recovered"], o["base"],
+                                  who, f" after {c['steps']} steps"))
     return out
 
 
+def race_claims(rc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The race's claim (none when nothing was cut or nothing was trained)."""
+    c, o = rc["config"], rc["outcomes"]
+    if c["k"] == 0 or c["steps"] == 0:
+        return []
+    who = f"{ARCH_LABELS[c['arch']]}, {c['k']} deleted ({c['select']})"
+    return [race_claim(rc["kd"]["curve_steps"], o["ce"], o["kd"], o["base"], who)]
+
+
 def sweep_claims(sw: dict[str, Any]) -> list[dict[str, Any]]:
-    """The claims the sweep over k (both architectures) decides."""
-    return table_claims([sw])
+    """The claims the sweep over k (both architectures, one seed) decides."""
+    cfg, chance = sw["config"], sw["chance"]
+    pl, rs = sw["archs"]["plain"], sw["archs"]["residual"]
+    n_blocks = len(pl["single_block_acc"])
+    best = max(range(n_blocks), key=pl["single_block_acc"].__getitem__)
+    worst = min(range(n_blocks), key=rs["single_block_acc"].__getitem__)
+    out = [plain_one_deletion_claim(pl["outcomes"]["single"][best], chance),
+           residual_one_deletion_claim(rs["outcomes"]["single"][worst], rs["outcomes"]["base"]),
+           gradual_claim(rs["outcomes"]["cut"][:n_blocks], chance, cfg["select"])]
+    method = cfg["recovery"]
+    if method != "none" and n_blocks > 1:
+        k = n_blocks - 1
+        out.append(deep_recovery_claim(method, k, n_blocks, cfg["steps"], {
+            arch: (a["outcomes"]["recovered"][k], a["outcomes"]["base"]) for arch, a in (("plain", pl),
+                                                                                       ("residual", rs))}))
+        out.append(arch_gap_claim(method, k, pl["outcomes"]["recovered"][k], rs["outcomes"]["recovered"][k],
+                                  pl["rows"][k]["cut_acc"], rs["rows"][k]["cut_acc"]))
+    return out
 
 
-def page_claims(run_result: dict[str, Any], sweep_result: dict[str, Any] | None) -> list[dict[str, Any]]:
+def page_claims(run_result: dict[str, Any], sweep_result: Optional[dict[str, Any]],
+                race_result: Optional[dict[str, Any]] = None) -> list[dict[str, Any]]:
     """What the page draws: the sweep's claims (when it is there), then the run's own that the sweep does not make
-    (a single-deletion claim is the same numbers in both: the same teacher, the same held-out inputs)."""
+    (a single-deletion claim is the same numbers in both: the same teacher, the same held-out inputs), then the
+    race of KD against CE."""
     first = list(sweep_result["claims"]) if sweep_result is not None else []
     keys = {c["key"] for c in first}
-    return first + [c for c in run_result["claims"] if c["key"] not in keys]
+    out = first + [c for c in run_result["claims"] if c["key"] not in keys]
+    return out + (race_claims(race_result) if race_result is not None else [])
+
+
+def claims_of(cfg: DeleteConfig, compute: Callable[..., Any] = lambda fn, c: fn(c)) -> list[dict[str, Any]]:
+    """The page's claims of one setting (Descriptor.claims): the run, the sweep and the race, each from the store
+    (or computed by `compute(entry, config)`)."""
+    return page_claims(compute(run, cfg), compute(sweep, SweepConfig.of(cfg)), compute(race, RaceConfig.of(cfg)))
 
 
 def table_claims_of_runs(results: dict[tuple[str, int, int], dict[str, Any]], seeds: Sequence[int],
                          ks: Sequence[int]) -> list[dict[str, Any]]:
-    """The claims of `python -m lab table delete`: runs keyed (arch, k, seed), KD recovery at each k."""
-    any_run = results[ARCHS[0], ks[0], seeds[0]]
-    n, chance, n_blocks = any_run["n_test"], any_run["chance"], any_run["n_blocks"]
-
-    def col(arch: str, k: int, field: str) -> list[float]:
-        return [results[arch, k, s][field] for s in seeds]
-
+    """The claims of `python -m lab table delete`: runs keyed (arch, k, seed), KD recovery at each k; each seed's
+    claims made on its own runs, then pooled over the seeds (lab.claims.pool)."""
     k = max(ks)
-    out = [plain_one_deletion_claim([max(results["plain", ks[0], s]["single_block_acc"]) for s in seeds], chance, n),
-           residual_one_deletion_claim([min(results["residual", ks[0], s]["single_block_acc"]) for s in seeds],
-                                       col("residual", ks[0], "base_acc"), n)]
-    steps = any_run["config"]["steps"]
-    for arch in ARCHS:
-        out.append(recovery_claim(f"delete.kd-recovers-{k}-of-{n_blocks}", f"with recovery, even {k} of "
-                                  f"{n_blocks} layers deleted come back to the teacher's accuracy", "kd",
-                                  col(arch, k, "recovered_acc"), col(arch, k, "base_acc"), n,
-                                  f"{ARCH_LABELS[arch]}, {k} deleted", f" after {steps} steps"))
-        out[-1]["subject"] = ARCH_LABELS[arch]
-    out.append(arch_gap_claim("kd", k, col("plain", k, "recovered_acc"), col("residual", k, "recovered_acc"),
-                              col("plain", k, "cut_acc"), col("residual", k, "cut_acc"), n))
-    return out
+    per_seed = []
+    for s in seeds:
+        pl, rs = results["plain", ks[0], s], results["residual", ks[0], s]
+        n_blocks = pl["n_blocks"]
+        best = max(range(n_blocks), key=pl["single_block_acc"].__getitem__)
+        worst = min(range(n_blocks), key=rs["single_block_acc"].__getitem__)
+        deep = {a: results[a, k, s] for a in ARCHS}
+        per_seed.append([
+            plain_one_deletion_claim(pl["outcomes"]["single"][best], pl["chance"]),
+            residual_one_deletion_claim(rs["outcomes"]["single"][worst], rs["outcomes"]["base"]),
+            deep_recovery_claim("kd", k, n_blocks, deep["plain"]["config"]["steps"],
+                                {a: (deep[a]["outcomes"]["recovered"], deep[a]["outcomes"]["base"]) for a in ARCHS}),
+            arch_gap_claim("kd", k, deep["plain"]["outcomes"]["recovered"], deep["residual"]["outcomes"]["recovered"],
+                           deep["plain"]["cut_acc"], deep["residual"]["cut_acc"])])
+    return pool(per_seed, list(seeds)) if len(seeds) > 1 else per_seed[0]
 
 
 def table_claims(sweeps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Claims over sweeps of several seeds (one seed: the page's sweep); the seeds' spread is the noise."""
-    first = sweeps[0]
-    cfg, n, chance = first["config"], first["n_test"], first["chance"]
-    pl, rs = [s["archs"]["plain"] for s in sweeps], [s["archs"]["residual"] for s in sweeps]
-    n_blocks = len(pl[0]["single_block_acc"])
-    out = [plain_one_deletion_claim([max(a["single_block_acc"]) for a in pl], chance, n),
-           residual_one_deletion_claim([min(a["single_block_acc"]) for a in rs], [a["base_acc"] for a in rs], n),
-           gradual_claim([[row["cut_acc"] for row in a["rows"][:n_blocks]] for a in rs], chance, n, cfg["select"])]
-    method = cfg["recovery"]
-    if method != "none" and n_blocks > 1:
-        k = n_blocks - 1
-        per = [recovery_claim(f"delete.{method}-recovers-{k}-of-{n_blocks}", f"with recovery, even {k} of "
-                              f"{n_blocks} layers deleted come back to the teacher's accuracy", method,
-                              [a["rows"][k]["recovered_acc"] for a in arcs], [a["base_acc"] for a in arcs], n,
-                              f"{ARCH_LABELS[arch]}, {k} deleted", f" after {cfg['steps']} steps")
-               for arch, arcs in (("plain", pl), ("residual", rs))]
-        both = {f"{arch}_{name}": v for arch, c in zip(ARCHS, per, strict=True) for name, v in c["measured"].items()}
-        out.append(claim(per[0]["key"], per[0]["claim"], per[0]["source"], both,
-                         f"for the plain and the residual MLP each: {per[0]['rule']}",
-                         all_of(c["holds"] for c in per), " ".join(c["detail"] for c in per)))
-        out.append(arch_gap_claim(method, k, [a["rows"][k]["recovered_acc"] for a in pl],
-                                  [a["rows"][k]["recovered_acc"] for a in rs], [a["rows"][k]["cut_acc"] for a in pl],
-                                  [a["rows"][k]["cut_acc"] for a in rs], n))
-    return out
+    """Claims over sweeps of several seeds (one seed: the sweep's own), pooled over the seeds."""
+    per_seed = [sweep_claims(s) for s in sweeps]
+    return pool(per_seed, [s["config"]["seed"] for s in sweeps]) if len(sweeps) > 1 else per_seed[0]

@@ -11,9 +11,10 @@ import math
 from typing import Sequence
 
 import torch
+import torch.nn.functional as F
 
 from lab.core import metrics
-from lab.core.models.base import RoutedModel, accuracy
+from lab.core.models.base import RoutedModel, accuracy, logits_of
 from lab.core.routes import without
 
 MAX_SUBSETS = 20_000  # the exhaustive search refuses beyond this many subsets (C(n, k))
@@ -24,36 +25,44 @@ def route_accuracy(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, dropped
     return accuracy(model, x, y, without(model.n_blocks, dropped))
 
 
+def route_score(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, dropped: Sequence[int]) -> tuple[float, float]:
+    """(accuracy, -cross-entropy) with the given blocks removed: larger is better, compared as a tuple, so that
+    equal accuracies (frequent on a small probe set near 100 %) are told apart by the loss, not by block index."""
+    logits = logits_of(model, x, without(model.n_blocks, dropped))
+    return metrics.accuracy(logits, y), -float(F.cross_entropy(logits.double(), y))
+
+
 def greedy(model: RoutedModel, k: int, x: torch.Tensor, y: torch.Tensor) -> list[int]:
-    """k rounds; each deletes the remaining block whose removal (on top of earlier ones) hurts least on (x, y).
+    """k rounds; each deletes the remaining block whose removal (on top of earlier ones) hurts least on (x, y):
+    highest probe accuracy, ties broken by the lower probe loss (then the lower index, only for exact ties).
 
     Returned in the order picked, so the first j entries are greedy's answer for j deletions.
     """
     _check_k(model, k)
     dropped: list[int] = []
     for _ in range(k):
-        best, best_acc = -1, -1.0
+        best, best_score = -1, (-1.0, -math.inf)
         for c in range(model.n_blocks):
             if c in dropped:
                 continue
-            acc = route_accuracy(model, x, y, dropped + [c])
-            if acc > best_acc:  # ties go to the lower index: deterministic
-                best, best_acc = c, acc
+            score = route_score(model, x, y, dropped + [c])
+            if score > best_score:
+                best, best_score = c, score
         dropped.append(best)
     return dropped
 
 
 def optimal(model: RoutedModel, k: int, x: torch.Tensor, y: torch.Tensor) -> list[int]:
-    """The k-subset whose removal keeps the highest accuracy on (x, y), by trying every subset."""
+    """The k-subset whose removal keeps the highest accuracy on (x, y) (ties: lower loss), by trying every subset."""
     _check_k(model, k)
     n_sub = math.comb(model.n_blocks, k)
     if n_sub > MAX_SUBSETS:
         raise ValueError(f"the exhaustive search would try {n_sub} subsets; use k closer to 0 or {model.n_blocks}")
-    best, best_acc = [], -1.0
+    best, best_score = [], (-1.0, -math.inf)
     for sub in itertools.combinations(range(model.n_blocks), k):
-        acc = route_accuracy(model, x, y, sub)
-        if acc > best_acc:
-            best, best_acc = list(sub), acc
+        score = route_score(model, x, y, sub)
+        if score > best_score:  # ties in accuracy broken by the probe loss, as greedy's
+            best, best_score = list(sub), score
     return best
 
 
