@@ -130,19 +130,29 @@ def distance_bars(results: dict[str, dict[str, Any]], norm: str = "rel2") -> go.
 
 @figure
 def group_bars(g: dict[str, Any], height: int = 420) -> go.Figure:
-    """Accuracy lost when the layers change one at a time (stacked: their sum) and all together."""
+    """The share of the above-chance accuracy kept: each layer changed alone, what independent damages would leave
+    (the product of those shares: the claim's null), and the layers changed together."""
+    gap = g["base_acc"] - g["chance"]
+
+    def share(acc: float) -> float:
+        return max((acc - g["chance"]) / gap, 0.0) if gap > 0 else 1.0
+
+    alone = [share(a) for a in g["single_accs"]]
+    product = 1.0
+    for a in alone:
+        product *= a
     fig = go.Figure()
-    for i, (layer, dmg) in enumerate(zip(g["layers"], g["single_damages"], strict=True)):
-        fig.add_bar(x=["each alone, summed"], y=[dmg], name=f"{layer} alone",
+    for i, (layer, v) in enumerate(zip(g["layers"], alone, strict=True)):
+        fig.add_bar(x=[f"{layer} alone"], y=[v], name=f"{layer} alone",
                     marker_color=theme.CATEGORICAL[i % len(theme.CATEGORICAL)],
-                    hovertemplate=f"{layer} alone: %{{y:.1%}} lost<extra></extra>")
-    fig.add_bar(x=["together"], y=[g["group_damage"]], name="all together", marker_color=theme.CUT,
-                hovertemplate="together: %{y:.1%} lost<extra></extra>")
-    fig.add_hline(y=g["base_acc"] - g["chance"], line={"color": theme.CHANCE, "dash": "dot", "width": 2},
-                  annotation_text="down to chance", annotation_position="top left")
-    fig.update_yaxes(title="accuracy lost", tickformat=".0%")
+                    hovertemplate=f"{layer} alone keeps %{{y:.1%}}<extra></extra>")
+    fig.add_bar(x=["independent (product)"], y=[product], name="independent damages", marker_color=theme.CHANCE,
+                hovertemplate="independent damages would keep %{y:.1%}<extra></extra>")
+    fig.add_bar(x=["together"], y=[share(g["group_acc"])], name="all together", marker_color=theme.CUT,
+                hovertemplate="together keeps %{y:.1%}<extra></extra>")
+    fig.update_yaxes(title="share of above-chance accuracy kept", tickformat=".0%", rangemode="tozero")
     fig.update_xaxes(type="category")
-    return theme.layout(fig, "Does the damage add up?", barmode="stack", height=height)
+    return theme.layout(fig, "Kept alone, kept if independent, kept together", height=height)
 
 
 @figure

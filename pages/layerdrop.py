@@ -45,7 +45,8 @@ with page.controls():
     strategy = controls.param(layerdrop.LayerDropConfig, "strategy",
                               help="Which blocks to keep. every other: the paper's rule; greedy: search on a probe "
                                    "set; influence: drop the blocks that change their input least; first / last: "
-                                   "remove a contiguous run; random: mean of several draws. Every accuracy shown "
+                                   "remove a contiguous run; random: the mean over subsets of blocks. Every accuracy "
+                                   "shown "
                                    "is on a separate held-out set.")
     recovery = controls.param(layerdrop.LayerDropConfig, "recovery",
                               help="distil: fine-tune the pruned model for 500 steps by distillation from its own "
@@ -118,7 +119,7 @@ else:
     advice = (f"To keep {keep} of {n} blocks the rule of thumb says train with **p\\* = 1 − r/N = {p_star:.2f}**; "
               f"you trained at p = {p:g}, which is the rule's choice for r ≈ {n * (1 - p):.1f}.")
 st.markdown(f"**Kept blocks:** {r['kept']} · **dropped:** {r['dropped'] or 'none'}"
-            + (f" (first of {r['draws']} random draws)" if r["draws"] > 1 else "") + f"  \n{advice}")
+            + (f" (the first of the {r['draws']} subsets averaged)" if r["draws"] > 1 else "") + f"  \n{advice}")
 target = nearest_option(min(p_star, layerdrop.P_MAX))
 if abs(target - p) > 1e-9:
     controls.preset(f"Test the rule: train with p = {target:g}", {"p": target},
@@ -164,7 +165,9 @@ st.markdown(f"""
    into N − r equal windows and the last depth of each is dropped (the same rule when the stride is whole; the
    first block always stays). **Greedy**: delete, one at a time, the block whose removal hurts the probe accuracy least.
    **Influence**: drop the blocks that turn their input least, 1 − cos(input, output). **First / last**: remove a
-   contiguous run at the start or the end. **Random**: the mean of {layerdrop.RANDOM_DRAWS} random draws.
+   contiguous run at the start or the end. **Random**: the mean over every subset of the blocks dropped when
+   there are at most {layerdrop.EXACT_SUBSETS} (exact), else over {layerdrop.RANDOM_DRAWS} distinct subsets drawn
+   at random (their spread joins the error of any claim that uses them).
 3. Measure held-out accuracy of the pruned route. The models for p = {', '.join(f'{q:g}' for q in layerdrop.P_GRID)}
    are always trained as references, plus yours; each is trained once and then stored.
 4. The paper's two baselines at your r: a model of r blocks **trained from scratch** with the same recipe and
@@ -201,23 +204,27 @@ if profiles is not None:
           f"{pts(by_p[p]['strategies'][strategy][keep]['test_acc'], zero)}.")
     st_here = {s: mine["strategies"][s][keep]["test_acc"] for s in prune.STRATEGIES}
     best, worst = max(st_here, key=st_here.get), min(st_here, key=st_here.get)
-    lines.append(f"At p = {p:g} and r = {keep}, the best strategy here is **{best}** ({pct(st_here[best])}), the "
-                 f"worst **{worst}** ({pct(st_here[worst])}); every other {pct(st_here['every-other'])} against "
-                 f"greedy {pct(st_here['greedy'])}.")
+    lines.append(f"At p = {p:g} and r = {keep}, the highest measured accuracy is **{best}**'s "
+                 f"({pct(st_here[best])}), the lowest **{worst}**'s ({pct(st_here[worst])}); every other "
+                 f"{pct(st_here['every-other'])} against greedy {pct(st_here['greedy'])} (a ranking, not a verdict: "
+                 "the claims below say which differences are beyond the noise).")
     lines.append(f"Training took {by_p[p]['train_seconds']:.0f} s for your model and pruning every strategy at "
                  f"every depth {by_p[p]['eval_seconds']:.1f} s (when each was first computed).")
 st.markdown("\n".join(f"- {x}" for x in lines))
 
 text.section("Against the paper")
 claims_view.show(r["claims"], "Each statement is the paper's (or, where named, a related paper's); the verdict is this "
-                 f"run's, seed {seed}, with its numbers and its rule. A difference within {lab_claims.Z:g} standard "
-                 f"errors of the {r['n_test']:,} held-out inputs' binomial noise decides neither way.")
+                 f"run's, seed {seed}, with its numbers and its rule. Accuracies on the same {r['n_test']:,} held-out "
+                 "inputs are compared input by input (paired: only the inputs on which two models disagree add "
+                 f"noise), and a difference within {lab_claims.Z:g} standard "
+                 "errors decides neither way.", page=page)
 st.markdown("""
 **Where this lab departs from the paper.** Fan et al. trained 16-layer Transformers on language tasks (and RoBERTa
 for their pruning comparisons) and report perplexity or accuracy averaged over their runs; here an 8-block residual
 MLP or ViT is trained once per rate and seed, on small tasks, and only the rates 0, 0.2, 0.5 and yours compete for
 the p* rule. Pruning is never followed by fine-tuning unless you choose distillation. The contiguous-cut comparison
-uses the model trained at p = 0.5; *one block at random* is the mean of several random draws.
+uses the model trained at p = 0.5; *one block removed* is the mean over every block removed alone (exact), and
+block 0 is compared with the mean over the other blocks removed alone (block 0 not among them).
 """)
 
 text.section("When it breaks")
@@ -230,8 +237,8 @@ st.markdown("""
   far more than spreading the cuts, the paper reports (perplexity 19.7 against 26-29). Switch the model to the ViT
   and the strategy to *first*, and compare the first point of each line.
 - **Searches overfit.** Greedy picks its blocks on a probe set; its held-out accuracy can be lower than the rule's.
-- **Small tasks.** This synthetic task needs only two hidden layers, so spare depth can hide what a cut costs:
-  compare the lines at deep cuts (small r), not only at the first ones.
+- **Small tasks.** Cuts near the full depth can cost little for every rate and strategy here: compare the lines
+  at deep cuts (small r) too, not only at the first ones.
 """)
 
 text.section("Try this")

@@ -158,7 +158,8 @@ if r.get("change"):
 st.markdown("\n".join(f"- {x}" for x in lines))
 
 text.section("Against the paper")
-claims_view.show(r["claims"], intro=f"Checked on this model at seed {seed}; each rule states its bar and its noise.")
+claims_view.show(r["claims"], intro=f"Checked on this model at seed {seed}; each rule states its bar and its noise.",
+                 page=page)
 
 text.section("When it breaks")
 st.markdown("""
@@ -170,8 +171,9 @@ st.markdown("""
   that this run cannot decide.
 - **Cosine is not cost.** A block that changes the stream a lot can still be easy to lose if the next blocks undo
   or repeat its work; a quiet block can be the one that moves the decision boundary.
-- **Small task, small inputs.** The synthetic task needs only a couple of layers and the digits are easy, so many
-  inputs are settled early; the papers read language models with 32 to 80 layers.
+- **Small models, small tasks.** These models have 6 to 8 blocks and small tasks (the share of inputs whose answer
+  is already final after the stem is under *What the simulations show*); the papers read language models with 32
+  to 80 layers.
 """)
 
 text.section("Try this")

@@ -122,8 +122,10 @@ with page.results():
     st.markdown("#### Layers changed together")
     if g is not None:
         charts.show(figs.group_bars(g), "fig_group")
-        st.caption(f"Left: the accuracy each of {', '.join(g['layers'])} costs alone, stacked; right: what they cost "
-                   f"changed together ({pct(g['group_acc'])} held-out). Compare the two heights.")
+        st.caption(f"The share of the trained model's above-chance accuracy that each of {', '.join(g['layers'])} "
+                   "keeps when changed alone; the product of those shares (what the group would keep if the damages "
+                   f"were independent); and what the group keeps changed together ({pct(g['group_acc'])} held-out). "
+                   "Together below the product: the layers are fragile together.")
     elif not gcfg:
         st.info("Choose layers under *Layers changed together* to change them all at once.")
 
@@ -186,7 +188,8 @@ st.markdown(f"""
 4. The distance of each layer from its start, ‖θ_T − θ_0‖₂ / ‖θ_0‖₂ and ‖θ_T − θ_0‖∞, is set against the damage done
    by re-initialising it to t = 0, ranked with Spearman's ρ.
 5. **Layers changed together**: the chosen layers all get the operation in focus at once (the same checkpoint,
-   or one fresh draw), set against the sum of what each costs alone.
+   or one fresh draw), set against what independent damages would leave: the product of the shares of the
+   above-chance accuracy each layer keeps alone.
 6. **Width sweep**: the MLP in focus trained again at widths {", ".join(map(str, reinit.WIDTHS))} (same depth,
    recipe and seed), each layer re-initialised to t = 0; the paper reports more robust top layers in wider nets.
 """)
@@ -214,25 +217,25 @@ st.markdown("Look at the stem's row (the bottom one) of each heatmap, at how the
             "the t = 0 column, and at where each model's points lie in the distance–damage plot.")
 
 text.section("Against the paper")
-claims_view.show(reinit.claims(results) + (f["claims"] if f is not None else [])
-                 + (g["claims"] if g is not None else []) + (w["claims"] if w is not None else []),
-                 "Each statement is the paper's; the verdict is this run's, with its numbers and its rule. A "
-                 f"difference within {lab_claims.Z:g} standard errors of the held-out inputs' noise (binomial, "
-                 "4,000 inputs for the MLPs, 397 for the ViT) decides neither way.")
+claims_view.show(described.claims_of(results, f, g, w),
+                 "Each statement is the paper's; the verdict is this run's, with its numbers and its rule. Every "
+                 "changed model is compared with the trained one on the same held-out inputs (4,000 for the MLPs, "
+                 "397 for the ViT), input by input (paired), and a difference within "
+                 f"{lab_claims.Z:g} standard errors decides neither way.", page=page)
 st.markdown("""
 **Where this lab departs from the paper.** The paper trained fully connected nets on MNIST and ResNets/VGG on
 CIFAR-10, several runs each; here the nets are small MLPs on a synthetic 20-class task and a 6-block ViT on 8×8
 digits, one trained model per seed and one fresh draw per re-randomisation. The paper reads robust and critical off
 its heatmaps; this lab calls a change robust when it keeps at least 90 % of the trained model's accuracy above
 chance and critical when it keeps less than 50 %, and a rank correlation over 8 or 9 layers decides only when it
-is more than two of its null spreads (1/√(L − 1)) from zero.
+is more than two of its null spreads (1/√(L − 1)) from zero. For a group of layers the paper's joint robustness is
+read against independence: the group should keep the product of the shares its layers keep alone.
 """)
 
 text.section("When it breaks")
 st.markdown("""
-- **Small, easy tasks make everything look robust or everything critical.** A 2-layer MLP fits the synthetic task,
-  so its spare depth can hide damage; the digits ViT is small and trained briefly. The paper's wide nets on MNIST
-  and CIFAR are not these nets: compare the *pattern*, not the numbers.
+- **Small models on small tasks.** The MLPs and the digits ViT are small and trained briefly; the paper's wide nets
+  on MNIST and CIFAR are not these nets: compare the *pattern*, not the numbers.
 - **One draw.** Re-randomisation uses one fresh draw per seed; change the seed to see how much it varies.
 - **"Layer" is a choice.** Here a ViT layer is a whole transformer block (attention and MLP together); the paper
   also split blocks into their parts, and found LayerNorms and attention behave differently.

@@ -7,6 +7,7 @@ out with exact fractions, and binomial statistics for the random draws.
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import math
 from fractions import Fraction
@@ -15,6 +16,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from lab import estimates as E
 from lab.cli import main
 from lab.core.models import MLP, MLPConfig, accuracy
 from lab.core.routes import layerdrop_route, without
@@ -268,9 +270,25 @@ def test_run_reports_what_it_pruned(tiny_specs):
     assert 0 < r["chance"] < 0.2
     assert set(r["strategies"]) == set(prune.STRATEGIES)
     assert r["strategies"]["first"]["kept"] == [2, 3] and r["strategies"]["last"]["kept"] == [0, 1]
-    assert r["strategies"]["random"]["draws"] == layerdrop.RANDOM_DRAWS
     rnd = r["strategies"]["random"]
+    # 2 of 4 blocks dropped: C(4, 2) = 6 <= EXACT_SUBSETS, so random pruning is the mean over every subset
+    assert rnd["exact"] and sorted(map(tuple, rnd["subsets"])) == list(itertools.combinations(range(4), 2))
+    every = [accuracy(t.model, d.test.x, d.test.y, without(4, s)) for s in itertools.combinations(range(4), 2)]
+    assert rnd["test_acc"] == pytest.approx(sum(every) / len(every))
     assert rnd["test_min"] <= rnd["test_acc"] <= rnd["test_max"]
+    # the per-input outcomes travel with the profile and agree with the accuracies
+    prof = layerdrop.profile(layerdrop.ProfileConfig(p=0.5, seed=0))
+    assert E.unpack(prof["base_outcomes"]).mean() == pytest.approx(r["base_acc"])
+    assert E.unpack(prof["strategies"]["every-other"][2]["outcomes"]).mean() == pytest.approx(r["cut_acc"])
+
+
+def test_random_subsets_exact_when_few_else_distinct_draws():
+    subsets, exact = layerdrop.random_subsets(8, 1, 0)
+    assert exact and subsets == [[i] for i in range(8)]
+    subsets, exact = layerdrop.random_subsets(8, 4, 0)  # C(8, 4) = 70 > 35: distinct draws without replacement
+    assert not exact and len(subsets) == layerdrop.RANDOM_DRAWS
+    assert len({tuple(s) for s in subsets}) == len(subsets) and all(len(s) == 4 for s in subsets)
+    assert layerdrop.random_subsets(8, 4, 0) == (subsets, False)  # seeded
 
 
 def test_cli_json_and_errors(tiny_specs, capsys):

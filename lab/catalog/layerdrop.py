@@ -20,7 +20,7 @@ PRESETS = (
     preset(DEFAULTS, "half", "Half depth, ordinary model", "p = 0 pruned to 4 of 8 blocks by every other: "
            "pin it, then set p = 0.5 and compare.", keep=4, strategy="every-other", p=0.0),
     preset(DEFAULTS, "quarter", "Quarter depth, p = 0.7", "The rule says p* = 0.75 for a quarter of the "
-           "blocks: does the largest p here win?", keep=2, p=0.7, strategy="every-other"),
+           "blocks: is the largest p trained here the best one?", keep=2, p=0.7, strategy="every-other"),
     preset(DEFAULTS, "first", "Contiguous cuts", "The first 4 blocks removed: then switch to last and every "
            "other. Which blocks can the model not lose?", strategy="first", keep=4),
     preset(DEFAULTS, "kd", "Prune, then distil", "An ordinary model (p = 0) cut to 2 blocks and distilled: "
@@ -47,13 +47,20 @@ def needs(settings: dict[str, Any]) -> list[Need]:
             + base)
 
 
+def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """The claims the page shows for a complete setting: the run's (its profiles and the depth-r baselines)."""
+    return layerdrop.run(config_of(settings))["claims"]
+
+
 def summary(r: dict[str, Any]) -> str:
     c = r["config"]
     rec = f", after KD {r['recovered_acc']:.4f}" if "recovered_acc" in r else ""
     if r.get("scratch_acc") is not None:
         rec += (f"; depth {c['keep']} from scratch {r['scratch_acc']:.4f}, distilled from the p=0 model "
                 f"{r['distilled_acc']:.4f}")
-    mean = f" (mean of {r['draws']} draws)" if r["draws"] > 1 else ""
+    exact = c["strategy"] == "random" and r["strategies"]["random"].get("exact")
+    mean = (f" (mean over {'all ' if exact else ''}{r['draws']} {'subsets' if exact else 'random subsets'})"
+            if r["draws"] > 1 else "")
     return (f"{c['model']}, trained with p={c['p']}: full {r['base_acc']:.4f}; kept {c['keep']} of {r['n_blocks']} "
             f"({c['strategy']}) {r['cut_acc']:.4f}{mean}{rec}; kept blocks {r['kept']}; "
             f"p* = 1 - r/N = {r['p_star']:.3f}; chance {r['chance']:.3f}\nAgainst the paper:\n"
@@ -98,7 +105,7 @@ DESCRIPTOR = Descriptor(
   which blocks should go?""",
     config=LayerDropConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of,
     run=layerdrop.run, cli_help="train with LayerDrop rate p, prune to r blocks, optionally recover",
-    cli_summary=summary, demo=("model", "p", "keep", "strategy"),
+    cli_summary=summary, demo=("model", "p", "keep", "strategy"), claims=claims,
     table=Table("p x blocks kept table under every-other pruning", (
         Axis("model", "the model", str, LayerDropConfig().model, choices=layerdrop.MODELS), seeds_axis()), table),
 )

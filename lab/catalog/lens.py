@@ -17,16 +17,16 @@ from lab.runtime.progress import text_progress
 CONTROLS = controls(LensConfig, names=("model", "change", "block", "seed"), aliases={"change": "route_op"})
 DEFAULTS = defaults(CONTROLS)
 PRESETS = (
-    preset(DEFAULTS, "plain", "Where does a plain MLP decide?", "The plain MLP's lens, slot by slot; then "
+    preset(DEFAULTS, "plain", "Plain MLP", "The plain MLP's lens, slot by slot: where does it decide? Then "
            "switch to the residual MLP.", model="plain"),
-    preset(DEFAULTS, "shuffle", "Does a LayerShuffle ViT decide later?", "The ViT trained in random orders: "
-           "compare its commitment with the ViT trained in order.", model="vit-shuffle"),
+    preset(DEFAULTS, "shuffle", "ViT trained with LayerShuffle", "The ViT trained in random orders: does it "
+           "decide later? Compare its commitment with the ViT trained in order.", model="vit-shuffle"),
     preset(DEFAULTS, "delete", "Delete a block, watch the lens", "The ViT with block 2 deleted, beside the "
            "intact one: where is the answer lost?", model="vit-sequential", change="delete", block=2),
     preset(DEFAULTS, "random", "A random order", "The ViT trained in order, run in a random order; then the "
            "LayerShuffle ViT.", model="vit-sequential", change="random"),
-    preset(DEFAULTS, "layerdrop", "Does LayerDrop decide early?", "The residual MLP trained with LayerDrop "
-           "(p = 0.5): compare with the ordinary residual MLP.", model="layerdrop"),
+    preset(DEFAULTS, "layerdrop", "Residual MLP trained with LayerDrop", "The residual MLP trained with "
+           "LayerDrop (p = 0.5): does it decide earlier? Compare with the ordinary residual MLP.", model="layerdrop"),
 )
 
 
@@ -40,6 +40,11 @@ def needs(settings: dict[str, Any]) -> list[Need]:
     cfg = config_of(settings)
     return [Need(f"the {MODEL_LABELS[cfg.model]}, every layer read", lens.profile, cfg.model_cfg),
             Need("this change", lens.run, cfg)]
+
+
+def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """The claims the page shows for a complete setting: the model's lens profile's."""
+    return lens.run(config_of(settings))["claims"]
 
 
 def _row(xs: list[float]) -> str:
@@ -91,6 +96,6 @@ DESCRIPTOR = Descriptor(
   what deleting a block really costs?""",
     config=LensConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of, run=lens.run,
     cli_help="read every layer of a frozen model: logit and tuned lens, commitment, block influence",
-    cli_summary=summary, demo=("model", "change", "block"),
+    cli_summary=summary, demo=("model", "change", "block"), claims=claims,
     table=Table("every model's lens per slot, and the papers' claims per seed", (seeds_axis(),), table),
 )

@@ -20,8 +20,8 @@ class ReinitPage:
     """The Re-initialise page's own controls: which layers change together, and whether to sweep the width."""
 
     group: tuple[str, ...] = param(("blocks.1", "blocks.2"), "These layers get the operation above (same checkpoint "
-                                   "or a fresh draw) all at once; the chart compares it with the sum of their single "
-                                   "damages.", label="Layers changed together")
+                                   "or a fresh draw) all at once; the chart compares it with their single damages.",
+                                   label="Layers changed together")
     sweep: str = param("off", "The MLP in focus trained at four widths (same depth, recipe and seed): each layer's "
                        "accuracy after re-initialising it to t = 0. Trains up to three more models.",
                        label="Width sweep (MLPs)", choices=("off", "on"),
@@ -46,7 +46,8 @@ PRESETS = (
            "initial draw, no recovery: what is left when it forgets all it learned?", model="vit",
            layer="head", op="reinit", checkpoint=0),
     preset(DEFAULTS, "together", "Residual: three blocks at once", "Re-randomise blocks 2, 3 and 4 of the "
-           "residual MLP together: is the damage of the three the sum of their single damages?",
+           "residual MLP together: do the three keep what their single damages, taken as independent, would "
+           "leave?",
            model="residual", layer="blocks.3", op="rerand", group=("blocks.2", "blocks.3", "blocks.4")),
     preset(DEFAULTS, "widths", "Plain MLP at four widths", "The same plain MLP at widths 32, 64, 128 and 256 "
            "(three more models to train): do the wider ones have more robust top layers?", model="plain",
@@ -85,6 +86,26 @@ def needs(settings: dict[str, Any]) -> list[Need]:
     extra = [Need("the layers changed together", reinit.group, g)] if g else []
     extra += [Need(f"the {MODEL_NAMES[c.model]} at width {c.width}", reinit.run, c) for c in width_configs(settings)]
     return maps + [Need("the change in focus", reinit.focus, f)] + extra
+
+
+def claims_of(results: dict[str, dict[str, Any]], focus: Optional[dict[str, Any]] = None,
+              group: Optional[dict[str, Any]] = None, widths: Optional[dict[str, Any]] = None) -> list[dict[str, Any]]:
+    """The page's claims from what it computed: the maps' (and plain against residual), the change in focus, the
+    group, the width sweep (the page draws exactly this list)."""
+    return (reinit.claims(results) + (focus["claims"] if focus is not None else [])
+            + (group["claims"] if group is not None else []) + (widths["claims"] if widths is not None else []))
+
+
+def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """The claims the page shows for a complete setting, computing (cached entries) what they rest on."""
+    seed = settings["seed"]
+    results = {m: reinit.run(ReinitConfig(model=m, seed=seed)) for m in MODELS}
+    g = group_config(settings)
+    wcfgs = width_configs(settings)
+    for c in wcfgs:
+        reinit.run(c)
+    w = reinit.width_sweep(settings["model"], seed) if wcfgs else None
+    return claims_of(results, reinit.focus(focus_config(settings)), reinit.group(g) if g else None, w)
 
 
 # -- the command line ------------------------------------------------------------------------------------------
@@ -148,14 +169,16 @@ def summary(r: dict[str, Any]) -> str:
     if g:
         text += (f"\ngroup {g['layers']}: together {g['group_acc']:.4f} (damage {g['group_damage']:+.4f}); alone "
                  + ", ".join(f"{name} {a:.4f}" for name, a in zip(g["layers"], g["single_accs"], strict=True))
-                 + f"; sum of single damages {g['sum_single_damage']:+.4f}")
+                 + f"; sum of single damages {g['sum_single_damage']:+.4f}; share of the above-chance accuracy "
+                 f"kept: together {g['claims'][0]['measured']['group_kept_share']:.3f}, the product of the single "
+                 f"shares (independent damages) {g['claims'][0]['measured']['product_of_single_shares']:.3f}")
     return text + "\nAgainst the paper:\n" + claims_text(r["claims"] + (f["claims"] if f else []))
 
 
 def focus_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--layer", default=None, help="also focus on this layer (e.g. stem, blocks.0, head)")
     p.add_argument("--layers", default=None, help="also change these layers together, comma-separated (e.g. "
-                   "blocks.1,blocks.2), with --op and --checkpoint: group_acc against the sum of single damages")
+                   "blocks.1,blocks.2), with --op and --checkpoint: the group against its single damages")
     add_arguments(p, FocusConfig, skip=(*SHARED, "layer"))
 
 
@@ -202,7 +225,7 @@ DESCRIPTOR = Descriptor(
     config=ReinitConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=focus_config, run=reinit.run,
     cli_help="re-initialise or re-randomise each layer of a trained model", cli_summary=summary, cli_answer=answer,
     cli_extra=focus_flags, cli_views={FocusConfig: lambda fc: fc.base},  # the page's focus: --layer, --op, ...
-    demo=("model", "layer", "op", "recovery"), page_controls=ReinitPage,
+    demo=("model", "layer", "op", "recovery"), page_controls=ReinitPage, claims=claims,
     table=Table("robustness maps of the plain MLP, residual MLP and ViT", (
         Axis("seed", "the seed of the models", int, 0),
         Axis("models", "the models to map", str, list(MODELS), choices=MODELS, nargs="+"),

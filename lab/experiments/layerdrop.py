@@ -10,14 +10,23 @@ Everything goes through the store, so a repeated call is a file read.
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 import time
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
-from lab.claims import all_of, at_least, at_most, binomial_se, claim, diff_se, mean_se, noise_words, pct, pts
-from lab.core.models import RoutedModel, accuracy
+import numpy as np
+import torch
+
+from lab import claims as C
+from lab import estimates as E
+from lab.claims import noise_words, pct, pts
+from lab.core import streams
+from lab.core.data import Dataset
+from lab.core.models import RoutedModel, accuracy, correct
 from lab.core.recipes import LAYERDROP_MODELS, layerdrop_blocks, layerdrop_scratch_spec, layerdrop_spec
+from lab.core.routes import without
 from lab.core.zoo import ModelSpec, Trained, trained
 from lab.experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial
 from lab.ops import prune, search, selection
@@ -29,7 +38,8 @@ MODEL_LABELS = {"residual": "residual MLP", "vit": "ViT"}
 STRATEGIES = prune.STRATEGIES
 P_MAX = 0.7  # beyond this the expected training depth N(1 - p) is under a third of the model
 P_GRID = (0.0, 0.2, 0.5)  # the reference rates of the table and of the page's first figure
-RANDOM_DRAWS = 8  # random pruning: accuracy is the mean over this many draws
+EXACT_SUBSETS = 35  # random pruning averages every subset when there are at most this many (C(8, k) for k != 3..5)
+RANDOM_DRAWS = 8  # otherwise this many distinct subsets, drawn without replacement (their spread joins the error)
 model_spec = layerdrop_spec
 scratch_spec = layerdrop_scratch_spec
 n_blocks = layerdrop_blocks
@@ -62,9 +72,39 @@ class ProfileConfig:
         return model_spec(self.model, self.p, self.seed)
 
 
+def random_subsets(n: int, k: int, seed: int) -> tuple[list[list[int]], bool]:
+    """The subsets random pruning averages over: every k-subset of the n blocks when there are at most
+    EXACT_SUBSETS (exact: no draw noise), else RANDOM_DRAWS distinct ones drawn without replacement."""
+    every = [list(c) for c in itertools.combinations(range(n), k)]
+    if len(every) <= EXACT_SUBSETS:
+        return every, True
+    gen = streams.generator("layerdrop.random-subsets", seed, k)
+    pick = sorted(int(i) for i in torch.randperm(len(every), generator=gen)[:RANDOM_DRAWS])
+    return [every[i] for i in pick], False
+
+
+def _cut(m: RoutedModel, d: Dataset, dropped: list[int]) -> tuple[dict[str, Any], torch.Tensor]:
+    route = without(m.n_blocks, dropped)
+    ok = correct(m, d.test.x, d.test.y, route)
+    return ({"dropped": list(dropped), "kept": prune.kept(m.n_blocks, dropped), "test_acc": float(ok.double().mean()),
+             "probe_acc": accuracy(m, d.probe.x, d.probe.y, route), "draws": 1}, ok)
+
+
+def _random_cut(m: RoutedModel, d: Dataset, k: int, seed: int) -> dict[str, Any]:
+    """Random pruning of k blocks: the mean over `random_subsets`, each subset's held-out outcomes kept (packed)."""
+    subsets, exact = random_subsets(m.n_blocks, k, seed)
+    cuts = [_cut(m, d, s) for s in subsets]
+    test = [c["test_acc"] for c, _ in cuts]
+    return {**cuts[0][0], "test_acc": sum(test) / len(test),
+            "probe_acc": sum(c["probe_acc"] for c, _ in cuts) / len(cuts), "test_min": min(test),
+            "test_max": max(test), "draws": len(cuts), "exact": exact, "subsets": subsets, "subset_accs": test,
+            "subset_outcomes": [E.pack(ok) for _, ok in cuts]}
+
+
 @entry("layerdrop-profile")
 def profile(cfg: ProfileConfig, progress: Progress) -> dict[str, Any]:
-    """Accuracy of every strategy at every depth for one trained model (cached)."""
+    """Accuracy of every strategy at every depth for one trained model, with every cut's per-input held-out
+    outcomes (packed bit vectors, for paired comparisons) (cached)."""
     t = trained(cfg.spec, span(progress, 0.0, 0.9))
     d, m = t.data, t.model
     n = m.n_blocks
@@ -75,14 +115,22 @@ def profile(cfg: ProfileConfig, progress: Progress) -> dict[str, Any]:
     order = search.greedy(m, n, d.probe.x, d.probe.y)
     for i, s in enumerate(prune.STRATEGIES):
         progress(0.9 + 0.1 * i / len(prune.STRATEGIES), f"pruning p={cfg.p}: {s}")
-        strategies[s] = [selection.evaluate(m, d, s, n - r, cfg.seed,
-                                            RANDOM_DRAWS if s == "random" and 0 < r < n else 1,
-                                            sorted(order[: n - r]) if s == "greedy" else None)
-                         for r in range(n + 1)]
+        rows = []
+        for r in range(n + 1):
+            if s == "random":
+                rows.append(_random_cut(m, d, n - r, cfg.seed))
+                continue
+            dropped = (sorted(order[: n - r]) if s == "greedy" else
+                       selection.to_drop(s, m, n - r, d.probe.x, d.probe.y, seed=cfg.seed))
+            row, ok = _cut(m, d, dropped)
+            rows.append({**row, "outcomes": E.pack(ok)})
+        strategies[s] = rows
+    base_ok = correct(m, d.test.x, d.test.y)
     return {
         "config": cfg,
         "n_blocks": n,
-        "base_acc": accuracy(m, d.test.x, d.test.y),
+        "base_acc": float(base_ok.double().mean()),
+        "base_outcomes": E.pack(base_ok),
         "chance": d.chance,
         "n_test": len(d.test),
         "strategies": strategies,  # strategy -> one entry per r = 0..N (blocks kept)
@@ -186,23 +234,36 @@ def run(cfg: LayerDropConfig, progress: Progress) -> dict[str, Any]:
         "eval_seconds": prof["eval_seconds"],
     }
     out["scratch_acc"] = out["distilled_acc"] = None
+    sc = di = None
     if cfg.keep < n:  # the paper's two baselines at this kept depth (each cached on its own)
         base = BaselineConfig(cfg.model, cfg.keep, cfg.seed)
-        out["scratch_acc"] = scratch(base, span(progress, 0.7, 0.8))["scratch_acc"]
-        out["distilled_acc"] = distil(base, span(progress, 0.8, 0.9))["distilled_acc"]
+        sc = scratch(base, span(progress, 0.7, 0.8))
+        di = distil(base, span(progress, 0.8, 0.9))
+        out["scratch_acc"], out["distilled_acc"] = sc["scratch_acc"], di["distilled_acc"]
     if cfg.recovery == "kd" and cfg.keep < n:
         out.update(_recover(t, here["kept"], cfg, span(progress, 0.9, 1.0)))
-    out["claims"] = claims(by_p, cfg.keep, cfg.p, out["scratch_acc"], out["distilled_acc"])
+    out["claims"] = claims(by_p, cfg.keep, cfg.p, sc, di)
     return out
 
 
 # -- claims (lab/claims.py): the paper's statements checked against this run's profiles, noise included ---------
-SOURCE = ("Fan, Grave, Joulin, Reducing Transformer Depth on Demand with Structured Dropout (ICLR 2020, seeds/002): "
-          "16-layer Transformers on language tasks, p = 0.2 or 0.5. Here: an 8-block residual MLP on a synthetic "
-          "20-class task or an 8-block ViT on 8x8 digits, one trained model per rate and seed, pruned with no "
-          "fine-tuning")
+# Every accuracy compared here is measured on the same held-out inputs, so every comparison is paired
+# (lab/estimates.paired: the spread of the per-input differences, McNemar's error for right/wrong outcomes).
+SOURCE = ("Fan, Grave, Joulin, Reducing Transformer Depth on Demand with Structured Dropout (ICLR 2020): 16-layer "
+          "Transformers on language tasks, p = 0.2 or 0.5. Here: an 8-block residual MLP on a synthetic 20-class "
+          "task or an 8-block ViT on 8x8 digits, one trained model per rate and seed, pruned with no fine-tuning")
 NEAR = 0.1  # a trained rate "near" p* is within this distance of it
-SIMILAR = 0.02  # "about as good as": within 2 points
+SIMILAR = 0.02  # "about as good as": within 2 points (the non-inferiority margin)
+ONE_BLOCK_LOSS = 0.1  # "loses little": at most this share of the above-chance accuracy
+
+
+def scores(prof: dict[str, Any], strategy: str, keep: int) -> np.ndarray:
+    """Per-input held-out scores of one cut: right/wrong, or for random pruning the per-input mean over its
+    subsets (every subset when the space is small)."""
+    row = prof["strategies"][strategy][keep]
+    if "subset_outcomes" in row:
+        return np.mean([E.as_scores(o) for o in row["subset_outcomes"]], axis=0)
+    return E.as_scores(row["outcomes"])
 
 
 def _acc(prof: dict[str, Any], strategy: str, keep: int) -> float:
@@ -214,120 +275,143 @@ def _p_of(prof: dict[str, Any]) -> float:
     return c["p"] if isinstance(c, dict) else c.p
 
 
-def half_depth_claim(acc5: float, acc0: float, se5: float, se0: float, keep: int, nb: int, n: int,
-                     seeds: str = "") -> dict[str, Any]:
-    """p = 0.5 against p = 0, every other block kept (r = N/2); se5 / se0: each accuracy's standard error (binomial
-    for one seed, `mean_se` over seeds in a table)."""
-    se = math.hypot(se5, se0)
-    return claim(
+def untested(why: str) -> E.Estimate:
+    """No measurement: an estimate sitting on its threshold with no error, so its test cannot tell."""
+    return E.exact(0.0, why)
+
+
+def half_depth_claim(prof5: dict[str, Any], prof0: dict[str, Any], seeds: str = "") -> dict[str, Any]:
+    """p = 0.5 against p = 0, every other block kept (r = N/2), paired over the held-out inputs."""
+    nb = prof0["n_blocks"]
+    keep = nb // 2
+    acc5, acc0 = _acc(prof5, "every-other", keep), _acc(prof0, "every-other", keep)
+    est = E.paired(scores(prof5, "every-other", keep), scores(prof0, "every-other", keep))
+    return C.claim(
         "layerdrop.p05-beats-p0-half-depth", "A model trained with LayerDrop p = 0.5 keeps more accuracy than an "
         "ordinary one (p = 0) when pruned to half its depth by keeping every other block", SOURCE,
-        {"acc_p05": acc5, "acc_p0": acc0, "keep": keep, "se": se, "n_test": n},
-        f"held-out accuracy at r = {keep} of {nb} (every other) is higher at p = 0.5, {noise_words(se)}",
-        at_least(acc5 - acc0, 0.0, se),
-        f"pruned to {keep} of {nb}{seeds}: p = 0.5 {pct(acc5)}, p = 0 {pct(acc0)} ({pts(acc5 - acc0)}).")
+        {"acc_p05": acc5, "acc_p0": acc0, "keep": keep, "n_test": prof0["n_test"]},
+        f"held-out accuracy at r = {keep} of {nb} (every other) is higher at p = 0.5, {noise_words(est.se)} "
+        "(paired over the same inputs)", [C.test("p = 0.5 minus p = 0", est, ">=", 0.0)],
+        f"pruned to {keep} of {nb}{seeds}: p = 0.5 {pct(acc5)}, p = 0 {pct(acc0)} ({pts(acc5 - acc0)}, se "
+        f"{100 * est.se:.2f} pts).")
 
 
-def p_star_claim(accs: dict[float, float], ses: dict[float, float], keep: int, nb: int, n: int,
-                 seeds: str = "") -> dict[str, Any]:
-    """The best trained rate near p* = 1 - r/N against the best rate farther from it (every other pruning);
-    accs / ses: accuracy at r and its standard error, by trained rate."""
+def p_star_claim(by_p: dict[float, dict[str, Any]], keep: int, seeds: str = "") -> dict[str, Any]:
+    """The best trained rate near p* = 1 - r/N against the best rate farther from it (every other pruning),
+    paired: an argmax claim decided only when the two argmaxes are separated."""
+    nb, n = next(iter(by_p.values()))["n_blocks"], next(iter(by_p.values()))["n_test"]
     ps = prune.p_star(keep, nb)
-    accs = dict(sorted(accs.items()))
+    accs = {p: _acc(prof, "every-other", keep) for p, prof in sorted(by_p.items())}
     near = {p: a for p, a in accs.items() if abs(p - ps) <= NEAR + 1e-9}
     far = {p: a for p, a in accs.items() if abs(p - ps) > NEAR + 1e-9}
     listing = ", ".join(f"p = {p:g} {pct(a)}" for p, a in accs.items())
     measured: dict[str, Any] = {"p_star": ps, "keep": keep, "rates": list(accs), "accs": list(accs.values()),
                                 "n_test": n}
     if not near or not far:
-        holds, se = None, 0.0
+        est = untested("no trained rate near p*" if not near else "every trained rate is near p*")
         detail = (f"p* = {ps:.2f} for r = {keep} of {nb}{seeds}, and " + ("no trained rate is within "
                   f"{NEAR:g} of it (train one)" if not near else "every trained rate is near it") + f": {listing}.")
     else:
         pn, pf = max(near, key=near.get), max(far, key=far.get)
-        se = math.hypot(ses[pn], ses[pf])
-        holds = at_least(near[pn] - far[pf], 0.0, se)
-        measured.update(best_near_p=pn, best_far_p=pf, se=se)
+        est = E.paired(scores(by_p[pn], "every-other", keep), scores(by_p[pf], "every-other", keep))
+        measured.update(best_near_p=pn, best_far_p=pf)
         detail = (f"r = {keep} of {nb}, p* = {ps:.2f}{seeds}: the best rate near it, p = {pn:g}, {pct(near[pn])}; the "
-                  f"best farther away, p = {pf:g}, {pct(far[pf])} ({pts(near[pn] - far[pf])}). All: {listing}.")
-    return claim(
+                  f"best farther away, p = {pf:g}, {pct(far[pf])} ({pts(near[pn] - far[pf])}, se {100 * est.se:.2f} "
+                  f"pts). All: {listing}.")
+    return C.claim(
         "layerdrop.p-star-rule", "To keep r of N blocks, train with p* = 1 − r/N: the best training rate for a kept "
         "depth lies near p*", SOURCE + "; only the rates trained here (0, 0.2, 0.5 and the page's p) compete",
-        measured, f"the best trained rate within {NEAR:g} of p* beats every rate farther from it (every other "
-        f"pruning, r = {keep}), {noise_words(se)}; none near or none far: cannot tell", holds, detail,
+        measured, f"the best trained rate within {NEAR:g} of p* beats the best rate farther from it (every other "
+        f"pruning, r = {keep}), paired over the same inputs, by more than {C.Z:g} standard errors; none near or none "
+        "far: cannot tell", [C.test("best near p* minus best far", est, ">=", 0.0)], detail,
         subject=f"keep {keep} of {nb}")
 
 
 def contiguous_claim(prof: dict[str, Any]) -> dict[str, Any]:
-    """Every other block kept against removing the first or the last half, on the p = 0.5 model."""
+    """Every other block kept against removing the first or the last half, on the p = 0.5 model (paired)."""
     n, nb = prof["n_test"], prof["n_blocks"]
     r = nb // 2
     eo, first, last = (_acc(prof, s, r) for s in ("every-other", "first", "last"))
-    se1, se2 = diff_se(eo, first, n), diff_se(eo, last, n)
-    return claim(
+    e1 = E.paired(scores(prof, "every-other", r), scores(prof, "first", r))
+    e2 = E.paired(scores(prof, "every-other", r), scores(prof, "last", r))
+    return C.claim(
         "layerdrop.every-other-beats-contiguous", "Keeping every other block beats removing a contiguous run of "
         "blocks (the first half or the last half)", SOURCE + "; the paper compared these on its LayerDrop model, "
         "here the model trained at p = 0.5",
         {"every_other_acc": eo, "first_half_removed_acc": first, "last_half_removed_acc": last, "keep": r,
-         "se_first": se1, "se_last": se2, "n_test": n},
-        f"every other beats both contiguous cuts at r = {r}, each {noise_words(max(se1, se2))}",
-        all_of([at_least(eo - first, 0.0, se1), at_least(eo - last, 0.0, se2)]),
+         "n_test": n},
+        f"every other beats both contiguous cuts at r = {r}, each paired over the same inputs by more than {C.Z:g} "
+        "standard errors", [C.test("every other minus first half removed", e1, ">=", 0.0),
+                            C.test("every other minus last half removed", e2, ">=", 0.0)],
         f"p = 0.5 pruned to {r} of {nb}: every other {pct(eo)}, first half removed {pct(first)} ({pts(eo - first)}), "
         f"last half removed {pct(last)} ({pts(eo - last)}).", subject="trained at p = 0.5")
 
 
+def _singles(prof: dict[str, Any]) -> tuple[list[list[int]], list[np.ndarray]]:
+    """Every single-block deletion (random pruning at r = N - 1 averages all N of them): subsets and outcomes."""
+    row = prof["strategies"]["random"][prof["n_blocks"] - 1]
+    return row["subsets"], [E.as_scores(o) for o in row["subset_outcomes"]]
+
+
 def one_block_claim(prof: dict[str, Any]) -> dict[str, Any]:
-    """Veit et al.: one block of an ordinary residual net can go (random block, mean of draws, r = N - 1)."""
+    """Veit et al.: one block of an ordinary residual net can go. The mean over every single deletion (exact) keeps
+    at least 90 % of the above-chance accuracy: cut - 0.9 base >= 0.1 chance, paired."""
     n, nb, base, chance = prof["n_test"], prof["n_blocks"], prof["base_acc"], prof["chance"]
-    cut = _acc(prof, "random", nb - 1)
-    allowed = 0.1 * (base - chance)
-    se = diff_se(base, cut, n)
-    return claim(
+    _, outs = _singles(prof)
+    cut_scores = np.mean(outs, axis=0)
+    cut = float(cut_scores.mean())
+    keep = 1 - ONE_BLOCK_LOSS
+    est = E.paired(cut_scores, keep * E.as_scores(prof["base_outcomes"]))
+    allowed = ONE_BLOCK_LOSS * (base - chance)
+    return C.claim(
         "layerdrop.one-block-costs-little", "An ordinary residual network (no LayerDrop) loses little when one block "
-        "is removed", "Veit, Wilber, Belongie (2016), residual nets behave like ensembles; here the p = 0 model, one "
-        f"block drawn at random ({RANDOM_DRAWS} draws averaged), no fine-tuning",
-        {"base_acc": base, "one_removed_acc": cut, "allowed_loss": allowed, "se": se, "n_test": n},
-        f"removing one random block costs at most 10 % of the above-chance accuracy ({pts(allowed)}), "
-        + noise_words(se), at_most(base - cut, allowed, se),
-        f"p = 0: full {pct(base)}, one random block removed {pct(cut)} ({pts(cut - base)}; chance {pct(chance)}).",
-        subject="trained at p = 0")
+        "is removed", "Veit, Wilber, Belongie (2016), Residual Networks Behave Like Ensembles of Relatively Shallow "
+        f"Networks, Sec. 4: ResNets on CIFAR-10/ImageNet. Here: the p = 0 model, the mean over each of its {nb} "
+        "blocks removed alone (exact), no fine-tuning",
+        {"base_acc": base, "one_removed_acc": cut, "allowed_loss": allowed, "n_test": n},
+        f"removing one block (mean over every block) costs at most {ONE_BLOCK_LOSS:.0%} of the above-chance "
+        f"accuracy ({pts(allowed)}): one-removed − {keep:g} × full ≥ {ONE_BLOCK_LOSS:g} × chance, paired over the "
+        f"same inputs, by more than {C.Z:g} standard errors",
+        [C.test(f"one removed minus {keep:g} x full", est, ">=", ONE_BLOCK_LOSS * chance)],
+        f"p = 0: full {pct(base)}, one block removed (mean of all {nb}) {pct(cut)} ({pts(cut - base)}; allowed "
+        f"{pts(-allowed)}, chance {pct(chance)}).", subject="trained at p = 0")
 
 
 def first_block_claim(prof: dict[str, Any]) -> dict[str, Any]:
-    """Blocks are not interchangeable: removing block 0 against removing a random block, r = N - 1."""
+    """Blocks are not interchangeable: removing block 0 against the mean over removing each other block (exact;
+    block 0 is not in its own comparator), paired."""
     n, nb = prof["n_test"], prof["n_blocks"]
-    first, rand = _acc(prof, "first", nb - 1), _acc(prof, "random", nb - 1)
-    se = diff_se(rand, first, n)
+    subsets, outs = _singles(prof)
+    others = np.mean([o for s, o in zip(subsets, outs, strict=True) if s != [0]], axis=0)
+    first_scores = scores(prof, "first", nb - 1)
+    first, rand = float(first_scores.mean()), float(others.mean())
+    est = E.paired(others, first_scores)
     p = _p_of(prof)
-    return claim(
+    return C.claim(
         "layerdrop.first-block-not-interchangeable", "Blocks are not interchangeable: the first block costs more "
-        "to remove than a block drawn at random", "Sun et al. (2024) and Lad et al. (2024): the first layers of a "
-        f"deep network are distinct from the middle ones; here one block of {nb}, random = mean of {RANDOM_DRAWS} "
-        "draws", {"first_removed_acc": first, "random_removed_acc": rand, "se": se, "n_test": n},
-        f"accuracy without block 0 is below the mean without one random block, {noise_words(se)}",
-        at_least(rand - first, 0.0, se),
-        f"trained at p = {p:g}, one block removed: block 0 {pct(first)}, a random block {pct(rand)} "
+        "to remove than another block", "Sun et al. (2024), Transformer Layers as Painters, and Lad et al. (2024), "
+        "The Remarkable Robustness of LLMs: the first layers of a deep network are distinct from the middle ones. "
+        f"Here: one block of {nb} removed, block 0 against the mean over each of blocks 1..{nb - 1} removed alone "
+        "(exact)", {"first_removed_acc": first, "other_removed_acc": rand, "n_test": n},
+        f"accuracy without block 0 is below the mean without one of the other blocks, paired over the same inputs, "
+        f"by more than {C.Z:g} standard errors", [C.test("other block removed minus block 0 removed", est, ">=", 0.0)],
+        f"trained at p = {p:g}, one block removed: block 0 {pct(first)}, another block (mean of {nb - 1}) {pct(rand)} "
         f"({pts(first - rand)}).", subject=f"trained at p = {p:g}")
 
 
-def claims(by_p: dict[float, dict[str, Any]], keep: int, p: float, scratch_acc: Optional[float] = None,
-           distilled_acc: Optional[float] = None) -> list[dict[str, Any]]:
-    """Every claim one seed's profiles (p = 0, 0.2, 0.5 and the setting's p) and the baselines at r (None when
-    r = N: nothing is pruned) can test at the setting's r and p."""
-    nb, n = by_p[0.0]["n_blocks"], by_p[0.0]["n_test"]
-    half = nb // 2
-    acc5, acc0 = _acc(by_p[0.5], "every-other", half), _acc(by_p[0.0], "every-other", half)
-    at_r = {q: _acc(prof, "every-other", keep) for q, prof in by_p.items()}
-    out = [half_depth_claim(acc5, acc0, binomial_se(acc5, n), binomial_se(acc0, n), half, nb, n),
-           p_star_claim(at_r, {q: binomial_se(a, n) for q, a in at_r.items()}, keep, nb, n),
+def claims(by_p: dict[float, dict[str, Any]], keep: int, p: float, scratch_r: Optional[dict[str, Any]] = None,
+           distil_r: Optional[dict[str, Any]] = None, seeds: str = "") -> list[dict[str, Any]]:
+    """Every claim one seed's profiles (p = 0, 0.2, 0.5 and the setting's p) and the baselines at r (`scratch` and
+    `distil` results; None when r = N: nothing is pruned) can test at the setting's r and p."""
+    out = [half_depth_claim(by_p[0.5], by_p[0.0], seeds), p_star_claim(by_p, keep, seeds),
            contiguous_claim(by_p[0.5]), one_block_claim(by_p[0.0]), first_block_claim(by_p[p])]
-    pruned = at_r[p]
-    if scratch_acc is not None:
-        out.append(beats_scratch_claim(pruned, scratch_acc, binomial_se(pruned, n), binomial_se(scratch_acc, n),
-                                       keep, nb, p, n))
-    if distilled_acc is not None:
-        out.append(distillation_claim(pruned, distilled_acc, binomial_se(pruned, n), binomial_se(distilled_acc, n),
-                                      keep, nb, p, n))
+    pruned = scores(by_p[p], "every-other", keep)
+    if scratch_r is not None:
+        out.append(beats_scratch_claim(pruned, E.as_scores(scratch_r["outcomes"]), keep, by_p[p]["n_blocks"], p,
+                                       seeds))
+    if distil_r is not None:
+        out.append(distillation_claim(pruned, E.as_scores(distil_r["outcomes"]), keep, by_p[p]["n_blocks"], p,
+                                      seeds))
     return out
 
 
@@ -355,8 +439,9 @@ def scratch(cfg: BaselineConfig, progress: Progress) -> dict[str, Any]:
     """A model of depth r trained from scratch with the ordinary (p = 0) recipe, same epochs (cached)."""
     t = trained(scratch_spec(cfg.model, cfg.keep, cfg.seed), progress)
     d = t.data
-    return {"config": cfg, "n_blocks": t.model.n_blocks, "scratch_acc": accuracy(t.model, d.test.x, d.test.y),
-            "n_test": len(d.test), "train_seconds": t.info["seconds"]}
+    ok = correct(t.model, d.test.x, d.test.y)
+    return {"config": cfg, "n_blocks": t.model.n_blocks, "scratch_acc": float(ok.double().mean()),
+            "outcomes": E.pack(ok), "n_test": len(d.test), "train_seconds": t.info["seconds"]}
 
 
 def distil_steps(spec: ModelSpec, n_train: int, batch: int) -> int:
@@ -376,41 +461,48 @@ def distil(cfg: BaselineConfig, progress: Progress) -> dict[str, Any]:
     student: RoutedModel = copy.deepcopy(t.model)  # never change the shared trained model
     t0 = time.perf_counter()
     log = recover(student, kept, d, rc, teacher=t.model, progress=span(progress, 0.3, 1.0))
-    return {"config": cfg, "kept": kept, "distilled_acc": log.test_acc[-1], "start_acc": log.test_acc[0],
-            "steps": rc.steps, "n_test": len(d.test), "distil_seconds": time.perf_counter() - t0}
+    ok = correct(student, d.test.x, d.test.y, tuple(kept))
+    return {"config": cfg, "kept": kept, "distilled_acc": log.test_acc[-1], "outcomes": E.pack(ok),
+            "start_acc": log.test_acc[0], "steps": rc.steps, "n_test": len(d.test),
+            "distil_seconds": time.perf_counter() - t0}
 
 
-def beats_scratch_claim(pruned: float, scratch_acc: float, se_pruned: float, se_scratch: float, keep: int, nb: int,
-                        p: float, n: int, seeds: str = "") -> dict[str, Any]:
-    """The pruned LayerDrop model against a depth-r model trained from scratch."""
-    se = math.hypot(se_pruned, se_scratch)
-    holds = None if p == 0 else at_least(pruned - scratch_acc, 0.0, se)
+def beats_scratch_claim(pruned: Any, scratch_scores: Any, keep: int, nb: int, p: float,
+                        seeds: str = "") -> dict[str, Any]:
+    """The pruned LayerDrop model against a depth-r model trained from scratch: per-input outcomes on the same
+    held-out inputs, paired."""
+    a, b = E.as_scores(pruned), E.as_scores(scratch_scores)
+    pa, sa = float(a.mean()), float(b.mean())
+    est = untested("p = 0 is no LayerDrop model") if p == 0 else E.paired(a, b)
     why = " (p = 0 is no LayerDrop model: choose p > 0)" if p == 0 else ""
-    return claim(
+    return C.claim(
         "layerdrop.beats-scratch", "A LayerDrop model pruned to depth r is better than a model of depth r trained "
         "from scratch with the same recipe", SOURCE + "; the scratch model here has the same recipe and epochs",
-        {"pruned_acc": pruned, "scratch_acc": scratch_acc, "p": p, "keep": keep, "se": se, "n_test": n},
-        f"every-other pruning of the model trained at p > 0 beats the depth-{keep} model from scratch, "
-        + noise_words(se), holds,
-        f"r = {keep} of {nb}{seeds}: trained at p = {p:g} and pruned {pct(pruned)}, from scratch {pct(scratch_acc)} "
-        f"({pts(pruned - scratch_acc)}){why}.", subject=f"p = {p:g}, keep {keep} of {nb}")
+        {"pruned_acc": pa, "scratch_acc": sa, "p": p, "keep": keep, "n_test": int(a.size)},
+        f"every-other pruning of the model trained at p > 0 beats the depth-{keep} model from scratch, paired over "
+        f"the same inputs by more than {C.Z:g} standard errors", [C.test("pruned minus scratch", est, ">=", 0.0)],
+        f"r = {keep} of {nb}{seeds}: trained at p = {p:g} and pruned {pct(pa)}, from scratch {pct(sa)} "
+        f"({pts(pa - sa)}){why}.", subject=f"p = {p:g}, keep {keep} of {nb}")
 
 
-def distillation_claim(pruned: float, distilled: float, se_pruned: float, se_distilled: float, keep: int, nb: int,
-                       p: float, n: int, seeds: str = "") -> dict[str, Any]:
-    """The pruned LayerDrop model against depth r distilled from the full ordinary model: at most SIMILAR worse."""
-    se = math.hypot(se_pruned, se_distilled)
-    holds = None if p == 0 else at_most(distilled - pruned, SIMILAR, se)
+def distillation_claim(pruned: Any, distilled_scores: Any, keep: int, nb: int, p: float,
+                       seeds: str = "") -> dict[str, Any]:
+    """The pruned LayerDrop model against depth r distilled from the full ordinary model: non-inferiority with a
+    margin of SIMILAR (distillation ahead by at most 2 points), paired."""
+    a, b = E.as_scores(pruned), E.as_scores(distilled_scores)
+    pa, da = float(a.mean()), float(b.mean())
+    est = untested("p = 0 is no LayerDrop model") if p == 0 else E.paired(b, a)
     why = " (p = 0 is no LayerDrop model: choose p > 0)" if p == 0 else ""
-    return claim(
+    return C.claim(
         "layerdrop.about-as-good-as-distillation", "A LayerDrop model pruned to depth r is about as good as "
-        "distilling the full model into depth r", SOURCE + "; the paper compares with DistilBERT, here the p = 0 "
-        "model's every other blocks distilled by KD (lab/ops/recover.py) for as many inputs as training saw",
-        {"pruned_acc": pruned, "distilled_acc": distilled, "p": p, "keep": keep, "allowed_gap": SIMILAR, "se": se,
-         "n_test": n},
-        f"distillation is not ahead of the pruned model by more than {100 * SIMILAR:g} pts, {noise_words(se)}", holds,
-        f"r = {keep} of {nb}{seeds}: trained at p = {p:g} and pruned {pct(pruned)}, distilled {pct(distilled)} "
-        f"({pts(pruned - distilled)}){why}.", subject=f"p = {p:g}, keep {keep} of {nb}")
+        "distilling the full model into depth r", SOURCE + "; the paper compares with DistilBERT (Sanh et al. "
+        "2019), here the p = 0 model's every other blocks distilled by KD for as many inputs as training saw",
+        {"pruned_acc": pa, "distilled_acc": da, "p": p, "keep": keep, "allowed_gap": SIMILAR, "n_test": int(a.size)},
+        f"non-inferiority with a margin of {100 * SIMILAR:g} pts: distilled minus pruned is below {100 * SIMILAR:g} "
+        f"pts by more than {C.Z:g} standard errors (paired over the same inputs); above it by as much: does not hold",
+        [C.test("distilled minus pruned", est, "<=", SIMILAR)],
+        f"r = {keep} of {nb}{seeds}: trained at p = {p:g} and pruned {pct(pa)}, distilled {pct(da)} "
+        f"({pts(pa - da)}){why}.", subject=f"p = {p:g}, keep {keep} of {nb}")
 
 
 TABLE_KEEP = (1.0, 0.75, 0.5, 0.25)  # fractions of N in the summary table
@@ -424,8 +516,8 @@ def rule_rate(keep: int, n: int) -> float:
 
 def table(model: str, seeds: list[int], progress: Progress = silent, pool: Pool = serial) -> dict[str, Any]:
     """Every-other accuracy for p in P_GRID x kept in N, 3N/4, N/2, N/4, per seed, and the two baselines (from
-    scratch, distilled) at every kept depth below N (all computed by `pool`), with the claims on the seeds' means
-    (their error: `mean_se`, the seeds' spread when it is larger)."""
+    scratch, distilled) at every kept depth below N (all computed by `pool`), with the claims measured at every
+    seed (paired) and pooled over the seeds (lab/claims.pool: the seeds' spread is the error)."""
     n = n_blocks(model)
     keeps = [round(f * n) for f in TABLE_KEEP]
     rows: dict[float, list[list[float]]] = {}
@@ -435,46 +527,36 @@ def table(model: str, seeds: list[int], progress: Progress = silent, pool: Pool 
     base_jobs = [(fn, BaselineConfig(model, r, s)) for r in cut for s in seeds for fn in (scratch, distil)]
     done = pool([(profile, ProfileConfig(model, p, s)) for p, s in jobs] + base_jobs, progress)
     profs, bases = done[:len(jobs)], done[len(jobs):]
-    for (p, _), prof in zip(jobs, profs, strict=True):
+    by_seed: dict[int, dict[float, dict[str, Any]]] = {s: {} for s in seeds}
+    for (p, s), prof in zip(jobs, profs, strict=True):
+        by_seed[s][p] = prof
         rows.setdefault(p, []).append([prof["strategies"]["every-other"][r]["test_acc"] for r in keeps])
         seconds["train"].append(prof["train_seconds"])
         seconds["eval"].append(prof["eval_seconds"])
     baselines: dict[str, dict[int, list[float]]] = {"scratch": {}, "distilled": {}}
+    base_by_seed: dict[int, dict[tuple[str, int], dict[str, Any]]] = {s: {} for s in seeds}
     for (fn, c), b in zip(base_jobs, bases, strict=True):
         name = "scratch" if fn is scratch else "distilled"
         baselines[name].setdefault(c.keep, []).append(b[f"{name}_acc"])
+        base_by_seed[c.seed][(name, c.keep)] = b
     out = {"model": model, "n_blocks": n, "keeps": keeps, "seeds": seeds, "rows": rows, "seconds": seconds,
            "baselines": baselines, "n_test": profs[0]["n_test"]}
-    return {**out, "claims": table_claims(out)}
+    per_seed = [seed_table_claims(by_seed[s], base_by_seed[s], keeps) for s in seeds]
+    return {**out, "claims": C.pool(per_seed, seeds)}
 
 
-def table_claims(t: dict[str, Any]) -> list[dict[str, Any]]:
-    """The half-depth claim, the p* rule at every kept depth and (when the table has them) the baselines at every
-    kept depth below N against the rule's rate, on means over seeds (error: `mean_se`)."""
-    n, nb, keeps = t["n_test"], t["n_blocks"], t["keeps"]
-    seeds = f", mean of {len(t['seeds'])} seed(s)"
-
-    def mean_and_se(vals: list[float]) -> tuple[float, float]:
-        return sum(vals) / len(vals), mean_se(vals, n)
-
-    def at(p: float, j: int) -> tuple[float, float]:
-        return mean_and_se([row[j] for row in t["rows"][p]])
-
-    out = []
-    if nb // 2 in keeps:
-        j = keeps.index(nb // 2)
-        (a5, s5), (a0, s0) = at(0.5, j), at(0.0, j)
-        out.append(half_depth_claim(a5, a0, s5, s0, nb // 2, nb, n, seeds))
-    for j, r in enumerate(keeps):
-        ms = {p: at(p, j) for p in t["rows"]}
-        out.append(p_star_claim({p: m for p, (m, _) in ms.items()}, {p: e for p, (_, e) in ms.items()}, r, nb, n,
-                                seeds))
-    for j, r in enumerate(keeps):
-        if r not in t.get("baselines", {}).get("scratch", {}):
+def seed_table_claims(by_p: dict[float, dict[str, Any]], bases: dict[tuple[str, int], dict[str, Any]],
+                      keeps: list[int]) -> list[dict[str, Any]]:
+    """One seed's table claims: the half-depth claim, the p* rule at every kept depth and, where the baselines are
+    there, both baselines at every kept depth below N against the rule's rate (`bases`: (name, r) -> result)."""
+    nb = by_p[0.0]["n_blocks"]
+    out = [half_depth_claim(by_p[0.5], by_p[0.0])] if nb // 2 in keeps else []
+    out += [p_star_claim(by_p, r) for r in keeps]
+    for r in keeps:
+        if ("scratch", r) not in bases:
             continue
         p = rule_rate(r, nb)
-        pruned, se_p = at(p, j)
-        (sc, se_s), (di, se_d) = mean_and_se(t["baselines"]["scratch"][r]), mean_and_se(t["baselines"]["distilled"][r])
-        out.append(beats_scratch_claim(pruned, sc, se_p, se_s, r, nb, p, n, seeds))
-        out.append(distillation_claim(pruned, di, se_p, se_d, r, nb, p, n, seeds))
+        pruned = scores(by_p[p], "every-other", r)
+        out.append(beats_scratch_claim(pruned, bases[("scratch", r)]["outcomes"], r, nb, p))
+        out.append(distillation_claim(pruned, bases[("distilled", r)]["outcomes"], r, nb, p))
     return out

@@ -20,7 +20,9 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
-from lab.claims import Z, all_of, at_least, claim
+from lab import claims as C
+from lab import estimates as E
+from lab.claims import Z
 from lab.core import metrics, streams
 from lab.core.models import RoutedModel
 from lab.core.models.base import logits_of
@@ -149,9 +151,9 @@ def measure(m: RoutedModel, x: torch.Tensor, y: torch.Tensor, x_train: torch.Ten
     # geometry of the stream, and what deleting really costs (per input, for the bootstrap)
     bi = torch.stack([metrics.block_influence(states[s], states[s + 1]) for s in range(n)], 1)
     tri = lens.angular_triangle(states)
-    base_ok = (preds[-1] == y).double()
-    del_ok = torch.stack([(logits_of(m, x, without(n, [b])).argmax(1) == y).double() for b in range(n)], 1)
-    pair_ok = torch.stack([(logits_of(m, x, without(n, [b, b + 1])).argmax(1) == y).double()
+    base_ok = metrics.correct(logit[-1], y).double()
+    del_ok = torch.stack([metrics.correct(logits_of(m, x, without(n, [b])), y).double() for b in range(n)], 1)
+    pair_ok = torch.stack([metrics.correct(logits_of(m, x, without(n, [b, b + 1])), y).double()
                            for b in range(n - 1)], 1)
     ang2 = torch.stack([tri[1][b] for b in range(n - 1)], 1)
     cost1, cost2 = base_ok[:, None] - del_ok, base_ok[:, None] - pair_ok
@@ -246,17 +248,25 @@ def _rank_claim(key: str, statement: str, source: str, chk: dict[str, Any], what
                 subject: Optional[str]) -> dict[str, Any]:
     rho, se, p, n = chk["rho"], chk["se"], chk["p"], chk["n"]
     if math.isnan(rho) or math.isnan(se):
-        holds, why = None, "one side has no spread (every item ties), so no ranking can be compared"
+        est = E.exact(0.0, "no ranking: every item ties")
+        why = "one side has no spread (every item ties), so no ranking can be compared"
+        test = C.test("Spearman rho", est, ">=", 0.0)
     else:
-        holds = at_least(rho, RHO_BAR, se)
-        why = f"ρ = {rho:.2f} ± {se:.2f} (bootstrap over the held-out inputs), exact permutation p = {p:.3f}"
-        if holds is True and p > P_BAR:
-            holds, why = None, why + f": with {n} {items}, a random ranking does this well too often to decide"
-    rule = (f"Spearman ρ between {what} at least {RHO_BAR} by more than {Z:g} bootstrap standard errors, and a "
-            f"random ordering of the {items} reaches ρ at most {P_BAR:.0%} of the time (exact permutation test); "
-            f"below {RHO_BAR} by {Z:g} standard errors does not hold; otherwise cannot tell")
-    return claim(key, statement, source, {"rho": rho, "se": se, "p": p, "n": n}, rule, holds,
-                 f"Over {n} {items}: {why}.", subject)
+        est = E.Estimate(rho, se, "bootstrap", n, f"bootstrap over the held-out inputs ({BOOTSTRAP} draws)")
+        why = (f"ρ = {rho:.2f} ± {se:.2f} (bootstrap over the held-out inputs); a random ordering of the {n} {items} "
+               f"reaches ρ with exact permutation p = {p:.3f}")
+        test = C.test("Spearman rho", est, ">=", RHO_BAR)
+        if test["holds"] is True and p > P_BAR:
+            # the inputs' noise would pass it, but so would a random ranking of this few items: undecided
+            test = C.test("Spearman rho, against random rankings of the items",
+                          E.exact(0.0, f"permutation p = {p:.3f} > {P_BAR}"), ">=", 0.0)
+            why += f": with {n} {items}, a random ranking does this well too often to decide"
+    rule = (f"Spearman ρ between {what} at least {RHO_BAR} by more than {Z:g} bootstrap standard errors (over the "
+            f"held-out inputs), and a random ordering of the {items} reaches ρ at most {P_BAR:.0%} of the time "
+            f"(exact permutation test; more often: cannot tell); below {RHO_BAR} by {Z:g} standard errors: does not "
+            "hold; otherwise cannot tell")
+    return C.claim(key, statement, source, {"rho": rho, "p": p, "n": n}, rule, [test], f"Over {n} {items}: {why}.",
+                   subject)
 
 
 def claims(prof: dict[str, Any]) -> list[dict[str, Any]]:
@@ -265,28 +275,33 @@ def claims(prof: dict[str, Any]) -> list[dict[str, Any]]:
     chk = prof["checks"]
     out = [
         _rank_claim("influence", "blocks that change their input least cost least to delete",
-                    "Men et al. 2024 (ShortGPT), Block Influence on LLMs. Here: the lab's small models, influence "
-                    "1 − cos(input, output) averaged over the held-out inputs (and tokens), cost = held-out accuracy "
-                    "lost when that one block is skipped, no retraining", chk["influence"],
+                    "Men et al. 2024 (ShortGPT), Block Influence on LLMs, Sec. 3. Here: the lab's small models, "
+                    "influence 1 − cos(input, output) per token averaged over tokens and held-out inputs, cost = "
+                    "held-out accuracy lost when that one block is skipped, no retraining", chk["influence"],
                     "a block's influence and the accuracy lost by deleting it", "blocks", who),
         _rank_claim("angular", "the run of n blocks whose input and output are closest in angle costs least to "
-                    "delete", "Gromov et al. 2024, angular distance at the last token of LLMs, then healed. Here: "
-                    "n = 2 neighbours, the distance averaged over every token (ViT) or the whole vector (MLP), no "
-                    "healing", chk["angular"],
+                    "delete", "Gromov et al. 2024, The Unreasonable Ineffectiveness of the Deeper Layers, angular "
+                    "distance at the last token of LLMs, then healed. Here: n = 2 neighbours, the distance averaged "
+                    "over every token (ViT) or the whole vector (MLP), no healing", chk["angular"],
                     "the angular distance across two neighbouring blocks and the accuracy lost by deleting both",
                     "pairs of neighbours", who),
     ]
     gain, se = chk["tuned"]["gain"], chk["tuned"]["se"]
-    verdicts = [at_least(g, 0.0, s) for g, s in zip(gain, se, strict=True)]
+    n_test = int(prof.get("n_test", 0))
+    tests = [C.test(f"slot {i}", E.Estimate(g, s, "paired", n_test, "paired over the held-out inputs"), ">=", 0.0)
+             for i, (g, s) in enumerate(zip(gain, se, strict=True))]
+    if not tests:
+        tests = [C.test("no slot before the last", E.exact(0.0, "nothing to compare"), ">=", 0.0)]
     worst = min(range(len(gain)), key=lambda i: gain[i] / max(se[i], 1e-12)) if gain else 0
-    out.append(claim(
+    out.append(C.claim(
         "tuned", "a tuned lens is closer to the final prediction than the logit lens at every layer",
-        "Belrose et al. 2023 (affine translators trained on the KL to the final output, LLMs). Here: a closed-form "
-        "least-squares map of what the head reads at each slot onto the final state, fitted on the training split",
-        {"kl_gain": gain, "se": se, "slots": len(gain)},
+        "Belrose et al. 2023, Eliciting Latent Predictions with the Tuned Lens (affine translators trained on the "
+        "KL to the final output, LLMs). Here: a closed-form least-squares map of what the head reads at each slot "
+        "onto the final state, fitted on the training split",
+        {"kl_gain": gain, "slots": len(gain)},
         f"at every slot before the last, the mean KL to the final prediction drops through the tuned lens by more "
         f"than {Z:g} standard errors (paired over the held-out inputs); a slot where it rises by that much: does "
-        "not hold; otherwise cannot tell", all_of(verdicts),
+        "not hold; otherwise cannot tell", tests,
         f"KL gain (logit lens minus tuned lens, nats) per slot: {', '.join(f'{g:+.3f}' for g in gain)}; the "
         f"weakest is slot {worst} ({gain[worst]:+.3f} ± {se[worst]:.3f})." if gain else "No slot before the last.",
         who))

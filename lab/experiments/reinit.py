@@ -23,11 +23,14 @@ import time
 from dataclasses import dataclass
 from typing import Any, Optional
 
+import numpy as np
 import torch
 
-from lab.claims import Z, all_of, at_least, at_most, binomial_se, claim, diff_se, noise_words, pct, pts
+from lab import claims as C
+from lab import estimates as E
+from lab.claims import Z, pct, pts
 from lab.core import metrics, streams
-from lab.core.models import RoutedModel, accuracy, per_class_accuracy
+from lab.core.models import RoutedModel, correct, per_class_accuracy
 from lab.core.recipes import reinit_spec
 from lab.core.zoo import BUILDERS, ModelSpec, Trained, build, effective, trained
 from lab.experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial
@@ -52,6 +55,8 @@ REDRAW_OFFSET = streams.seed_of("init.redraw", 0)
 ROBUST_KEEP = 0.9
 CRITICAL_KEEP = 0.5
 RECOVERED_GAP = 0.01  # "recovered" = back within one point of the trained model's held-out accuracy
+RERAND_MARGIN = 0.01  # non-inferiority margin of "re-randomising hurts at least as much": 1 point of accuracy
+BOOTSTRAP = 1000  # paired bootstrap draws over the held-out inputs (group and width claims)
 
 @dataclass(frozen=True)
 class ReinitConfig:
@@ -104,13 +109,20 @@ def column_labels(epochs: list[int]) -> list[str]:
     return [RERAND] + [f"t={e}" for e in epochs]
 
 
-def verdict(acc: float, trained_acc: float, chance: float, n: int) -> str:
-    """robust / sensitive / critical by the share of above-chance accuracy a change keeps, or "unclear" when the
-    accuracy is inside n held-out inputs' noise of a threshold (the claims use the same thresholds and noise)."""
-    gap = trained_acc - chance
-    se = diff_se(acc, trained_acc, n)
-    robust = at_least(acc, chance + ROBUST_KEEP * gap, se)
-    critical = at_most(acc, chance + CRITICAL_KEEP * gap, se)
+def keeps_test(name: str, changed: Any, base: Any, share: float, chance: float, side: str) -> dict[str, Any]:
+    """The test "the changed model keeps at least (side '>=') / less than (side '<=') `share` of the trained model's
+    above-chance accuracy" on per-input outcomes of the same inputs: acc - share x base against (1 - share) x chance,
+    paired (the trained model's own noise included)."""
+    est = E.paired(E.as_scores(changed), share * E.as_scores(base))
+    return C.test(name, est, side, (1 - share) * chance)
+
+
+def verdict(changed: Any, base: Any, chance: float) -> str:
+    """robust / sensitive / critical by the share of above-chance accuracy a change keeps (per-input outcomes of the
+    changed and the trained model), or "unclear" inside the paired noise of a threshold (the claims use the same
+    thresholds and noise)."""
+    robust = keeps_test("robust", changed, base, ROBUST_KEEP, chance, ">=")["holds"]
+    critical = keeps_test("critical", changed, base, CRITICAL_KEEP, chance, "<=")["holds"]
     if robust:
         return "robust"
     if critical:
@@ -133,9 +145,9 @@ def _rank_corr(a: list[Optional[float]], b: list[float]) -> Optional[float]:
 
 
 @torch.no_grad()
-def suffix_accuracy(model: RoutedModel, layer: str, states: list[torch.Tensor], x: torch.Tensor,
-                    y: torch.Tensor) -> float:
-    """Held-out accuracy when only `layer` changed: the unchanged layers below it are not run again.
+def suffix_correct(model: RoutedModel, layer: str, states: list[torch.Tensor], x: torch.Tensor,
+                   y: torch.Tensor) -> torch.Tensor:
+    """Per-input held-out right/wrong when only `layer` changed: the unchanged layers below it are not run again.
 
     `states` are the trained model's hidden states on x (`model.states(x)`, full route). A change to `blocks.i`
     starts from the state before block i; a change to `head` runs only the readout; anything else (the stem, or a
@@ -147,11 +159,17 @@ def suffix_accuracy(model: RoutedModel, layer: str, states: list[torch.Tensor], 
     elif layer == "head":
         start = n
     else:
-        return accuracy(model, x, y)
+        return correct(model, x, y)
     h = states[start]
     for slot in range(start, n):
         h = model.run_block(h, slot, slot)
-    return float((model.readout(h).argmax(1) == y).float().mean())
+    return metrics.correct(model.readout(h), y)
+
+
+def suffix_accuracy(model: RoutedModel, layer: str, states: list[torch.Tensor], x: torch.Tensor,
+                    y: torch.Tensor) -> float:
+    """Held-out accuracy when only `layer` changed (`suffix_correct`, averaged)."""
+    return float(suffix_correct(model, layer, states, x, y).double().mean())
 
 
 def heatmap(t: Trained, redraw_seed: int, progress: Progress = silent) -> dict[str, Any]:
@@ -164,20 +182,26 @@ def heatmap(t: Trained, redraw_seed: int, progress: Progress = silent) -> dict[s
     fresh = build(t.spec.model, redraw_seed).state_dict()
     sources = [fresh] + [t.checkpoints[e] for e in epochs]
     t0, c0 = time.perf_counter(), time.thread_time()
-    trained_acc = accuracy(work, d.test.x, d.test.y)
+    base_ok = correct(work, d.test.x, d.test.y)
+    trained_acc, base_packed = float(base_ok.double().mean()), E.pack(base_ok)
     with torch.no_grad():
         _, states = work.states(d.test.x)
     acc: list[list[float]] = []
+    outcomes: list[list[str]] = []  # per-input held-out outcomes of every cell (packed), for paired comparisons
     own = work.state_dict()
     for i, layer in enumerate(groups):
-        row = []
+        row, packed = [], []
         for src in sources:
             if all(torch.equal(own[k], src[k]) for k in groups[layer]):
                 row.append(trained_acc)  # the layer already holds these values (e.g. the final checkpoint)
+                packed.append(base_packed)
                 continue
             with surgery.swapped(work, layer, src):
-                row.append(suffix_accuracy(work, layer, states, d.test.x, d.test.y))
+                ok = suffix_correct(work, layer, states, d.test.x, d.test.y)
+            row.append(float(ok.double().mean()))
+            packed.append(E.pack(ok))
         acc.append(row)
+        outcomes.append(packed)
         progress((i + 1) / len(groups), f"robustness map: layer {layer}")
     seconds, cpu_seconds = time.perf_counter() - t0, time.thread_time() - c0
     rel2, inf = [], []
@@ -193,14 +217,16 @@ def heatmap(t: Trained, redraw_seed: int, progress: Progress = silent) -> dict[s
         "epochs": epochs,
         "checkpoints": column_labels(epochs),
         "acc": acc,
+        "outcomes": outcomes,
         "base_acc": trained_acc,
+        "base_outcomes": base_packed,
         "chance": chance,
         "distance": {"rel2": rel2, "inf": inf},
         "damage": damage,
         "rank_corr": {"rel2": _rank_corr(rel2, damage), "inf": _rank_corr(inf, damage)},
         "n_test": n_test,
-        "verdict_t0": [verdict(row[1], trained_acc, chance, n_test) for row in acc],
-        "verdict_rerand": [verdict(row[0], trained_acc, chance, n_test) for row in acc],
+        "verdict_t0": [verdict(row[1], base_ok, chance) for row in outcomes],
+        "verdict_rerand": [verdict(row[0], base_ok, chance) for row in outcomes],
         "redraw_seed": redraw_seed,
         "heatmap_seconds": seconds,  # wall clock: slower when other jobs share the cores
         "heatmap_cpu_seconds": cpu_seconds,  # this thread's CPU time: what a quiet machine would take
@@ -265,7 +291,8 @@ def focus(cfg: FocusConfig, progress: Progress) -> dict[str, Any]:
     t = trained(cfg.base.spec, span(progress, 0.0, 0.5))
     d = t.data
     student = changed_model(t, cfg.layer, cfg.op, cfg.checkpoint, cfg.base.redraw_seed)
-    trained_acc = accuracy(t.model, d.test.x, d.test.y)
+    base_ok, cut_ok = correct(t.model, d.test.x, d.test.y), correct(student, d.test.x, d.test.y)
+    trained_acc = float(base_ok.double().mean())
     before = per_class_accuracy(student, d.test.x, d.test.y, d.n_classes)
     rc = RecoveryConfig(method=cfg.recovery, steps=cfg.steps, seed=cfg.seed)
     t0 = time.perf_counter()
@@ -287,16 +314,19 @@ def focus(cfg: FocusConfig, progress: Progress) -> dict[str, Any]:
         "curve_steps": log.steps,
         "curve_acc": log.test_acc,
         "steps_to_recover": back,
+        "outcomes": {"base": E.pack(base_ok), "cut": E.pack(cut_ok)},
         "recovery_seconds": time.perf_counter() - t0,
     }
     return {**out, "claims": focus_claims(out)}
 
 
 # -- claims (lab/claims.py): the paper's statements checked against a map, noise included ------------------------
-SOURCE = ("Zhang, Bengio, Singer, Are All Layers Created Equal? (seeds/004): FCNs on MNIST, ResNets on CIFAR-10. "
-          "Here: 8-layer MLPs on a synthetic 20-class task and a 6-block ViT on 8x8 digits, one model per seed, one "
-          "fresh draw per re-randomisation; robust / critical at 90 % / 50 % of the above-chance accuracy kept are "
-          "this lab's thresholds (the paper reads its heatmaps by eye)")
+# Every accuracy of a map is measured on the same held-out inputs as the trained model's, so comparisons are paired
+# (lab/estimates.paired on the per-input outcomes the map keeps).
+SOURCE = ("Zhang, Bengio, Singer, Are All Layers Created Equal? (2019; JMLR 2022), Sec. 3: FCNs on MNIST, ResNets "
+          "on CIFAR-10. Here: 8-layer MLPs on a synthetic 20-class task and a 6-block ViT on 8x8 digits, one model "
+          "per seed, one fresh draw per re-randomisation; robust / critical at 90 % / 50 % of the above-chance "
+          "accuracy kept are this lab's thresholds (the paper reads its heatmaps by eye)")
 
 
 def _col(r: dict[str, Any], label: str) -> list[float]:
@@ -305,31 +335,37 @@ def _col(r: dict[str, Any], label: str) -> list[float]:
     return [row[j] for row in r["acc"]]
 
 
+def _cells(r: dict[str, Any], label: str) -> list[np.ndarray]:
+    """One heatmap column's per-input held-out outcomes, one vector per layer."""
+    j = r["checkpoints"].index(label)
+    return [E.as_scores(row[j]) for row in r["outcomes"]]
+
+
 def _threshold(r: dict[str, Any], share: float) -> float:
     """The accuracy that keeps `share` of the trained model's above-chance accuracy."""
     return r["chance"] + share * (r["base_acc"] - r["chance"])
 
 
-def _mean_and_se(accs: list[float], n: int) -> tuple[float, float]:
-    """Mean of accuracies on the same n inputs, with the root-sum-square of their binomial errors over the count."""
-    m = sum(accs) / len(accs)
-    return m, math.sqrt(sum(binomial_se(a, n) ** 2 for a in accs)) / len(accs)
+def untested(why: str) -> E.Estimate:
+    """No measurement: an estimate on its threshold with no error, so its test cannot tell."""
+    return E.exact(0.0, why)
 
 
 def _plain_claims(r: dict[str, Any]) -> list[dict[str, Any]]:
     """The paper's fully-connected-net claims, on the plain MLP's map."""
     n, layers, base, chance = r["n_test"], r["layers"], r["base_acc"], r["chance"]
     t0, rr = _col(r, "t=0"), _col(r, RERAND)
+    c0, crr, cb = _cells(r, "t=0"), _cells(r, RERAND), E.as_scores(r["base_outcomes"])
     first = layers[0]
     crit = _threshold(r, CRITICAL_KEEP)
-    se = diff_se(t0[0], base, n)
-    out = [claim(
+    out = [C.claim(
         "reinit.plain-first-layer-critical", "In a fully connected net the first layer is critical: re-initialising "
         "it to its initial draw (t = 0) loses most of what training gave", SOURCE,
-        {"first_t0_acc": t0[0], "base_acc": base, "chance": chance, "threshold": crit, "se": se, "n_test": n},
+        {"first_t0_acc": t0[0], "base_acc": base, "chance": chance, "threshold": crit, "n_test": n},
         f"the first layer ({first}) at t = 0 keeps less than {CRITICAL_KEEP:.0%} of the above-chance accuracy "
-        f"(below {pct(crit)}), {noise_words(se)}",
-        at_most(t0[0], crit, se),
+        f"(below {pct(crit)}): acc − {CRITICAL_KEEP:g} × trained ≤ {1 - CRITICAL_KEEP:g} × chance, paired over the "
+        f"same inputs, by more than {Z:g} standard errors",
+        [keeps_test(f"{first} at t = 0 keeps < {CRITICAL_KEEP:.0%}", c0[0], cb, CRITICAL_KEEP, chance, "<=")],
         f"{first} re-initialised to t = 0: {pct(t0[0])} (trained {pct(base)}, chance {pct(chance)}, critical below "
         f"{pct(crit)}).", subject=r["model_name"])]
     epochs = r["epochs"]
@@ -337,38 +373,39 @@ def _plain_claims(r: dict[str, Any]) -> list[dict[str, Any]]:
     if late:
         e = late[-1]
         acc_late = _col(r, f"t={e}")[0]
-        se = diff_se(acc_late, t0[0], n)
-        holds = at_least(acc_late - t0[0], 0.0, se)
+        est = E.paired(_cells(r, f"t={e}")[0], c0[0])
         detail = (f"{first} re-initialised to t = 0: {pct(t0[0])}; to t = {e}: {pct(acc_late)} "
                   f"({pts(acc_late - t0[0])}); every checkpoint: "
                   + ", ".join(f"t = {c} {pct(_col(r, f't={c}')[0])}" for c in epochs) + ".")
-        measured = {"first_t0_acc": t0[0], "first_late_acc": acc_late, "late_epoch": e, "se": se, "n_test": n}
+        measured = {"first_t0_acc": t0[0], "first_late_acc": acc_late, "late_epoch": e, "n_test": n}
     else:  # a 1-epoch model (quick mode) has no checkpoint between its start and its end
-        holds, measured = None, {"first_t0_acc": t0[0], "n_test": n}
+        est, measured = untested("no checkpoint between t = 0 and the end"), {"first_t0_acc": t0[0], "n_test": n}
         detail = f"This model kept no checkpoint between t = 0 and the end (epochs {epochs}): nothing to compare."
-    out.append(claim(
+    out.append(C.claim(
         "reinit.plain-first-layer-damage-falls", "The first layer's damage falls as the checkpoint t grows: "
         "weights from later in training hurt less", SOURCE, measured,
-        "accuracy with the first layer from the last checkpoint before the end is above its accuracy at t = 0"
-        + (f", {noise_words(measured['se'])}" if "se" in measured else ""), holds, detail, subject=r["model_name"]))
+        "accuracy with the first layer from the last checkpoint before the end is above its accuracy at t = 0, "
+        f"paired over the same inputs, by more than {Z:g} standard errors; no such checkpoint: cannot tell",
+        [C.test("late checkpoint minus t = 0", est, ">=", 0.0)], detail, subject=r["model_name"]))
     later = list(range(1, len(layers)))
     w = min(later, key=lambda i: t0[i])
-    se = diff_se(t0[w], t0[0], n)
-    out.append(claim(
+    out.append(C.claim(
         "reinit.plain-later-layers-more-robust", "Later layers are more robust to re-initialisation than the first",
-        SOURCE, {"first_t0_acc": t0[0], "weakest_later_t0_acc": t0[w], "se": se, "n_test": n},
-        "the most damaged later layer, re-initialised to t = 0, keeps more accuracy than the first layer, "
-        + noise_words(se), at_least(t0[w] - t0[0], 0.0, se),
+        SOURCE, {"first_t0_acc": t0[0], "weakest_later_t0_acc": t0[w], "n_test": n},
+        f"every later layer, re-initialised to t = 0, keeps more accuracy than the first layer, each paired over the "
+        f"same inputs by more than {Z:g} standard errors",
+        [C.test(f"{layers[i]} minus {first} at t = 0", E.paired(c0[i], c0[0]), ">=", 0.0) for i in later],
         f"at t = 0: {first} {pct(t0[0])}; the weakest later layer, {layers[w]}, {pct(t0[w])} "
         f"({pts(t0[w] - t0[0])}).", subject=r["model_name"]))
-    verdicts = [at_most(a, crit, diff_se(a, base, n)) for a in rr]
+    tests = [keeps_test(f"{layers[i]} re-randomised keeps < {CRITICAL_KEEP:.0%}", crr[i], cb, CRITICAL_KEEP, chance,
+                        "<=") for i in range(len(layers))]
     worst = max(range(len(rr)), key=lambda i: rr[i])
-    out.append(claim(
+    out.append(C.claim(
         "reinit.plain-rerand-fatal", "Re-randomising any layer of a fully connected net is fatal", SOURCE,
         {"rerand_acc": rr, "threshold": crit, "base_acc": base, "chance": chance, "n_test": n},
         f"every layer, re-randomised, keeps less than {CRITICAL_KEEP:.0%} of the above-chance accuracy (below "
-        f"{pct(crit)}), each by more than {Z:g} standard errors", all_of(verdicts),
-        f"re-randomised: {sum(v is True for v in verdicts)} of {len(rr)} layers clearly below {pct(crit)}; the "
+        f"{pct(crit)}), each paired with the trained model by more than {Z:g} standard errors", tests,
+        f"re-randomised: {sum(t['holds'] is True for t in tests)} of {len(rr)} layers clearly below {pct(crit)}; the "
         f"least damaged is {layers[worst]} at {pct(rr[worst])}.", subject=r["model_name"]))
     return out
 
@@ -377,49 +414,74 @@ def model_claims(r: dict[str, Any]) -> list[dict[str, Any]]:
     """The claims one model's map can test: the fully connected net's (plain MLP), and two for every model."""
     n, layers = r["n_test"], r["layers"]
     out = _plain_claims(r) if r["model"] == "plain" else []
-    t0, rr = _col(r, "t=0"), _col(r, RERAND)
-    diffs = [a - b for a, b in zip(t0, rr, strict=True)]
-    ses = [diff_se(a, b, n) for a, b in zip(t0, rr, strict=True)]
-    mean, mean_se_ = sum(diffs) / len(diffs), math.sqrt(sum(s * s for s in ses)) / len(ses)
-    against = [i for i, (d, s) in enumerate(zip(diffs, ses, strict=True)) if at_least(-d, 0.0, s)]
-    holds = False if against else at_least(mean, 0.0, mean_se_)
-    out.append(claim(
+    c0, crr = _cells(r, "t=0"), _cells(r, RERAND)
+    # the mean over every layer (exact: no layer sampled), per input, paired
+    est = E.paired(np.mean(c0, axis=0), np.mean(crr, axis=0))
+    per_layer = [C.test(name, E.paired(a, b), ">=", -RERAND_MARGIN) for name, a, b in zip(layers, c0, crr,
+                                                                                            strict=True)]
+    against = [t["name"] for t in per_layer if t["holds"] is False]
+    out.append(C.claim(
         f"reinit.{r['model']}-rerand-hurts-more", "Re-randomising a layer hurts at least as much as re-initialising "
-        "it to its own initial draw", SOURCE,
-        {"mean_t0_minus_rerand": mean, "se": mean_se_, "layers_against": [layers[i] for i in against],
-         "n_test": n},
-        f"no layer is clearly better re-randomised than re-initialised (by {Z:g} of its standard errors), and the "
-        f"mean over layers of (t = 0 minus re-randomised) is above 0, {noise_words(mean_se_)}", holds,
-        f"mean over {len(layers)} layers: t = 0 keeps {pts(mean)} more than a fresh draw"
-        + (f"; clearly the other way for {', '.join(layers[i] for i in against)}." if against else "."),
-        subject=r["model_name"]))
+        "it to its own initial draw", SOURCE + "; tested on the mean over every layer of the model",
+        {"mean_t0_minus_rerand": est.value, "margin": RERAND_MARGIN, "layers_against": against, "n_test": n},
+        f"non-inferiority with a margin of {100 * RERAND_MARGIN:g} pt: the mean over layers of (accuracy at t = 0 "
+        f"minus re-randomised) is above −{100 * RERAND_MARGIN:g} pt by more than {Z:g} standard errors (paired over "
+        "the same inputs); below it by as much: does not hold",
+        [C.test("mean over layers of t = 0 minus re-randomised", est, ">=", -RERAND_MARGIN)],
+        f"mean over {len(layers)} layers: t = 0 keeps {pts(est.value)} more than a fresh draw (se "
+        f"{100 * est.se:.2f} pts)" + (f"; clearly more than the margin the other way for {', '.join(against)}."
+                                     if against else "."), subject=r["model_name"]))
     out.append(_moved_least_claim(r))
     return out
 
 
+def rho_bootstrap(dist: list[float], damage_rows: np.ndarray, draws: int, seed: int) -> float:
+    """Standard error of Spearman's rho(distance, mean damage per layer) under resampling the held-out inputs
+    (rows of `damage_rows`: inputs x layers)."""
+    gen = np.random.default_rng(seed)
+    n = damage_rows.shape[0]
+    vals = [metrics.spearman(dist, damage_rows[gen.integers(0, n, n)].mean(0)) for _ in range(draws)]
+    vals = [v for v in vals if not math.isnan(v)]
+    return float(np.std(vals, ddof=1)) if len(vals) > 1 else 0.0
+
+
 def _moved_least_claim(r: dict[str, Any]) -> dict[str, Any]:
-    """Spearman's rho of distance from init and damage at t = 0, against its null spread 1/sqrt(L - 1)."""
-    n, dist, damage = r["n_test"], r["distance"]["rel2"], r["damage"]
-    rho = r["rank_corr"]["rel2"]
-    pairs = [(x, d) for x, d in zip(dist, damage, strict=True) if x is not None]
-    se = 1.0 / math.sqrt(max(len(pairs) - 1, 1))
-    visible = [d for d, a in zip(damage, _col(r, "t=0"), strict=True) if at_least(d, 0.0, diff_se(a, r["base_acc"], n))]
-    if rho is None or not visible:
-        holds = None
+    """Spearman's rho of distance from init and damage at t = 0 above 0: its error the larger of the spread of rho
+    over unrelated rankings (1/sqrt(L - 1), exact under no ties) and its bootstrap over the inputs."""
+    n, dist = r["n_test"], r["distance"]["rel2"]
+    cb, c0 = E.as_scores(r["base_outcomes"]), _cells(r, "t=0")
+    keep = [i for i, x in enumerate(dist) if x is not None]
+    damage = [r["damage"][i] for i in keep]
+    rho = metrics.spearman([dist[i] for i in keep], damage) if len(keep) >= 3 else float("nan")
+    visible = [i for i in keep if E.verdict(*_damage(cb, c0[i]), Z) is True]
+    if math.isnan(rho) or not visible:
+        est = untested("nothing to rank")
         why = ("no layer's damage stands out of the noise: there is nothing to rank" if not visible
                else "the ranking is undefined (a constant column)")
-        detail = f"Spearman ρ {'n/a' if rho is None else f'{rho:+.2f}'} over {len(pairs)} layers; {why}."
+        detail = f"Spearman ρ {'n/a' if math.isnan(rho) else f'{rho:+.2f}'} over {len(keep)} layers; {why}."
     else:
-        holds = at_least(rho, 0.0, se)
-        detail = (f"Spearman ρ(distance, damage) = {rho:+.2f} over {len(pairs)} layers ({len(visible)} with damage "
-                  f"beyond the noise); a ranking of {len(pairs)} unrelated numbers scatters ρ by about ±{se:.2f}.")
-    return claim(
+        rows = np.stack([cb - c0[i] for i in keep], 1)
+        boot = rho_bootstrap([dist[i] for i in keep], rows, 200, 0)
+        null = 1.0 / math.sqrt(len(keep) - 1)
+        est = E.Estimate(rho, max(null, boot), "bootstrap", len(keep),
+                         f"the larger of the spread over unrelated rankings of {len(keep)} layers (±{null:.2f}) and "
+                         f"a bootstrap over the held-out inputs (±{boot:.2f})")
+        detail = (f"Spearman ρ(distance, damage) = {rho:+.2f} over {len(keep)} layers ({len(visible)} with damage "
+                  f"beyond the noise); error ±{est.se:.2f} ({est.how}).")
+    return C.claim(
         f"reinit.{r['model']}-moved-least-robust", "The layers that moved least from their initialisation are the "
         "robust ones", SOURCE + "; the distance is ||θ_T − θ_0||₂ / ||θ_0||₂ per layer",
-        {"rho": rho, "se": se, "n_layers": len(pairs), "layers_with_damage": len(visible), "n_test": n},
-        f"Spearman's ρ of distance and damage at t = 0 is above 0 by more than {Z:g} x 1/sqrt(L − 1) (its spread "
-        "over unrelated rankings), and at least one layer's damage is beyond the noise", holds, detail,
-        subject=r["model_name"])
+        {"rho": None if math.isnan(rho) else rho, "n_layers": len(keep), "layers_with_damage": len(visible),
+         "n_test": n},
+        f"Spearman's ρ of distance and damage at t = 0 is above 0 by more than {Z:g} standard errors (the larger of "
+        "1/sqrt(L − 1), its spread over unrelated rankings, and its bootstrap over the inputs); no layer with damage "
+        "beyond the noise: cannot tell", [C.test("Spearman rho", est, ">=", 0.0)], detail, subject=r["model_name"])
+
+
+def _damage(base: np.ndarray, changed: np.ndarray) -> tuple[float, str, float, float]:
+    """(damage, '>=', 0, se): the paired damage of a change, as arguments of lab.estimates.verdict."""
+    est = E.paired(base, changed)
+    return est.value, ">=", 0.0, est.se
 
 
 def claims(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -430,22 +492,33 @@ def claims(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def residual_claim(plain: dict[str, Any], res: dict[str, Any]) -> dict[str, Any]:
-    """Residual blocks keep more accuracy than plain ones, re-initialised (t = 0) and re-randomised alike."""
-    def blocks(r: dict[str, Any]) -> list[float]:
-        idx = [i for i, layer in enumerate(r["layers"]) if layer.startswith("blocks.")]
-        return [r["acc"][i][j] for i in idx for j in (0, r["checkpoints"].index("t=0"))]
+def _compare(a: np.ndarray, b: np.ndarray) -> E.Estimate:
+    """mean(a) - mean(b): paired when both are on the same held-out inputs (the MLPs share their task and seed)."""
+    if a.size == b.size:
+        return E.paired(a, b)
+    return E.independent(E.accuracy(a), E.accuracy(b))
 
-    (mp, sp), (mr, sr) = _mean_and_se(blocks(plain), plain["n_test"]), _mean_and_se(blocks(res), res["n_test"])
-    se = math.hypot(sp, sr)
-    return claim(
+
+def residual_claim(plain: dict[str, Any], res: dict[str, Any]) -> dict[str, Any]:
+    """Residual blocks keep more accuracy than plain ones, re-initialised (t = 0) and re-randomised alike: the mean
+    over every hidden block and both changes, per input, paired."""
+    def blocks(r: dict[str, Any]) -> np.ndarray:
+        idx = [i for i, layer in enumerate(r["layers"]) if layer.startswith("blocks.")]
+        js = (r["checkpoints"].index(RERAND), r["checkpoints"].index("t=0"))
+        return np.mean([E.as_scores(r["outcomes"][i][j]) for i in idx for j in js], axis=0)
+
+    bp, br = blocks(plain), blocks(res)
+    est = _compare(br, bp)
+    mp, mr = float(bp.mean()), float(br.mean())
+    return C.claim(
         "reinit.residual-more-robust", "Residual nets have more robust layers than plain ones", SOURCE
-        + "; both MLPs share their width, depth and recipe and differ only in the skip connection",
-        {"residual_blocks_mean": mr, "plain_blocks_mean": mp, "se": se, "n_test": plain["n_test"]},
+        + "; both MLPs share their width, depth, recipe and test inputs and differ only in the skip connection",
+        {"residual_blocks_mean": mr, "plain_blocks_mean": mp, "n_test": plain["n_test"]},
         "mean accuracy over the hidden blocks, re-initialised to t = 0 and re-randomised, is higher in the residual "
-        f"MLP, {noise_words(se)}", at_least(mr - mp, 0.0, se),
+        f"MLP, paired over the same inputs by more than {Z:g} standard errors",
+        [C.test("residual minus plain", est, ">=", 0.0)],
         f"blocks changed one at a time (t = 0 and re-randomised, mean): residual {pct(mr)}, plain {pct(mp)} "
-        f"({pts(mr - mp)}).")
+        f"({pts(mr - mp)}, se {100 * est.se:.2f} pts).")
 
 
 def _plain_config(c: Any) -> dict[str, Any]:
@@ -454,17 +527,17 @@ def _plain_config(c: Any) -> dict[str, Any]:
 
 
 def focus_claims(f: dict[str, Any]) -> list[dict[str, Any]]:
-    """The layer in focus, against the paper's notion of a robust layer (this lab's 90 % threshold)."""
+    """The layer in focus, against the paper's notion of a robust layer (this lab's 90 % threshold), paired."""
     c, n = _plain_config(f["config"]), f["n_test"]
     what = "re-randomised" if c["op"] == "rerand" else f"re-initialised to t = {c['checkpoint']}"
     thr = f["chance"] + ROBUST_KEEP * (f["base_acc"] - f["chance"])
-    se = diff_se(f["cut_acc"], f["base_acc"], n)
-    return [claim(
+    return [C.claim(
         "reinit.focus-robust", f"The layer in focus is robust to this change ({what})", SOURCE,
-        {"cut_acc": f["cut_acc"], "base_acc": f["base_acc"], "chance": f["chance"], "threshold": thr, "se": se,
-         "n_test": n},
-        f"the changed model keeps at least {ROBUST_KEEP:.0%} of the above-chance accuracy (above {pct(thr)}), "
-        + noise_words(se), at_least(f["cut_acc"], thr, se),
+        {"cut_acc": f["cut_acc"], "base_acc": f["base_acc"], "chance": f["chance"], "threshold": thr, "n_test": n},
+        f"the changed model keeps at least {ROBUST_KEEP:.0%} of the above-chance accuracy (above {pct(thr)}): "
+        f"acc − {ROBUST_KEEP:g} × trained ≥ {1 - ROBUST_KEEP:g} × chance, paired over the same inputs, by more than "
+        f"{Z:g} standard errors",
+        [keeps_test("keeps >= 90 %", f["outcomes"]["cut"], f["outcomes"]["base"], ROBUST_KEEP, f["chance"], ">=")],
         f"{c['layer']} {what}: {pct(f['cut_acc'])} (trained {pct(f['base_acc'])}, chance {pct(f['chance'])}); "
         f"it keeps {f['kept_share']:.0%} of the above-chance accuracy.", subject=f"{MODEL_NAMES[c['model']]}, "
         f"{c['layer']}")]
@@ -530,31 +603,65 @@ def group(cfg: GroupConfig, progress: Progress) -> dict[str, Any]:
     d = t.data
     names = parse_layers(cfg.layers)
     src = _source(t, cfg.op, cfg.checkpoint, cfg.base.redraw_seed)
-    base = accuracy(t.model, d.test.x, d.test.y)
-    together = accuracy(surgery.with_layers(t.model, names, src), d.test.x, d.test.y)
-    alone = [accuracy(surgery.with_layers(t.model, [name], src), d.test.x, d.test.y) for name in names]
+    base_ok = correct(t.model, d.test.x, d.test.y)
+    group_ok = correct(surgery.with_layers(t.model, names, src), d.test.x, d.test.y)
+    single_ok = [correct(surgery.with_layers(t.model, [name], src), d.test.x, d.test.y) for name in names]
+    base, together = float(base_ok.double().mean()), float(group_ok.double().mean())
+    alone = [float(ok.double().mean()) for ok in single_ok]
     out = {"config": cfg, "layers": list(names), "base_acc": base, "group_acc": together, "single_accs": alone,
            "single_damages": [base - a for a in alone], "sum_single_damage": sum(base - a for a in alone),
-           "group_damage": base - together, "chance": d.chance, "n_test": len(d.test)}
+           "group_damage": base - together, "chance": d.chance, "n_test": len(d.test),
+           "outcomes": {"base": E.pack(base_ok), "group": E.pack(group_ok), "single": [E.pack(o) for o in single_ok]}}
     return {**out, "claims": [group_claim(out)]}
 
 
+def paired_bootstrap(vectors: list[Any], fn: Any, draws: Optional[int] = None, seed: int = 0) -> float:
+    """Standard error of fn(accuracies) when the held-out inputs are resampled, the same inputs for every vector
+    (the outcomes stay paired). `fn` takes the vectors' accuracies as rows (one column per resample) and returns one
+    value per column; draws: BOOTSTRAP unless given."""
+    m = np.stack([E.as_scores(v) for v in vectors])
+    n = m.shape[1]
+    idx = np.random.default_rng(seed).integers(0, n, size=(draws or BOOTSTRAP, n))
+    return float(np.std(fn(m[:, idx].mean(-1)), ddof=1))
+
+
+def shares_gap(accs: np.ndarray, chance: float) -> np.ndarray:
+    """Independence null minus the group: accs = rows (trained, group, single 1, ..., single k), one column per
+    resample (or a vector); a kept share is (acc - chance) / (trained - chance), floored at 0. Positive = the group
+    keeps less than the product of its layers' kept shares (what independent damages would leave)."""
+    gap = np.maximum(accs[0] - chance, 1e-9)
+    share = np.maximum((accs[1:] - chance) / gap, 0.0)
+    return np.prod(share[1:], axis=0) - share[0]
+
+
 def group_claim(g: dict[str, Any]) -> dict[str, Any]:
-    """Jointly fragile: the group costs more than the sum of its layers' single costs (noise of every accuracy)."""
-    n, k = g["n_test"], len(g["layers"])
-    extra = g["group_damage"] - g["sum_single_damage"]
-    se = math.sqrt(binomial_se(g["group_acc"], n) ** 2 + sum(binomial_se(a, n) ** 2 for a in g["single_accs"])
-                   + ((k - 1) * binomial_se(g["base_acc"], n)) ** 2)
+    """Jointly fragile: the group keeps less of the above-chance accuracy than the product of its layers' kept
+    shares (the independence null: each change removing its share of what the others left), paired bootstrap."""
+    n, k, chance = g["n_test"], len(g["layers"]), g["chance"]
+    o = g["outcomes"]
+    vectors = [o["base"], o["group"], *o["single"]]
+    accs = np.array([g["base_acc"], g["group_acc"], *g["single_accs"]])
+    value = float(shares_gap(accs, chance))
+    se = paired_bootstrap(vectors, lambda a: shares_gap(a, chance)) if k > 1 else 0.0
+    est = (E.Estimate(value, se, "bootstrap", n, f"paired bootstrap over the {n:,} held-out inputs, {BOOTSTRAP} draws")
+           if k > 1 else untested("a group of one layer is its own single change"))
+    gap = max(g["base_acc"] - chance, 1e-9)
+    shares = [max((a - chance) / gap, 0.0) for a in g["single_accs"]]
+    group_share = max((g["group_acc"] - chance) / gap, 0.0)
     c = _plain_config(g["config"])
     what = "re-randomised" if c["op"] == "rerand" else f"re-initialised to t = {c['checkpoint']}"
-    return claim(
+    return C.claim(
         "reinit.group-jointly-fragile", "Layers can be fragile together: changing a group at once costs more than "
-        "the sum of what each layer costs alone", SOURCE + "; the group and its layers get the same change",
-        {"group_damage": g["group_damage"], "sum_single_damage": g["sum_single_damage"], "se": se, "n_test": n},
-        f"damage of the group exceeds the sum of the single damages, {noise_words(se)} (a group of one layer "
-        "cannot tell: the two are the same change)", at_least(extra, 0.0, se),
-        f"{', '.join(g['layers'])} {what}: together {pct(g['group_acc'])} (damage {pts(g['group_damage'])}), the sum "
-        f"of the single damages {pts(g['sum_single_damage'])} (alone: "
+        "independent single damages would", SOURCE + "; the group and its layers get the same change; the null is "
+        "independence (kept shares multiply), this lab's reading of the paper's joint robustness",
+        {"group_kept_share": group_share, "product_of_single_shares": float(np.prod(shares)),
+         "single_kept_shares": shares, "group_damage": g["group_damage"], "sum_single_damage": g["sum_single_damage"],
+         "n_test": n},
+        "the group keeps a smaller share of the above-chance accuracy than the product of its layers' single kept "
+        f"shares (independence), by more than {Z:g} standard errors (paired bootstrap over the inputs); a group of "
+        "one layer cannot tell", [C.test("product of single shares minus group share", est, ">=", 0.0)],
+        f"{', '.join(g['layers'])} {what}: together {pct(g['group_acc'])}, keeping {group_share:.0%} of the "
+        f"above-chance accuracy; independent damages would keep {np.prod(shares):.0%} (alone: "
         + ", ".join(f"{name} {pct(a)}" for name, a in zip(g["layers"], g["single_accs"], strict=True)) + ").",
         subject=f"{MODEL_NAMES[c['model']]}, {len(g['layers'])} layers")
 
@@ -577,7 +684,9 @@ def width_sweep(model: str, seed: int, widths: tuple[int, ...] = WIDTHS, progres
                 progress)
     out = {"model": model, "model_name": MODEL_NAMES[model], "seed": seed, "widths": ws, "layers": maps[0]["layers"],
            "t0_acc": [_col(m, "t=0") for m in maps], "rerand_acc": [_col(m, RERAND) for m in maps],
-           "base_acc": [m["base_acc"] for m in maps], "chance": maps[0]["chance"], "n_test": maps[0]["n_test"]}
+           "base_acc": [m["base_acc"] for m in maps], "chance": maps[0]["chance"], "n_test": maps[0]["n_test"],
+           "t0_outcomes": [[row[m["checkpoints"].index("t=0")] for row in m["outcomes"]] for m in maps],
+           "base_outcomes": [m["base_outcomes"] for m in maps]}
     return {**out, "claims": [width_claim(out)]}
 
 
@@ -586,28 +695,37 @@ def top_layers(layers: list[str]) -> list[int]:
     return list(range(len(layers) // 2, len(layers)))
 
 
+def top_share(accs: np.ndarray, chance: float) -> np.ndarray:
+    """accs = rows (trained, top layer 1 at t = 0, ...), one column per resample (or a vector): the mean kept share
+    of the above-chance accuracy."""
+    return np.mean((accs[1:] - chance) / np.maximum(accs[0] - chance, 1e-9), axis=0)
+
+
 def width_claim(w: dict[str, Any]) -> dict[str, Any]:
     """Wider nets have more robust top layers: the mean share of above-chance accuracy the top layers keep at t = 0,
-    widest against narrowest."""
+    widest against narrowest (the same held-out inputs: paired bootstrap over them)."""
     n, chance, top = w["n_test"], w["chance"], top_layers(w["layers"])
+    last = len(w["widths"]) - 1
 
-    def kept(j: int) -> tuple[float, float]:
-        base, gap = w["base_acc"][j], max(w["base_acc"][j] - chance, 1e-9)
-        accs = [w["t0_acc"][j][i] for i in top]
-        share = sum(kept_share(a, base, chance) for a in accs) / len(accs)
-        return share, math.sqrt(sum(binomial_se(a, n) ** 2 for a in accs)) / len(accs) / gap
+    def vecs(j: int) -> list[Any]:
+        return [w["base_outcomes"][j]] + [w["t0_outcomes"][j][i] for i in top]
 
-    (lo, se_lo), (hi, se_hi) = kept(0), kept(len(w["widths"]) - 1)
-    se = math.hypot(se_lo, se_hi)
-    shares = [kept(j)[0] for j in range(len(w["widths"]))]
-    return claim(
+    def accs(j: int) -> np.ndarray:
+        return np.array([w["base_acc"][j]] + [w["t0_acc"][j][i] for i in top])
+
+    shares = [float(top_share(accs(j), chance)) for j in range(len(w["widths"]))]
+    k = len(top) + 1
+    se = paired_bootstrap(vecs(last) + vecs(0), lambda a: top_share(a[:k], chance) - top_share(a[k:], chance))
+    est = E.Estimate(shares[last] - shares[0], se, "bootstrap", n,
+                     f"paired bootstrap over the {n:,} held-out inputs, {BOOTSTRAP} draws")
+    return C.claim(
         f"reinit.{w['model']}-wider-more-robust-top", "Wider networks have more robust top layers", SOURCE
         + f"; here one MLP per width ({', '.join(map(str, w['widths']))}), the same depth, recipe and seed; top "
         "layers = the upper half, head included",
-        {"widths": w["widths"], "top_kept_share": shares, "se": se, "n_test": n},
+        {"widths": w["widths"], "top_kept_share": shares, "n_test": n},
         f"the top layers, re-initialised to t = 0 one at a time, keep a larger mean share of the above-chance "
-        f"accuracy at width {w['widths'][-1]} than at {w['widths'][0]}, {noise_words(se)}",
-        at_least(hi - lo, 0.0, se),
+        f"accuracy at width {w['widths'][-1]} than at {w['widths'][0]}, by more than {Z:g} standard errors (paired "
+        "bootstrap over the same inputs)", [C.test("widest minus narrowest share", est, ">=", 0.0)],
         "mean share kept by the top layers at t = 0: " + ", ".join(
             f"width {x} {s:.0%}" for x, s in zip(w["widths"], shares, strict=True)) + ".",
         subject=w["model_name"])
