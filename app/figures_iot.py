@@ -175,7 +175,10 @@ SWEEP_LINES = (("sequential_acc", "sequential model", theme.ORIGINAL, "solid", "
                ("shared_best_acc", "IOT's weights, best single order", theme.MARK, "dash", "diamond"),
                ("ensemble_acc", "ensemble of the M orders", theme.MARK, "dashdot", "triangle-up"),
                ("iot_acc", "IOT (predicted order)", theme.MARK, "solid", "star"),
-               ("oracle_acc", "oracle (best order per input)", theme.CHANCE, "longdash", "x"))
+               ("oracle_acc", "oracle (best order per input)", theme.CHANCE, "longdash", "x"),
+               ("fixed_oracle_acc", "oracle over the orders trained alone", theme.CHANCE, "dot", "cross"),
+               ("seed_oracle_acc", "oracle over M seeds of the trained order (control)", theme.CHANCE, "dashdot",
+                "circle-open"))
 
 
 @figure

@@ -76,7 +76,9 @@ def pruning(runs: list[dict[str, Any]], removed: int) -> go.Figure:
     fig.add_scatter(x=[None], y=[None], mode="lines", line={"color": theme.CHANCE, "dash": "dot"}, name="chance",
                     row=1, col=1)
     fig.update_yaxes(title_text="held-out accuracy (%)", range=[0, 101], row=1, col=1)
-    theme.layout(fig, "Pruning at test time: mean over random subsets (bars: min to max)", height=460)
+    every = all(p["random_order"].get("exact") for r in runs for p in r["pruning"])
+    theme.layout(fig, "Pruning at test time: mean over " + ("every subset in every order" if every else
+                                                             "random subsets") + " (bars: min to max)", height=460)
     fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.2, "xanchor": "left", "x": 0},
                       margin={"t": 90, "b": 110})
     return fig
@@ -105,18 +107,22 @@ def embedding(xy: list[list[float]], labels: list[int], colour_by: str, method: 
 
 @figure
 def probe_bars(runs: dict[str, dict[str, Any]]) -> go.Figure:
-    """Held-out accuracy of the slot probe per training mode, against chance 1/N."""
+    """Held-out accuracy of the slot probe per training mode, on unit-length features (what the verdict reads) and
+    on the raw ones (whose norm alone tells how many blocks have run), against chance 1/N."""
     modes = list(runs)
-    acc = [100 * runs[m]["probe"]["acc"] for m in modes]
-    fig = go.Figure(go.Bar(x=[MODE_LABELS[m] for m in modes], y=acc, marker_color=[MODE_COLOURS[m] for m in modes],
-                           text=[f"{a:.0f} %" for a in acc], textposition="outside", name="probe accuracy"))
+    fig = go.Figure()
+    for key, name, pattern in (("acc_direction", "unit-length features", ""), ("acc", "raw features", "/")):
+        acc = [100 * runs[m]["probe"][key] for m in modes]
+        fig.add_trace(go.Bar(x=[MODE_LABELS[m] for m in modes], y=acc, name=name,
+                             marker={"color": [MODE_COLOURS[m] for m in modes], "pattern": {"shape": pattern}},
+                             text=[f"{a:.0f} %" for a in acc], textposition="outside"))
     chance = 100 * next(iter(runs.values()))["probe"]["chance"]
     fig.add_hline(y=chance, line={"color": theme.CHANCE, "dash": "dash"})
     # The chance label sits in the right margin: inside the plot it landed on the first (or last) bar.
     fig.add_annotation(x=1.0, xref="paper", xanchor="left", y=chance, yref="y", showarrow=False,
                        text=f" chance<br> 1/N = {chance:.0f} %", align="left", font={"color": theme.CHANCE})
     fig.update_yaxes(title_text="slot read from the features (%)", range=[0, 110])
-    theme.layout(fig, "Can a linear probe tell which slot a feature came from?", height=420, showlegend=False)
+    theme.layout(fig, "Can a linear probe tell which slot a feature came from?", height=420, barmode="group")
     fig.update_layout(margin={"r": 120})
     return fig
 

@@ -8,7 +8,6 @@ from app import figures_iot as figs
 from app.text import pct
 from lab.catalog import iot as described
 from lab.catalog.descriptor import PAGE_SEED_MAX
-from lab.claims import diff_se
 from lab.experiments import iot
 from lab.ops import order_routing as core
 
@@ -124,7 +123,8 @@ if st.toggle(f"Accuracy against M (trains M = {', '.join(map(str, sw_ms))} for t
     charts.show(figs.sweep(sweep_result), "fig_sweep")
     st.caption("M = 1 is the sequential model itself (IOT training with one order is the ordinary loop). Look at how "
                "far the oracle line pulls away from the best single order as M grows, and how much of that the IOT "
-               "line follows.")
+               "line follows; and whether the oracle over the orders trained alone rises faster than the oracle "
+               "over as many seeds of the trained order (the seed control).")
 
 if tr is not None:
     st.download_button("Download this run's numbers (JSON)",
@@ -151,6 +151,7 @@ st.markdown("""
    attention first (A) or its MLP first (M) on its own, same weights.
 2. **Part 1, the observation.** Train one model alone in each candidate order (order 0 is the sequential model),
    then count, per held-out input, which order has the lowest loss, and how often *any* order is right (oracle).
+   The seed control does the same with M sequential models trained from M seeds.
 3. **Part 2, IOT training.** Per batch the stem runs once; every candidate order runs from its output. A linear
    predictor on the (detached) stem output gives choice probabilities p(x). The loss is
    Σₘ wₘ(x)·CEₘ(x) + **explore**·KL(uniform ‖ batch-mean p) + **exploit**·mean entropy of p(x), with
@@ -192,9 +193,15 @@ if tr is not None:
                      f"oracle reaches {pct(obs['fixed_oracle_acc'])}. The sequential model, forced into the other "
                      "orders without training for them, scores "
                      + ", ".join(pct(a) for a in obs["sequential_order_acc"]) + ".")
+        sc = obs["seed_control"]
+        lines.append(f"Seed control: {len(sc['seeds'])} models of the trained order that differ only in their seed "
+                     f"score {', '.join(pct(a) for a in sc['acc'])}; their oracle reaches {pct(sc['oracle_acc'])}, "
+                     f"{100 * (sc['oracle_acc'] - sc['best_acc']):.1f} points above the best of them (the orders': "
+                     f"{100 * (obs['fixed_oracle_acc'] - obs['best_fixed_acc']):.1f}). Training noise alone opens "
+                     "this much of a gap.")
         lines.append(f"Noise: every accuracy here is on the same {n_test:,} held-out inputs, so one input is "
-                     f"{100 / n_test:.2f} points and a difference of two accuracies near {pct(tr['iot_acc'])} has a "
-                     f"standard error of about {100 * diff_se(tr['iot_acc'], tr['iot_acc'], n_test):.1f} points.")
+                     f"{100 / n_test:.2f} points; the verdicts below compare accuracies input by input (paired), "
+                     "each with its own standard error.")
 if on is not None and off is not None:
     lines.append(f"With the exploration term off, the most chosen order ends with "
                  f"{off['curves']['top_share'][-1]:.0%} of the inputs (with it on: "
@@ -206,7 +213,8 @@ if tr is None or obs is None or twin is None:
     claims_view.pending()
 else:
     claims_view.show(iot.join(cfg, obs, tr, twin)["claims"], "Each statement of the paper, checked against this "
-                     "run's numbers with its rule and the noise of the held-out inputs:")
+                     "run's numbers with its rule and the noise of the held-out inputs (paired input by input):",
+                     page=page)
 if sweep_result is not None and sweep_result["claims"]:
     claims_view.show(sweep_result["claims"], f"Over the sweep of M ({', '.join(map(str, sw_ms))}):")
 
@@ -223,7 +231,9 @@ st.markdown("""
   verdicts above use each run's own standard errors, so the same difference can be clear for the MLP and inside
   the noise for the ViT.
 - **Block orders are partly a seed effect.** Training a permuted order from scratch is also a re-draw of which block
-  gets which initial weights, so part of the oracle gap would be there for any two seeds.
+  gets which initial weights, so part of the oracle gap would be there for any two seeds. That is why "inputs
+  prefer different orders" is judged against the seed control: the same oracle over M models of the trained order
+  that differ only in their seed (their initial weights and the order of the training batches).
 - **The paper's sub-layer space is small here.** The paper shares one sub-layer order across all blocks; a
   decoder's three sub-layers give 6 orders, a ViT block's two give only 2 (M = 2). The per-block space (2^D orders)
   is the lab's extension, not the paper's.

@@ -92,14 +92,20 @@ def metrics_of(r: dict, s: dict) -> list[classroom.Metric]:
                                  **classroom.delta(r["reversed_acc"], r["base_acc"]))]
     if r["pruning"] is not None:
         acc = r["pruning"][gone]["random_order"]["mean"]
+        every = r["pruning"][gone]["random_order"].get("exact")
+        how = ("Mean over every subset of the remaining blocks, each in every order." if every
+               else "Mean over random subsets of the remaining blocks, run in random order.")
         out.append(classroom.Metric(f"{gone} blocks removed", pct(acc), **classroom.delta(acc, r["base_acc"]),
-                                    help="Mean over random subsets of the remaining blocks, run in random order."))
+                                    help=how))
     else:
         out.append(classroom.Metric(f"{gone} blocks removed", "…", help=wait))
     if r["probe"] is not None:
-        out.append(classroom.Metric("Slot probe", pct(r["probe"]["acc"]), f"chance {pct(r['probe']['chance'])}",
+        p = r["probe"]
+        out.append(classroom.Metric("Slot probe (unit length)", pct(p["acc_direction"]), f"chance {pct(p['chance'])}",
                                     delta_color="off", help="Held-out accuracy of a linear probe that reads the slot "
-                                                            "from the CLS token after it."))
+                                                            "from the CLS token after it, scaled to unit length (its "
+                                                            "norm alone tells how many blocks have run). On the raw "
+                                                            f"token: {pct(p['acc'])}."))
     else:
         out.append(classroom.Metric("Slot probe", "…", help=wait))
     return out
@@ -238,11 +244,15 @@ st.markdown(f"""
    to the loss. Every mode trains with the same recipe: AdamW at a peak learning rate of 2e-3 with a 10 % linear
    warm-up and a cosine decay, batch 64, 40 epochs, and a stem (patch projection, CLS token, positions) drawn at
    0.1 of unit scale (about 25 CPU-seconds on one core).
-4. **Tests**: the trained order; {orders} random orders; all orders when there are at most 720; the reversed order;
-   and pruning: remove k random blocks and run the rest in random order (solid) or in their trained order (dashed).
+4. **Tests**: the trained order; {orders} random orders; all orders when there are at most 720 (the claims then
+   average over every order, so no draw of orders adds noise); the reversed order; and pruning: remove k blocks and
+   run the rest in random order (solid) or in their trained order (dashed): every subset in every order when there
+   are at most 720 such routes, otherwise 10 random subsets.
 5. **Features**: for 20 random orders and 200 held-out digits, the CLS token after every slot. A linear probe
    (logistic regression) is trained on half the orders and half the digits (10 orders x 100 digits x each slot)
-   to predict the slot, and tested on the other half of both. The 2-D views show a subset.
+   to predict the slot, and tested on the other half of both, on the raw token and on the token scaled to unit
+   length (the verdict reads the unit-length probe; its error comes from resampling test orders and digits, whose
+   rows are not independent). The 2-D views show a subset.
 6. **Departures from the paper**: ImageNet/CIFAR-100 ViT-B/16 fine-tuned there, a 6-block ViT trained from scratch
    on 8x8 digits here; the paper shows slot information in UMAP views, this lab also measures it with the probe;
    -predict starts from a larger stem (0.2 instead of 0.1) because its slot loss stalled it (lab/core/recipes.py).
@@ -272,9 +282,13 @@ else:
 
     lines = [line(seq), line(shuf), f"Chance: {pct(seq['chance'])} (the most frequent digit); every accuracy is on "
              f"the same {seq['n_test']} held-out images, so one image is {100 / seq['n_test']:.2f} points."]
+    d = shuffle.trained_order_difference(shuf, seq)
+    lines.append(f"In their trained orders, {shuffle.MODE_LABELS[shuf['mode']]} minus sequential: "
+                 f"{100 * d.value:+.1f} points (standard error {100 * d.se:.1f}, paired on the same images).")
     lines.append("Slot probe (chance " + pct(r["probe"]["chance"]) + f"; trained on {r['probe']['n_train']:,} rows, "
-                 f"tested on {r['probe']['n_test']:,}): "
-                 + ", ".join(f"{shuffle.MODE_LABELS[m]} {pct(p['probe']['acc'])}" for m, p in probes.items()) + ".")
+                 f"tested on {r['probe']['n_test']:,}), unit-length features (raw in brackets): "
+                 + ", ".join(f"{shuffle.MODE_LABELS[m]} {pct(p['probe']['acc_direction'])} ({pct(p['probe']['acc'])})"
+                             for m, p in probes.items()) + ".")
     st.markdown("\n".join(f"- {x}" for x in lines))
 
 text.section("Against the paper")
@@ -282,7 +296,8 @@ if not complete:
     claims_view.pending()
 else:
     claims_view.show(shuffle.claims(runs, mode), "Each statement of the paper, checked against this run's numbers "
-                     "with its rule and the run's noise (held-out images, and the draw of random orders):")
+                     "with its rule and the run's noise (held-out images paired input by input, and the draw of "
+                     "random orders where not every order is run):", page=page)
 
 text.section("When it breaks")
 st.markdown("""
@@ -290,8 +305,8 @@ st.markdown("""
   its slot leaves traces of how many blocks have run: a probe above chance does not by itself mean that blocks
   *use* their slot. Compare the modes, not one bar against chance.
 - **Depth 2.** With two blocks there are only two orders; shuffling costs little and shows little.
-- **Shuffling is not free.** A shuffle-trained block must work after any other block, so it cannot specialise;
-  the trained-order accuracy is usually a little lower than sequential training's.
+- **Shuffling is not free.** A shuffle-trained block must work after any other block, so it cannot specialise.
+  Compare the two models' trained-order accuracies under "What the simulations show" (paired on the same images).
 - **The size of the stream at the start decides both ends.** The stem's initial scale sets how loud the residual
   stream is next to what the blocks add. With the usual small init (0.02) the sequential model scored 25 % over
   random orders on a validation split, and LayerShuffle training reached only 52 %; with a unit-scale stem

@@ -5,6 +5,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from lab import estimates as E
 from lab.core.data import SyntheticConfig, synthetic
 from lab.core.models import MLP, MLPConfig, ViT, ViTConfig
 from lab.core.models.base import Step
@@ -233,6 +234,15 @@ def test_compare_reports_every_baseline_on_a_tiny_run(monkeypatch):
     assert r["fixed_acc"][0] == r["sequential_acc"]  # the identity's fixed model is the sequential model
     assert r["cost"]["train_block_run_ratio"] == pytest.approx(3.0)
     assert len(r["curves"]["test_acc"]) == 1 and len(r["choice_share_per_class"]) == 20
+    # the per-input outcomes the claims pair are those of the accuracies reported
+    oc = {k: E.unpack(v) for k, v in r["outcomes"].items() if k != "orders"}
+    assert oc["iot"].mean() == pytest.approx(r["iot_acc"]) and oc["sequential"].mean() == pytest.approx(
+        r["sequential_acc"])
+    assert [E.unpack(v).mean() for v in r["outcomes"]["orders"]] == pytest.approx(r["order_acc"])
+    assert [E.unpack(v).mean() for v in r["fixed_outcomes"]] == pytest.approx(r["fixed_acc"])
+    assert oc["agree"].mean() == pytest.approx(r["oracle_agreement"])
+    assert oc["common_best"].mean() == pytest.approx(max(r["best_share"]))
+    assert oc["top_choice"].mean() == pytest.approx(max(r["choice_share"]))
 
 
 def test_one_order_follows_the_recipe_optimizer_and_warmup_exactly():

@@ -65,9 +65,9 @@ def test_the_store_is_honoured_and_a_repeat_trains_nothing(tmp_path, monkeypatch
     cfg = iot.IOTConfig(m=3, seed=4)
     calls = _count(monkeypatch)
     first = iot.run(cfg, store=store)
-    # the sequential model once (zoo), two orders trained alone, one IOT training and its twin with exploration
-    # switched (the collapse claim reads both)
-    assert calls == {"zoo": 1, "iot": 4}
+    # the sequential model and the seed control's two other seeds (zoo), two orders trained alone, one IOT training
+    # and its twin with exploration switched (the collapse claim reads both)
+    assert calls == {"zoo": 3, "iot": 4}
     assert any((tmp_path / "s").rglob("*.json")) and any((tmp_path / "s").rglob("*.safetensors"))
     calls = _count(monkeypatch)
     assert iot.run(cfg, store=store) == first
@@ -75,10 +75,11 @@ def test_the_store_is_honoured_and_a_repeat_trains_nothing(tmp_path, monkeypatch
     # exploration off: that training is the first run's twin, already stored, so nothing trains
     iot.run(iot.IOTConfig(m=3, seed=4, explore=0.0), store=store)
     assert calls == {"zoo": 0, "iot": 0}
-    # one more order: one more model trained alone, and the IOT training of M = 4 with its twin
+    # one more order: one more model trained alone, one more seed of the control, and the IOT training of M = 4
+    # with its twin
     calls = _count(monkeypatch)
     iot.run(iot.IOTConfig(m=4, seed=4), store=store)
-    assert calls == {"zoo": 0, "iot": 3}
+    assert calls == {"zoo": 1, "iot": 3}
 
 
 def test_part1_identity_is_the_stored_sequential_model(tmp_path, monkeypatch):

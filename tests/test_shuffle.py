@@ -8,6 +8,8 @@ import pytest
 import torch
 
 from lab import cli
+from lab import estimates as E
+from lab.claims import check
 from lab.core import recipes
 from lab.core.data_digits import digits
 from lab.core.models import ViT, ViTConfig, accuracy
@@ -92,6 +94,14 @@ def test_run_on_a_tiny_config():
     assert len(r["pruning"]) == n and r["pruning"][0]["removed"] == 0
     assert all(len(route) == n - p["removed"] for p in r["pruning"] for route in p["routes"])
     assert r["probe"]["chance"] == pytest.approx(1 / 3) and 0.0 <= r["probe"]["acc"] <= 1.0
+    # per-input outcomes travel with the result: they are the accuracies they pair
+    assert [E.unpack(t).mean() for t in r["all_orders"]["outcomes"]] == pytest.approx(r["all_orders"]["accs"])
+    assert E.unpack(r["outcomes"]["base"]).mean() == pytest.approx(r["base_acc"])
+    p3 = r["pruning"][1]["random_order"]  # every kept pair in both orders: 3 x 2 routes
+    assert p3["exact"] and len(p3["accs"]) == 6 and sum(p3["right"]) / (6 * r["n_test"]) == pytest.approx(p3["mean"])
+    probe_rows = E.unpack(r["probe"]["outcomes"]["unit"])
+    assert probe_rows.size == r["probe"]["n_test"] and probe_rows.mean() == pytest.approx(r["probe"]["acc_direction"])
+    check(r["claims"])
     v = r["view"]
     npts = shuffle.VIEW_ORDERS * n * shuffle.VIEW_INPUTS
     assert len(v["pca"]) == len(v["slot"]) == len(v["block"]) == len(v["cls"]) == npts
@@ -126,7 +136,7 @@ def test_a_control_that_needs_no_training_trains_and_walks_nothing(tmp_path, mon
     cfg = shuffle.ShuffleConfig(mode="shuffle", depth=3, orders=5, seed=2, epochs=1)
     first = shuffle.run(cfg, store=store)
     calls = {"train": 0, "walk": 0}
-    real_train, real_walk = zoo.train, shuffle.all_orders_accuracy
+    real_train, real_walk = zoo.train, shuffle.all_orders_outcomes
 
     def count(name, fn):
         def wrapped(*a, **k):
@@ -135,7 +145,7 @@ def test_a_control_that_needs_no_training_trains_and_walks_nothing(tmp_path, mon
         return wrapped
 
     monkeypatch.setattr(zoo, "train", count("train", real_train))
-    monkeypatch.setattr(shuffle, "all_orders_accuracy", count("walk", real_walk))
+    monkeypatch.setattr(shuffle, "all_orders_outcomes", count("walk", real_walk))
     zoo._memo.clear()  # a fresh process: the model must come from the store, not from memory
     more = shuffle.run(shuffle.ShuffleConfig(mode="shuffle", depth=3, orders=40, seed=2, epochs=1), store=store)
     assert calls == {"train": 0, "walk": 0}

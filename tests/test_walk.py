@@ -82,6 +82,16 @@ def test_mixed_routes_prefixes_repeats_and_an_mlp():
         walk.route_accuracies(m, x, y, [(0, 9)])
 
 
+def test_route_outcomes_are_each_route_s_own_right_and_wrong():
+    m = random_vit(3, seed=5)
+    g = torch.Generator().manual_seed(6)
+    x, y = torch.rand(30, 64, generator=g), torch.randint(0, 10, (30,), generator=g)
+    routes = [(0, 1, 2), (2, 1), (0, 1), (1, 0, 2), (0, 1, 2)]
+    outs = walk.route_outcomes(m, x, y, routes)
+    for r, o in zip(routes, outs, strict=True):
+        assert torch.equal(o, logits_of(m, x, r).argmax(1) == y)  # the plain forward pass, route by route
+
+
 def test_walk_leaves_the_training_flag_as_it_was():
     m = random_vit(3)
     m.train()

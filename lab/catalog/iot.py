@@ -13,7 +13,7 @@ from lab.catalog.shuffle import claim_lines
 from lab.experiment import Pool
 from lab.experiments import iot
 from lab.experiments.iot import IOTConfig
-from lab.runtime.progress import text_progress
+from lab.runtime.progress import silent, text_progress
 from lab.runtime.store import to_plain
 
 CONTROLS = controls(IOTConfig, names=("model", "space", "m", "explore", "exploit", "gumbel", "seed"))
@@ -27,8 +27,8 @@ PRESETS = (
     preset(DEFAULTS, "sublayers", "ViT, a sub-layer order per block", "The lab's extension: each block "
            "runs attention first or its MLP first on its own (2^6 orders, M of them drawn; trains for a few "
            "minutes).", model="vit", space="sublayers"),
-    preset(DEFAULTS, "m8", "Eight orders", "A larger oracle, a harder choice: does the predictor's "
-           "agreement with the best order drop?", m=8),
+    preset(DEFAULTS, "m8", "Eight orders", "Eight candidate orders instead of four: how often does the "
+           "predictor pick each input's best order?", m=8),
     preset(DEFAULTS, "gumbel", "No Gumbel noise", "Order weights from a plain softmax: less exploration "
            "by sampling. Does the choice still spread over the orders?", gumbel=False),
 )
@@ -37,6 +37,11 @@ PRESETS = (
 def config_of(settings: dict[str, Any]) -> IOTConfig:
     """The experiment config of a complete page setting."""
     return config_from(IOTConfig, settings, CONTROLS)
+
+
+def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """The claims the page shows for a setting: the joined run's, with its exploration twin."""
+    return iot.run(config_of(settings), silent)["claims"]
 
 
 def needs(settings: dict[str, Any]) -> list[Need]:
@@ -116,7 +121,7 @@ DESCRIPTOR = Descriptor(
   single order, and how much of that gap does a learned choice recover?""",
     config=IOTConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of, run=iot.run,
     cli_help="let every input choose its own layer order (IOT) and compare with the baselines", cli_summary=summary,
-    demo=("model", "space", "m", "explore"),
+    demo=("model", "space", "m", "explore"), claims=claims,
     tensor_kinds={"iot-fixed": "lab.experiments.iot"},
     table=Table("model x method table of IOT and its baselines", (
         Axis("model", "the model (all: every one)", str, "all", choices=(*iot.MODELS, "all")),

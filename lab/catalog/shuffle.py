@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults, seeds_axis
@@ -12,7 +12,7 @@ from lab.claims import VERDICTS
 from lab.experiment import Pool, check, param
 from lab.experiments import shuffle
 from lab.experiments.shuffle import ModelConfig, ShuffleConfig
-from lab.runtime.progress import text_progress
+from lab.runtime.progress import silent, text_progress
 
 COLOURS = ("slot", "block", "digit")  # the page's embedding colouring (a view, not part of the experiment)
 
@@ -36,7 +36,7 @@ PRESETS = (
     preset(DEFAULTS, "seq", "Sequential in random order", "How much does an ordinary ViT lose when its "
            "blocks run in another order?", mode="sequential"),
     preset(DEFAULTS, "prune", "Prune half the blocks", "LayerShuffle, 3 of 6 blocks removed at test time: "
-           "which model degrades gracefully?", mode="shuffle", removed=3),
+           "how much accuracy does each model keep?", mode="shuffle", removed=3),
     preset(DEFAULTS, "position", "Do blocks know their slot?", "The -position variant, embedding coloured "
            "by slot: does it separate by slot?", mode="position", colour="slot"),
     preset(DEFAULTS, "shallow", "Shallow: 3 blocks", "With 3 blocks only 6 orders exist: every one is "
@@ -49,6 +49,11 @@ def config_of(settings: dict[str, Any]) -> ShuffleConfig:
     return config_from(ShuffleConfig, settings, CONTROLS)
 
 
+def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """The claims the page shows for a setting (the page computes them from the same stored pieces)."""
+    return shuffle.run(config_of(settings), silent)["claims"]
+
+
 def needs(settings: dict[str, Any]) -> list[Need]:
     """What the page computes for a setting: both compared models and the pieces of the chosen one."""
     cfg = config_of(settings)
@@ -58,8 +63,11 @@ def needs(settings: dict[str, Any]) -> list[Need]:
     out = [Need("this model", shuffle.model_summary, mine),
            Need("the comparison model", shuffle.model_summary, theirs),
            Need("random orders", shuffle.random_order_stats, cfg),
+           Need("the comparison model's random orders", shuffle.random_order_stats, replace(cfg, mode=other)),
            Need("pruning curve", shuffle.pruning, mine),
-           Need("slot probe", shuffle.probe_and_view, mine)]
+           Need("the comparison model's pruning curve", shuffle.pruning, theirs),
+           Need("slot probe", shuffle.probe_and_view, mine),
+           Need("the comparison model's slot probe", shuffle.probe_and_view, theirs)]
     if "shuffle" in shuffle.claim_modes(cfg.mode) and cfg.mode != "shuffle" and other != "shuffle":
         # the claims compare this probe with plain LayerShuffle's (that model trains if no one has yet)
         out.append(Need("LayerShuffle's slot probe", shuffle.probe_and_view,
@@ -80,6 +88,7 @@ def brief(r: dict[str, Any]) -> dict[str, Any]:
                            if r["all_orders"] else None),
         "reversed_acc": r["reversed_acc"],
         "position_probe_acc": r["probe"]["acc"],
+        "position_probe_acc_unit": r["probe"]["acc_direction"],
         "chance": r["chance"],  # of the classes
         "probe_chance": r["probe"]["chance"],  # of the position probe: 1 / depth
         "pruning": [{"removed": p["removed"], "random_order_mean": p["random_order"]["mean"],
@@ -134,7 +143,7 @@ DESCRIPTOR = Descriptor(
     config=ShuffleConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of, run=shuffle.run,
     cli_help="train a digits ViT sequentially or with LayerShuffle; test it in any order", cli_summary=summary,
     cli_answer=lambda cfg, _: brief(shuffle.run(cfg, progress=text_progress)),
-    demo=("mode", "depth", "removed"), page_controls=ShufflePage,
+    demo=("mode", "depth", "removed"), page_controls=ShufflePage, claims=claims,
     table=Table("mode x seed table", (seeds_axis(), Axis("depth", "blocks of the ViT", int, _D.depth),
                                       Axis("orders", "random orders per model", int, _D.orders)), table),
 )

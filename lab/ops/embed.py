@@ -62,6 +62,13 @@ def warm_umap_in_background() -> threading.Thread:
 
 def linear_probe(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray) -> float:
     """Held-out accuracy of a multinomial logistic regression on standardised features."""
+    return float(linear_probe_correct(x_train, y_train, x_test, y_test).mean())
+
+
+def linear_probe_correct(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray,
+                         y_test: np.ndarray) -> np.ndarray:
+    """Per test row, whether a multinomial logistic regression on standardised features is right (bool): what a
+    clustered or paired error needs."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -70,4 +77,4 @@ def linear_probe(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence warnings: a probe that stops early is still a probe
         clf.fit(x_train, y_train)
-    return float((clf.predict(x_test) == y_test).mean())
+    return np.asarray(clf.predict(x_test) == y_test, dtype=bool)

@@ -46,7 +46,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lab.core import streams
+from lab import estimates
+from lab.core import metrics, streams
 from lab.core.data import Dataset, Split
 from lab.core.models.base import RoutedModel, Step
 from lab.core.models.vit import MLP_FIRST, ViTConfig
@@ -232,7 +233,7 @@ def observe(logits: torch.Tensor, y: torch.Tensor) -> dict[str, Any]:
     """
     m = logits.shape[0]
     loss = torch.stack([F.cross_entropy(logits[j], y, reduction="none") for j in range(m)])  # (M, N)
-    right = logits.argmax(2) == y  # (M, N)
+    right = metrics.correct(logits, y)  # (M, N)
     best = loss.argmin(0)
     acc = right.float().mean(1)
     return {
@@ -267,7 +268,7 @@ def _choice_stats(model: RoutedModel, predictor: Predictor, split: Split, orders
     m = len(orders)
     share = [float((choice == j).float().mean()) for j in range(m)]
     ent = float(-(probs * torch.log(probs.clamp_min(1e-12))).sum(1).mean())
-    return {"acc": float((logits.argmax(1) == split.y).float().mean()), "share": share, "entropy": ent}
+    return {"acc": metrics.accuracy(logits, split.y), "share": share, "entropy": ent}
 
 
 def train_iot(
@@ -383,10 +384,6 @@ def train_fixed(spec: ModelSpec, order: Order, data: Dataset,
     return model, log
 
 
-def _acc(logits: torch.Tensor, y: torch.Tensor) -> float:
-    return float((logits.argmax(-1) == y).float().mean())
-
-
 def _timed(fn: Any) -> tuple[Any, float]:
     t0 = time.perf_counter()
     out = fn()
@@ -408,6 +405,7 @@ def fixed_summary(test_logits: torch.Tensor, probe_logits: torch.Tensor, data: D
     """
     fobs = observe(test_logits, data.test.y)
     fobs.pop("oracle_order")
+    right = metrics.correct(test_logits, data.test.y)  # (M, N): per-input outcomes, for paired errors
     fprobe_obs = observe(probe_logits, data.probe.y)
     fj = _best_on_probe(fprobe_obs["order_acc"], fprobe_obs["order_loss"])
     return {
@@ -418,7 +416,8 @@ def fixed_summary(test_logits: torch.Tensor, probe_logits: torch.Tensor, data: D
         # the paper's Table 1 setting: separately trained orders, their per-input best and oracle
         "fixed_best_share": fobs["best_share"],
         "fixed_oracle_acc": fobs["oracle_acc"],
-        "fixed_ensemble_acc": _acc(test_logits.mean(0), data.test.y),
+        "fixed_ensemble_acc": metrics.accuracy(test_logits.mean(0), data.test.y),
+        "fixed_outcomes": [estimates.pack(r) for r in right],
     }
 
 
@@ -470,22 +469,28 @@ def compare(spec: ModelSpec, cfg: IOTConfig, progress: Progress = silent,
     probe_obs.pop("oracle_order")
     best_j = _best_on_probe(probe_obs["order_acc"], probe_obs["order_loss"])
     m = len(orders)
+    shares = [float((choice == j).float().mean()) for j in range(m)]
+    common_best = max(range(m), key=lambda j: obs["best_share"][j])
+    # per-input outcomes of every accuracy and share the claims compare (packed bits: lab/estimates.py)
+    outcomes = {"sequential": metrics.correct(seq_logits, te.y), "iot": metrics.correct(iot_logits, te.y),
+                "agree": choice == oracle_order, "common_best": oracle_order == common_best,
+                "top_choice": choice == max(range(m), key=lambda j: shares[j])}
 
     out: dict[str, Any] = {
         "config": cfg,
         "orders": [order_label(o, cfg.space) for o in orders],
         "chance": data.chance,
         "n_blocks": seq.n_blocks,
-        "sequential_acc": _acc(seq_logits, te.y),
-        "iot_acc": _acc(iot_logits, te.y),
+        "sequential_acc": metrics.accuracy(seq_logits, te.y),
+        "iot_acc": metrics.accuracy(iot_logits, te.y),
         "order_acc": obs["order_acc"],  # the shared (IOT-trained) weights in each candidate order
         "order_probe_acc": probe_obs["order_acc"],
         "best_share": obs["best_share"],
         "oracle_acc": obs["oracle_acc"],
         "shared_best_order": best_j,
         "shared_best_acc": obs["order_acc"][best_j],
-        "ensemble_acc": _acc(shared_te.mean(0), te.y),
-        "choice_share": [float((choice == j).float().mean()) for j in range(m)],
+        "ensemble_acc": metrics.accuracy(shared_te.mean(0), te.y),
+        "choice_share": shares,
         "choice_share_per_class": [
             [float((choice[te.y == c] == j).float().mean()) for j in range(m)]
             for c in range(data.n_classes)
@@ -498,6 +503,8 @@ def compare(spec: ModelSpec, cfg: IOTConfig, progress: Progress = silent,
         "curves": {"loss": log.loss, "task_loss": log.task_loss, "test_acc": log.test_acc,
                    "choice_entropy": log.choice_entropy, "top_share": log.top_share,
                    "choice_share": log.choice_share, "sequential_test_acc": sequential.test_acc},
+        "outcomes": {**{k: estimates.pack(v) for k, v in outcomes.items()},
+                     "orders": [estimates.pack(r) for r in metrics.correct(shared_te, te.y)]},
     }
     if fixed_on:
         fx_te = torch.stack([order_logits(mj, te.x, [o])[0] for mj, o in zip(fixed_models, orders, strict=True)])

@@ -23,6 +23,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import torch
 
+from lab.core import metrics
 from lab.core.models import RoutedModel, ViT
 from lab.runtime.cores import spread
 from lab.runtime.progress import Progress, silent
@@ -72,7 +73,15 @@ def _measure(node: dict[str, Any]) -> tuple[int, int]:
 
 def route_accuracies(model: RoutedModel, x: torch.Tensor, y: torch.Tensor,
                      routes: Sequence[Sequence[int]], progress: Progress = silent) -> list[float]:
-    """Held-out accuracy of every route in `routes` (in that order; repeats allowed), in evaluation mode.
+    """Held-out accuracy of every route in `routes` (in that order; repeats allowed), in evaluation mode: the share
+    of `route_outcomes`' right answers."""
+    return [float(c.float().mean()) for c in route_outcomes(model, x, y, routes, progress)]
+
+
+def route_outcomes(model: RoutedModel, x: torch.Tensor, y: torch.Tensor,
+                   routes: Sequence[Sequence[int]], progress: Progress = silent) -> list[torch.Tensor]:
+    """Per-input right/wrong (bool, one vector per route, in the order of `routes`; repeats allowed), in evaluation
+    mode: what a paired comparison of two routes' accuracies needs.
 
     The trie is split as it is reached: a node more than WHOLE_HEIGHT blocks above its deepest leaf runs its
     children's blocks and hands each child's subtree on as a piece of work; a shallower one is walked whole. The
@@ -80,7 +89,7 @@ def route_accuracies(model: RoutedModel, x: torch.Tensor, y: torch.Tensor,
     run is the same single-threaded op on the same input wherever it runs, so the bits do not depend on the lanes.
     """
     checked = [model.check_route(r) for r in routes]
-    out: list[Optional[float]] = [None] * len(checked)
+    out: list[Optional[torch.Tensor]] = [None] * len(checked)
     cls_only = _runs_cls_only(model)
     was = model.training
     model.eval()
@@ -89,9 +98,9 @@ def route_accuracies(model: RoutedModel, x: torch.Tensor, y: torch.Tensor,
 
     def score(h: torch.Tensor, ends: list[int]) -> None:
         if ends:
-            acc = float((model.readout(h).argmax(1) == y).float().mean())
+            right = metrics.correct(model.readout(h), y)
             for i in ends:
-                out[i] = acc
+                out[i] = right
 
     def step(h: torch.Tensor, b: int, child: dict[str, Any], slot: int) -> Optional[torch.Tensor]:
         """Run block b at `slot` and score the routes that end there; None when nothing continues."""
@@ -131,7 +140,7 @@ def route_accuracies(model: RoutedModel, x: torch.Tensor, y: torch.Tensor,
             spread([(h0, root, 0)], work)
     finally:
         model.train(was)
-    return [float(a) for a in out]  # type: ignore[arg-type]
+    return list(out)  # type: ignore[arg-type]
 
 
 def all_orders(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, progress: Progress = silent) -> list[float]:
