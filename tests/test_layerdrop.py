@@ -16,6 +16,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from lab import claims as C
 from lab import estimates as E
 from lab.cli import main
 from lab.core.models import MLP, MLPConfig, accuracy
@@ -350,5 +351,6 @@ def test_run_carries_the_baselines_and_their_claims(tiny_specs):
     assert r["distilled_acc"] == layerdrop.distil(cfg)["distilled_acc"]
     keys = [c["key"] for c in r["claims"]]
     assert keys[-2:] == ["layerdrop.beats-scratch", "layerdrop.about-as-good-as-distillation"]
+    C.check(r["claims"])
     full = layerdrop.run(layerdrop.LayerDropConfig(p=0.5, keep=4, seed=0))
     assert full["scratch_acc"] is None and "layerdrop.beats-scratch" not in [c["key"] for c in full["claims"]]

@@ -233,3 +233,21 @@ def test_table_averages_seeds_and_keeps_every_claim():
     assert row["slot_acc"] == pytest.approx([a + 0.05 for a in base["slot_acc"]])
     assert [p["seed"] for p in row["per_seed"]] == [0, 1]
     assert len(t["claims"]) == 3 * len(E.MODELS) * 2
+
+
+def test_calibration_rank_rule(monkeypatch):
+    """The rank rule (rho >= 0.5 by 2 bootstrap errors, and an exact permutation p <= 0.05): blocks whose influence
+    says nothing about their cost (7 blocks, per-input noise as in real runs) rarely "hold"; blocks whose influence
+    orders their cost are found."""
+    n_in, n_blocks = 200, 7
+    monkeypatch.setattr(E, "BOOTSTRAP", 25)  # a coarser error estimate, to keep 420 simulated models fast
+
+    def verdict(i, effect):
+        rng = np.random.default_rng(700 + i)
+        order = rng.permutation(n_blocks).astype(float)
+        score = rng.normal(size=(n_in, n_blocks)) * 0.5 + order
+        cost = rng.normal(size=(n_in, n_blocks)) + effect * order + (1 - effect) * rng.permutation(n_blocks)
+        return E._rank_claim("influence", "s", "src", E._rank_check(score, cost, i, 1), "w", "blocks", None)["holds"]
+
+    assert sum(verdict(i, 0.0) is True for i in range(400)) / 400 <= 0.05
+    assert sum(verdict(i, 1.0) is True for i in range(20)) >= 18

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 import torch
 
+from lab import claims as C
+from lab import estimates as E
 from lab.cli import main
 from lab.core.models import logits_of
 from lab.core.zoo import trained
@@ -151,6 +153,11 @@ def test_cli_heatmap_json(plain, capsys):
     assert not np.array_equal(acc[:, 0], acc[:, 1])  # the fresh draw is not the model's own t = 0 draw
     # a re-randomised stem of a plain net leaves nothing of the input: close to chance
     assert acc[0, 0] < r["chance"] + 0.1
+    # every cell's per-input outcomes travel with the map and agree with its accuracy
+    assert all(E.unpack(o).mean() == pytest.approx(a) for row_o, row_a in zip(r["outcomes"], r["acc"], strict=True)
+               for o, a in zip(row_o, row_a, strict=True))
+    assert E.unpack(r["base_outcomes"]).mean() == pytest.approx(r["base_acc"])
+    C.check(r["claims"])
 
 
 def test_cli_rejects_unknown_layer(plain, capsys):
@@ -169,6 +176,9 @@ def test_focus_agrees_with_the_heatmap_and_recovers(plain):
     assert f["recovered_acc"] > f["cut_acc"]
     assert len(f["per_class"]["cut"]) == plain.data.n_classes
     assert f["steps_to_recover"] is None or f["steps_to_recover"] in f["curve_steps"]
+    # the focus's outcomes are the map's cell, input by input (the claim pairs them with the trained model's)
+    assert f["outcomes"]["cut"] == r["outcomes"][i][1] and f["outcomes"]["base"] == r["base_outcomes"]
+    C.check(f["claims"])
     with pytest.raises(ValueError, match="no checkpoint at epoch 7"):
         reinit.focus(reinit.FocusConfig("plain", 0, layer="stem", checkpoint=7, **TINY))
 
@@ -226,6 +236,10 @@ def test_cli_group_json(plain, capsys):
     assert r["group_acc"] == g["group_acc"] and g["layers"] == ["blocks.0", "blocks.1"]
     assert g["sum_single_damage"] == pytest.approx(sum(g["single_damages"]))
     assert "reinit.group-jointly-fragile" in [c["key"] for c in r["claims"]]
+    C.check(r["claims"])
+    o = g["outcomes"]
+    assert E.unpack(o["group"]).mean() == pytest.approx(g["group_acc"])
+    assert [E.unpack(x).mean() for x in o["single"]] == pytest.approx(g["single_accs"])
     for bad, why in (("blocks.1,blocks.1", "named twice"), ("blocks.0,blocks.7", "unknown layer 'blocks.7'"),
                      (",", "at least one layer")):
         assert main(["reinit", "--model", "plain", "--depth", "3", "--width", "32", "--epochs", "2", "--layers",
