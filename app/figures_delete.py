@@ -79,8 +79,8 @@ def selections(r: dict[str, Any]) -> go.Figure:
     test = [sel[m]["test_acc"] for m in names]
     err_hi = [sel[m]["test_max"] - sel[m]["test_acc"] for m in names]
     err_lo = [sel[m]["test_acc"] - sel[m]["test_min"] for m in names]
-    labels = [f"{m}<br>{sel[m]['dropped']}" + (f"<br>(mean of {sel[m]['draws']})" if sel[m]["draws"] > 1 else "")
-              for m in names]
+    labels = [f"{m}<br>" + (f"({'all' if sel[m].get('exact') else 'mean of'} {sel[m]['draws']} subsets)"
+                            if sel[m]["draws"] > 1 else str(sel[m]["dropped"])) for m in names]
     fig = go.Figure()
     fig.add_bar(x=labels, y=[sel[m]["probe_acc"] for m in names], name="probe (what the search saw)",
                 marker={"color": theme.CUT, "opacity": 0.45, "pattern": {"shape": "/"}})

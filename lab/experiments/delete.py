@@ -301,7 +301,7 @@ SAME = 0.02  # "no longer has an advantage": the architectures within 2 points o
 AS_GOOD = 0.01  # "at least as good": greedy's cut at most 1 point below block influence's (non-inferiority margin)
 AS_FAST = 0.01  # "at least as fast": KD at most 1 point below CE where the first of them nears the teacher
 NEAR_TEACHER = 0.01  # the race is judged at the first curve step where either method is within 1 point of the teacher
-SEED_003 = ("the lab's seed experiment 003 (greedy layer deletion from 8 x 128 plain and residual MLPs on a "
+SEED_003 = ("this lab's starting experiment (greedy layer deletion from 8 x 128 plain and residual MLPs on a "
             "synthetic task, KD recovery)")
 _RECOVERY_WORDS = {"kd": "distillation from the teacher", "ce": "fine-tuning on the labels"}
 
@@ -453,7 +453,7 @@ def selection_claim(k: int, greedy: Scores, influence: Scores, rand: Scores, sub
     return claim(
         "delete.greedy-beats-influence-beats-random", "greedy search picks blocks to delete at least as well as "
         "ranking by block influence, which beats a random choice",
-        "ShortGPT (Men et al. 2024, Section 3: block influence = 1 - cos(input, output) per token) against greedy "
+        "ShortGPT (Men et al. 2024: block influence = 1 - cos(input, output) per token) against greedy "
         f"trial deletion on a probe split ({SEED_003}); {rand_words}; held-out accuracy of the cut, no recovery",
         {"greedy_acc": float(g.mean()), "influence_acc": float(i.mean()), "random_acc": float(r.mean()), "k": k,
          "random_subsets": subsets, "random_exact": exact, "se_greedy_influence": gi.se,
@@ -478,7 +478,7 @@ def race_claim(steps: Sequence[int], ce: Sequence[Scores], kd: Sequence[Scores],
     e = estimates.paired(kd_s[j], ce_s[j])
     return claim(
         "delete.kd-as-fast-as-ce", "distillation reaches the teacher at least as fast as fine-tuning on the labels",
-        "Hinton et al. 2015 (Section 3: soft targets carry more information per case than hard ones); the race at "
+        "Hinton et al. 2015 (soft targets carry more information per training case than hard ones); the race at "
         f"equal steps from the same cut, same batches, and the {100 * AS_FAST:.0f}-point margin are this lab's",
         {"at_step": int(steps[j]), "kd_acc": float(kd_s[j].mean()), "ce_acc": float(ce_s[j].mean()),
          "base_acc": float(b.mean()), "difference": e.value, "reached": bool(near)},

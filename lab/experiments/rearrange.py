@@ -522,7 +522,7 @@ def _model_claims(p: dict[str, Any]) -> list[dict[str, Any]]:
     e_first, e_last = estimates.paired(mid, first), estimates.paired(mid, last)
     out.append(claim(
         f"rearrange.{mo}.ends-most-sensitive", "the first and last layers are the most sensitive to skipping",
-        "Lad et al. 2024 (Section 3, deleting one layer at a time), and Sun et al. 2024; " + SCALE,
+        "Lad et al. 2024 (deleting one layer at a time), and Sun et al. 2024; " + SCALE,
         {"skip_first_acc": float(first.mean()), "skip_last_acc": float(last.mean()),
          "worst_middle_skip_acc": float(mid.mean()), "worst_middle_block": worst_mid, "base_acc": b_mean,
          "se_first": e_first.se, "se_last": e_last.se},
@@ -539,7 +539,7 @@ def _model_claims(p: dict[str, Any]) -> list[dict[str, Any]]:
     sk, sw = float(skips.mean()), float(swaps.mean())
     out.append(claim(
         f"rearrange.{mo}.middle-tolerates-skip-swap", "middle layers tolerate skipping one or swapping two neighbours",
-        "Lad et al. 2024 (Section 3: one deleted or two adjacent swapped layers keep 72-95 % of accuracy); the 90 % "
+        "Lad et al. 2024 (one deleted or two adjacent swapped layers keep 72-95 % of accuracy); the 90 % "
         "bar is this lab's; " + SCALE,
         {"skip_acc": sk, "swap_acc": sw, "base_acc": b_mean, "skip_share": sk / b_mean, "swap_share": sw / b_mean,
          "se_skip": e_sk.se, "se_swap": e_sw.se},
@@ -555,7 +555,7 @@ def _model_claims(p: dict[str, Any]) -> list[dict[str, Any]]:
     e = estimates.paired(swaps, skips)
     out.append(claim(
         f"rearrange.{mo}.swap-cheaper-than-skip", "swapping two adjacent middle layers costs less than skipping one",
-        "Lad et al. 2024 (Section 3) apply both interventions to every layer; comparing them is this lab's; " + SCALE,
+        "Lad et al. 2024 apply both interventions to every layer; comparing them is this lab's; " + SCALE,
         {"swap_acc": sw, "skip_acc": sk, "difference": e.value},
         f"the mean accuracy after a swap minus after a skip (both over the middle, paired on the same held-out "
         f"inputs) is above 0, {noise_words(e.se, kind='paired')}",
@@ -570,7 +570,7 @@ def _model_claims(p: dict[str, Any]) -> list[dict[str, Any]]:
     out.append(claim(
         f"rearrange.{mo}.repeat-worse-than-skip", "repeating one middle layer over a span is worse than skipping "
         "that span",
-        "Sun et al. 2024 (Section 3, middle_repeat against skip over the same layers [start, end)); here the span is "
+        "Sun et al. 2024 (middle_repeat against skip over the same layers [start, end)); here the span is "
         "the whole middle (every block but the first and last) and the repeated block b is averaged over the "
         "middle; " + SCALE,
         {"repeat_acc": float(reps.mean()), "skip_span_acc": float(gone.mean()), "repeat_min": min(rep_each),
@@ -589,7 +589,7 @@ def _model_claims(p: dict[str, Any]) -> list[dict[str, Any]]:
     kept = (float(par.mean()) - chance) / margin
     out.append(claim(
         f"rearrange.{mo}.parallel-graceful", "running the middle layers in parallel degrades gracefully",
-        "Sun et al. 2024 (Section 3, the middle layers' outputs averaged; the mean of updates here is the same for "
+        "Sun et al. 2024 (the middle layers' outputs averaged; the mean of updates here is the same for "
         "residual blocks); 'gracefully' as at least half the margin over chance kept is this lab's bar; " + SCALE,
         {"parallel_acc": float(par.mean()), "base_acc": b_mean, "chance": chance, "margin_kept": kept},
         f"the middle in parallel (mean of updates) minus (chance + {GRACEFUL:.0%} of the trained model's margin over "
@@ -678,7 +678,7 @@ def _sweep_claims(p: dict[str, Any]) -> list[dict[str, Any]]:
         out.append(claim(
             f"rearrange.{mo}.repeat-worse-than-skip-every-span", "at every span, repeating one layer over it is worse "
             "than skipping it",
-            "Sun et al. 2024 (Section 3, middle_repeat against skip over the same [start, end)); here block b is run "
+            "Sun et al. 2024 (middle_repeat against skip over the same [start, end)); here block b is run "
             "in each slot of the window of s blocks from b, averaged exactly over every window of the middle; "
             + SCALE,
             {"spans": [sp for sp in spans if sp >= 2]},
@@ -695,7 +695,7 @@ def _sweep_claims(p: dict[str, Any]) -> list[dict[str, Any]]:
         out.append(claim(
             f"rearrange.{mo}.best-loops-grow-with-span", "the best number of loop iterations grows with how many "
             "layers run in parallel",
-            f"Sun et al. 2024 (Section 3, loop_parallel over [start, end), K iterations); here the window of s "
+            f"Sun et al. 2024 (loop_parallel over [start, end), K iterations); here the window of s "
             f"middle blocks from b run in parallel (mean of updates) K = 1..{MAX_LOOPS} times, averaged over every "
             "window; " + SCALE,
             {"span_short": lo, "span_long": hi, "best_k_short": k_lo, "best_k_long": k_hi, "compared_k": other,
