@@ -136,12 +136,12 @@ PAGES: dict[str, tuple[Question, ...]] = {
     ),
     "shuffle": (
         q("shuffle.default", "", "A ViT trained with LayerShuffle (its 6 blocks in a new random order at every "
-          "step) is tested in 50 random orders: does it keep nearly all its accuracy in every one of them?",
+          "step) is tested in every one of its 720 block orders: does it keep nearly all its accuracy in all of them?",
           "shuffle_any_order", ("Yes: it works in any order", HOLDS),
           ("No: some orders, or the average, lose clearly", FAILS), UNSURE_OPTION),
         q("shuffle.seq", "seq", "An ordinary ViT, always trained with its blocks in the order 0, 1, ..., 5, is run "
           "with its blocks in random orders: what happens to its accuracy?", "seq_random_chance",
-          ("It falls towards chance (keeps less than half of its margin over chance)", HOLDS),
+          ("It falls to near chance (within 10 points of it, averaged over every order)", HOLDS),
           ("It keeps most of its accuracy", FAILS), UNSURE_OPTION),
         q("shuffle.position", "position", "Each block is told which slot it runs in (LayerShuffle-position). Can a "
           "linear probe read the slot from the features after a block better than chance, and better than for plain "
@@ -156,7 +156,8 @@ PAGES: dict[str, tuple[Question, ...]] = {
     "iot": (
         q("iot.default", "", "The residual MLP is trained 4 times, each time with its blocks in another fixed order, "
           "and the 4 models score about the same. If every input could use whichever of the 4 suits it best, would "
-          "that beat the best single order by at least a point?", "inputs_prefer_orders",
+          "that beat the best single order by at least a point, and by more than the same choice among 4 models of "
+          "one order that differ only in their random seed?", "inputs_prefer_orders",
           ("Yes: inputs prefer different orders", HOLDS), ("No: the best single order is as good", FAILS),
           UNSURE_OPTION),
         q("iot.collapse", "collapse", "Train IOT again with the exploration term switched off: does the predictor's "
