@@ -5,10 +5,12 @@ import json
 import pytest
 import torch
 
+from lab import claims
 from lab.core import metrics, zoo
 from lab.core.models import MLP, MLPConfig, ViT, ViTConfig
 from lab.core.models.base import Parallel, Step, block_runs
 from lab.experiments import rearrange as R
+from lab.ops import selection
 
 from .test_cli import run_cli
 
@@ -219,6 +221,10 @@ def test_profile_is_consistent_store_is_honoured_and_a_second_call_trains_nothin
     loop3 = R.run(R.RearrangeConfig(model="residual", op="loop", loops=3), store=store)
     assert loop3["block_runs"] == 2 + 3 * 5 and loop3["acc"] == prof["ops"][R.row_key("loop", loops=3)]["acc"]
     assert [c["key"] for c in first["claims"]] == [c["key"] for c in R.model_claims([prof])]
+    claims.check(first["claims"])  # complete records, decided by paired tests, on a real (quick) profile
+    assert all(c["measured"]["se_kind"] == "paired" for c in first["claims"])
+    for key, row in prof["ops"].items():  # every row's stored per-input outcomes are its accuracy
+        assert abs(selection.scores(prof["outcomes"][key]).mean() - row["acc"]) < 1e-6, key
     for b in R.middle(7, "keep"):  # the stored sweep: span 1 is the single-block skip, read from the same profile
         assert prof["ops"][R.row_key("skip", b, span=1)]["acc"] == prof["ops"][R.row_key("skip", b)]["acc"]
     whole = prof["ops"][R.row_key("parallel-loop", 1, "mean", "keep", 3, 5)]["acc"]
