@@ -76,7 +76,7 @@ def strategies(prof: dict[str, Any], keep: int) -> go.Figure:
     for j, name in enumerate(names):
         rows = prof["strategies"][name]
         dash, symbol = STRATEGY_STYLE.get(name, ("solid", "circle"))
-        label = name + (" (mean of draws)" if name == "random" else "")
+        label = name + (" (mean over subsets)" if name == "random" else "")
         offset = (j - (len(names) - 1) / 2) * DODGE
         fig.add_scatter(x=[i + offset for i in range(len(rows))], y=[r["test_acc"] for r in rows], name=label,
                         mode="lines+markers", line={"color": theme.STRATEGY_COLOURS.get(name, theme.CHANCE),

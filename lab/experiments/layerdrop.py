@@ -5,6 +5,10 @@ accuracy for every pruning strategy at every depth r = 0..N. Pages and tables co
 profile depends only on (model, p, seed), so a page that adds one p trains one model, never more.
 `run(LayerDropConfig)` answers one question (this p, this r, this strategy), optionally with KD recovery.
 Everything goes through the store, so a repeated call is a file read.
+
+Every cut keeps its per-input held-out outcomes (packed bit vectors), so the claims compare accuracies on the same
+inputs paired; random pruning averages every subset of the dropped size when there are at most EXACT_SUBSETS
+(one block: all N), else RANDOM_DRAWS distinct subsets, and keeps each subset's outcomes.
 """
 
 from __future__ import annotations
