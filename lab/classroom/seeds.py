@@ -15,7 +15,7 @@ from typing import Any, Optional, Sequence
 from lab import claims as lab_claims
 from lab.catalog import descriptors
 from lab.estimates import MAX_SETTLE_SEEDS
-from lab.runtime.progress import Progress, silent
+from lab.runtime.progress import Progress, silent, span
 
 
 @dataclass(frozen=True)
@@ -36,8 +36,13 @@ def claims_at(cfg: SeedClaims, progress: Progress = silent) -> list[dict[str, An
     d = descriptors().get(cfg.page)
     if d is None or d.claims is None:
         raise ValueError(f"page {cfg.page!r} has no claims to compute at other seeds")
-    progress(0.0, f"seed {cfg.seed}")
-    out = d.claims({**dict(cfg.settings), "seed": cfg.seed})
+    settings = {**dict(cfg.settings), "seed": cfg.seed}
+    needs = d.needs(settings)
+    # What the claims rest on, one stored result after another with its own progress; the claims then read them.
+    for i, need in enumerate(needs):
+        need.fn(need.cfg, progress=span(progress, i / (len(needs) + 1), (i + 1) / (len(needs) + 1)))
+    progress(len(needs) / (len(needs) + 1), f"seed {cfg.seed}: the claims")
+    out = d.claims(settings)
     progress(1.0, f"seed {cfg.seed} done")
     return out
 
