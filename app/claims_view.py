@@ -44,7 +44,9 @@ def error_words(c: dict[str, Any]) -> str:
     if not tests:
         m = c["measured"]
         return f"{m.get('se_kind', 'unknown')}, {100 * float(m.get('se', float('nan'))):.2f} pts"
-    return "; ".join(f"{t['how'] or t['se_kind']} ({t['se_kind']}, se {100 * t['se']:.2f} pts)" for t in tests)
+    return "; ".join(f"{t['how'] or t['se_kind']} ({t['se_kind']}, se "
+                     + (f"{100 * t['se']:.2f} pts)" if t.get("unit", "pts") == "pts" else f"{t['se']:.3f} {t['unit']})")
+                     for t in tests)
 
 
 def settle_words(s: dict[str, Any]) -> str:

@@ -33,11 +33,19 @@ __all__ = ["Z", "VERDICTS", "Estimate", "binomial_se", "claim", "test", "pool", 
            "all_of", "any_of", "pct", "pts", "noise_words"]
 
 
-def test(name: str, est: Estimate, side: str, threshold: float, z: float = Z) -> dict[str, Any]:
-    """One test of a claim: `est` against `threshold` on `side` ('>=' or '<='), with its three-way verdict."""
+def test(name: str, est: Estimate, side: str, threshold: float, z: float = Z, unit: str = "pts") -> dict[str, Any]:
+    """One test of a claim: `est` against `threshold` on `side` ('>=' or '<='), with its three-way verdict. `unit`:
+    "pts" for shares and accuracies (written x 100 as points), or the name of any other unit (written as it is)."""
     return {"name": name, "value": float(est.value), "se": float(est.se), "se_kind": est.se_kind, "n": int(est.n),
-            "how": est.how, "side": side, "threshold": float(threshold),
+            "how": est.how, "side": side, "threshold": float(threshold), "unit": unit,
             "holds": verdict(float(est.value), side, float(threshold), float(est.se), z)}
+
+
+def _words(t: dict[str, Any]) -> str:
+    if t.get("unit", "pts") == "pts":
+        return f"{t['name']} {100 * t['value']:+.2f} pts (se {100 * t['se']:.2f})"
+    unit = f" {t['unit']}" if t.get("unit") else ""
+    return f"{t['name']} {t['value']:+.3f}{unit} (se {t['se']:.3f})"
 
 
 def _estimate(t: dict[str, Any]) -> Estimate:
@@ -120,12 +128,12 @@ def pool(per_seed: Sequence[Sequence[dict[str, Any]]], seeds: Sequence[int], z: 
         for i, t0 in enumerate(c0["tests"]):
             est = over_seeds([_estimate(c["tests"][i]) for c in cs])
             thr = sum(c["tests"][i]["threshold"] for c in cs) / len(cs)
-            tests.append(test(t0["name"], est, t0["side"], thr, z))
-        values = ", ".join(f"{t['name']} {100 * t['value']:+.2f} (se {100 * t['se']:.2f})" for t in tests)
+            tests.append(test(t0["name"], est, t0["side"], thr, z, t0.get("unit", "pts")))
+        values = ", ".join(_words(t) for t in tests)
         seeds_txt = ", ".join(map(str, seeds))
         measured = {k: v for k, v in c0["measured"].items() if k not in ("se", "se_kind")}
         out.append(claim(c0["key"], c0["claim"], c0["source"], measured, c0["rule"], tests,
-                         f"Over seeds {seeds_txt}: {values} (points; error from the seeds' spread).",
+                         f"Over seeds {seeds_txt}: {values}; the error from the seeds' spread.",
                          c0.get("subject"), c0.get("combine", "all"), seeds=len(seeds), z=z))
     return out
 

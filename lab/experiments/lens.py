@@ -250,16 +250,16 @@ def _rank_claim(key: str, statement: str, source: str, chk: dict[str, Any], what
     if math.isnan(rho) or math.isnan(se):
         est = E.exact(0.0, "no ranking: every item ties")
         why = "one side has no spread (every item ties), so no ranking can be compared"
-        test = C.test("Spearman rho", est, ">=", 0.0)
+        test = C.test("Spearman rho", est, ">=", 0.0, unit="")
     else:
         est = E.Estimate(rho, se, "bootstrap", n, f"bootstrap over the held-out inputs ({BOOTSTRAP} draws)")
         why = (f"ρ = {rho:.2f} ± {se:.2f} (bootstrap over the held-out inputs); a random ordering of the {n} {items} "
                f"reaches ρ with exact permutation p = {p:.3f}")
-        test = C.test("Spearman rho", est, ">=", RHO_BAR)
+        test = C.test("Spearman rho", est, ">=", RHO_BAR, unit="")
         if test["holds"] is True and p > P_BAR:
             # the inputs' noise would pass it, but so would a random ranking of this few items: undecided
             test = C.test("Spearman rho, against random rankings of the items",
-                          E.exact(0.0, f"permutation p = {p:.3f} > {P_BAR}"), ">=", 0.0)
+                          E.exact(0.0, f"permutation p = {p:.3f} > {P_BAR}"), ">=", 0.0, unit="")
             why += f": with {n} {items}, a random ranking does this well too often to decide"
     rule = (f"Spearman ρ between {what} at least {RHO_BAR} by more than {Z:g} bootstrap standard errors (over the "
             f"held-out inputs), and a random ordering of the {items} reaches ρ at most {P_BAR:.0%} of the time "
@@ -288,8 +288,8 @@ def claims(prof: dict[str, Any]) -> list[dict[str, Any]]:
     ]
     gain, se = chk["tuned"]["gain"], chk["tuned"]["se"]
     n_test = int(prof.get("n_test", 0))
-    tests = [C.test(f"slot {i}", E.Estimate(g, s, "paired", n_test, "paired over the held-out inputs"), ">=", 0.0)
-             for i, (g, s) in enumerate(zip(gain, se, strict=True))]
+    tests = [C.test(f"slot {i}", E.Estimate(g, s, "paired", n_test, "paired over the held-out inputs"), ">=", 0.0,
+                     unit="nats") for i, (g, s) in enumerate(zip(gain, se, strict=True))]
     if not tests:
         tests = [C.test("no slot before the last", E.exact(0.0, "nothing to compare"), ">=", 0.0)]
     worst = min(range(len(gain)), key=lambda i: gain[i] / max(se[i], 1e-12)) if gain else 0

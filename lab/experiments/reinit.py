@@ -475,7 +475,8 @@ def _moved_least_claim(r: dict[str, Any]) -> dict[str, Any]:
          "n_test": n},
         f"Spearman's ρ of distance and damage at t = 0 is above 0 by more than {Z:g} standard errors (the larger of "
         "1/sqrt(L − 1), its spread over unrelated rankings, and its bootstrap over the inputs); no layer with damage "
-        "beyond the noise: cannot tell", [C.test("Spearman rho", est, ">=", 0.0)], detail, subject=r["model_name"])
+        "beyond the noise: cannot tell", [C.test("Spearman rho", est, ">=", 0.0, unit="")], detail,
+        subject=r["model_name"])
 
 
 def _damage(base: np.ndarray, changed: np.ndarray) -> tuple[float, str, float, float]:
