@@ -25,11 +25,11 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Optional, Sequence
 
-from lab.estimates import Estimate, Z, binomial_se, over_seeds, settle, verdict
+from lab.estimates import Estimate, Z, over_seeds, settle, verdict
 
 VERDICTS = {True: "holds", False: "does not hold", None: "cannot tell"}
 FIELDS = ("key", "claim", "source", "measured", "tests", "rule", "holds", "detail")
-__all__ = ["Z", "VERDICTS", "Estimate", "binomial_se", "claim", "test", "pool", "check", "at_least", "at_most",
+__all__ = ["Z", "VERDICTS", "Estimate", "claim", "test", "pool", "check", "at_least", "at_most",
            "all_of", "any_of", "pct", "pts", "noise_words"]
 
 
@@ -86,12 +86,6 @@ def claim(key: str, statement: str, source: str, measured: dict[str, Any], rule:
     """One claim record (see the module's docstring). Its verdict is computed from `tests` (made by `test`), joined
     by `combine`; `measured` gets the deciding error (`se`, `se_kind`: the largest error among the tests) unless it
     names one itself. `seeds`: how many seeds the estimates already average (for `settle`)."""
-    if tests is None or isinstance(tests, bool):  # LEGACY (removed once every experiment passes tests)
-        out = {"key": key, "claim": statement, "source": source, "measured": _plain(measured), "tests": [],
-               "combine": combine, "rule": rule, "holds": tests, "detail": detail, "settle": None}
-        if subject is not None:
-            out["subject"] = subject
-        return out
     tests = list(tests)
     if not tests:
         raise ValueError(f"claim {key!r}: a verdict needs at least one test")
@@ -151,30 +145,6 @@ def _plain(measured: dict[str, Any]) -> dict[str, Any]:
         else:
             out[k] = float(v)
     return out
-
-
-# LEGACY error helpers (removed once every experiment uses lab/estimates.py)
-def diff_se(a: float, b: float, n: int, n_b: Optional[int] = None) -> float:
-    return math.hypot(binomial_se(a, n), binomial_se(b, n_b or n))
-
-
-def mean_se(values: Sequence[float], n: int) -> float:
-    import statistics
-
-    vals = list(values)
-    m = statistics.fmean(vals)
-    if len(vals) < 2:
-        return binomial_se(m, n)
-    return max(statistics.stdev(vals) / math.sqrt(len(vals)), binomial_se(m, n) / math.sqrt(len(vals)))
-
-
-def seeds_se(values: Sequence[float], se_one: float) -> float:
-    import statistics
-
-    vals = list(values)
-    if len(vals) < 2:
-        return se_one
-    return max(statistics.stdev(vals), se_one) / math.sqrt(len(vals))
 
 
 # -- three-way logic ---------------------------------------------------------------------------------------------

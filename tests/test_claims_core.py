@@ -8,14 +8,15 @@ from pathlib import Path
 import pytest
 
 from lab import claims as C
+from lab import estimates as E
 from lab.estimates import Estimate
 
 
 def test_binomial_se_matches_the_formula_and_has_a_floor():
-    assert C.binomial_se(0.9, 400) == pytest.approx(math.sqrt(0.9 * 0.1 / 400))
-    assert C.binomial_se(1.0, 400) == pytest.approx(1 / 400)  # a perfect score is not certainty
+    assert E.binomial_se(0.9, 400) == pytest.approx(math.sqrt(0.9 * 0.1 / 400))
+    assert E.binomial_se(1.0, 400) == pytest.approx(1 / 400)  # a perfect score is not certainty
     with pytest.raises(ValueError):
-        C.binomial_se(0.5, 0)
+        E.binomial_se(0.5, 0)
 
 
 @pytest.mark.parametrize("est,thr,se,want", [
