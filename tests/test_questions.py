@@ -9,13 +9,20 @@ import pytest
 
 from lab.catalog import get
 from lab.claims import claim
+from lab.claims import test as claim_test
 from lab.classroom import questions
+from lab.estimates import Estimate
 
 Q = questions.q("t.q", "", "What happens?", "t.claim", ("falls", True), ("stays", False), ("can't tell", None))
 
 
 def _claim(holds):
-    return claim("t.claim", "it falls", "seed", {"acc": 0.5}, "acc < x", holds, "acc 50 %")
+    """A claim whose test gives `holds`: 5 standard errors above the bar, 5 below, or inside the band."""
+    value = {True: 0.55, False: 0.45, None: 0.51}[holds]
+    c = claim("t.claim", "it falls", "Lad et al. (2024)", {"acc": value}, "acc >= 0.5",
+              [claim_test("acc", Estimate(value, 0.01, "binomial", 2500), ">=", 0.5)], f"acc {100 * value:.0f} %")
+    assert c["holds"] is holds
+    return c
 
 
 @pytest.mark.parametrize("holds, correct", [(True, 0), (False, 1), (None, 2)])
