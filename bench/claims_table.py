@@ -38,25 +38,26 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     rows = []
-    for d in catalog.descriptors().values():
-        if args.pages and d.name not in args.pages:
-            continue
+    chosen = [catalog.descriptors()[p] for p in args.pages] if args.pages else catalog.descriptors().values()
+    for d in chosen:
         for s in args.seeds:
             t0 = time.perf_counter()
             settings = {**d.defaults, "seed": s}
+            new = []
             for c in claims_of(d, settings):
                 m = c["measured"]
-                rows.append({"page": d.name, "seed": s, "key": c["key"], "subject": c.get("subject", ""),
-                             "holds": c["holds"], "se": m.get("se"), "se_kind": m.get("se_kind"),
-                             "detail": c["detail"]})
+                new.append({"page": d.name, "seed": s, "key": c["key"], "subject": c.get("subject", ""),
+                            "holds": c["holds"], "se": m.get("se"), "se_kind": m.get("se_kind"),
+                            "settle": c.get("settle"), "detail": c["detail"]})
             print(f"# {d.name} seed {s}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
-    for r in rows:
-        se = "" if r["se"] is None else f"se {100 * r['se']:.2f} pts" if isinstance(r["se"], float) else str(r["se"])
-        print(f"{r['page']:10s} s{r['seed']} {VERDICTS[r['holds']]:14s} {r['key']} [{r['subject']}] {se} "
-              f"{r['se_kind'] or ''} :: {r['detail']}")
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump(rows, f, indent=1)
+            for r in new:  # each page's rows as soon as they are known (a long run can be read as it goes)
+                se = "" if not isinstance(r["se"], float) else f"se {100 * r['se']:.2f} pts"
+                print(f"{r['page']:10s} s{r['seed']} {VERDICTS[r['holds']]:14s} {r['key']} [{r['subject']}] {se} "
+                      f"{r['se_kind'] or ''} :: {r['detail']}", flush=True)
+            rows += new
+            if args.out:
+                with open(args.out, "w") as f:
+                    json.dump(rows, f, indent=1)
 
 
 if __name__ == "__main__":
