@@ -10,16 +10,17 @@ runs at once; whichever it is, progress, notices and the queue position reach th
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import threading
 import time
-import traceback
 from collections import OrderedDict
 from typing import Any, Callable, Optional
 
 import streamlit as st
 
-from app import figcache
+from app import figcache, query
 from lab.classroom import warm
 from lab.runtime import engine as engines
 from lab.runtime import quick
@@ -27,6 +28,8 @@ from lab.runtime.engine import Job
 from lab.runtime.notices import collecting
 from lab.runtime.store import NotCached, active_store, cached_only, config_json, read_hooks, shared_reads
 
+log = logging.getLogger("layerlab.jobs")
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.~@+-]+){2,}[\\/]?")
 JobRunner = engines.Engine  # what runner() returns: `submit`, `jobs`, `key`, `ahead` (lab/runtime/engine/)
 
 
@@ -58,6 +61,13 @@ def runner() -> JobRunner:
         st.error(f"The lab is misconfigured: {exc}")
     st.stop()
     raise AssertionError("unreachable")  # st.stop() raises; this keeps the type checker honest
+
+
+def without_paths(exc: BaseException, limit: int = 200) -> str:
+    """An exception's text for a page: file paths (which tell a visitor where the server keeps its checkout and its
+    store) replaced by "<path>", and cut short."""
+    text = _PATH.sub("<path>", str(exc))
+    return text[:limit] + ("..." if len(text) > limit else "")
 
 
 def _status(label: str, job: Job) -> str:
@@ -136,7 +146,7 @@ def _stored(label: str, fn: Callable[..., Any], cfg: Any) -> Any:
     except NotCached:
         return _MISSING
     except ValueError as exc:
-        st.error(f"{label} could not run: {exc}")
+        st.error(f"{label} could not run: {query.plain(exc)}")
         return None
 
 
@@ -183,11 +193,11 @@ def _finished(label: str, job: Job) -> Optional[Any]:
     exc = fut.exception()
     if exc is not None:
         if isinstance(exc, ValueError):
-            st.error(f"{label} could not run: {exc}")
+            st.error(f"{label} could not run: {query.plain(exc)}")
         else:
-            st.error(f"{label} failed unexpectedly ({type(exc).__name__}: {exc}). Try again; if it keeps failing, "
-                     "tell your teacher which settings you used (copy the page link).")
-            traceback.print_exception(exc)  # full details go to the server log, not the student's page
+            st.error(f"{label} failed unexpectedly ({type(exc).__name__}: {query.plain(without_paths(exc))}). Try "
+                     "again; if it keeps failing, tell your teacher which settings you used (copy the page link).")
+            log.error("%s failed", label, exc_info=exc)  # the full text, paths included, goes to the server log
         return None
     return fut.result()
 
