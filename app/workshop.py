@@ -190,8 +190,8 @@ class Workshop:
         try:
             opened = database().open_class(self.code, key)
         except wdb.NotLecturer as why:
-            st.warning(f"{md(why)}. This is the student view; the lecturer's link carries `key=...`.",
-                       icon=":material/lock:")
+            st.warning(f"This link cannot present the class: {md(why)}. This is the student view (the lecturer's "
+                       f"own link carries the class's key).", icon=":material/lock:")
             return False
         except wdb.Rejected as why:
             st.warning(f"The class cannot be opened: {md(why)}.")
