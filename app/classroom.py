@@ -31,7 +31,7 @@ from urllib.parse import urlencode
 import plotly.graph_objects as go
 import streamlit as st
 
-from app import charts, controls, query
+from app import charts, controls, jobs, query
 from app import workshop as ws
 from lab.catalog import presets as lab_presets
 from lab.runtime.quick import quick
@@ -181,9 +181,14 @@ class Page:
 
     def toolbar(self) -> None:
         """Try-this presets (each saying whether it is ready or how long it trains), Reset, Pin, Presentation."""
+        now = self.settings()
+        standard = [self.defaults, *(p.settings for p in self.presets)]
+        pin = self.pinned()
+        # Admission control (app/jobs.py): the jobs of a default view or a preset go first and are never refused;
+        # any other setting runs below them, within per-visitor bounds.
+        st.session_state[jobs.STANDARD] = now in standard and (pin is None or pin in standard)
         if self.student:
             return
-        now = self.settings()
         with self._toolbar:
             if self.present:
                 row = st.container(horizontal=True, key="layerlab_presets")

@@ -25,6 +25,7 @@ from lab.classroom import warm
 from lab.runtime import engine as engines
 from lab.runtime import quick
 from lab.runtime.engine import Job
+from lab.runtime.engine.admission import Busy, Owner
 from lab.runtime.notices import collecting
 from lab.runtime.store import NotCached, active_store, cached_only, config_json, read_hooks, shared_reads
 
@@ -150,8 +151,44 @@ def _stored(label: str, fn: Callable[..., Any], cfg: Any) -> Any:
         return None
 
 
+STANDARD = "_layerlab_standard"  # session_state: this run's settings are a default view or a preset (classroom.py)
+
+
+def owner() -> Optional[Owner]:
+    """Who asks: this page session and its client address (admission control bounds each); None outside a page."""
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        ctx = get_script_run_ctx()
+        address = st.context.ip_address
+    except Exception:  # noqa: BLE001 - bare mode
+        return None
+    if ctx is None:
+        return None
+    return Owner(ctx.session_id, address if isinstance(address, str) and address else "unknown")
+
+
+def _alive(session_id: str) -> bool:
+    try:
+        from streamlit.runtime import Runtime
+
+        return Runtime.instance().is_active_session(session_id)
+    except Exception:  # noqa: BLE001 - no runtime (AppTest): nobody is known to have left
+        return True
+
+
+def _submit(label: str, fn: Callable[..., Any], cfg: Any) -> Job:
+    """Submit through admission control (lab/runtime/engine/admission.py): this run's settings say whether the job
+    is a standard one; queued jobs of visitors who left are dropped first. Busy when it is not admitted."""
+    eng = runner()
+    dropped = eng.sweep(_alive)
+    if dropped:
+        log.info("dropped %d queued jobs of visitors who left", dropped)
+    return eng.submit(label, fn, cfg, owner=owner(), standard=bool(st.session_state.get(STANDARD, True)))
+
+
 def _started(label: str, fn: Callable[..., Any], cfg: Any, wait: float) -> Job:
-    job = runner().submit(label, fn, cfg)
+    job = _submit(label, fn, cfg)
     try:
         job.future.result(timeout=wait)  # a quick job returns within this: no bar flashes up
     except Exception:  # noqa: BLE001 - still running (TimeoutError) or failed; the caller handles both
@@ -164,7 +201,11 @@ def run(label: str, fn: Callable[..., Any], cfg: Any) -> Optional[Any]:
     result = _stored(label, fn, cfg)
     if result is not _MISSING:
         return result
-    job = _started(label, fn, cfg, 0.05)
+    try:
+        job = _started(label, fn, cfg, 0.05)
+    except Busy as why:
+        st.warning(f"{label}: not started, {query.plain(why)}.", icon=":material/hourglass_disabled:")
+        return None
     fut = job.future
     if not fut.done():
         shown = (0.0, _status(label, job))
@@ -188,6 +229,9 @@ def run(label: str, fn: Callable[..., Any], cfg: Any) -> Optional[Any]:
 def _finished(label: str, job: Job) -> Optional[Any]:
     """The result of a finished job, showing its notices; None (and a message) if it failed."""
     fut = job.future
+    if fut.cancelled():
+        st.info(f"{label}: the job was dropped (its page had closed). Rerun the page to compute it.")
+        return None
     for n in job.notices:
         st.warning(n, icon="⚠️")
     exc = fut.exception()
@@ -205,7 +249,10 @@ def _finished(label: str, job: Job) -> Optional[Any]:
 def prefetch(label: str, fn: Callable[..., Any], cfg: Any) -> None:
     """Start `fn(cfg)` in the background unless it is stored, so that it runs beside what the page waits for."""
     if _stored(label, fn, cfg) is _MISSING:
-        runner().submit(label, fn, cfg)
+        try:
+            _submit(label, fn, cfg)
+        except Busy:  # only a head start: the page asks again when it needs it
+            pass
 
 
 class Pending:
@@ -223,7 +270,11 @@ class Pending:
         result = _stored(label, fn, cfg)
         if result is not _MISSING:
             return result
-        job = _started(label, fn, cfg, wait)
+        try:
+            job = _started(label, fn, cfg, wait)
+        except Busy as why:
+            st.warning(f"{label}: not started, {query.plain(why)}.", icon=":material/hourglass_disabled:")
+            return None
         if job.future.done():
             return _finished(label, job)
         self.keys.append(runner().key(fn, cfg))
