@@ -6,8 +6,8 @@ student behind them. The rules (`Admission.admit`, called by `Engine.submit` und
 - a *standard* job (a page's default view or a preset, and what it needs) is always admitted at its priority: there
   are few of them, they are shared by everyone and warmed before class;
 - a *custom* job (any other setting) runs at CUSTOM, below every standard job, and is refused with `Busy` when its
-  session already waits for SESSION_JOBS custom jobs, its client address for CLIENT_JOBS, or the whole queue holds
-  QUEUE_JOBS custom jobs that have not started.
+  session already waits for SESSION_JOBS custom jobs, its client address (when known) for CLIENT_JOBS, or the
+  whole queue holds QUEUE_JOBS custom jobs that have not started.
 An owner is a (session, client) pair; jobs without an owner (warming, the command line) pass unchecked.
 `Admission.sweep` drops queued jobs whose every owner has left (the app tells which sessions are alive).
 """
@@ -21,9 +21,10 @@ from typing import Any, Callable, Iterable, Optional
 CODE_VERSION_NEUTRAL = True
 
 CUSTOM = -1  # the priority of a setting outside the presets: after every default view and preset, before warming
-SESSION_JOBS = 8  # a page's pieces (Shuffle asks for about 8 at once), not a queue of one's own
-CLIENT_JOBS = 16  # one address may be a classroom behind a NAT
-QUEUE_JOBS = 32  # custom jobs waiting, from everyone: beyond that the lab is busy
+SESSION_JOBS = 12  # a page's pieces (Shuffle asks for about 8 at once, a pin adds its own), not a queue of one's own
+CLIENT_JOBS = 24  # one address may be a classroom behind a NAT
+QUEUE_JOBS = 48  # custom jobs waiting, from everyone: beyond that the lab is busy
+UNKNOWN = "unknown"  # a client whose address the server does not know: bounded per session only
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class Admission:
                 continue
             who = self.owners.get(k, set())
             mine += any(o.session == owner.session for o in who)
-            theirs += any(o.client == owner.client for o in who)
+            theirs += owner.client != UNKNOWN and any(o.client == owner.client for o in who)
             queued += not job.started
         if mine >= self.session_jobs:
             raise Busy(f"this page already waits for {mine} settings of its own: wait for them, or try a preset "
