@@ -276,6 +276,7 @@ class Workshop:
                       help="Commit to your prediction and see the result." + (
                           f" Your prediction is counted in class {self.code}." if self.code else ""))
             if self.code:
+                self._counting()
                 st.caption(f"Class {md(self.code)}: your prediction is counted when you press Reveal (anonymous; "
                            f"one per browser: pressing again later replaces it)."
                            + (" This browser predicted before: that prediction is selected." if state.get("earlier")
@@ -286,6 +287,20 @@ class Workshop:
         _verdict_box(q, ans, state["chosen"])
         if self.code and not state.get("error"):
             st.caption(f"Counted in class {md(self.code)}; the lecturer shows the class's tally.")
+
+    def _counting(self) -> None:
+        """Before Reveal: say now when the prediction cannot be counted (the class is not open, the database is
+        down), so nobody is surprised after it."""
+        try:
+            if database().is_open(self.code):
+                return
+            st.warning(f"Class {md(self.code)} is not open, so your prediction will not be counted: check the code, "
+                       f"or wait for the lecturer to open it. Reveal still shows you the result.",
+                       icon=":material/error:")
+        except Exception:  # noqa: BLE001 - said on the page, details in the log
+            log_.exception("could not check class %s", self.code)
+            st.warning("The class database is unavailable: your prediction cannot be counted right now. Reveal "
+                       "still shows you the result.", icon=":material/error:")
 
     def _reveal(self, q: lab_questions.Question, ans: lab_questions.Answer) -> None:
         """The Reveal button's callback: record the prediction (with a class), then reveal, recorded or not (a

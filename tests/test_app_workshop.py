@@ -62,6 +62,8 @@ def test_results_stay_hidden_until_a_prediction_and_reveal_and_the_vote_is_count
 
 def test_a_student_whose_class_is_not_open_sees_the_result_and_is_told_why_it_was_not_counted():
     at = _open({"workshop": "1", "class": "NEVER-OPENED"})
+    before = " ".join(w.value for w in at.warning)
+    assert "Class NEVER-OPENED is not open" in before and "will not be counted" in before, before  # said up front
     at.radio(key=f"ws_pick_{Q.key}").set_value(1).run()
     at.button(key=f"ws_reveal_{Q.key}").click().run()
     assert_clean(at)
@@ -75,6 +77,7 @@ def test_a_prediction_the_database_cannot_store_is_said_on_the_page_and_logged(m
     monkeypatch.setenv("LAYERLAB_DB", "postgresql+psycopg://nobody@127.0.0.1:9/none?connect_timeout=2")
     caplog.set_level(logging.INFO, logger="layerlab.workshop")
     at = _open({"workshop": "1", "class": "DOWN-1"})
+    assert any("database is unavailable" in w.value for w in at.warning)  # before Reveal too
     at.radio(key=f"ws_pick_{Q.key}").set_value(0).run()
     at.button(key=f"ws_reveal_{Q.key}").click().run()
     assert_clean(at)
