@@ -25,7 +25,7 @@ from lab.classroom import warm
 from lab.runtime import engine as engines
 from lab.runtime import quick
 from lab.runtime.engine import Job
-from lab.runtime.engine.admission import Busy, Owner
+from lab.runtime.engine.admission import UNKNOWN, Busy, Owner
 from lab.runtime.notices import collecting
 from lab.runtime.store import NotCached, active_store, cached_only, config_json, read_hooks, shared_reads
 
@@ -176,6 +176,37 @@ def _alive(session_id: str) -> bool:
     except Exception:  # noqa: BLE001 - no runtime: nobody is known to have left
         return True
     return answer if isinstance(answer, bool) else True  # AppTest's runtime is a stand-in that knows nobody
+
+
+MAX_CLIENTS = 5000
+# Open pages (sessions) per client address: a classroom behind a NAT, not a flood. LAYERLAB_PAGES_PER_CLIENT
+# raises it where a whole lecture hall reaches the lab through one address.
+PAGES_PER_CLIENT = int(os.environ.get("LAYERLAB_PAGES_PER_CLIENT", "50"))
+_pages: dict[str, dict[str, float]] = {}  # client address -> {session id: first seen}
+_pages_lock = threading.Lock()
+
+
+def admit_page() -> bool:
+    """Whether this page session may run: one address keeps at most PAGES_PER_CLIENT sessions (every run of a page
+    takes the web server's CPU, so 200 tabs or scripted sessions from one address would slow every student's page).
+    Sessions that have ended free their place. An unknown address is not bounded."""
+    who = owner()
+    if who is None or who.client == UNKNOWN:
+        return True
+    with _pages_lock:
+        seen = _pages.setdefault(who.client, {})
+        if who.session in seen:
+            return True
+        if len(seen) >= PAGES_PER_CLIENT:
+            for sid in [sid for sid in seen if not _alive(sid)]:
+                del seen[sid]
+        if len(seen) >= PAGES_PER_CLIENT:
+            return False
+        seen[who.session] = time.monotonic()
+        if len(_pages) > MAX_CLIENTS:  # a long term's visitors: forget addresses none of whose pages is open
+            for client in [c for c, sids in _pages.items() if not any(_alive(sid) for sid in sids)]:
+                del _pages[client]
+        return True
 
 
 def _submit(label: str, fn: Callable[..., Any], cfg: Any) -> Job:

@@ -98,3 +98,27 @@ def test_queued_jobs_of_visitors_who_left_are_dropped_unless_someone_else_waits(
     RELEASE.set()
     assert again.future.result(timeout=30) == {"tag": 1} and shared.future.result(timeout=30) == {"tag": 2}
     assert 1 in STARTED and STARTED.count(1) == 1  # the dropped one never ran
+
+
+def test_one_address_keeps_a_bounded_number_of_open_pages(monkeypatch):
+    from app import jobs
+
+    monkeypatch.setattr(jobs, "_pages", {})
+    monkeypatch.setattr(jobs, "PAGES_PER_CLIENT", 3)
+    closed: set[str] = set()
+    monkeypatch.setattr(jobs, "_alive", lambda sid: sid not in closed)
+    current = {}
+    monkeypatch.setattr(jobs, "owner", lambda: current["who"])
+
+    def visit(session, client="10.0.0.9"):
+        current["who"] = Owner(session, client)
+        return jobs.admit_page()
+
+    assert all(visit(f"tab{i}") for i in range(3))
+    assert not visit("tab3")  # the fourth page from one address does no work
+    assert visit("tab0")  # an admitted page keeps running (its reruns)
+    assert visit("other", client="10.0.0.10")  # another address is not affected
+    assert visit("x", client="unknown") and visit("y", client="unknown")  # an unknown address is not bounded
+    closed.add("tab1")  # a tab was closed: its place is free again
+    assert visit("tab3")
+    assert not visit("tab4")
