@@ -31,7 +31,7 @@ from urllib.parse import urlencode
 import plotly.graph_objects as go
 import streamlit as st
 
-from app import charts, controls, query
+from app import charts, controls, jobs, query
 from app import workshop as ws
 from lab.catalog import presets as lab_presets
 from lab.runtime.quick import quick
@@ -125,8 +125,11 @@ class Page:
         # its downloads' names. By default the name of the file that builds the page.
         self.name = name or Path(sys._getframe(1).f_code.co_filename).stem
         self.student = ws.link_flag(STUDENT)
-        self.present = ws.link_flag(PRESENT) or self.student
-        self.workshop = ws.Workshop(self.name, self.presets, self.defaults, self.present)
+        presenting = ws.link_flag(PRESENT)
+        self.present = presenting or self.student  # the look: no sidebar, larger type
+        ws.close_notice()
+        # Only `present=1` asks for the lecturer's view (granted with the class's key); `student=1` never does.
+        self.workshop = ws.Workshop(self.name, self.presets, self.defaults, presenting and not self.student)
         st.html(_CSS_ALWAYS + (_CSS_PRESENT if self.present else ""))
         self._toolbar = st.container(key="layerlab_toolbar")
         self._inline = st.container(horizontal=True, key="layerlab_inline") if self.present else None
@@ -178,9 +181,14 @@ class Page:
 
     def toolbar(self) -> None:
         """Try-this presets (each saying whether it is ready or how long it trains), Reset, Pin, Presentation."""
+        now = self.settings()
+        standard = [self.defaults, *(p.settings for p in self.presets)]
+        pin = self.pinned()
+        # Admission control (app/jobs.py): the jobs of a default view or a preset go first and are never refused;
+        # any other setting runs below them, within per-visitor bounds.
+        st.session_state[jobs.STANDARD] = now in standard and (pin is None or pin in standard)
         if self.student:
             return
-        now = self.settings()
         with self._toolbar:
             if self.present:
                 row = st.container(horizontal=True, key="layerlab_presets")
@@ -190,6 +198,8 @@ class Page:
                         controls.preset(p.label, p.settings, f"{p.help} ({ready})", key=f"try_{p.key}",
                                         type="primary" if p.settings == now else "secondary")
                     self._pin_button(now, row)
+                    st.link_button("Student link", student_link(), icon=":material/link:",
+                                   help="This view for students: no controls, no lecturer key.")
                     st.toggle("Presentation", value=True, on_change=_set_flag, args=(PRESENT, False),
                               key="layerlab_present_on", help="Leave presentation mode.")
                 return
@@ -211,11 +221,9 @@ class Page:
                 st.toggle("Presentation mode", value=False, on_change=_set_flag, args=(PRESENT, True),
                           key="layerlab_present_off", help="Hide the sidebar, enlarge the type and put the main "
                           "figure first, with the demo's controls above it. Also a link: present=1.")
-                params = {k: st.query_params.get_all(k) for k in st.query_params}
-                params[STUDENT] = ["1"]
-                st.link_button("Student link", "?" + urlencode(params, doseq=True), icon=":material/link:",
+                st.link_button("Student link", student_link(), icon=":material/link:",
                                help="This view without any controls: hand it out, and everyone sees exactly this "
-                                    "setting (and the pinned one, if any).")
+                                    "setting (and the pinned one, if any). With a class, students predict in it.")
 
     def try_this(self) -> None:
         """The "Try this" section: every preset with its question; a click sets every control and scrolls up to
@@ -258,7 +266,7 @@ class Page:
                 self._pinned = {k: given.get(k, c.default) for k, c in reg.items()}
             except query.Rejected as why:
                 st.session_state[PIN_NOTICE] = (f"The link's pinned setting `pin={query.shown(values[0])}` was "
-                                                f"ignored: {why}.")
+                                                f"ignored: {query.plain(why)}.")
                 del st.query_params[PIN]
         if st.session_state.get(PIN_NOTICE):
             st.warning(st.session_state[PIN_NOTICE])
@@ -269,7 +277,7 @@ class Page:
         try:
             return factory(settings)
         except (TypeError, ValueError) as exc:
-            st.warning(f"The pinned setting cannot run: {exc}. Unpin it, or pin another.")
+            st.warning(f"The pinned setting cannot run: {query.plain(exc)}. Unpin it, or pin another.")
             return None
 
     # -- results -------------------------------------------------------------------------------------------
@@ -335,6 +343,16 @@ class Page:
     def reproduce(self, fn: Callable[..., Any], cfg: Any, figure: Optional[Callable[..., Any]] = None) -> None:
         """The Reproduce expander of this view: `fn(cfg)` is the lab call, `figure(result)` the main figure."""
         ws.reproduce(self.name or "page", self.name.capitalize(), fn, cfg, figure)
+
+
+def student_link() -> str:
+    """This view's link for students: every setting, `student=1`, and with a class `workshop=1` so they predict;
+    never `present` (the lecturer's view) nor the lecturer's `key`."""
+    params = {k: st.query_params.get_all(k) for k in st.query_params if k not in (PRESENT, ws.KEY, STUDENT)}
+    params[STUDENT] = ["1"]
+    if ws.CLASS in params:
+        params[ws.WORKSHOP] = ["1"]
+    return "?" + urlencode(params, doseq=True)
 
 
 # "ready" stays true (a stored entry is never removed under a running server); anything else is asked again after

@@ -121,7 +121,7 @@ def _check_link(key: str, default: Any, parse: Callable[[list[str]], Any]) -> bo
         raw = query.shown(f"&{key}=".join(values))
         keeps = "The control keeps its current value" if key in st.session_state else f"Using the default, {default}"
         st.session_state.setdefault(NOTICES, {})[(_page(), key)] = {
-            "text": f"The link's value `{key}={raw}` was ignored: {why}. {keeps}.", "value": _UNSEEN}
+            "text": f"The link's value `{key}={raw}` was ignored: {query.plain(why)}. {keeps}.", "value": _UNSEEN}
         _set_link(key, None)
         return True
 
@@ -286,7 +286,7 @@ def make_config(factory: Callable[..., Any], **values: Any) -> Any:
     try:
         return factory(**values)
     except (TypeError, ValueError) as exc:
-        st.error(f"These settings cannot run: {exc}. Change the controls in the sidebar.")
+        st.error(f"These settings cannot run: {query.plain(exc)}. Change the controls in the sidebar.")
         st.stop()
 
 

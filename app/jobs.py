@@ -10,23 +10,27 @@ runs at once; whichever it is, progress, notices and the queue position reach th
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import threading
 import time
-import traceback
 from collections import OrderedDict
 from typing import Any, Callable, Optional
 
 import streamlit as st
 
-from app import figcache
+from app import figcache, query
 from lab.classroom import warm
 from lab.runtime import engine as engines
 from lab.runtime import quick
 from lab.runtime.engine import Job
+from lab.runtime.engine.admission import UNKNOWN, Busy, Owner
 from lab.runtime.notices import collecting
 from lab.runtime.store import NotCached, active_store, cached_only, config_json, read_hooks, shared_reads
 
+log = logging.getLogger("layerlab.jobs")
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.~@+-]+){2,}[\\/]?")
 JobRunner = engines.Engine  # what runner() returns: `submit`, `jobs`, `key`, `ahead` (lab/runtime/engine/)
 
 
@@ -58,6 +62,13 @@ def runner() -> JobRunner:
         st.error(f"The lab is misconfigured: {exc}")
     st.stop()
     raise AssertionError("unreachable")  # st.stop() raises; this keeps the type checker honest
+
+
+def without_paths(exc: BaseException, limit: int = 200) -> str:
+    """An exception's text for a page: file paths (which tell a visitor where the server keeps its checkout and its
+    store) replaced by "<path>", and cut short."""
+    text = _PATH.sub("<path>", str(exc))
+    return text[:limit] + ("..." if len(text) > limit else "")
 
 
 def _status(label: str, job: Job) -> str:
@@ -136,12 +147,80 @@ def _stored(label: str, fn: Callable[..., Any], cfg: Any) -> Any:
     except NotCached:
         return _MISSING
     except ValueError as exc:
-        st.error(f"{label} could not run: {exc}")
+        st.error(f"{label} could not run: {query.plain(exc)}")
         return None
 
 
+STANDARD = "_layerlab_standard"  # session_state: this run's settings are a default view or a preset (classroom.py)
+
+
+def owner() -> Optional[Owner]:
+    """Who asks: this page session and its client address (admission control bounds each); None outside a page."""
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+        ctx = get_script_run_ctx()
+        address = st.context.ip_address
+    except Exception:  # noqa: BLE001 - bare mode
+        return None
+    if ctx is None:
+        return None
+    return Owner(ctx.session_id, address if isinstance(address, str) and address else "unknown")
+
+
+def _alive(session_id: str) -> bool:
+    try:
+        from streamlit.runtime import Runtime
+
+        answer = Runtime.instance().is_active_session(session_id)
+    except Exception:  # noqa: BLE001 - no runtime: nobody is known to have left
+        return True
+    return answer if isinstance(answer, bool) else True  # AppTest's runtime is a stand-in that knows nobody
+
+
+MAX_CLIENTS = 5000
+# Open pages (sessions) per client address: a classroom behind a NAT, not a flood. LAYERLAB_PAGES_PER_CLIENT
+# raises it where a whole lecture hall reaches the lab through one address.
+PAGES_PER_CLIENT = int(os.environ.get("LAYERLAB_PAGES_PER_CLIENT", "50"))
+_pages: dict[str, dict[str, float]] = {}  # client address -> {session id: first seen}
+_pages_lock = threading.Lock()
+
+
+def admit_page() -> bool:
+    """Whether this page session may run: one address keeps at most PAGES_PER_CLIENT sessions (every run of a page
+    takes the web server's CPU, so 200 tabs or scripted sessions from one address would slow every student's page).
+    Sessions that have ended free their place. An unknown address is not bounded."""
+    who = owner()
+    if who is None or who.client == UNKNOWN:
+        return True
+    with _pages_lock:
+        seen = _pages.setdefault(who.client, {})
+        if who.session in seen:
+            return True
+        if len(seen) >= PAGES_PER_CLIENT:
+            for sid in [sid for sid in seen if not _alive(sid)]:
+                del seen[sid]
+        if len(seen) >= PAGES_PER_CLIENT:
+            return False
+        seen[who.session] = time.monotonic()
+        if len(_pages) > MAX_CLIENTS:  # a long term's visitors: forget addresses none of whose pages is open
+            for client in [c for c, sids in _pages.items() if not any(_alive(sid) for sid in sids)]:
+                del _pages[client]
+        return True
+
+
+def _submit(label: str, fn: Callable[..., Any], cfg: Any) -> Job:
+    """Submit through admission control (lab/runtime/engine/admission.py): this run's settings say whether the job
+    is a standard one; queued jobs of visitors who left are dropped first. Busy when it is not admitted."""
+    eng = runner()
+    dropped = eng.sweep(_alive)
+    if dropped:
+        log.info("dropped %d queued jobs of visitors who left", dropped)
+    return eng.submit(label, fn, cfg, owner=owner(), standard=bool(st.session_state.get(STANDARD, True)))
+
+
 def _started(label: str, fn: Callable[..., Any], cfg: Any, wait: float) -> Job:
-    job = runner().submit(label, fn, cfg)
+    job = _submit(label, fn, cfg)
     try:
         job.future.result(timeout=wait)  # a quick job returns within this: no bar flashes up
     except Exception:  # noqa: BLE001 - still running (TimeoutError) or failed; the caller handles both
@@ -154,7 +233,11 @@ def run(label: str, fn: Callable[..., Any], cfg: Any) -> Optional[Any]:
     result = _stored(label, fn, cfg)
     if result is not _MISSING:
         return result
-    job = _started(label, fn, cfg, 0.05)
+    try:
+        job = _started(label, fn, cfg, 0.05)
+    except Busy as why:
+        st.warning(f"{label}: not started, {query.plain(why)}.", icon=":material/hourglass_disabled:")
+        return None
     fut = job.future
     if not fut.done():
         shown = (0.0, _status(label, job))
@@ -178,16 +261,19 @@ def run(label: str, fn: Callable[..., Any], cfg: Any) -> Optional[Any]:
 def _finished(label: str, job: Job) -> Optional[Any]:
     """The result of a finished job, showing its notices; None (and a message) if it failed."""
     fut = job.future
+    if fut.cancelled():
+        st.info(f"{label}: the job was dropped (its page had closed). Rerun the page to compute it.")
+        return None
     for n in job.notices:
         st.warning(n, icon="⚠️")
     exc = fut.exception()
     if exc is not None:
         if isinstance(exc, ValueError):
-            st.error(f"{label} could not run: {exc}")
+            st.error(f"{label} could not run: {query.plain(exc)}")
         else:
-            st.error(f"{label} failed unexpectedly ({type(exc).__name__}: {exc}). Try again; if it keeps failing, "
-                     "tell your teacher which settings you used (copy the page link).")
-            traceback.print_exception(exc)  # full details go to the server log, not the student's page
+            st.error(f"{label} failed unexpectedly ({type(exc).__name__}: {query.plain(without_paths(exc))}). Try "
+                     "again; if it keeps failing, tell your teacher which settings you used (copy the page link).")
+            log.error("%s failed", label, exc_info=exc)  # the full text, paths included, goes to the server log
         return None
     return fut.result()
 
@@ -195,7 +281,10 @@ def _finished(label: str, job: Job) -> Optional[Any]:
 def prefetch(label: str, fn: Callable[..., Any], cfg: Any) -> None:
     """Start `fn(cfg)` in the background unless it is stored, so that it runs beside what the page waits for."""
     if _stored(label, fn, cfg) is _MISSING:
-        runner().submit(label, fn, cfg)
+        try:
+            _submit(label, fn, cfg)
+        except Busy:  # only a head start: the page asks again when it needs it
+            pass
 
 
 class Pending:
@@ -213,7 +302,11 @@ class Pending:
         result = _stored(label, fn, cfg)
         if result is not _MISSING:
             return result
-        job = _started(label, fn, cfg, wait)
+        try:
+            job = _started(label, fn, cfg, wait)
+        except Busy as why:
+            st.warning(f"{label}: not started, {query.plain(why)}.", icon=":material/hourglass_disabled:")
+            return None
         if job.future.done():
             return _finished(label, job)
         self.keys.append(runner().key(fn, cfg))

@@ -8,6 +8,7 @@ form the lab itself writes into links; anything else is rejected with a reason t
 
 from __future__ import annotations
 
+import html
 import math
 import re
 from typing import Any, Sequence
@@ -80,6 +81,13 @@ def shown(raw: str) -> str:
     cut = raw[:SHOWN_CHARS]
     text = ascii(cut)[1:-1].replace("`", "\\x60")
     return text + ("..." if len(raw) > SHOWN_CHARS else "")
+
+
+def plain(text: object) -> str:
+    """Any text for a markdown element, drawn as the same text: HTML escaped and markdown's active characters
+    (links, images, emphasis, code) neutralised. For everything a link, a student or an exception brings."""
+    escaped = html.escape(str(text), quote=False)
+    return re.sub(r"([\\`*_$\[\]()<>#|~!:])", r"\\\1", escaped)
 
 
 # -- a pinned setting in one link value: pin=arch.plain_k.1 ---------------------------------------------------

@@ -33,6 +33,10 @@ def run() -> None:
     # A fresh server starts its engine (the local Dask cluster comes up in the background) and warms every page's
     # default view on it, one result at a time at the lowest priority and only while no student's job waits
     # (app/jobs.py, lab/classroom/warm.py). LAYERLAB_WARM=0 switches warming off.
+    if not jobs.admit_page():  # one address with too many open pages: this one does no work
+        st.warning(f"Too many pages of the lab are open from your network ({jobs.PAGES_PER_CLIENT}). Close some of "
+                   f"them, then reload this one.", icon=":material/block:")
+        st.stop()
     jobs.background_warmer()
     _warm_umap_once()
     # One entry per experiment's descriptor (lab/catalog/NAME.py), in its order; its page is pages/NAME.py.

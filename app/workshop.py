@@ -5,8 +5,11 @@ Link flags (read through app/query.py like every link value):
   picks an option and presses Reveal; the reveal says what happened, with the numbers (the claim's detail), and whether
   the prediction matched the run's claim.
 - `class=CODE`: predictions are recorded for that class (lab/classroom/workshop_db.py). With `present=1` the same link
-  is the lecturer's view: it opens the class, shows the question with the live tally (a fragment that polls), a
-  Reveal for the room and a Reset for the question.
+  is the lecturer's view: a code that is not open is opened, with a new random key put into the link (`key=...`,
+  shown this once: the lecturer's link); the live tally, Reveal to the room, Reset and Close need that key. A code
+  that is open already needs its key; without it the view is a student's. `student=1` never makes a lecturer.
+- A student's vote is one per browser: a signed voter id kept in a cookie (the Streamlit session when the browser
+  keeps none), and bounded per voter and per network address (workshop_db.py).
 
 Everything a student or a link sends is validated before it is stored or drawn; text drawn from data is escaped.
 """
@@ -14,8 +17,11 @@ Everything a student or a link sends is validated before it is stored or drawn; 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import hmac
 import html
 import json
+import logging
 import re
 import secrets
 from typing import Any, Callable, Optional, Sequence
@@ -32,18 +38,20 @@ from lab.classroom import questions as lab_questions
 from lab.classroom import reproduce as lab_reproduce
 from lab.classroom import workshop_db as wdb
 
-WORKSHOP, CLASS = "workshop", "class"
+WORKSHOP, CLASS, KEY = "workshop", "class", "key"
 SESSION_KEY = "_layerlab_ws_session"
+VOTER_KEY = "_layerlab_ws_voter"  # this session's voter id (from the browser's cookie, or the session's own)
+LECTURER_KEY = "_layerlab_ws_lecturer"  # {code: key} of the classes this session opened or presented
+COOKIE = "layerlab_voter"
+CLOSE_NOTICE = "_layerlab_ws_closed"
 STATE_KEY = "_layerlab_ws_state"  # {(page, question key): {"chosen": int | None, "revealed": bool}}
 LOG_KEY = "_layerlab_ws_log"  # the worksheet: what this session ran, predicted and saw
 LOG_LIMIT = 30  # views kept for the worksheet (the oldest go first)
 POLL_SECONDS = 2.0
 
 
-def md(text: Any) -> str:
-    """Plain text for markdown: HTML escaped and markdown's active characters neutralised."""
-    text = html.escape(str(text), quote=False)
-    return re.sub(r"([\\`*_$\[\]<>#|~])", r"\\\1", text)
+log_ = logging.getLogger("layerlab.workshop")
+md = query.plain  # plain text for markdown (HTML escaped, markdown's active characters neutralised)
 
 
 @st.cache_resource(show_spinner=False)
@@ -57,8 +65,55 @@ def database() -> wdb.Workshop:
 
 
 def session_token() -> str:
-    """An opaque id of this browser session (never shown; one vote per session and question)."""
+    """An opaque id of this browser session (never shown)."""
     return st.session_state.setdefault(SESSION_KEY, secrets.token_urlsafe(16))
+
+
+def voter() -> str:
+    """This student's voter id: the one in the browser's signed cookie, so a reload is the same voter; otherwise
+    the session's own, which `keep_voter` then asks the browser to keep."""
+    known = st.session_state.get(VOTER_KEY)
+    if known:
+        return known
+    try:
+        signed = st.context.cookies.get(COOKIE)
+    except Exception:  # noqa: BLE001 - no browser (bare mode, AppTest): the session is the voter
+        signed = None
+    found = None
+    if signed:
+        try:
+            found = database().voter_of(signed)
+        except Exception:  # noqa: BLE001 - a database that cannot be reached must not break the page
+            log_.exception("could not check a voter cookie")
+    st.session_state[VOTER_KEY] = found or session_token()
+    return st.session_state[VOTER_KEY]
+
+
+def keep_voter() -> None:
+    """Ask the browser to keep this voter id (a cookie of the lab's own address, for the class's days), unless it
+    sent that very id. st.html runs the script in the page itself."""
+    vid = voter()
+    try:
+        sent = st.context.cookies.get(COOKIE)
+        signed = database().sign_voter(vid)
+    except Exception:  # noqa: BLE001 - no browser or no database: the session stays the voter
+        return
+    if sent == signed or not re.fullmatch(r"[A-Za-z0-9_.-]+", signed):
+        return
+    age = wdb.CLASS_DAYS * 86400
+    st.html(f"<script>document.cookie = '{COOKIE}={signed}; path=/; max-age={age}; SameSite=Strict';</script>",
+            unsafe_allow_javascript=True)
+
+
+def client() -> str:
+    """An opaque id of the student's network address (a keyed hash: the address itself is never stored)."""
+    try:
+        address = st.context.ip_address
+        secret = database().secret()
+    except Exception:  # noqa: BLE001 - bare mode, or no database (then no vote is stored anyway)
+        return "unknown"
+    address = address if isinstance(address, str) and address else "unknown"
+    return hmac.new(secret, address.encode(), hashlib.sha256).hexdigest()[:24]
 
 
 def _link_values(key: str) -> list[str]:
@@ -76,7 +131,7 @@ def link_flag(key: str) -> bool:
     try:
         return query.parse_choice(values, ("1",)) == "1"
     except query.Rejected as why:
-        st.warning(f"The link's value `{key}={query.shown('&'.join(values))}` was ignored: {why}.")
+        st.warning(f"The link's value `{key}={query.shown('&'.join(values))}` was ignored: {md(why)}.")
         del st.query_params[key]
         return False
 
@@ -88,10 +143,21 @@ def _class_code() -> Optional[str]:
     try:
         return wdb.class_code(query.single(values))
     except (query.Rejected, wdb.Rejected) as why:
-        st.warning(f"The link's class `class={query.shown('&'.join(values))}` was ignored: {why}. Predictions "
+        st.warning(f"The link's class `class={query.shown('&'.join(values))}` was ignored: {md(why)}. Predictions "
                    f"are not recorded for a class.")
         del st.query_params[CLASS]
         return None
+
+
+def _link_key() -> Optional[str]:
+    values = _link_values(KEY)
+    if not values:
+        return None
+    if len(values) == 1 and wdb.TOKEN.fullmatch(values[0]):
+        return values[0]
+    st.warning("The link's lecturer key is malformed and was ignored.")  # a secret: never echoed
+    del st.query_params[KEY]
+    return None
 
 
 def current_link() -> str:
@@ -105,18 +171,49 @@ def current_link() -> str:
 
 
 class Workshop:
-    """The workshop tools of one page (created by app/classroom.py's Page)."""
+    """The workshop tools of one page (created by app/classroom.py's Page). `present`: the link asks for the
+    lecturer's view (`present=1`, never `student=1`); it is granted with the class's key only."""
 
     def __init__(self, page: str, presets: Sequence[Preset], defaults: dict[str, Any], present: bool) -> None:
         self.page, self.presets, self.defaults, self.present = page, tuple(presets), dict(defaults), present
         self.questions = lab_questions.of(page)
         self.on = link_flag(WORKSHOP)
         self.code = _class_code()
-        self.lecturer = present and self.code is not None
+        self.key: Optional[str] = None
+        self.lecturer = present and self.code is not None and self._open()
+
+    def _open(self) -> bool:
+        """Open the class for its lecturer (or present it with its key); False, with a message, when refused."""
+        assert self.code is not None
+        known = st.session_state.setdefault(LECTURER_KEY, {})
+        key = _link_key() or known.get(self.code)
+        try:
+            opened = database().open_class(self.code, key)
+        except wdb.NotLecturer as why:
+            st.warning(f"This link cannot present the class: {md(why)}. This is the student view (the lecturer's "
+                       f"own link carries the class's key).", icon=":material/lock:")
+            return False
+        except wdb.Rejected as why:
+            st.warning(f"The class cannot be opened: {md(why)}.")
+            return False
+        except Exception:  # noqa: BLE001 - shown, not raised
+            log_.exception("could not open class %s", self.code)
+            st.error("The class database is unavailable: predictions cannot be counted, and the class cannot be "
+                     "opened. The server's log has the details.")
+            return False
+        if opened.key is not None:  # a new term: the key goes into this page's link, shown this once
+            key = opened.key
+            st.query_params[KEY] = key
+            st.success(f"Class **{md(self.code)}** is open (term {opened.term}). This page's address now carries "
+                       "the class's key: it is your lecturer link, shown only this once, so bookmark it. Without "
+                       "it nobody, you included, can show the tally, reset or close the class. Students get the "
+                       "Student link (no key).", icon=":material/key:")
+        known[self.code] = self.key = key
+        return True
 
     @property
     def active(self) -> bool:
-        return self.on or self.lecturer
+        return self.on or self.code is not None  # a class's link always asks the question
 
     def question(self, settings: dict[str, Any]) -> Optional[lab_questions.Question]:
         return lab_questions.question_for(self.questions, self.presets, self.defaults, settings)
@@ -153,8 +250,25 @@ class Workshop:
                 + ", ".join(f"**{md(names.get(q.preset, 'the default view'))}**" for q in self.questions)
                 + " (the presets under Try this).")
 
+    def _earlier(self, q: lab_questions.Question, state: dict[str, Any]) -> None:
+        """Once per session: this voter's stored prediction (a reload, the same browser) becomes the choice."""
+        if not self.code or state.get("looked"):
+            return
+        state["looked"] = True
+        try:
+            mine = database().mine(self.code, q.key, voter())
+        except Exception:  # noqa: BLE001 - only a convenience: the vote itself reports a database failure
+            log_.exception("could not read a stored prediction")
+            return
+        if mine is not None and 0 <= mine < len(q.options):
+            state["chosen"], state["earlier"] = mine, True
+            st.session_state.setdefault(f"ws_pick_{q.key}", mine)
+
     def _student(self, q: lab_questions.Question, ans: lab_questions.Answer, state: dict[str, Any]) -> None:
+        if self.code:
+            keep_voter()
         if not state["revealed"]:
+            self._earlier(q, state)
             chosen = st.radio("Your prediction", range(len(q.options)), index=state["chosen"],
                               format_func=lambda i: q.texts[i], key=f"ws_pick_{q.key}")
             st.button("Reveal", type="primary", disabled=chosen is None, key=f"ws_reveal_{q.key}",
@@ -162,17 +276,35 @@ class Workshop:
                       help="Commit to your prediction and see the result." + (
                           f" Your prediction is counted in class {self.code}." if self.code else ""))
             if self.code:
+                self._counting()
                 st.caption(f"Class {md(self.code)}: your prediction is counted when you press Reveal (anonymous; "
-                           f"pressing again later replaces it).")
-            if state.get("error"):
-                st.warning(state["error"])
+                           f"one per browser: pressing again later replaces it)."
+                           + (" This browser predicted before: that prediction is selected." if state.get("earlier")
+                              else ""))
             return
+        if state.get("error"):
+            st.warning(state["error"], icon=":material/error:")
         _verdict_box(q, ans, state["chosen"])
-        if self.code:
-            _tally_chart(self.code, q, ans, key=f"ws_tally_student_{q.key}")
+        if self.code and not state.get("error"):
+            st.caption(f"Counted in class {md(self.code)}; the lecturer shows the class's tally.")
+
+    def _counting(self) -> None:
+        """Before Reveal: say now when the prediction cannot be counted (the class is not open, the database is
+        down), so nobody is surprised after it."""
+        try:
+            if database().is_open(self.code):
+                return
+            st.warning(f"Class {md(self.code)} is not open, so your prediction will not be counted: check the code, "
+                       f"or wait for the lecturer to open it. Reveal still shows you the result.",
+                       icon=":material/error:")
+        except Exception:  # noqa: BLE001 - said on the page, details in the log
+            log_.exception("could not check class %s", self.code)
+            st.warning("The class database is unavailable: your prediction cannot be counted right now. Reveal "
+                       "still shows you the result.", icon=":material/error:")
 
     def _reveal(self, q: lab_questions.Question, ans: lab_questions.Answer) -> None:
-        """The Reveal button's callback: record the prediction (with a class), then reveal."""
+        """The Reveal button's callback: record the prediction (with a class), then reveal, recorded or not (a
+        prediction that cannot be counted still shows the result, and says why it was not counted)."""
         state = self._state(q)
         chosen = st.session_state.get(f"ws_pick_{q.key}")
         if chosen is None:
@@ -180,29 +312,25 @@ class Workshop:
         state["chosen"], state["error"] = chosen, None
         if self.code:
             try:
-                database().vote(self.code, q.key, q.texts, session_token(), q.texts[chosen])
+                database().vote(self.code, q.key, q.texts, voter(), q.texts[chosen], client=client())
             except wdb.Rejected as why:
-                state["error"] = f"Your prediction was not recorded: {why}."
-                return
-            except Exception as exc:  # noqa: BLE001 - a database that cannot be reached must not break the page
-                state["error"] = f"Your prediction could not be recorded (the class database is unavailable: " \
-                                 f"{type(exc).__name__})."
+                log_.info("prediction not counted in class %s: %s", self.code, why)
+                state["error"] = f"Your prediction was not counted: {md(why)}. Here is the result anyway."
+            except Exception:  # noqa: BLE001 - a database that cannot be reached must not break the page
+                log_.exception("could not store a prediction in class %s", self.code)
+                state["error"] = ("Your prediction could not be counted: the class database is unavailable (the "
+                                  "server's log has the details). Here is the result anyway.")
         state["revealed"] = True
         log({"kind": "prediction", "page": self.page, "question": q.prompt, "chosen": q.texts[chosen],
              "matched": ans.matches(chosen), "detail": (ans.claim or {}).get("detail", ""),
              "verdict": VERDICTS.get((ans.claim or {}).get("holds"), "") if ans.claim else "", "link": current_link()})
 
     def _lecturer(self, q: lab_questions.Question, ans: lab_questions.Answer, state: dict[str, Any]) -> None:
-        try:
-            database().open_class(self.code)
-        except Exception as exc:  # noqa: BLE001 - shown, not raised
-            st.error(f"The class database is unavailable ({type(exc).__name__}): predictions cannot be counted.")
-            return
         if state["revealed"]:  # on the projector the answer goes first: it must fit 1280x720 with the tally
             _verdict_box(q, ans, None)
         left, right = st.columns([3, 1])
         with left:
-            _live_tally(self.code, q, ans if state["revealed"] else None)
+            _live_tally(self.code, self.key, q, ans if state["revealed"] else None)
         with right:
             if not state["revealed"]:
                 st.button("Reveal to the room", type="primary", icon=":material/visibility:",
@@ -212,14 +340,50 @@ class Workshop:
                           on_click=_set, args=(state, "revealed", False))
             st.button("Reset this question", icon=":material/restart_alt:", key=f"ws_room_reset_{q.key}",
                       on_click=self._reset, args=(q,), help=f"Forget class {self.code}'s predictions on it.")
-            st.caption(f"Class **{md(self.code)}** · students' link: this page with `workshop=1&class={self.code}`")
+            st.button("Close the class", icon=":material/lock:", key="ws_room_close", on_click=self._close,
+                      help="End this term: no more predictions; the code can be opened again with an empty tally.")
+            if state.get("reset_error"):
+                st.warning(state["reset_error"], icon=":material/error:")
+            st.caption(f"Class **{md(self.code)}** · students' link: the Student link, or this page with "
+                       f"`workshop=1&class={self.code}`")
 
     def _reset(self, q: lab_questions.Question) -> None:
+        state = self._state(q)
+        state["reset_error"] = None
         try:
-            database().reset(self.code, q.key)
-        except Exception as exc:  # noqa: BLE001
-            st.session_state["_layerlab_ws_reset_error"] = type(exc).__name__
-        self._state(q)["revealed"] = False
+            database().reset(self.code, q.key, self.key)
+        except wdb.Rejected as why:
+            log_.warning("reset refused in class %s: %s", self.code, why)
+            state["reset_error"] = f"Reset was refused: {md(why)}."
+            return
+        except Exception:  # noqa: BLE001 - said on the page, details in the log
+            log_.exception("could not reset question %s of class %s", q.key, self.code)
+            state["reset_error"] = ("Reset failed: the class database is unavailable (the server's log has the "
+                                    "details). The predictions are still there.")
+            return
+        state["revealed"] = False
+
+    def _close(self) -> None:
+        try:
+            database().close_class(self.code, self.key)
+        except Exception as exc:  # noqa: BLE001 - said on the page, details in the log
+            log_.exception("could not close class %s", self.code)
+            why = md(exc) if isinstance(exc, wdb.Rejected) else "the class database is unavailable"
+            st.session_state[CLOSE_NOTICE] = f"The class could not be closed: {why}."
+            return
+        st.session_state.get(LECTURER_KEY, {}).pop(self.code, None)
+        st.session_state[CLOSE_NOTICE] = (f"Class {md(self.code)} is closed. Its predictions are deleted "
+                                          f"{wdb.CLASS_DAYS} days after it was opened.")
+        for k in (KEY, CLASS, "present"):  # not reopened by the next run
+            if k in st.query_params:
+                del st.query_params[k]
+
+
+def close_notice() -> None:
+    """The outcome of the lecturer's Close (said once, on the next run)."""
+    text = st.session_state.pop(CLOSE_NOTICE, None)
+    if text:
+        st.info(text, icon=":material/lock:")
 
 
 def claims_in(obj: Any) -> list[dict[str, Any]]:
@@ -279,24 +443,31 @@ def _tally_figure(q: lab_questions.Question, tally: wdb.Tally, ans: Optional[lab
     return fig.update_layout(margin={"t": 10, "b": 40, "r": 10})
 
 
-def _tally_chart(code: str, q: lab_questions.Question, ans: Optional[lab_questions.Answer], key: str) -> None:
+def _tally_chart(code: str, key: Optional[str], q: lab_questions.Question, ans: Optional[lab_questions.Answer],
+                 chart_key: str) -> None:
     try:
-        tally = database().tally(code, q.key, len(q.options))
-    except Exception as exc:  # noqa: BLE001
-        st.caption(f"The class's predictions are unavailable ({type(exc).__name__}).")
+        tally = database().tally(code, q.key, len(q.options), key)
+    except wdb.Rejected as why:
+        st.warning(f"The tally is not shown: {md(why)}.")
+        return
+    except Exception:  # noqa: BLE001 - said on the page, details in the log
+        log_.exception("could not read the tally of class %s", code)
+        st.warning("The class's predictions are unavailable: the class database cannot be reached (the server's "
+                   "log has the details).")
         return
     noun = "prediction" if tally.total == 1 else "predictions"
     st.markdown(f"**Class {md(code)}: {tally.total} {noun}**")
-    st.plotly_chart(_tally_figure(q, tally, ans), theme=None, key=key, config={"staticPlot": True})
+    st.plotly_chart(_tally_figure(q, tally, ans), theme=None, key=chart_key, config={"staticPlot": True})
     if tally.total:
         st.caption("Predictions per option: " + "; ".join(
             f"{md(t)}: {n}" for t, n in zip(q.texts, tally.counts, strict=True)))
 
 
 @st.fragment(run_every=POLL_SECONDS)
-def _live_tally(code: str, q: lab_questions.Question, ans: Optional[lab_questions.Answer]) -> None:
+def _live_tally(code: str, key: Optional[str], q: lab_questions.Question,
+                ans: Optional[lab_questions.Answer]) -> None:
     """The lecturer's tally, redrawn every POLL_SECONDS (only this fragment reruns, not the page)."""
-    _tally_chart(code, q, ans, key=f"ws_tally_{q.key}")
+    _tally_chart(code, key, q, ans, chart_key=f"ws_tally_{q.key}")
 
 
 # -- the worksheet: what this session did, as one offline HTML file ---------------------------------------------

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lab.classroom import questions, workshop_db  # noqa: E402
 from tests.browser import CHROMIUM_ARGS  # noqa: E402
 
-CODE = "TEST-1"
+CODE = f"BENCH-{int(time.time()) % 100000}"  # a fresh class (term) each run: its key is this run's
 
 
 def wait_text(page: Page, text: str, timeout: float = 600) -> None:
@@ -36,7 +36,6 @@ def metrics(page: Page) -> int:
 def main(url: str, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     q = questions.of("delete")[0]
-    workshop_db.Workshop().reset(CODE, q.key)  # a fresh round (the database lives in the store's folder)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         lecturer = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
@@ -83,7 +82,10 @@ def main(url: str, out: Path) -> None:
         phone.get_by_role("button", name="Reveal").click()
         wait_text(phone, "Original (held-out)")
         phone.screenshot(path=out / "workshop-phone-revealed.png")
-        tally = workshop_db.Workshop().tally(CODE, q.key, len(q.options))
+        from urllib.parse import parse_qs, urlparse
+
+        key = parse_qs(urlparse(lecturer.url).query)["key"][0]  # the lecturer's link carries the class's key
+        tally = workshop_db.Workshop().tally(CODE, q.key, len(q.options), key)
         print("database tally:", tally.counts)
         browser.close()
 

@@ -31,18 +31,18 @@ def free_port() -> int:
 
 
 @contextmanager
-def lab_server(cache_dir: str) -> Iterator[str]:
-    """A Streamlit server of the lab in quick mode on the Dask engine, on a free port, using the store at cache_dir;
-    yields its URL."""
+def lab_server(cache_dir: str, env: dict[str, str] | None = None, log_name: str = "server.log") -> Iterator[str]:
+    """A Streamlit server of the lab in quick mode on the Dask engine, on a free port, using the store at cache_dir
+    (and `env` on top); yields its URL."""
     port = free_port()
     # The real server runs the app's default engine, a local Dask cluster (2 worker processes): every page the
     # browser tests visit gets its results from worker processes, as in a classroom.
-    env = dict(os.environ, LAYERLAB_QUICK="1", LAYERLAB_CACHE=cache_dir, LAYERLAB_ENGINE="dask")
+    env = {**os.environ, "LAYERLAB_QUICK": "1", "LAYERLAB_CACHE": cache_dir, "LAYERLAB_ENGINE": "dask", **(env or {})}
     cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"), "--server.headless", "true",
            "--server.port", str(port), "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
     # The server's log goes to a file beside the store (an unread pipe could fill up and block the server).
     Path(cache_dir).mkdir(parents=True, exist_ok=True)
-    log = open(Path(cache_dir) / "server.log", "ab")  # noqa: SIM115 - closed in finally
+    log = open(Path(cache_dir) / log_name, "ab")  # noqa: SIM115 - closed in finally
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.time() + 90

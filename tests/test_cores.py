@@ -192,3 +192,27 @@ def test_spread_raises_the_failure_and_stops(machine):
 
     with pytest.raises(RuntimeError, match="piece 3 failed"):
         cores.spread([0], work)
+
+
+def test_the_lease_folder_is_private_to_its_user(tmp_path, monkeypatch):
+    import os
+    import stat
+
+    monkeypatch.setenv("LAYERLAB_CORES_DIR", str(tmp_path / "fresh"))
+    d = cores.folder()
+    assert stat.S_IMODE(os.stat(d).st_mode) == 0o700
+    loose = tmp_path / "loose"
+    loose.mkdir(mode=0o777)
+    os.chmod(loose, 0o777)
+    monkeypatch.setenv("LAYERLAB_CORES_DIR", str(loose))
+    assert stat.S_IMODE(os.stat(cores.folder()).st_mode) == 0o700  # tightened
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", tmp_path / "link")  # planted by someone else: refused, not followed
+    monkeypatch.setenv("LAYERLAB_CORES_DIR", str(tmp_path / "link"))
+    with pytest.raises(PermissionError, match="not a folder of this user"):
+        cores.folder()
+    monkeypatch.setattr(os, "getuid", lambda: 12345)  # a folder owned by another user
+    monkeypatch.setenv("LAYERLAB_CORES_DIR", str(tmp_path / "fresh2"))
+    (tmp_path / "fresh2").mkdir()
+    with pytest.raises(PermissionError, match="not a folder of this user"):
+        cores.folder()

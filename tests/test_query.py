@@ -6,6 +6,7 @@ The AppTest part runs tests/apps/controls_demo.py, a page with one control of ea
 from __future__ import annotations
 
 import logging
+import re
 import sys
 
 import pytest
@@ -197,3 +198,18 @@ def test_pin_round_trip_and_rules():
         query.parse_pin(["k.1", "k.2"], parsers)  # the key given twice
     with pytest.raises(ValueError):
         query.pin_text({"k": "a_b"})
+
+
+def test_plain_text_is_never_markup_and_errors_show_no_paths():
+    from app.jobs import without_paths
+    from app.query import plain
+
+    hostile = "[Log in](http://evil.example) ![x](http://e/p.png) **b** <b>h</b> :red[x] `c`"
+    shown = plain(hostile)
+    assert not re.search(r"(?<!\\)[\[\]()*`<>]", shown.replace("&lt;", "").replace("&gt;", "")), shown
+    assert "<b>" not in shown
+    exc = OSError("[Errno 2] No such file or directory: '/srv/layerlab/cache/delete/ab12.json' (C:\\lab\\x.txt)")
+    text = without_paths(exc)
+    assert "/srv" not in text and "layerlab/cache" not in text and "C:\\lab" not in text and "<path>" in text
+    assert without_paths(ValueError("k must be 1 to 6, got 9")) == "k must be 1 to 6, got 9"
+    assert len(without_paths(ValueError("x" * 1000))) <= 203

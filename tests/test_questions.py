@@ -82,4 +82,4 @@ def test_the_gate_finds_claims_in_a_result_or_in_results_side_by_side():
     assert claims_in({"claims": [a]}) == [a]
     assert claims_in(({"claims": [a]}, None, [{"claims": [b]}])) == [a, b]
     assert claims_in({"x": 1}) == [] and claims_in(None) == [] and claims_in({"claims": "junk"}) == []
-    assert md("<b>*x*</b> $1 [l](u)") == "&lt;b&gt;\\*x\\*&lt;/b&gt; \\$1 \\[l\\](u)"
+    assert md("<b>*x*</b> $1 [l](u)") == "&lt;b&gt;\\*x\\*&lt;/b&gt; \\$1 \\[l\\]\\(u\\)"

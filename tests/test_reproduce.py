@@ -6,6 +6,7 @@ import io
 import json
 import os
 import shlex
+from pathlib import Path
 
 import pytest
 
@@ -105,3 +106,14 @@ def test_the_reinit_focus_command_prints_the_focus_numbers(quick):
     printed, expected = json.loads(out.getvalue())["focus"], reinit.focus(fc)
     assert {k: printed[k] for k in ("cut_acc", "recovered_acc")} == {k: expected[k] for k in ("cut_acc",
                                                                                             "recovered_acc")}
+
+
+def test_downloads_name_no_folder_of_the_server(monkeypatch):
+    """The snippet and the notebook a student downloads must not tell where the server keeps its checkout or its
+    store; the notebook finds the reader's own checkout."""
+    root = str(Path(__file__).resolve().parents[1])
+    store = os.environ.get("LAYERLAB_CACHE", "")
+    text = reproduce.snippet(delete.run, CFG) + reproduce.notebook_text(delete.run, CFG, None, "Delete",
+                                                                         "http://host/delete?k=1")
+    assert root not in text and (not store or store not in text)
+    assert "/work/" not in text and "/home/" not in text and "/tmp/" not in text

@@ -14,13 +14,10 @@ import dataclasses
 import functools
 import json
 import shlex
-from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from lab.experiment import field_type
 from lab.runtime import quick
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @functools.cache  # the parser is the same for the process's life; building it costs ~50 ms a rerun
@@ -133,9 +130,13 @@ def notebook(fn: Callable[..., Any], cfg: Any, figure: Optional[Callable[..., An
         + "Run every cell from a checkout of Layer Lab (the first cell finds it). Results come from the lab's "
           "store when they are there, else they are computed (a few minutes on a laptop's CPU)."
         + ("\n\n*Quick mode is on (one training epoch): the numbers are the app's smoke-test numbers.*" if q else ""))]
-    setup = [
-        "import os, sys",
-        f"REPO = os.environ.get('LAYERLAB_REPO', {str(REPO)!r})  # the folder of your Layer Lab checkout",
+    setup = [  # the reader's own checkout: the notebook names no folder of the server that made it
+        "import os, sys, pathlib",
+        "here = pathlib.Path.cwd().resolve()",
+        "found = [p for p in (here, *here.parents) if (p / 'lab' / '__init__.py').is_file()]",
+        "REPO = os.environ.get('LAYERLAB_REPO') or (str(found[0]) if found else '')",
+        "if not REPO:",
+        "    raise SystemExit('Start Jupyter inside your Layer Lab checkout, or set LAYERLAB_REPO to its folder.')",
         "sys.path.insert(0, REPO)",
         "os.environ.setdefault('LAYERLAB_THREADS', '1')",
     ]

@@ -1,65 +1,90 @@
-"""Workshop predictions in a real database (no Streamlit): one vote per (class, question, browser session).
+"""Workshop predictions in a real database (no Streamlit): classes with a lecturer key, one vote per student.
 
 SQLite by default: `workshop.sqlite` in the store's folder, WAL mode (readers never wait for the one writer),
 created on first use. `LAYERLAB_DB` takes any SQLAlchemy URL instead, e.g.
 `postgresql+psycopg://user@host/layerlab`, so a course with several app servers counts one class in one place.
 
+A class and its lecturer: opening a code that is not open starts a *term* and returns a random key, shown once
+(the lecturer's link carries it); only its SHA-256 is stored. The tally, Reset and closing need the key; so does
+presenting a code that is already open. A term lasts CLASS_DAYS from its opening, or until its lecturer closes it;
+a code opened again after that starts an empty tally. Classes and their predictions are deleted CLASS_DAYS after
+their opening (`purge`, run whenever a class is opened).
+
 What a vote must pass, checked before anything is written (a rejected vote stores nothing):
-- the class code: 3-24 letters, digits and dashes (case does not matter: `test-1` is `TEST-1`), and a class the
-  lecturer opened (the presentation view with `class=CODE` opens it): a typo never creates a class of its own;
+- the class code: 3-24 letters, digits and dashes (case does not matter: `test-1` is `TEST-1`), and an open class;
 - the question: one of the lab's questions, and the option one of that question's;
-- the session: an opaque token of the browser session (the app draws it; never shown);
-- flood bounds: a session casts at most SESSION_PER_MINUTE votes a minute, a class takes at most CLASS_PER_MINUTE
-  votes a minute and at most CLASS_VOTERS predictions per question.
-A repeat vote from the same session replaces that session's vote. Every statement is SQLAlchemy Core with bound
-parameters: nothing a student sends is ever spliced into SQL text.
+- the voter: an opaque token the browser keeps (app/workshop.py signs it with `sign_voter`), the client an opaque
+  hash of the network address;
+- flood bounds, per voter and per client address (never per class, so no one can block a class): a voter casts at
+  most VOTER_PER_MINUTE votes a minute, an address at most CLIENT_PER_MINUTE in one class and adds at most
+  CLIENT_VOTERS voters to one question.
+A repeat vote from the same voter replaces that voter's vote. Writes of one class are serialised (SQLite: BEGIN
+IMMEDIATE; PostgreSQL: the class's row locked), so the bounds hold with several servers writing at once. Every
+statement is SQLAlchemy Core with bound parameters: nothing a student sends is ever spliced into SQL text.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
+import hmac
 import os
 import re
-import threading
+import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 CODE = re.compile(r"[A-Za-z0-9-]{3,24}")
-SESSION = re.compile(r"[A-Za-z0-9_-]{8,64}")
+TOKEN = re.compile(r"[A-Za-z0-9_-]{8,64}")
+CLIENT = re.compile(r"[A-Za-z0-9_-]{1,64}")
 QUESTION = re.compile(r"[a-z0-9_.-]{1,64}")
 WINDOW = 60.0  # seconds of the flood bounds
-SESSION_PER_MINUTE = 20  # a student changing their mind is a few votes; a script is hundreds
-CLASS_PER_MINUTE = 600
-CLASS_VOTERS = 500  # predictions per (class, question): a lecture hall, not the internet
-CLASS_DAYS = 30  # a class opened longer ago than this is closed (a code is reused next term)
+VOTER_PER_MINUTE = 20  # a student changing their mind is a few votes; a script is hundreds
+# One address may be a whole lecture hall behind a NAT: generous, but a bound that a script reaches in seconds.
+CLIENT_PER_MINUTE = 300
+CLIENT_VOTERS = 300  # new voters one address adds to one question of one class
+CLASS_DAYS = 30  # a term's length, and how long a class and its predictions are kept
 
 meta = sa.MetaData()
+# The tables of the lecturer-key schema have names of their own: a database of the earlier schema (no key) keeps
+# its old tables untouched, and nothing reads them.
 classes = sa.Table(
-    "workshop_classes", meta,
+    "class_terms", meta,
     sa.Column("code", sa.String(24), primary_key=True),
+    sa.Column("term", sa.Integer, nullable=False),  # how many times the code was opened
     sa.Column("opened", sa.Float, nullable=False),
+    sa.Column("closed", sa.Float, nullable=True),
+    sa.Column("key_hash", sa.String(64), nullable=False),
 )
 predictions = sa.Table(
-    "workshop_predictions", meta,
+    "class_predictions", meta,
     sa.Column("code", sa.String(24), primary_key=True),
     sa.Column("question", sa.String(64), primary_key=True),
-    sa.Column("session", sa.String(64), primary_key=True),
+    sa.Column("voter", sa.String(64), primary_key=True),
+    sa.Column("client", sa.String(64), nullable=False),
     sa.Column("option", sa.Integer, nullable=False),
     sa.Column("at", sa.Float, nullable=False),
 )
 votes = sa.Table(  # every vote cast (replacements included), for the flood bounds; older rows are pruned
-    "workshop_votes", meta,
+    "class_votes", meta,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("code", sa.String(24), nullable=False),
-    sa.Column("session", sa.String(64), nullable=False),
+    sa.Column("voter", sa.String(64), nullable=False),
+    sa.Column("client", sa.String(64), nullable=False),
     sa.Column("at", sa.Float, nullable=False),
-    sa.Index("workshop_votes_code_at", "code", "at"),
-    sa.Index("workshop_votes_session_at", "session", "at"),
+    sa.Index("class_votes_voter_at", "voter", "at"),
+    sa.Index("class_votes_code_client_at", "code", "client", "at"),
+)
+secrets_table = sa.Table(  # the server secret that signs voter ids (shared by every server of the database)
+    "lab_secrets", meta,
+    sa.Column("name", sa.String(32), primary_key=True),
+    sa.Column("value", sa.String(128), nullable=False),
 )
 
 
@@ -68,7 +93,11 @@ class Rejected(ValueError):
 
 
 class Flood(Rejected):
-    """Too many votes too fast (from one session, or in one class)."""
+    """Too many votes too fast (from one voter, or from one address)."""
+
+
+class NotLecturer(Rejected):
+    """An action that needs the class's lecturer key, asked without it (or with a wrong one)."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +109,15 @@ class Tally:
     @property
     def total(self) -> int:
         return sum(self.counts)
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A class as its lecturer's view opened it: `key` is set only when this call started the term (show it once)."""
+
+    code: str
+    term: int
+    key: Optional[str]
 
 
 def class_code(text: Any) -> str:
@@ -95,6 +133,11 @@ def _check(pattern: re.Pattern[str], text: Any, what: str) -> str:
     return text
 
 
+def key_hash(key: str) -> str:
+    """What is stored of a lecturer key. A key is 144 random bits, so a plain SHA-256 cannot be guessed back."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
 def default_url() -> str:
     """LAYERLAB_DB, or a SQLite file in the store's folder."""
     url = os.environ.get("LAYERLAB_DB", "").strip()
@@ -106,24 +149,62 @@ def default_url() -> str:
     return f"sqlite:///{root / 'workshop.sqlite'}"
 
 
+SCHEMA_TRIES = 8
+
+
+def create_schema(eng: Engine) -> None:
+    """Create the tables once. Several processes opening a fresh database at once race on "create if missing":
+    PostgreSQL takes an advisory lock first; SQLite takes its write lock (BEGIN IMMEDIATE) and a loser retries."""
+    for attempt in range(SCHEMA_TRIES):
+        try:
+            with _writing(eng) as conn:
+                if eng.dialect.name == "postgresql":
+                    conn.exec_driver_sql("SELECT pg_advisory_xact_lock(727027)")
+                meta.create_all(conn)
+            return
+        except (sa.exc.OperationalError, sa.exc.ProgrammingError, sa.exc.IntegrityError):
+            if attempt == SCHEMA_TRIES - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+
+
 @functools.lru_cache(maxsize=8)
 def engine(url: str) -> Engine:
     """One engine (connection pool) per URL per process; the tables are created on first use."""
     if url.startswith("sqlite:///"):
         Path(url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
-        eng = sa.create_engine(url, connect_args={"timeout": 10, "check_same_thread": False})
+        eng = sa.create_engine(url, connect_args={"timeout": 15, "check_same_thread": False})
 
         @sa.event.listens_for(eng, "connect")
         def _pragmas(conn: Any, _record: Any) -> None:  # WAL: many readers (the polling tallies), one writer
             cur = conn.cursor()
+            cur.execute("PRAGMA busy_timeout=15000")  # first: switching to WAL itself waits for the lock
             cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA synchronous=NORMAL")
-            cur.execute("PRAGMA busy_timeout=10000")
             cur.close()
     else:
         eng = sa.create_engine(url, pool_pre_ping=True)
-    meta.create_all(eng)
+    create_schema(eng)
     return eng
+
+
+@contextlib.contextmanager
+def _writing(eng: Engine) -> Iterator[Connection]:
+    """A write transaction. SQLite's default (deferred) one reads, then fails to upgrade when another process wrote
+    meanwhile; BEGIN IMMEDIATE takes the write lock up front (waiting up to busy_timeout)."""
+    if eng.dialect.name != "sqlite":
+        with eng.begin() as conn:
+            yield conn
+        return
+    with eng.connect() as conn:
+        conn = conn.execution_options(isolation_level="AUTOCOMMIT")  # the driver leaves BEGIN / COMMIT to us
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.exec_driver_sql("ROLLBACK")
+            raise
+        conn.exec_driver_sql("COMMIT")
 
 
 class Workshop:
@@ -132,64 +213,156 @@ class Workshop:
     def __init__(self, url: Optional[str] = None) -> None:
         self.url = url or default_url()
         self.engine = engine(self.url)
-        self._lock = threading.Lock()  # SQLite allows one writer; this keeps one process's writers in line
+        self._secret: Optional[bytes] = None
 
     # -- classes -----------------------------------------------------------------------------------------------
-    def open_class(self, code: str, now: Optional[float] = None) -> str:
-        """Open (or keep open) a class; returns its canonical code. The lecturer's presentation view calls this."""
+    def _class(self, conn: Connection, code: str, lock: bool = False) -> Optional[sa.Row]:
+        q = sa.select(classes).where(classes.c.code == code)
+        return conn.execute(q.with_for_update() if lock else q).first()
+
+    @staticmethod
+    def _live(row: Optional[sa.Row], now: float) -> bool:
+        return row is not None and row.closed is None and now - row.opened < CLASS_DAYS * 86400
+
+    @staticmethod
+    def _key_ok(row: Optional[sa.Row], key: Optional[str]) -> bool:
+        return row is not None and isinstance(key, str) and hmac.compare_digest(row.key_hash, key_hash(key))
+
+    def open_class(self, code: str, key: Optional[str] = None, now: Optional[float] = None) -> Opened:
+        """The lecturer's view: start a term for a code that is not open (a new key, an empty tally), or present
+        an open class with its key; NotLecturer for an open class without its key."""
         code, now = class_code(code), time.time() if now is None else now
-        with self._lock, self.engine.begin() as conn:
-            done = conn.execute(sa.update(classes).where(classes.c.code == code).values(opened=now)).rowcount
-            if not done:
-                conn.execute(sa.insert(classes).values(code=code, opened=now))
-        return code
+        self.purge(now)
+        with _writing(self.engine) as conn:
+            row = self._class(conn, code, lock=True)
+            if self._live(row, now):
+                if not self._key_ok(row, key):
+                    raise NotLecturer(f"class {code} is already open, and only its lecturer's link (the one with "
+                                      f"its key) can present it")
+                return Opened(code, row.term, None)
+            new_key, term = secrets.token_urlsafe(18), (row.term + 1 if row is not None else 1)
+            conn.execute(sa.delete(predictions).where(predictions.c.code == code))  # a new term, a new tally
+            values = {"term": term, "opened": now, "closed": None, "key_hash": key_hash(new_key)}
+            if row is None:
+                conn.execute(sa.insert(classes).values(code=code, **values))
+            else:
+                conn.execute(sa.update(classes).where(classes.c.code == code).values(**values))
+        return Opened(code, term, new_key)
 
     def is_open(self, code: str, now: Optional[float] = None) -> bool:
         code, now = class_code(code), time.time() if now is None else now
         with self.engine.connect() as conn:
-            opened = conn.execute(sa.select(classes.c.opened).where(classes.c.code == code)).scalar()
-        return opened is not None and now - opened < CLASS_DAYS * 86400
+            return self._live(self._class(conn, code), now)
+
+    def is_lecturer(self, code: str, key: Optional[str], now: Optional[float] = None) -> bool:
+        """Whether `key` is the key of the open class `code`."""
+        code, now = class_code(code), time.time() if now is None else now
+        with self.engine.connect() as conn:
+            row = self._class(conn, code)
+        return self._live(row, now) and self._key_ok(row, key)
+
+    def _lecturer(self, conn: Connection, code: str, key: Optional[str], now: float) -> None:
+        row = self._class(conn, code, lock=True)
+        if not (self._live(row, now) and self._key_ok(row, key)):
+            raise NotLecturer(f"only the lecturer of class {code} (their link, with its key) can do that")
+
+    def close_class(self, code: str, key: Optional[str], now: Optional[float] = None) -> None:
+        """End the term (the lecturer's Close): no more votes; the code can be opened again with a new tally."""
+        code, now = class_code(code), time.time() if now is None else now
+        with _writing(self.engine) as conn:
+            self._lecturer(conn, code, key, now)
+            conn.execute(sa.update(classes).where(classes.c.code == code).values(closed=now))
+
+    def purge(self, now: Optional[float] = None) -> int:
+        """Delete classes opened longer than CLASS_DAYS ago with their predictions, and vote records older than the
+        flood window; returns how many classes went."""
+        now = time.time() if now is None else now
+        old = now - CLASS_DAYS * 86400
+        with _writing(self.engine) as conn:
+            codes = list(conn.execute(sa.select(classes.c.code).where(classes.c.opened < old)).scalars())
+            if codes:
+                conn.execute(sa.delete(predictions).where(predictions.c.code.in_(codes)))
+                conn.execute(sa.delete(classes).where(classes.c.code.in_(codes)))
+            conn.execute(sa.delete(votes).where(votes.c.at < now - WINDOW))
+        return len(codes)
+
+    # -- voters ----------------------------------------------------------------------------------------------
+    def secret(self) -> bytes:
+        """The database's secret for signing voter ids, made by the first server that asks."""
+        if self._secret is None:
+            try:
+                with _writing(self.engine) as conn:
+                    conn.execute(sa.insert(secrets_table).values(name="voter", value=secrets.token_hex(32)))
+            except sa.exc.IntegrityError:  # another server made it first
+                pass
+            with self.engine.connect() as conn:
+                value = conn.execute(sa.select(secrets_table.c.value)
+                                     .where(secrets_table.c.name == "voter")).scalar_one()
+            self._secret = value.encode()
+        return self._secret
+
+    def sign_voter(self, voter: str) -> str:
+        """`voter.signature`: what the browser keeps, so a reload is the same voter and no one picks another's id."""
+        voter = _check(TOKEN, voter, "voter")
+        return f"{voter}.{hmac.new(self.secret(), voter.encode(), 'sha256').hexdigest()[:32]}"
+
+    def voter_of(self, signed: Any) -> Optional[str]:
+        """The voter id of a signed token, or None when it is malformed or its signature is wrong."""
+        if not isinstance(signed, str) or signed.count(".") != 1:
+            return None
+        voter, _ = signed.split(".")
+        if not TOKEN.fullmatch(voter):
+            return None
+        return voter if hmac.compare_digest(self.sign_voter(voter), signed) else None
 
     # -- votes ---------------------------------------------------------------------------------------------------
-    def vote(self, code: str, question: str, options: Sequence[str], session: str, option: str,
-             now: Optional[float] = None) -> None:
-        """Record (or replace) this session's prediction; Rejected (nothing stored) when anything is off."""
+    def vote(self, code: str, question: str, options: Sequence[str], voter: str, option: str,
+             client: str = "unknown", now: Optional[float] = None) -> None:
+        """Record (or replace) this voter's prediction; Rejected (nothing stored) when anything is off."""
         code = class_code(code)
         question = _check(QUESTION, question, "question")
-        session = _check(SESSION, session, "session")
+        voter = _check(TOKEN, voter, "voter")
+        client = _check(CLIENT, client, "client")
         if not isinstance(option, str) or option not in options:
             raise Rejected("that answer is not one of this question's options")
         index = list(options).index(option)
         now = time.time() if now is None else now
-        if not self.is_open(code, now):
-            raise Rejected(f"no class {code} is open: check the code, or ask the lecturer to open it (their "
-                           f"presentation view with this class opens it)")
-        with self._lock, self.engine.begin() as conn:
-            conn.execute(sa.delete(votes).where(votes.c.at < now - WINDOW))
+        closed = Rejected(f"no class {code} is open: check the code, or ask the lecturer to open it (their "
+                          f"presentation view with this class opens it)")
+        with _writing(self.engine) as conn:
+            if not self._live(self._class(conn, code, lock=True), now):  # the lock: one class's votes in line
+                raise closed
+            conn.execute(sa.delete(votes).where(votes.c.code == code, votes.c.at < now - WINDOW))
             recent = votes.c.at >= now - WINDOW
             mine = conn.execute(sa.select(sa.func.count()).select_from(votes)
-                                .where(votes.c.session == session, recent)).scalar_one()
-            if mine >= SESSION_PER_MINUTE:
+                                .where(votes.c.voter == voter, recent)).scalar_one()
+            if mine >= VOTER_PER_MINUTE:
                 raise Flood("too many answers from this browser in a minute: wait a moment and try again")
-            theirs = conn.execute(sa.select(sa.func.count()).select_from(votes)
-                                  .where(votes.c.code == code, recent)).scalar_one()
-            if theirs >= CLASS_PER_MINUTE:
-                raise Flood("this class is answering faster than the lab accepts: try again in a minute")
-            where = (predictions.c.code == code, predictions.c.question == question, predictions.c.session == session)
-            replaced = conn.execute(sa.update(predictions).where(*where).values(option=index, at=now)).rowcount
+            near = conn.execute(sa.select(sa.func.count()).select_from(votes)
+                                .where(votes.c.code == code, votes.c.client == client, recent)).scalar_one()
+            if near >= CLIENT_PER_MINUTE:
+                raise Flood("too many answers from your network in a minute: try again in a minute")
+            where = (predictions.c.code == code, predictions.c.question == question, predictions.c.voter == voter)
+            replaced = conn.execute(sa.update(predictions).where(*where)
+                                    .values(option=index, at=now, client=client)).rowcount
             if not replaced:
                 n = conn.execute(sa.select(sa.func.count()).select_from(predictions)
-                                 .where(*where[:2])).scalar_one()
-                if n >= CLASS_VOTERS:
-                    raise Flood(f"this question already has {CLASS_VOTERS} predictions in this class")
-                conn.execute(sa.insert(predictions).values(code=code, question=question, session=session,
-                                                           option=index, at=now))
-            conn.execute(sa.insert(votes).values(code=code, session=session, at=now))
+                                 .where(*where[:2], predictions.c.client == client)).scalar_one()
+                if n >= CLIENT_VOTERS:
+                    raise Flood(f"this question already has {CLIENT_VOTERS} predictions from your network")
+                conn.execute(sa.insert(predictions).values(code=code, question=question, voter=voter,
+                                                           client=client, option=index, at=now))
+            conn.execute(sa.insert(votes).values(code=code, voter=voter, client=client, at=now))
 
-    def tally(self, code: str, question: str, n_options: int) -> Tally:
-        """How many of the class predicted each option (in option order)."""
+    def tally(self, code: str, question: str, n_options: int, key: Optional[str],
+              now: Optional[float] = None) -> Tally:
+        """How many of the class predicted each option (in option order): for its lecturer only."""
         code, question = class_code(code), _check(QUESTION, question, "question")
+        now = time.time() if now is None else now
         with self.engine.connect() as conn:
+            row = self._class(conn, code)
+            if not (self._live(row, now) and self._key_ok(row, key)):
+                raise NotLecturer(f"only the lecturer of class {code} (their link, with its key) sees its tally")
             rows = conn.execute(sa.select(predictions.c.option, sa.func.count())
                                 .where(predictions.c.code == code, predictions.c.question == question)
                                 .group_by(predictions.c.option)).all()
@@ -199,18 +372,20 @@ class Workshop:
                 counts[option] = int(n)
         return Tally(tuple(counts))
 
-    def mine(self, code: str, question: str, session: str) -> Optional[int]:
-        """This session's prediction (option index), or None."""
+    def mine(self, code: str, question: str, voter: str) -> Optional[int]:
+        """This voter's prediction (option index), or None."""
         code, question = class_code(code), _check(QUESTION, question, "question")
-        session = _check(SESSION, session, "session")
+        voter = _check(TOKEN, voter, "voter")
         with self.engine.connect() as conn:
             return conn.execute(sa.select(predictions.c.option).where(
                 predictions.c.code == code, predictions.c.question == question,
-                predictions.c.session == session)).scalar()
+                predictions.c.voter == voter)).scalar()
 
-    def reset(self, code: str, question: str) -> int:
+    def reset(self, code: str, question: str, key: Optional[str], now: Optional[float] = None) -> int:
         """Forget the class's predictions on one question (the lecturer's Reset); returns how many went."""
         code, question = class_code(code), _check(QUESTION, question, "question")
-        with self._lock, self.engine.begin() as conn:
+        now = time.time() if now is None else now
+        with _writing(self.engine) as conn:
+            self._lecturer(conn, code, key, now)
             return conn.execute(sa.delete(predictions).where(predictions.c.code == code,
                                                              predictions.c.question == question)).rowcount

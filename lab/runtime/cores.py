@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextvars
 import fcntl
 import os
+import stat
 import tempfile
 import threading
 import time
@@ -42,9 +43,23 @@ T = TypeVar("T")
 _held: ContextVar[Optional[int]] = ContextVar("layerlab_core_held", default=None)  # fd of this job's own core
 
 
+_private: set[str] = set()  # folders already checked by this process
+
+
 def folder() -> Path:
+    """The slot files' folder, private to this user: in a shared temp folder another user could make it first (a
+    symlink, or a folder of theirs) and then hold every core or read which jobs run."""
     d = Path(os.environ.get("LAYERLAB_CORES_DIR") or Path(tempfile.gettempdir()) / f"layerlab-cores-{os.getuid()}")
-    d.mkdir(parents=True, exist_ok=True)
+    if str(d) in _private:
+        return d
+    d.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = os.lstat(d)
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+        raise PermissionError(f"the core-lease folder {d} is not a folder of this user: remove it, or set "
+                              f"LAYERLAB_CORES_DIR to a folder of your own")
+    if stat.S_IMODE(info.st_mode) & 0o077:  # made by an earlier version with the umask's mode
+        os.chmod(d, 0o700)
+    _private.add(str(d))
     return d
 
 

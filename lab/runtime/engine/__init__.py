@@ -1,6 +1,7 @@
 """One engine for heavy work: every training, sweep and table the app asks for goes through `engine()`.
 
-Two implementations behind one interface (`submit(label, fn, cfg) -> Job`, `jobs`, `key`, `ahead`, `waiting`):
+Two implementations behind one interface (`submit(label, fn, cfg, priority, owner, standard) -> Job`, `jobs`,
+`key`, `ahead`, `waiting`, `sweep`; admission control in `admission.py`):
 - `DaskEngine` (LAYERLAB_ENGINE=dask, the default; `cluster.py`): a Dask `distributed` cluster of worker processes,
   so training leaves the web server's process and its GIL; with LAYERLAB_SCHEDULER=tcp://host:port an existing one.
 - `ThreadEngine` (LAYERLAB_ENGINE=threads; `jobs.py`): a few threads inside the server process, for machines where

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import os
 import signal
 import subprocess
@@ -26,6 +27,7 @@ from typing import Any, Callable, Optional
 from lab.runtime.cores import computing
 from lab.runtime.engine.jobs import Engine, Job
 from lab.runtime.engine.progress_files import (
+    PROGRESS_DIR,
     STALE_QUEUED_S,
     ProgressFileWriter,
     job_id,
@@ -38,7 +40,13 @@ from lab.runtime.store import Store, active_store, recording_builds, use_store
 
 # Plumbing: cannot change a number (lab/runtime/codeversion.py).
 CODE_VERSION_NEUTRAL = True
+log = logging.getLogger("layerlab.engine")
 
+WATCH_S = 2.0  # how often the engine looks for a dead cluster
+HEAL_TIMEOUT_S = 180.0  # how long a heal keeps trying to start or reach a cluster before jobs fail with a message
+RETRY_S = 30.0  # after a heal that found no cluster, how long until the next try
+SNAPSHOT_S = 2.0  # the queue positions of every waiting page come from one read of the job files this old
+RESTARTING = "restarting the lab's workers (they stopped); your job runs as soon as they are back"
 CONNECT_TIMEOUT = "30s"  # how long to try an existing scheduler before every waiting job fails with a message
 # Memory bound of each local worker process (LAYERLAB_WORKER_MEMORY, e.g. "2GiB"); a trained model here takes a few
 # MB, a training well under 1 GB, so 3 GiB is ample and still bounds a server that runs for a whole term.
@@ -108,6 +116,17 @@ def run_on_worker(fn: Callable[..., Any], cfg: Any, root: str, jid: str, env: di
     return {"result": result, "notices": list(notices), "seconds": seconds, "builds": list(builds)}
 
 
+def _lost(exc: BaseException) -> bool:
+    """Whether a task failed because the cluster went away (cancelled by a lost scheduler, a closed connection),
+    not because the job raised: only those are run again."""
+    from concurrent.futures import CancelledError
+
+    from distributed.client import ClosedClientError
+
+    return isinstance(exc, (CancelledError, ClosedClientError, ConnectionError, EOFError)) or \
+        type(exc).__name__ in ("CommClosedError", "FutureCancelledError", "StreamClosedError")
+
+
 # -- the local cluster's own process ---------------------------------------------------------------------------
 # A LocalCluster made inside the web server runs its scheduler on the server's event loop: every heartbeat, task
 # transition and progress query of the workers then takes the server's GIL, and cached page views waited behind it
@@ -132,7 +151,7 @@ def serve_cluster() -> None:
         # preload: each worker imports the lab (torch) as it starts, in the background at server start-up, not at
         # the first student's job under `nice` (measured on a loaded machine: 15-20 s before a job's first line).
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=40, memory_limit=WORKER_MEMORY, scheduler_port=0,
+                               silence_logs=40, memory_limit=WORKER_MEMORY, scheduler_port=0, host="127.0.0.1",
                                preload=["lab.runtime.engine.cluster"])
     tmp = address_file.with_suffix(".tmp")
     tmp.write_text(cluster.scheduler_address)
@@ -142,6 +161,18 @@ def serve_cluster() -> None:
     cluster.close(timeout=30)
 
 
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill a cluster's process and its workers (its process group)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        pass
+
+
 def spawn_cluster(workers: int) -> tuple[subprocess.Popen, str]:
     """Start the cluster process (see `serve_cluster`); returns it and its scheduler's address. Its output goes
     where this process's goes (a pipe nobody reads would fill up and stall the workers that inherit it)."""
@@ -149,8 +180,9 @@ def spawn_cluster(workers: int) -> tuple[subprocess.Popen, str]:
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # the workers import what this process can
     with tempfile.TemporaryDirectory(prefix="layerlab-cluster-") as tmp:
         address_file = Path(tmp) / "address"
+        # A process group of its own: a heal kills the whole group, so workers whose cluster died go with it.
         proc = subprocess.Popen([sys.executable, "-c", SERVE, str(workers), str(os.getpid()), str(address_file)],
-                                env=env)
+                                env=env, start_new_session=True)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline and proc.poll() is None:
             if address_file.exists():
@@ -181,13 +213,23 @@ class DaskEngine(Engine):
         self._queue: list[tuple[int, int, Job]] = []
         self._count = itertools.count()
         self._inflight = 0
+        self._inflight_low = 0  # of which below priority 0 (custom settings, warming)
+        self._running: dict[str, Job] = {}  # sent to the cluster and not landed, by job id
+        self._gen = 0  # which cluster: bumped by each heal
+        self._healing = False
+        self._closing = threading.Event()
+        self.heals = 0  # clusters replaced so far
+        self._snap_lock = threading.Lock()
+        self._snap: tuple[float, list[tuple[Path, int, float]]] = (-1e9, [])
         self._capacity = (0, 0.0)  # (worker threads, when asked)
         self._attempts: dict[str, int] = {}
         # Starting worker processes takes seconds (each imports torch): do it in the background, so the page that
         # asked first shows "starting the lab's workers" instead of freezing, and jobs asked meanwhile wait here.
         threading.Thread(target=self._connect, name="layerlab-dask-start", daemon=True).start()
 
-    def _connect(self) -> None:
+    def _open(self) -> None:
+        """Connect a client (starting the local cluster's process first, without an address); sets `client`, or
+        `error` with a message for every waiting job."""
         try:
             from distributed import Client
 
@@ -203,9 +245,94 @@ class DaskEngine(Engine):
                 self.client = Client(address, set_as_default=False, timeout=CONNECT_TIMEOUT)
         except Exception as exc:  # noqa: BLE001 - whatever went wrong, every job asked for must hear about it
             self.error = RuntimeError(f"the lab's compute cluster could not be started or reached "
-                                      f"({type(exc).__name__}: {exc})")
+                                      f"({type(exc).__name__})")
+            log.warning("the lab's compute cluster could not be started or reached", exc_info=exc)
+
+    def _connect(self) -> None:
+        self._open()
         with self.lock:
             self._ready.set()
+            self._pump()
+        threading.Thread(target=self._watch, name="layerlab-dask-watch", daemon=True).start()
+
+    # -- healing -----------------------------------------------------------------------------------------------
+    def _dead(self) -> Optional[str]:
+        """Why the cluster is unusable (its process exited, the client lost the scheduler), or None."""
+        if self.cluster is not None and self.cluster.poll() is not None:
+            return f"the cluster's process exited (status {self.cluster.poll()})"
+        if self.client is not None and getattr(self.client, "status", "running") in ("closed", "failed", "closing"):
+            return f"the client lost the scheduler ({self.client.status})"
+        return None
+
+    def _watch(self) -> None:
+        """Every WATCH_S: a dead cluster is replaced (a local one restarted, LAYERLAB_SCHEDULER reconnected)."""
+        failed_at = None
+        while not self._closing.wait(WATCH_S):
+            with self.lock:
+                if self._healing or not self._ready.is_set():
+                    continue
+                why = self._dead()
+                if self.error is not None:  # no cluster at the last try: try again now and then
+                    failed_at = failed_at or time.monotonic()
+                    if time.monotonic() - failed_at > RETRY_S:
+                        why, failed_at = "trying again to start or reach the cluster", None
+                if why:
+                    self._heal(why)
+
+    def _heal(self, why: str) -> None:
+        """Replace a dead cluster (caller holds self.lock): jobs that were running go back to the queue once (a
+        second loss fails them with a message), every waiting page says "restarting the lab's workers", and a new
+        cluster (or a new connection) is made in the background; the queue is sent to it."""
+        if self._healing or self._closing.is_set():
+            return
+        log.warning("the lab's workers are gone (%s): restarting them", why)
+        self._healing, self.heals = True, self.heals + 1
+        self._ready.clear()
+        self._gen += 1  # callbacks of the old cluster's tasks are ignored from now on
+        running, self._running = list(self._running.values()), {}
+        self._inflight = self._inflight_low = 0
+        for job in running:
+            job.dask_future, job.started = None, False
+            if job.retries >= 1:
+                job.future.set_exception(RuntimeError("the lab's workers stopped twice while this was computing; "
+                                                      "try again"))
+                if job.progress_file is not None:
+                    job.progress_file.unlink(missing_ok=True)
+                continue
+            job.retries += 1
+            job.sent = False
+            heapq.heappush(self._queue, (-job.priority, next(self._count), job))
+        for _, _, job in self._queue:
+            if not job.future.done() and job.progress_file is not None:
+                job.message, job.fraction = RESTARTING, 0.0
+                write_progress(job.progress_file, {"state": "queued", "fraction": 0.0, "message": RESTARTING,
+                                                   "notices": [], "submitted": job.submitted,
+                                                   "priority": job.priority})
+        old = (self.client, self.cluster)
+        self.client = self.cluster = None
+        self.error = None
+        threading.Thread(target=self._restart, args=old, name="layerlab-dask-heal", daemon=True).start()
+
+    def _restart(self, client: Any, cluster: Optional[subprocess.Popen]) -> None:
+        try:
+            if client is not None:
+                client.close(timeout=5)
+        except Exception:  # noqa: BLE001 - it is already broken
+            pass
+        if cluster is not None:
+            _kill_group(cluster)
+        deadline = time.monotonic() + HEAL_TIMEOUT_S
+        while True:  # a scheduler at LAYERLAB_SCHEDULER may take a while to come back
+            self.error = None
+            self._open()
+            if self.error is None or time.monotonic() > deadline or self._closing.is_set():
+                break
+            time.sleep(2.0)
+        with self.lock:
+            self._healing = False
+            self._capacity = (0, 0.0)
+            self._ready.set()
+            log.warning("the lab's workers are back" if self.error is None else "the lab's workers did not come back")
             self._pump()
 
     def threads(self) -> int:
@@ -223,10 +350,14 @@ class DaskEngine(Engine):
         """Send queued jobs, most urgent first, while a worker thread is free (caller holds self.lock)."""
         if not self._ready.is_set():
             return
-        while self._queue and (self.error is not None or self._inflight < self.threads()):
-            _, _, job = heapq.heappop(self._queue)
-            if job.sent or job.future.done():  # a stale entry of a lifted job
+        while self._ready.is_set() and self._queue and (self.error is not None or self._inflight < self.threads()):
+            job = self._queue[0][2]
+            if job.sent or job.future.done():  # a stale entry of a lifted job, or one dropped (its owners left)
+                heapq.heappop(self._queue)
                 continue
+            if job.priority < 0 and self.error is None and self._inflight_low >= self.threads() - 1 > 0:
+                break  # one worker stays free for default views and presets (the rest of the queue ranks lower)
+            heapq.heappop(self._queue)
             job.sent = True
             self._send(job, *job.task)
 
@@ -242,6 +373,7 @@ class DaskEngine(Engine):
         write_progress(path, {"state": "queued", "fraction": 0.0, "message": job.message, "notices": [],
                               "submitted": job.submitted, "priority": priority})
         job.task = (fn, cfg, jid, {"LAYERLAB_QUICK": os.environ.get("LAYERLAB_QUICK", "")})
+        self._snap = (-1e9, [])  # a new queued job: the next queue position is read afresh
         if not self._ready.is_set():
             job.message = "starting the lab's workers (once per server)"
         self._enqueue(job)
@@ -263,16 +395,38 @@ class DaskEngine(Engine):
         # (a task whose worker died runs again elsewhere); an exception inside the job is deterministic and is
         # reported, not retried.
         n = self._attempts[jid] = self._attempts.get(jid, -1) + 1
+        try:
+            dfut = self.client.submit(run_on_worker, fn, cfg, str(self.store.root), jid, env, job.submitted,
+                                      key=f"layerlab-{jid}" + (f"-{n}" if n else ""), pure=False,
+                                      priority=job.priority)
+        except Exception as exc:  # noqa: BLE001 - a closed client or a lost scheduler: the job waits for a new one
+            job.sent = False
+            heapq.heappush(self._queue, (-job.priority, next(self._count), job))
+            self._heal(f"submitting failed: {type(exc).__name__}")
+            return
+        # Counted only once the cluster took it: a failed submit must not hold a worker's place forever.
         self._inflight += 1
-        dfut = self.client.submit(run_on_worker, fn, cfg, str(self.store.root), jid, env, job.submitted,
-                                  key=f"layerlab-{jid}" + (f"-{n}" if n else ""), pure=False,
-                                  priority=job.priority)
+        self._inflight_low += job.priority < 0
+        self._running[jid] = job
         job.dask_future = dfut  # held so the scheduler keeps the task
+        gen = self._gen
 
         def landed(f: Any) -> None:
             try:
-                out = f.result()
-            except BaseException as exc:  # noqa: BLE001 - any failure travels to the page through the future
+                out, exc = f.result(), None
+            except BaseException as e:  # noqa: BLE001 - any failure travels to the page through the future
+                out, exc = None, e
+            with self.lock:
+                if gen != self._gen:  # the cluster was replaced meanwhile: the heal requeued this job
+                    return
+                if exc is not None and _lost(exc):  # the cluster went away under it, not the job's own error
+                    self._heal(f"a task was lost: {type(exc).__name__}")
+                    return
+                self._running.pop(jid, None)
+                self._inflight -= 1
+                self._inflight_low -= job.priority < 0
+            job.dask_future = None  # let the scheduler forget it
+            if exc is not None:
                 job.future.set_exception(exc if isinstance(exc, Exception) else RuntimeError(repr(exc)))
             else:
                 job.notices[:] = list(out["notices"])
@@ -280,30 +434,35 @@ class DaskEngine(Engine):
                 job.builds = list(out.get("builds", []))
                 job.started, job.fraction, job.message = True, 1.0, "done"
                 job.future.set_result(out["result"])
-            finally:
-                path.unlink(missing_ok=True)
-                job.dask_future = None  # let the scheduler forget it
-                with self.lock:  # a worker thread is free: send the next job
-                    self._inflight -= 1
-                    self._pump()
+            path.unlink(missing_ok=True)
+            with self.lock:  # a worker thread is free: send the next job
+                self._pump()
 
         dfut.add_done_callback(landed)
 
+    def _queued_files(self) -> list[tuple[Path, int, float]]:
+        """(file, priority, submitted) of every queued job of every server sharing the store: one read of the job
+        files per SNAPSHOT_S for the whole server, however many pages wait (each used to read them all)."""
+        with self._snap_lock:
+            if time.monotonic() - self._snap[0] > SNAPSHOT_S:
+                found, now = [], time.time()
+                for path in (Path(self.store.root) / PROGRESS_DIR).glob("*.json"):
+                    data = read_progress(path)
+                    if data and data.get("state") == "queued" and now - data.get("submitted", 0) < STALE_QUEUED_S:
+                        found.append((path, int(data.get("priority", 0)), float(data.get("submitted", now))))
+                self._snap = (time.monotonic(), found)
+            return self._snap[1]
+
     def ahead(self, job: Job) -> int:
-        """Queued jobs submitted before this one by any server sharing the store (read from the job files)."""
+        """Queued jobs that start before this one, of any server sharing the store (from the shared snapshot)."""
         job.refresh()
         if job.started or job.future.done() or job.progress_file is None:
             return 0
-        n, now = 0, time.time()
-        for path in job.progress_file.parent.glob("*.json"):
-            data = read_progress(path)
-            if (path != job.progress_file and data and data.get("state") == "queued"
-                    and self._before(int(data.get("priority", 0)), data.get("submitted", now), job)
-                    and now - data.get("submitted", 0) < STALE_QUEUED_S):
-                n += 1
-        return n
+        return sum(1 for path, priority, submitted in self._queued_files()
+                   if path != job.progress_file and self._before(priority, submitted, job))
 
     def close(self) -> None:
+        self._closing.set()
         self._ready.wait(120)
         if self.client is not None:
             self.client.close()
@@ -312,4 +471,4 @@ class DaskEngine(Engine):
             try:
                 self.cluster.wait(60)
             except subprocess.TimeoutExpired:
-                self.cluster.kill()
+                _kill_group(self.cluster)

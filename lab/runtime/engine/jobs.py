@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from lab.runtime.cores import computing
+from lab.runtime.engine.admission import Admission, Owner
 from lab.runtime.engine.progress_files import read_progress
 from lab.runtime.notices import collecting
 from lab.runtime.store import config_json, recording_builds
@@ -49,6 +50,7 @@ class Job:
     seconds: Optional[float] = None  # how long the job itself ran (not its wait), once done
     builds: list = field(default_factory=list)  # entries it built (store.recording_builds), once done
     dask_future: Any = None  # the Dask engine's handle on the task while it runs: held so the scheduler keeps it
+    retries: int = 0  # times it went back to the queue because the cluster died under it (cluster.py)
     _read_at: float = 0.0
 
     def report(self, fraction: float, message: str) -> None:
@@ -70,35 +72,62 @@ class Job:
                     self.notices.append(str(n))
 
 
+def _failed(job: Job) -> bool:
+    """A finished job that left no result (an error, or dropped before it ran): asking again starts it anew."""
+    fut = job.future
+    return fut.done() and (fut.cancelled() or fut.exception() is not None)
+
+
 class Engine:
     """What both engines share: the job table, keys, joining, queue positions."""
 
     def __init__(self) -> None:
         self.jobs: dict[str, Job] = {}
         self.lock = threading.Lock()
+        self.admission = Admission()
 
     @staticmethod
     def key(fn: Callable[..., Any], cfg: Any) -> str:
         return f"{fn.__module__}.{fn.__qualname__}:{config_json(cfg)}"
 
-    def submit(self, label: str, fn: Callable[..., Any], cfg: Any, priority: int = 0) -> Job:
+    def submit(self, label: str, fn: Callable[..., Any], cfg: Any, priority: int = 0,
+               owner: Optional[Owner] = None, standard: bool = True) -> Job:
         """Start `fn(cfg)` (or join the same job, running or done with a result); returns its Job at once.
 
         `priority`: queued jobs with a higher one start first (BACKGROUND for warming). A student who joins a
-        queued background job lifts it to their priority where the engine can (the thread engine)."""
+        queued background job lifts it to their priority where the engine can (the thread engine). `owner` and
+        `standard` (a default view or preset) go to admission control (admission.py): a new custom job of an
+        owner runs at CUSTOM below every standard one, or raises Busy when its bounds are reached."""
         key = self.key(fn, cfg)
         with self.lock:
             job = self.jobs.get(key)
-            if job is not None and not (job.future.done() and job.future.exception() is not None):
+            if job is not None and not _failed(job):
                 if priority > job.priority:
                     self._lift(job, priority)
+                self.admission.add(key, owner, custom=False)
                 return job
-            job = self._start(label, fn, cfg, key, priority)
+            offset = self.admission.admit(key, owner, standard, self.jobs)
+            job = self._start(label, fn, cfg, key, priority + offset)
             self.jobs[key] = job
+            self.admission.add(key, owner, custom=offset != 0)
             if len(self.jobs) > KEEP_DONE:
-                for k in [k for k, j in self.jobs.items() if j.future.done()][: len(self.jobs) - KEEP_DONE]:
+                old = [k for k, j in self.jobs.items() if j.future.done()][: len(self.jobs) - KEEP_DONE]
+                for k in old:
                     del self.jobs[k]
+                self.admission.forget(old)
             return job
+
+    def sweep(self, alive: Callable[[str], bool]) -> int:
+        """Drop queued jobs whose every owner's session has ended (nobody else waits for them); returns how many."""
+        with self.lock:
+            gone = self.admission.orphans(self.jobs, alive)
+            for k in gone:
+                job = self.jobs.pop(k)
+                job.future.cancel()  # its queue entry is skipped when it comes up
+                if job.progress_file is not None:
+                    job.progress_file.unlink(missing_ok=True)
+            self.admission.forget(gone)
+        return len(gone)
 
     def _start(self, label: str, fn: Callable[..., Any], cfg: Any, key: str, priority: int) -> Job:
         raise NotImplementedError

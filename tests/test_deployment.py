@@ -1,0 +1,129 @@
+"""A course deployment in real processes: one PostgreSQL server, one Dask scheduler and worker started with the
+`dask scheduler` / `dask worker` commands, two app servers sharing them and one store; a lecturer on one server, a
+student on each; the tally agrees; the scheduler is killed mid-class and started again (as a supervisor would) and
+no vote is lost, while a page that was waiting for a training finishes by itself, without an app server restart.
+Skipped without Chromium or PostgreSQL on a developer's machine; in CI (CI=true) they are required."""
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from urllib.parse import parse_qs, urljoin, urlparse
+
+import pytest
+
+from lab.classroom import questions, workshop_db
+
+from .browser import chromium_path, free_port, lab_server, settle
+from .pg_server import bin_dir, postgres
+
+pytestmark = pytest.mark.browser
+
+if chromium_path() is None or bin_dir() is None:
+    if os.environ.get("CI"):
+        raise RuntimeError("CI needs Debian's chromium and postgresql for the deployment test (.ci/run installs them)")
+    pytest.skip("chromium or postgresql is not installed", allow_module_level=True)
+
+ROOT = Path(__file__).resolve().parents[1]
+DASK = str(Path(sys.executable).parent / "dask")
+Q = next(x for x in questions.of("delete") if x.preset == "")
+
+
+@contextmanager
+def process(cmd: list[str], log: Path, env: dict[str, str]):
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            yield proc
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(30)
+
+
+def _cluster_env(store: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "LAYERLAB_CACHE": str(store), "LAYERLAB_QUICK": "1",
+            "LAYERLAB_WORKER_NICE": "0"}
+
+
+def _start_cluster(stack: ExitStack, store: Path, port: int, n: int):
+    env = _cluster_env(store)
+    sched = stack.enter_context(process([DASK, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                                         "--no-dashboard"], store / f"scheduler{n}.log", env))
+    worker = stack.enter_context(process([DASK, "worker", f"tcp://127.0.0.1:{port}", "--nthreads", "1",
+                                          "--nworkers", "1", "--no-dashboard", "--host", "127.0.0.1",
+                                          "--preload", "lab.runtime.engine.cluster"], store / f"worker{n}.log", env))
+    return sched, worker
+
+
+def _key(url: str) -> str:
+    return parse_qs(urlparse(url).query)["key"][0]
+
+
+def _vote(page, option: int) -> None:
+    settle(page, "Your prediction")
+    page.get_by_text(Q.texts[option]).click()
+    page.get_by_role("button", name="Reveal", exact=True).click()
+    settle(page, "Original (held-out)")
+    assert page.get_by_text("not counted", exact=False).count() == 0
+
+
+def test_two_app_servers_one_database_one_scheduler_killed_mid_class(chromium):
+    store = Path(tempfile.mkdtemp(prefix="layerlab-deploy-"))
+    port = free_port()
+    code = f"DEPLOY-{int(time.time()) % 100000}"
+    with ExitStack() as stack, postgres() as db_url:
+        stack.enter_context(_cluster_stack := ExitStack())
+        _start_cluster(_cluster_stack, store, port, 1)
+        env = {"LAYERLAB_DB": db_url, "LAYERLAB_SCHEDULER": f"tcp://127.0.0.1:{port}", "LAYERLAB_WARM": "0"}
+        url_a = stack.enter_context(lab_server(str(store), env, "app-a.log"))
+        url_b = stack.enter_context(lab_server(str(store), env, "app-b.log"))
+
+        lecturer = chromium.new_context().new_page()
+        lecturer.goto(f"{url_a}/delete?present=1&class={code}", timeout=300_000)
+        settle(lecturer, f"Class {code}: 0 predictions")
+        key = _key(lecturer.url)
+        student_link = lecturer.locator("a", has_text="Student link").first.get_attribute("href")
+        student_path = urlparse(urljoin(lecturer.url, student_link))
+        path = student_path.path + "?" + student_path.query
+
+        one = chromium.new_context().new_page()  # a student on server A
+        one.goto(url_a + path, timeout=300_000)
+        _vote(one, 0)
+        two = chromium.new_context().new_page()  # a student on server B (the same database)
+        two.goto(url_b + path, timeout=300_000)
+        _vote(two, 1)
+        deadline = time.time() + 30
+        while time.time() < deadline and lecturer.get_by_text(f"Class {code}: 2 predictions").count() == 0:
+            time.sleep(0.5)
+        assert lecturer.get_by_text(f"Class {code}: 2 predictions").count() == 1
+        db = workshop_db.Workshop(db_url)
+        assert db.tally(code, Q.key, len(Q.options), key).counts[:2] == (1, 1)
+
+        # Mid-class: the scheduler dies. A page that needs a training (another seed) now waits for it.
+        _cluster_stack.close()
+        waiting = chromium.new_context().new_page()
+        waiting.goto(f"{url_b}/delete?seed=7", timeout=300_000)
+        time.sleep(5)
+        three = chromium.new_context().new_page()  # stored views and votes need no cluster
+        three.goto(url_b + path, timeout=300_000)
+        _vote(three, 2)
+        restarted = time.monotonic()
+        _start_cluster(stack, store, port, 2)  # the supervisor starts them again, on the same address
+        settle(waiting, "Original (held-out)", timeout_ms=400_000)  # no reload: the page recovered by itself
+        print(f"deployment: the waiting page had its result {time.monotonic() - restarted:.1f} s after the "
+              f"scheduler was restarted")
+        assert waiting.locator("[data-testid='stException']").count() == 0
+        deadline = time.time() + 30
+        while time.time() < deadline and lecturer.get_by_text(f"Class {code}: 3 predictions").count() == 0:
+            time.sleep(0.5)
+        assert lecturer.get_by_text(f"Class {code}: 3 predictions").count() == 1
+        assert db.tally(code, Q.key, len(Q.options), key).counts == (1, 1, 1)  # no vote lost
+        for p in (lecturer, one, two, three, waiting):
+            p.context.close()
