@@ -108,13 +108,15 @@ def more_seeds(claims: Sequence[dict[str, Any]], page: Any) -> None:
                 st.session_state[SEEDS_KEY][ident] = lab_seeds.seeds_around(seed, int(n))
                 st.rerun()
             return
-        _pooled_view(page.name, settings, asked)
+        # Extra seeds are extra work: a lecturer presenting gets them at the presets' priority, anyone else as a
+        # custom setting (bounded per visitor by admission control, app/jobs.py).
+        _pooled_view(page.name, settings, asked, standard=bool(getattr(page, "present", False)))
 
 
-def _pooled_view(name: str, settings: dict[str, Any], seeds: Sequence[int]) -> None:
+def _pooled_view(name: str, settings: dict[str, Any], seeds: Sequence[int], standard: bool) -> None:
     pending = jobs.Pending()
-    per_seed = [pending.get(f"Claims at seed {s}", lab_seeds.claims_at, lab_seeds.SeedClaims.of(name, settings, s))
-                for s in seeds]
+    per_seed = [pending.get(f"Claims at seed {s}", lab_seeds.claims_at, lab_seeds.SeedClaims.of(name, settings, s),
+                            standard=standard) for s in seeds]
     done = [r for r in per_seed if r is not None]
     st.markdown(f"**Over seeds {', '.join(map(str, seeds))}** ({len(done)} of {len(seeds)} computed)")
     if len(done) < len(seeds):

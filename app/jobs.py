@@ -209,18 +209,21 @@ def admit_page() -> bool:
         return True
 
 
-def _submit(label: str, fn: Callable[..., Any], cfg: Any) -> Job:
+def _submit(label: str, fn: Callable[..., Any], cfg: Any, standard: Optional[bool] = None) -> Job:
     """Submit through admission control (lab/runtime/engine/admission.py): this run's settings say whether the job
-    is a standard one; queued jobs of visitors who left are dropped first. Busy when it is not admitted."""
+    is a standard one, unless the caller says; queued jobs of visitors who left are dropped first. Busy when it is
+    not admitted."""
     eng = runner()
     dropped = eng.sweep(_alive)
     if dropped:
         log.info("dropped %d queued jobs of visitors who left", dropped)
-    return eng.submit(label, fn, cfg, owner=owner(), standard=bool(st.session_state.get(STANDARD, True)))
+    if standard is None:
+        standard = bool(st.session_state.get(STANDARD, True))
+    return eng.submit(label, fn, cfg, owner=owner(), standard=standard)
 
 
-def _started(label: str, fn: Callable[..., Any], cfg: Any, wait: float) -> Job:
-    job = _submit(label, fn, cfg)
+def _started(label: str, fn: Callable[..., Any], cfg: Any, wait: float, standard: Optional[bool] = None) -> Job:
+    job = _submit(label, fn, cfg, standard)
     try:
         job.future.result(timeout=wait)  # a quick job returns within this: no bar flashes up
     except Exception:  # noqa: BLE001 - still running (TimeoutError) or failed; the caller handles both
@@ -298,12 +301,14 @@ class Pending:
     def __init__(self) -> None:
         self.keys: list[str] = []
 
-    def get(self, label: str, fn: Callable[..., Any], cfg: Any, wait: float = 0.3) -> Optional[Any]:
+    def get(self, label: str, fn: Callable[..., Any], cfg: Any, wait: float = 0.3,
+            standard: Optional[bool] = None) -> Optional[Any]:
+        """`standard`: whether the job counts as a default view's or preset's (None: as this run's settings say)."""
         result = _stored(label, fn, cfg)
         if result is not _MISSING:
             return result
         try:
-            job = _started(label, fn, cfg, wait)
+            job = _started(label, fn, cfg, wait, standard)
         except Busy as why:
             st.warning(f"{label}: not started, {query.plain(why)}.", icon=":material/hourglass_disabled:")
             return None

@@ -31,7 +31,7 @@ import numpy as np
 
 Z = 2.0  # a verdict needs its estimate this many standard errors from the threshold (one-sided ~97.7 %)
 SE_KINDS = ("binomial", "paired", "independent", "exact", "bootstrap", "seeds")
-MAX_SETTLE_SEEDS = 20  # beyond this many seeds a page does not offer to settle a claim by seeds
+MAX_SETTLE_SEEDS = 12  # beyond this many seeds a page does not offer to settle a claim (a visitor's job bound)
 
 
 @dataclass(frozen=True)
