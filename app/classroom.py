@@ -394,7 +394,7 @@ def _scroll_to(key: str) -> None:
     preset was clicked far below it).
 
     Streamlit has no scroll API. st.html runs a script in the page itself when allowed to (the supported way since
-    st.components.v1.html, a same-origin iframe, was deprecated); `key` is one of the page's own constants.
+    the old components html iframe, same-origin, was deprecated); `key` is one of the page's own constants.
     The browser runs an st.html script again only when its text changes: the same element drawn by two runs in a row
     (two presets clicked one after the other) would not scroll the second time, so each request numbers itself."""
     if not re.fullmatch(r"[a-z_]+", key):
