@@ -175,11 +175,6 @@ def t_factor(df: int, z: float = Z) -> float:
     return float(t.ppf(norm.cdf(z), df) / z)
 
 
-def of_seeds(values: Sequence[float], se_one: float) -> Estimate:
-    """`over_seeds` for bare values, each with the same own error `se_one`."""
-    return over_seeds([Estimate(float(v), se_one, "binomial", 1) for v in values])
-
-
 def cluster_bootstrap(scores: Any, draws: int = 2000, seed: int = 0) -> Estimate:
     """The mean of a matrix of per-row scores whose rows and columns are clusters (e.g. test orders x digits: every
     digit appears in every order), with a two-way (pigeonhole) bootstrap error: rows and columns resampled
