@@ -6,8 +6,6 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from lab.experiments import layerdrop
-
 from . import figures_common as common
 from . import theme
 from .figcache import figure
@@ -128,9 +126,8 @@ def recovery_curve(r: dict[str, Any]) -> go.Figure:
 
 
 def versus_p_of_run(r: dict[str, Any], height: int = 420) -> go.Figure:
-    """The page's main figure from `layerdrop.run`'s result (a notebook's): the profiles of the reference rates, read
-    from the store (the run computed them), one line per rate under the run's strategy."""
+    """The page's main figure from `layerdrop.run`'s result (a notebook's): one line per reference rate under the
+    run's strategy, from the curves the result carries."""
     c = r["config"]
     get = c.get if isinstance(c, dict) else lambda k: getattr(c, k)
-    profiles = layerdrop.compare(layerdrop.CompareConfig(model=get("model"), p=get("p"), seed=get("seed")))
-    return versus_p(profiles, get("strategy"), get("p"), get("keep"), None, height, r)
+    return versus_p(r["by_p"], get("strategy"), get("p"), get("keep"), None, height, r)

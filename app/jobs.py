@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional
 import streamlit as st
 
 from app import figcache, query
+from app.turns import Turns
 from lab.classroom import warm
 from lab.runtime import engine as engines
 from lab.runtime import quick
@@ -209,6 +210,35 @@ def admit_page() -> bool:
         return True
 
 
+# Pages of one address that work (run their script or wait for jobs) at once (app/turns.py); the rest wait their
+# turn without using the server's CPU. LAYERLAB_WORKING_PER_CLIENT raises it where a hall shares one address.
+WORKING_PER_CLIENT = int(os.environ.get("LAYERLAB_WORKING_PER_CLIENT", "6"))
+_turns = Turns(WORKING_PER_CLIENT)
+WAITING = "_layerlab_waits_for_jobs"  # session_state: this run left jobs to wait for (it keeps its turn)
+
+
+def take_turn() -> bool:
+    """Hold one of this address's turns before the page works, waiting (with a notice) while the address's other
+    pages hold them all; False if the session ended meanwhile. An unknown address is not bounded."""
+    st.session_state[WAITING] = False
+    who = owner()
+    if who is None or who.client == UNKNOWN or _turns.try_take(who.client, who.session, _alive):
+        return True
+    note = st.empty()
+    note.info(f"{_turns.limit} pages of the lab from your network are computing; this one starts as soon as one of "
+              f"them is done. Close the pages you no longer need.", icon=":material/hourglass_top:")
+    got = _turns.wait(who.client, who.session, _alive)
+    note.empty()
+    return got
+
+
+def end_turn() -> None:
+    """At the end of a page's run: give the turn back unless the page left jobs to wait for (its polling works)."""
+    who = owner()
+    if who is not None and who.client != UNKNOWN and not st.session_state.get(WAITING, False):
+        _turns.release(who.client, who.session)
+
+
 def _submit(label: str, fn: Callable[..., Any], cfg: Any, standard: Optional[bool] = None) -> Job:
     """Submit through admission control (lab/runtime/engine/admission.py): this run's settings say whether the job
     is a standard one, unless the caller says; queued jobs of visitors who left are dropped first. Busy when it is
@@ -319,6 +349,7 @@ class Pending:
 
     def show(self) -> None:
         if self.keys:
+            st.session_state[WAITING] = True  # the page keeps its turn while it polls (take_turn)
             _poll(tuple(self.keys))
 
 

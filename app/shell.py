@@ -37,6 +37,15 @@ def run() -> None:
         st.warning(f"Too many pages of the lab are open from your network ({jobs.PAGES_PER_CLIENT}). Close some of "
                    f"them, then reload this one.", icon=":material/block:")
         st.stop()
+    if not jobs.take_turn():  # this address's other pages hold every turn, and this session ended while it waited
+        st.stop()
+    try:
+        _page()
+    finally:
+        jobs.end_turn()
+
+
+def _page() -> None:
     jobs.background_warmer()
     _warm_umap_once()
     # One entry per experiment's descriptor (lab/catalog/NAME.py), in its order; its page is pages/NAME.py.

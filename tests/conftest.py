@@ -81,3 +81,51 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(_STATUS[-1])
+
+
+# A test that hangs must fail alone, with every thread's stack, instead of stalling the whole run until CI gives up
+# (a CI run once stopped mid-suite with no word of where). LAYERLAB_TEST_TIMEOUT: seconds per test (0: no limit).
+TEST_TIMEOUT_S = int(os.environ.get("LAYERLAB_TEST_TIMEOUT", "900"))
+
+
+class RanOver(Exception):
+    pass
+
+
+def _bounded(item: pytest.Item, phase: str):
+    import faulthandler
+    import signal
+    import threading
+
+    if TEST_TIMEOUT_S <= 0 or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(signum, frame):
+        sys.stderr.write(f"\n=== {item.nodeid} ({phase}) ran over {TEST_TIMEOUT_S} s; every thread's stack: ===\n")
+        faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+        sys.stderr.flush()
+        raise RanOver(f"{item.nodeid} ({phase}) ran over {TEST_TIMEOUT_S} s (LAYERLAB_TEST_TIMEOUT)")
+
+    before = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(TEST_TIMEOUT_S)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item):
+    yield from _bounded(item, "setup")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    yield from _bounded(item, "call")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item):
+    yield from _bounded(item, "teardown")

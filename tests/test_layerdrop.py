@@ -281,6 +281,11 @@ def test_run_reports_what_it_pruned(tiny_specs):
     prof = layerdrop.profile(layerdrop.ProfileConfig(p=0.5, seed=0))
     assert E.unpack(prof["base_outcomes"]).mean() == pytest.approx(r["base_acc"])
     assert E.unpack(prof["strategies"]["every-other"][2]["outcomes"]).mean() == pytest.approx(r["cut_acc"])
+    # the curves its figure draws travel with the result: every reference rate, the run's strategy, kept r = 0..n
+    ps = layerdrop.CompareConfig("residual", 0.5, 0).ps
+    assert [c["config"]["p"] for c in r["by_p"]] == sorted(ps)
+    mine = next(c for c in r["by_p"] if c["config"]["p"] == 0.5)["strategies"]["every-other"]
+    assert [row["test_acc"] for row in mine] == [row["test_acc"] for row in prof["strategies"]["every-other"]]
 
 
 def test_random_subsets_exact_when_few_else_distinct_draws():

@@ -40,17 +40,14 @@ def test_the_iot_figure_reads_the_joined_run():
     assert [0.79, 0.78] in ys and [0.81, 0.79, 0.83, 0.84, 0.9] in ys
 
 
-def test_the_layerdrop_figure_draws_every_rate_under_the_runs_strategy(monkeypatch):
+def test_the_layerdrop_figure_draws_every_rate_under_the_runs_strategy():
     def prof(p):
         rows = [{"test_acc": 0.1 + 0.1 * k + p / 10, "kept": list(range(k))} for k in range(5)]
         return {"config": {"p": p}, "strategies": {"every-other": rows}, "n_blocks": 4, "chance": 0.05}
 
-    asked = []
-    monkeypatch.setattr(figures_layerdrop.layerdrop, "compare", lambda c: asked.append(c) or [prof(0.0), prof(0.5)])
     r = {"config": {"model": "residual", "p": 0.5, "keep": 2, "strategy": "every-other", "seed": 3},
-         "scratch_acc": 0.4, "distilled_acc": 0.45}
-    fig = figures_layerdrop.versus_p_of_run(r)
-    assert (asked[0].model, asked[0].p, asked[0].seed) == ("residual", 0.5, 3)
+         "scratch_acc": 0.4, "distilled_acc": 0.45, "by_p": [prof(0.0), prof(0.5)]}
+    fig = figures_layerdrop.versus_p_of_run(r)  # from the result alone: a figure never reads the store
     lines = [t for t in fig.data if t.mode == "lines+markers"]
     assert [t.name for t in lines] == ["p = 0", "p = 0.5 (yours)"]
     assert {t.y[0] for t in fig.data if t.mode == "markers"} == {0.4, 0.45}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lab.runtime import timings
-from lab.runtime.store import Store, use_store
+from lab.runtime.store import Store, active_store, use_store
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,30 +40,30 @@ def records(store, kind):
 
 def test_a_build_records_its_time_and_the_same_config_at_another_seed_is_estimated_from_it(tmp_path):
     store = Store(tmp_path)
-    assert timings.estimate("t-inner", Inner(0), store) is None  # nothing recorded yet
+    assert store.estimate("t-inner", Inner(0)) is None  # nothing recorded yet
     inner(store, 0)
     [rec] = records(store, "t-inner")
     assert rec["kind"] == "t-inner" and json.loads(rec["config"])["seed"] == 0
     assert "seed" not in json.loads(rec["config_unseeded"]) and rec["seconds"] >= 0.02 and not rec["built_inside"]
-    assert timings.estimate("t-inner", Inner(0), store) == rec["seconds"]  # the same config (a rebuild)
-    assert timings.estimate("t-inner", Inner(7), store) == rec["seconds"]  # another seed
+    assert store.estimate("t-inner", Inner(0)) == rec["seconds"]  # the same config (a rebuild)
+    assert store.estimate("t-inner", Inner(7)) == rec["seconds"]  # another seed
     inner(store, 1)
     both = [r["seconds"] for r in records(store, "t-inner")]
-    assert timings.estimate("t-inner", Inner(7), store) == pytest.approx(sum(both) / 2)  # the mean over seeds
+    assert store.estimate("t-inner", Inner(7)) == pytest.approx(sum(both) / 2)  # the mean over seeds
     inner(store, 1)  # read, not built: nothing new is recorded
     assert len(records(store, "t-inner")) == 2
     seed0 = next(r["seconds"] for r in records(store, "t-inner") if json.loads(r["config"])["seed"] == 0)
     pairs = [("t-inner", Inner(0)), ("t-outer", Outer(0)), ("t-nope", Inner(0))]
-    assert timings.estimate_many(pairs, store) == [seed0, None, None]
+    assert [store.estimate(k, c) for k, c in pairs] == [seed0, None, None]
 
 
 def test_an_unknown_config_has_no_estimate(tmp_path):
     store = Store(tmp_path)
     outer(store, 0, 0)
-    assert timings.estimate("t-outer", Outer(tag=5), store) is None  # another tag is another config
-    assert timings.estimate("t-unknown", Outer(), store) is None
+    assert store.estimate("t-outer", Outer(tag=5)) is None  # another tag is another config
+    assert store.estimate("t-unknown", Outer()) is None
     with use_store(store):  # the active store is the default
-        assert timings.estimate("t-outer", Outer(0, seed=3)) is not None
+        assert active_store().estimate("t-outer", Outer(0, seed=3)) is not None
 
 
 def test_a_result_built_on_stored_models_is_not_taken_for_a_training(tmp_path):
@@ -76,9 +76,9 @@ def test_a_result_built_on_stored_models_is_not_taken_for_a_training(tmp_path):
     assert cold["own_seconds"] == pytest.approx(cold["seconds"] - cold["uses"][0]["seconds"], abs=2e-3)
     assert not warm["built_inside"] and [u["built"] for u in warm["uses"]] == [False]
     # Tag 1 at another seed trains its inner entry too: its own recorded seconds plus that training.
-    assert timings.estimate("t-outer", Outer(1, seed=4), store) == pytest.approx(
+    assert store.estimate("t-outer", Outer(1, seed=4)) == pytest.approx(
         warm["seconds"] + inner_rec["seconds"])
-    assert timings.estimate("t-outer", Outer(0, seed=4), store) == pytest.approx(cold["seconds"])
+    assert store.estimate("t-outer", Outer(0, seed=4)) == pytest.approx(cold["seconds"])
 
 
 def test_a_corrupt_or_foreign_timing_file_is_ignored(tmp_path):
@@ -90,9 +90,9 @@ def test_a_corrupt_or_foreign_timing_file_is_ignored(tmp_path):
     (folder / "t-inner-broken.json").write_text("{not json")
     (folder / "t-inner-odd.json").write_text(json.dumps({"kind": "t-inner", "config": 3, "seconds": "x"}))
     (folder / "t-inner-neg.json").write_text(json.dumps({**rec, "seconds": -1}))
-    assert timings.estimate("t-inner", Inner(1), store) == good
+    assert store.estimate("t-inner", Inner(1)) == good
     (folder / "t-inner-nan.json").write_text('{"kind": "t-inner", "config": "{}", "seconds": NaN}')
-    assert timings.estimate("t-inner", Inner(1), store) == good
+    assert store.estimate("t-inner", Inner(1)) == good
 
 
 WRITER = """
@@ -113,7 +113,7 @@ def test_writers_in_two_processes_leave_only_whole_records(tmp_path):
     for i in range(5):
         rec = json.loads((folder / f"t-race-{i}.json").read_text())
         assert rec["seconds"] == 0.5 + i
-    assert timings.estimate("t-race", {"i": 3, "seed": 9}, Store(tmp_path)) == 3.5
+    assert Store(tmp_path).estimate("t-race", {"i": 3, "seed": 9}) == 3.5
 
 
 def test_an_entry_found_by_its_key_alone_counts_as_used(tmp_path):
@@ -124,4 +124,4 @@ def test_an_entry_found_by_its_key_alone_counts_as_used(tmp_path):
     [rec] = records(store, "t-outer")
     assert [(u["kind"], u["built"]) for u in rec["uses"]] == [("t-inner", False)]
     [inner_rec] = records(store, "t-inner")
-    assert timings.estimate("t-outer", Outer(2, seed=1), store) == pytest.approx(rec["seconds"] + inner_rec["seconds"])
+    assert store.estimate("t-outer", Outer(2, seed=1)) == pytest.approx(rec["seconds"] + inner_rec["seconds"])

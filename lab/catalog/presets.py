@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from lab.runtime.store import active_store
-from lab.runtime.timings import estimate  # the store's record of how long a build took
 
 
 @dataclass(frozen=True)
@@ -68,7 +67,7 @@ def cost(needs: Sequence[Need]) -> Optional[float]:
     todo = missing(needs)
     if not todo:
         return 0.0
-    times = [estimate(n.fn.kind, n.cfg) for n in todo]
+    times = [active_store().estimate(n.fn.kind, n.cfg) for n in todo]  # recorded build times
     return None if any(t is None for t in times) else float(sum(times))
 
 

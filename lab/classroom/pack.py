@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from lab.runtime.codeversion import _file_of, code_version
-from lab.runtime.store import SIDECAR, Store, key_of, write_atomically
+from lab.runtime.atomic import write_atomically
+from lab.runtime.codeversion import code_version, module_file
+from lab.runtime.store import SIDECAR, Store, key_of
 
 FORMAT, VERSION = "layerlab-pack", 1
 MANIFEST = "manifest.json"
@@ -254,7 +255,7 @@ def read_pack(path: Path | str) -> tuple[list[_Entry], list[str]]:
         kind = about["kind"]
         if kind not in kinds:
             raise PackError(f"{file}: unknown entry kind {kind!r}")
-        if about["module"] != kinds[kind] or _file_of(about["module"]) is None:
+        if about["module"] != kinds[kind] or module_file(about["module"]) is None:
             raise PackError(f"{file}: kind {kind!r} does not come from module {about['module']!r}")
         if key_of(kind, about["code"], about["config"]) != key or folder != key.split("-", 1)[0]:
             raise PackError(f"{file}: its name does not match its kind, code version and config")

@@ -20,20 +20,18 @@ from lab.experiment import field_type
 from lab.runtime import quick
 
 
-@functools.cache  # the parser is the same for the process's life; building it costs ~50 ms a rerun
+@functools.cache
 def _command_of(config_class: type) -> Optional[tuple[str, Optional[Callable[[Any], Any]]]]:
     """The `python -m lab` subcommand that answers `config_class`, with None when its flags are that class's fields,
-    or with the function giving the subcommand's own config of one (a view it answers through extra flags)."""
-    from lab.cli import build_parser
+    or with the function giving the subcommand's own config of one (a view it answers through extra flags). The CLI
+    makes one subcommand per descriptor, named after it, with its config's fields and its views (lab/cli)."""
+    from lab.catalog import descriptors
 
-    parser = build_parser()
-    for action in parser._subparsers._group_actions:  # noqa: SLF001 - argparse has no public walk of subcommands
-        for name, sub in action.choices.items():
-            if sub.get_default("config_class") is config_class:
-                return name, None
-            views = sub.get_default("config_views") or {}
-            if config_class in views:
-                return name, views[config_class]
+    for name, d in descriptors().items():
+        if d.config is config_class:
+            return name, None
+        if config_class in d.cli_views:
+            return name, d.cli_views[config_class]
     return None
 
 

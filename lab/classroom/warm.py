@@ -78,7 +78,7 @@ def missing(items: Sequence[Item]) -> list[Item]:
     """The items whose result is not stored yet, cheapest first."""
     store = active_store()
     todo = [i for i in items if not store.has(i.need.fn.kind, i.need.cfg)]
-    est = {i.key: presets.estimate(i.need.fn.kind, i.need.cfg) for i in todo}  # measured here before, or None
+    est = {i.key: store.estimate(i.need.fn.kind, i.need.cfg) for i in todo}  # measured here before, or None
     return sorted(todo, key=lambda i: (est[i.key] is None, est[i.key] or 0.0))
 
 

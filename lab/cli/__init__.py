@@ -38,7 +38,7 @@ def build_parser() -> OneLineParser:
     table_parser = sub.add_parser("table", help="print a summary table of an experiment")
     tables = table_parser.add_subparsers(dest="table", required=True, parser_class=OneLineParser)
     for d in descriptors().values():
-        command(sub, d.name, d.cli_help, d.config, _answer(d), d.cli_summary, d.cli_extra, d.cli_views)
+        command(sub, d.name, d.cli_help, d.config, _answer(d), d.cli_summary, d.cli_extra)
         if d.table is not None:
             t = tables.add_parser(d.name, help=d.table.help)
             for axis in d.table.axes:

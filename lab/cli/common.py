@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Optional
 
 from lab.experiment import Pool, add_arguments, from_arguments, serial
 from lab.runtime.progress import text_progress  # noqa: F401 - the CLI's progress line, re-exported
@@ -47,11 +47,9 @@ def emit(result: Any, as_json: bool, summary: Callable[[Any], str]) -> None:
 
 def command(sub: argparse._SubParsersAction, name: str, help: str, config: type,
             answer: Callable[[Any, argparse.Namespace], Any], summary: Callable[[Any], str],
-            extra: Optional[Callable[[argparse.ArgumentParser], None]] = None,
-            views: Optional[Mapping[type, Callable[[Any], Any]]] = None) -> argparse.ArgumentParser:
-    """A subcommand whose flags are `config`'s fields; `answer(cfg, args)` computes what is printed. `views`: other
-    config classes the subcommand also answers (through `extra`'s flags), each with a function giving `config`'s
-    part of one of them."""
+            extra: Optional[Callable[[argparse.ArgumentParser], None]] = None) -> argparse.ArgumentParser:
+    """A subcommand whose flags are `config`'s fields; `answer(cfg, args)` computes what is printed; `extra` adds flags
+    of the config classes it also answers (the descriptor's `cli_views`, which lab/classroom/reproduce.py reads)."""
     p = sub.add_parser(name, help=help, description=(config.__doc__ or "").strip().split("\n")[0])
     add_arguments(p, config)
     if extra is not None:
@@ -62,6 +60,5 @@ def command(sub: argparse._SubParsersAction, name: str, help: str, config: type,
         emit(answer(from_arguments(config, args), args), args.json, summary)
         return 0
 
-    # lab/classroom/reproduce.py finds a config's subcommand by these
-    p.set_defaults(func=go, config_class=config, config_views=dict(views or {}))
+    p.set_defaults(func=go)
     return p

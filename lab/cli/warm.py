@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from lab.catalog.presets import estimate
 from lab.classroom import warm
 from lab.runtime.progress import text_progress
+from lab.runtime.store import active_store
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -15,7 +15,8 @@ def _run(args: argparse.Namespace) -> int:
     seeds = args.seeds
     items = warm.plan(pages, seeds, defaults_only=args.defaults_only)
     todo = warm.missing(items)
-    times = [estimate(i.need.fn.kind, i.need.cfg) for i in todo]  # measured on this store before, or None
+    store = active_store()
+    times = [store.estimate(i.need.fn.kind, i.need.cfg) for i in todo]  # measured on this store before, or None
     timed = [t for t in times if t is not None]
     print(f"{len(items)} results for {len(pages)} page(s); {len(items) - len(todo)} stored already, "
           f"{len(todo)} to compute ({len(timed)} timed here before: {sum(timed) / 60:.0f} CPU-minutes; "

@@ -236,6 +236,11 @@ def run(cfg: LayerDropConfig, progress: Progress) -> dict[str, Any]:
         "strategies": {s: prof["strategies"][s][cfg.keep] for s in prune.STRATEGIES},
         "train_seconds": prof["train_seconds"],
         "eval_seconds": prof["eval_seconds"],
+        # the run's strategy at every reference rate: what its figure draws (app/figures_layerdrop.versus_p_of_run)
+        "by_p": [{"config": {"p": q}, "n_blocks": by_p[q]["n_blocks"], "chance": by_p[q]["chance"],
+                  "strategies": {cfg.strategy: [{"test_acc": row["test_acc"], "kept": row["kept"]}
+                                                for row in by_p[q]["strategies"][cfg.strategy]]}}
+                 for q in sorted(by_p)],
     }
     out["scratch_acc"] = out["distilled_acc"] = None
     sc = di = None

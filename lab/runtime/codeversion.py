@@ -1,4 +1,8 @@
-"""Code versions: a hash of a lab module's source and of every lab module it imports, transitively.
+"""Code versions: a hash of what a lab module's code does, and of every lab module it imports, transitively.
+
+What is hashed is each file's syntax tree without its docstrings (comments are never in it) and without line
+numbers: fixing a typo in a docstring, re-wrapping a comment or reformatting keeps every stored result, while a
+changed constant, statement or signature gives a fresh entry (tests/test_codeversion.py checks both).
 
 The store names entries by (kind, config, code version of the config's module). Hashing only what an
 experiment actually depends on means that editing one experiment (or the CLI) does not throw away every other
@@ -24,7 +28,7 @@ def _parse(path: Path) -> ast.Module:
         return ast.parse(path.read_text())
 
 
-def _file_of(module: str) -> Path | None:
+def module_file(module: str) -> Path | None:
     """The source file of a module of the `lab` package, or None if it is not one."""
     parts = module.split(".")
     if parts[0] != "lab":
@@ -54,7 +58,7 @@ def _imports(module: str, path: Path) -> set[str]:
                 continue
             out.add(base)
             out.update(f"{base}.{a.name}" for a in node.names)  # `from .. import search` imports a module
-    return {m for m in out if _file_of(m) is not None}
+    return {m for m in out if module_file(m) is not None}
 
 
 NEUTRAL_MARK = "CODE_VERSION_NEUTRAL"
@@ -76,7 +80,7 @@ def dependencies(module: str) -> dict[str, Path]:
     todo = [module]
     while todo:
         m = todo.pop()
-        path = _file_of(m)
+        path = module_file(m)
         if m in seen or path is None:
             continue
         if m != module and _neutral(path):
@@ -90,12 +94,32 @@ def dependencies(module: str) -> dict[str, Path]:
     return seen
 
 
+def _strip_docstrings(tree: ast.AST) -> ast.AST:
+    """The tree with the docstring of the module and of every class and function removed (a body left empty gets
+    `pass`, so the tree is still valid Python)."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def semantic_digest(source: str) -> bytes:
+    """What the code in `source` does, as bytes to hash: its syntax tree without docstrings, comments, layout or
+    line numbers."""
+    with _PARSE:
+        tree = ast.parse(source)
+    return ast.dump(_strip_docstrings(tree), annotate_fields=False, include_attributes=False).encode()
+
+
 @lru_cache(maxsize=256)
 def code_version(module: str) -> str:
-    """12-hex hash over the sources of `module` and all lab modules it reaches through imports."""
+    """12-hex hash over what `module` and all lab modules it reaches through imports do (`semantic_digest`)."""
     seen = dependencies(module)
     h = hashlib.sha256()
     for m in sorted(seen):
         h.update(m.encode())
-        h.update(seen[m].read_bytes())
+        h.update(semantic_digest(seen[m].read_text()))
     return h.hexdigest()[:12]

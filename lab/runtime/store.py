@@ -20,19 +20,19 @@ import fcntl
 import hashlib
 import json
 import os
-import tempfile
 import threading
 import time
 from collections import OrderedDict
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Optional
 
 import torch
 from safetensors.torch import load_file, save_file
 
 from lab.runtime import timings
+from lab.runtime.atomic import write_atomically, write_json_atomically  # noqa: F401 - part of the store's API
 from lab.runtime.codeversion import code_version
 from lab.runtime.notices import notify
 from lab.runtime.quick import quick
@@ -155,33 +155,6 @@ def key_of(kind: str, code: str, config: str) -> str:
     return f"{kind}-{h}"
 
 
-def write_atomically(path: Path, write: Callable[[str], None], durable: bool = True) -> None:
-    """The lab's one atomic writer: `write(tmp)` fills a temporary file beside `path`, which is then renamed onto
-    it, so a reader (in any process) sees the old file or the new one, never half of one, and a process killed
-    mid-write leaves only a `.<name>.*.tmp` file (the next holder of an entry's lock deletes it).
-
-    `durable`: fsync before the rename, so the entry survives a crash of the machine too (stored entries); a
-    progress file rewritten four times a second and deleted when its job lands skips it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        if durable:
-            with open(tmp, "rb") as fh:
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def write_json_atomically(path: Path, data: Any, durable: bool = True) -> None:
-    """`data` as JSON at `path`, atomically (see `write_atomically`)."""
-    text = json.dumps(data)
-    write_atomically(path, lambda tmp: Path(tmp).write_text(text), durable)
-
-
 SIDECAR = ".meta.json"
 
 
@@ -200,6 +173,11 @@ class Store:
         if quick():  # quick-mode (one-epoch) results must never be served as real ones
             code += "-quick"
         return {"kind": kind, "code": code, "config": config_json(cfg), "module": module}
+
+    def estimate(self, kind: str, cfg: Any) -> Optional[float]:
+        """Seconds the missing entry (kind, cfg) will take to build here, from recorded builds (None: none
+        comparable); see lab/runtime/timings.py."""
+        return timings.estimate(self.root, kind, config_json(cfg))
 
     def key(self, kind: str, cfg: Any) -> str:
         """The entry name of (kind, cfg). Asked inside a build, it counts as a use of that entry for its timing: the

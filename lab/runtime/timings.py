@@ -28,8 +28,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Iterator, Optional
 
+from lab.runtime.atomic import write_json_atomically
 from lab.runtime.quick import quick
 
 # Plumbing: cannot change a number (lab/runtime/codeversion.py).
@@ -96,7 +97,6 @@ def record_path(root: Path | str, kind: str, key: str) -> Path:
 def record(root: Path | str, about: dict[str, str], key: str, seconds: float, uses: list[dict[str, Any]]) -> None:
     """Write the timing of one build (`about` as the store describes an entry: kind, code, config, module).
     Never raises: a timing that cannot be written is not worth failing the build that produced a result."""
-    from lab.runtime.store import write_json_atomically  # (the store imports this module)
 
     built = [u for u in uses if u["built"]]
     data = {"kind": about["kind"], "config": about["config"], "config_unseeded": without_seeds(about["config"]),
@@ -209,16 +209,9 @@ def _estimate(root: Path, kind: str, config: str, q: bool, depth: int = 0) -> Op
     return sum(costs) / len(costs) if costs else None
 
 
-def estimate(kind: str, cfg: Any, store: Any = None) -> Optional[float]:
-    """Seconds a missing entry `(kind, cfg)` will take to build on this machine (a cold build: what it uses built
-    too), from recorded builds of the same config, else the mean over the same config at other seeds; None if
-    nothing comparable was recorded. `store`: a `Store` (default: the active one). File checks only, cached."""
-    from lab.runtime.store import active_store, config_json
-
-    root = (store or active_store()).root
-    return _estimate(Path(root), kind, config_json(cfg), quick())
-
-
-def estimate_many(pairs: Iterable[tuple[str, Any]], store: Any = None) -> list[Optional[float]]:
-    """`estimate` of each (kind, cfg), in order."""
-    return [estimate(kind, cfg, store) for kind, cfg in pairs]
+def estimate(root: Path | str, kind: str, config: str) -> Optional[float]:
+    """Seconds a missing entry (`kind`, canonical `config` JSON) of the store at `root` will take to build on this
+    machine (a cold build: what it uses built too), from recorded builds of the same config, else the mean over the
+    same config at other seeds; None if nothing comparable was recorded. File checks only, cached
+    (`Store.estimate` is the way in)."""
+    return _estimate(Path(root), kind, config, quick())

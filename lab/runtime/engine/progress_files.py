@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from lab.runtime.store import write_json_atomically
+from lab.runtime.atomic import write_json_atomically
 
 # Plumbing: cannot change a number (lab/runtime/codeversion.py).
 CODE_VERSION_NEUTRAL = True
