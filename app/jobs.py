@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional
 import streamlit as st
 
 from app import figcache, query
+from app.clients import client_address
 from app.turns import Turns
 from lab.classroom import warm
 from lab.runtime import engine as engines
@@ -156,17 +157,17 @@ STANDARD = "_layerlab_standard"  # session_state: this run's settings are a defa
 
 
 def owner() -> Optional[Owner]:
-    """Who asks: this page session and its client address (admission control bounds each); None outside a page."""
+    """Who asks: this page session and its client address (app/clients.py; admission control bounds each); None
+    outside a page."""
     try:
         from streamlit.runtime.scriptrunner import get_script_run_ctx
 
         ctx = get_script_run_ctx()
-        address = st.context.ip_address
     except Exception:  # noqa: BLE001 - bare mode
         return None
     if ctx is None:
         return None
-    return Owner(ctx.session_id, address if isinstance(address, str) and address else "unknown")
+    return Owner(ctx.session_id, client_address())
 
 
 def _alive(session_id: str) -> bool:

@@ -25,6 +25,18 @@ def _warm_umap_once() -> bool:
     return True
 
 
+@st.cache_resource(show_spinner=False)
+def _freeze_once() -> bool:
+    """Once per server, when the lab's modules are imported: move every object alive now (modules, torch, plotly,
+    the catalog) out of the garbage collector's view. They live as long as the server, and each full collection
+    would walk them again: 0.1-0.3 s holding the GIL (see `runner.postScriptGC` in .streamlit/config.toml)."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    return True
+
+
 def run() -> None:
     """One run of the app: page config, start-up work (once per server), then the page the URL asks for."""
     configure_threads()
@@ -52,5 +64,6 @@ def _page() -> None:
     pages = [st.Page(ROOT / "pages" / "home.py", title="Home", icon=":material/home:", default=True)]
     pages += [st.Page(ROOT / "pages" / f"{d.name}.py", title=d.title, icon=d.icon, url_path=d.name)
               for d in descriptors().values()]
+    _freeze_once()
     controls.start_run()  # every run registers its page's controls afresh (app/controls.py)
     st.navigation(pages).run()

@@ -32,6 +32,7 @@ import plotly.io as pio
 import streamlit as st
 
 from app import query
+from app.clients import client_address
 from lab.catalog.presets import Preset
 from lab.claims import VERDICTS
 from lab.classroom import questions as lab_questions
@@ -106,13 +107,13 @@ def keep_voter() -> None:
 
 
 def client() -> str:
-    """An opaque id of the student's network address (a keyed hash: the address itself is never stored)."""
+    """An opaque id of the student's network address (app/clients.py; a keyed hash: the address itself is never
+    stored)."""
     try:
-        address = st.context.ip_address
+        address = client_address()
         secret = database().secret()
     except Exception:  # noqa: BLE001 - bare mode, or no database (then no vote is stored anyway)
         return "unknown"
-    address = address if isinstance(address, str) and address else "unknown"
     return hmac.new(secret, address.encode(), hashlib.sha256).hexdigest()[:24]
 
 

@@ -9,7 +9,8 @@ store, quick mode so that a run fits a busy 2-core machine) and:
 2. opens the Delete page's preset "Plain, 1 deleted" in Chromium as a student would (a cold preset: it trains) and
    times it until its metrics are drawn; then reloads it (stored: served from the store) and times that too;
 3. counts what the flood got: jobs admitted (queued or running, from the job files), pages told "not started",
-   and pages told "too many pages" (the per-address bound on open pages, app/jobs.py).
+   pages told "too many pages" (the per-address bound on open pages, app/jobs.py) and pages told to wait their turn
+   (the per-address bound on pages that work at once, app/turns.py).
 Usage: PYTHONPATH=. .venv/bin/python bench/bench_flood.py [--flood 200]
 """
 
@@ -61,6 +62,8 @@ async def _session(url: str, query: str, hold: float, out: dict[str, int]) -> No
                     out["refused"] += 1
                 if fwd.WhichOneof("type") == "delta" and "Too many pages" in str(fwd.delta):
                     out["pages_refused"] += 1
+                if fwd.WhichOneof("type") == "delta" and "from your network are computing" in str(fwd.delta):
+                    out["waited_turn"] += 1
         out["closed"] += 1
     except Exception as exc:  # noqa: BLE001 - counted: a flood connection the server did not take (or dropped)
         out["failed"] += 1
@@ -119,7 +122,7 @@ def side(flood: int) -> dict[str, Any]:
     cache = Path(tempfile.mkdtemp(prefix="layerlab-flood-"))
     port = free_port()
     proc = _server(cache, port)
-    out = {"refused": 0, "closed": 0, "failed": 0, "pages_refused": 0}
+    out = {"refused": 0, "closed": 0, "failed": 0, "pages_refused": 0, "waited_turn": 0}
     result: dict[str, Any] = {"flood": flood}
     try:
         with sync_playwright() as p:
@@ -150,6 +153,7 @@ def side(flood: int) -> dict[str, Any]:
             if loop_thread is not None:
                 loop_thread.join(150)
                 result.update(flood_pages_told_too_many=out["pages_refused"], flood_jobs_refused=out["refused"],
+                              flood_pages_waiting_their_turn=out["waited_turn"],
                               flood_sessions_closed=out["closed"], flood_sessions_failed=out["failed"],
                               flood_failure=out.get("why", ""))
             browser.close()
