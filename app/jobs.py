@@ -226,8 +226,10 @@ def take_turn() -> bool:
     if who is None or who.client == UNKNOWN or _turns.try_take(who.client, who.session, _alive):
         return True
     note = st.empty()
-    note.info(f"{_turns.limit} pages of the lab from your network are computing; this one starts as soon as one of "
-              f"them is done. Close the pages you no longer need.", icon=":material/hourglass_top:")
+    busy = "1 page of the lab from your network is" if _turns.limit == 1 else \
+        f"{_turns.limit} pages of the lab from your network are"
+    note.info(f"{busy} computing; this one starts as soon as {'it' if _turns.limit == 1 else 'one of them'} is done. "
+              f"Close the pages you no longer need.", icon=":material/hourglass_top:")
     got = _turns.wait(who.client, who.session, _alive)
     note.empty()
     return got

@@ -62,7 +62,8 @@ async def _session(url: str, query: str, hold: float, out: dict[str, int]) -> No
                     out["refused"] += 1
                 if fwd.WhichOneof("type") == "delta" and "Too many pages" in str(fwd.delta):
                     out["pages_refused"] += 1
-                if fwd.WhichOneof("type") == "delta" and "from your network are computing" in str(fwd.delta):
+                if fwd.WhichOneof("type") == "delta" and ("from your network are computing" in str(fwd.delta)
+                                                          or "from your network is computing" in str(fwd.delta)):
                     out["waited_turn"] += 1
         out["closed"] += 1
     except Exception as exc:  # noqa: BLE001 - counted: a flood connection the server did not take (or dropped)
