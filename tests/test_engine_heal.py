@@ -104,3 +104,46 @@ def test_custom_settings_never_take_the_last_free_worker(engine_of, tmp_path):
     assert preset.future.result(timeout=120) == {"steps": 2, "tag": 90}
     assert sum(not j.future.done() for j in custom) == 3  # the flood is still computing or waiting
     assert Path(eng.store.root).exists()
+
+
+def test_a_landing_that_blocks_stops_no_other_job(engine_of, monkeypatch):
+    """Dask runs the done-callbacks of every future in the process on one thread. A landing that blocks there (a
+    result fetched from a worker that died) once stopped every later job of the process from ever landing (the CI
+    run that hung in the warm tests after the heal tests). Landings run on the engine's own threads instead."""
+    import threading
+
+    from distributed.client import Future
+
+    eng = engine_of(2)
+    stuck = threading.Event()
+    real = Future.result
+
+    def result(self, timeout=None):
+        if self.key in blocked:
+            stuck.wait(120)  # a fetch that hangs (released at the end of the test)
+        return real(self, timeout)
+
+    blocked: set[str] = set()
+    monkeypatch.setattr(Future, "result", result)
+    try:
+        first = eng.submit("first", slow, Slow(steps=2, pause=0.5, tag=91))
+        deadline = time.monotonic() + 120
+        while first.dask_future is None and not first.future.done():
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        dfut = first.dask_future
+        assert dfut is not None
+        blocked.add(dfut.key)
+        while not dfut.done():  # the task finished on its worker; its landing now hangs fetching the result
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        time.sleep(0.5)
+        second = eng.submit("second", slow, Slow(steps=1, pause=0.0, tag=92))
+        landed_on: list[str] = []
+        second.future.add_done_callback(lambda _: landed_on.append(threading.current_thread().name))
+        assert second.future.result(timeout=60) == {"steps": 1, "tag": 92}  # lands while the first one's hangs
+        assert landed_on and landed_on[0].startswith("layerlab-landed")  # not Dask's one callback thread
+        assert not first.future.done()
+    finally:
+        stuck.set()
+    assert first.future.result(timeout=120) == {"steps": 2, "tag": 91}

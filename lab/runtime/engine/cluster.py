@@ -48,6 +48,8 @@ RETRY_S = 30.0  # after a heal that found no cluster, how long until the next tr
 SNAPSHOT_S = 2.0  # the queue positions of every waiting page come from one read of the job files this old
 RESTARTING = "restarting the lab's workers (they stopped); your job runs as soon as they are back"
 CONNECT_TIMEOUT = "30s"  # how long to try an existing scheduler before every waiting job fails with a message
+ASK_TIMEOUT_S = 5.0  # a question to the scheduler (its worker threads) that takes longer keeps the last answer
+RESULT_TIMEOUT_S = 300.0  # a finished task whose result cannot be fetched within this is taken as lost (rerun once)
 # Memory bound of each local worker process (LAYERLAB_WORKER_MEMORY, e.g. "2GiB"); a trained model here takes a few
 # MB, a training well under 1 GB, so 3 GiB is ample and still bounds a server that runs for a whole term.
 WORKER_MEMORY = os.environ.get("LAYERLAB_WORKER_MEMORY", "3GiB")
@@ -223,6 +225,13 @@ class DaskEngine(Engine):
         self._snap: tuple[float, list[tuple[Path, int, float]]] = (-1e9, [])
         self._capacity = (0, 0.0)  # (worker threads, when asked)
         self._attempts: dict[str, int] = {}
+        # Dask runs every future's done-callback of the whole process on ONE thread ("Dask-Callback-Thread"): a
+        # callback that blocks (fetching a result from a worker that died, waiting for a lock) would stop every later
+        # job of every engine in the process from ever landing. So a landing is only handed over there, and handled
+        # on threads of this engine's own, with a bounded wait for its result.
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._landings = ThreadPoolExecutor(2, thread_name_prefix="layerlab-landed")
         # Starting worker processes takes seconds (each imports torch): do it in the background, so the page that
         # asked first shows "starting the lab's workers" instead of freezing, and jobs asked meanwhile wait here.
         threading.Thread(target=self._connect, name="layerlab-dask-start", daemon=True).start()
@@ -336,11 +345,13 @@ class DaskEngine(Engine):
             self._pump()
 
     def threads(self) -> int:
-        """Worker threads in the cluster (asked at most every 5 s: workers come and go, a killed one restarts)."""
+        """Worker threads in the cluster (asked at most every 5 s: workers come and go, a killed one restarts). The
+        question is bounded (ASK_TIMEOUT_S): it is asked under the engine's lock, which a landing job waits for."""
         n, at = self._capacity
-        if time.monotonic() - at > 5.0 and self.client is not None:
+        client = self.client
+        if time.monotonic() - at > 5.0 and client is not None:
             try:
-                n = sum(self.client.nthreads().values())
+                n = sum(client.nthreads(callback_timeout=ASK_TIMEOUT_S).values())
             except Exception:  # noqa: BLE001 - the scheduler is busy or gone: keep the last answer
                 pass
             self._capacity = (n, time.monotonic())
@@ -413,7 +424,9 @@ class DaskEngine(Engine):
 
         def landed(f: Any) -> None:
             try:
-                out, exc = f.result(), None
+                out, exc = f.result(timeout=RESULT_TIMEOUT_S), None
+            except TimeoutError:  # finished, but its result cannot be fetched (its worker went): lost, run again
+                out, exc = None, ConnectionError(f"the result was not fetched within {RESULT_TIMEOUT_S:.0f} s")
             except BaseException as e:  # noqa: BLE001 - any failure travels to the page through the future
                 out, exc = None, e
             with self.lock:
@@ -438,7 +451,13 @@ class DaskEngine(Engine):
             with self.lock:  # a worker thread is free: send the next job
                 self._pump()
 
-        dfut.add_done_callback(landed)
+        def hand_over(f: Any) -> None:  # on Dask's one callback thread: nothing here may block
+            try:
+                self._landings.submit(landed, f)
+            except RuntimeError:  # the engine is closed: nobody waits for this job any more
+                pass
+
+        dfut.add_done_callback(hand_over)
 
     def _queued_files(self) -> list[tuple[Path, int, float]]:
         """(file, priority, submitted) of every queued job of every server sharing the store: one read of the job
@@ -464,6 +483,7 @@ class DaskEngine(Engine):
     def close(self) -> None:
         self._closing.set()
         self._ready.wait(120)
+        self._landings.shutdown(wait=False, cancel_futures=True)
         if self.client is not None:
             self.client.close()
         if self.cluster is not None:
