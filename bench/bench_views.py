@@ -27,7 +27,8 @@ from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("home", "delete", "shuffle", "reinit", "layerdrop", "iot", "rearrange", "lens")
-GOAL_S = 0.1
+GOAL_S = 0.1  # the median of a cached view (server-like)
+GOAL_MAX_S = 0.3  # no cached view over this (issue 29: 200 reruns of every page)
 
 
 def _settle(at: Any, jobs: Any, limit: float) -> int:
@@ -140,8 +141,15 @@ def load() -> str:
     return f"load average {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} cores"
 
 
+def tail(values: list[float]) -> tuple[float, float, float]:
+    """p50, p99 and max of the reruns' CPU seconds."""
+    v = sorted(values)
+    return v[len(v) // 2], v[min(len(v) - 1, int(0.99 * len(v)))], v[-1]
+
+
 def report(before: dict[str, Any] | None, after: dict[str, Any]) -> list[str]:
-    """One line per page: AppTest as is, then with the script compiled once (a server); the goal is on the latter."""
+    """One line per page: AppTest as is, then with the script compiled once (a server); the goal is on the latter.
+    Then the tail of the server-like reruns: p50 / p99 / max, before and after."""
     lines = ["page        AppTest cpu: before   after  ratio   script cached: before   after  ratio   goal <= 0.1 s"]
     for page, a in after.items():
         b = (before or {}).get(page)
@@ -151,6 +159,13 @@ def report(before: dict[str, Any] | None, after: dict[str, Any]) -> list[str]:
             ratio = f"{a[k] / bv:.2f}" if b and bv > 0 else "-"
             cols.append(f"{bv:17.3f} {a[k]:7.3f} {ratio:>6s}")
         lines.append(f"{page:10s} {cols[0]}   {cols[1]}         {'met' if a['server_cpu_s'] <= GOAL_S else 'NOT met'}")
+    lines.append(f"page        server-like CPU per rerun, p50 / p99 / max: before | after  goal: max <= {GOAL_MAX_S} s")
+    for page, a in after.items():
+        b = (before or {}).get(page)
+        bt = "/".join(f"{x:.3f}" for x in tail(b["server_cpu_all"])) if b else "-"
+        at = tail(a["server_cpu_all"])
+        lines.append(f"{page:10s} {bt:>23s} | {'/'.join(f'{x:.3f}' for x in at)}   "
+                     f"{'met' if at[2] <= GOAL_MAX_S else 'NOT met'} ({len(a['server_cpu_all'])} reruns)")
     return lines
 
 

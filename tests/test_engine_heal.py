@@ -106,6 +106,23 @@ def test_custom_settings_never_take_the_last_free_worker(engine_of, tmp_path):
     assert Path(eng.store.root).exists()
 
 
+def test_no_custom_job_starts_beside_a_computing_preset(engine_of):
+    eng = engine_of(2)
+    deadline = time.monotonic() + 120
+    while eng.threads() < 2:  # both workers up: a custom job could take the second
+        assert time.monotonic() < deadline
+        eng._capacity = (0, 0.0)
+        time.sleep(0.5)
+    preset = eng.submit("preset", slow, Slow(steps=12, pause=0.25, tag=95), owner=Owner("student", "10.1.1.1"))
+    _started(preset)
+    custom = eng.submit("custom", slow, Slow(steps=1, pause=0.0, tag=96), owner=Owner("flood", "10.9.9.9"),
+                        standard=False)
+    time.sleep(1.0)
+    assert not custom.sent and not preset.future.done()  # the preset has the machine to itself
+    assert preset.future.result(timeout=120) == {"steps": 12, "tag": 95}
+    assert custom.future.result(timeout=120) == {"steps": 1, "tag": 96}  # then the custom one runs
+
+
 def test_a_landing_that_blocks_stops_no_other_job(engine_of, monkeypatch):
     """Dask runs the done-callbacks of every future in the process on one thread. A landing that blocks there (a
     result fetched from a worker that died) once stopped every later job of the process from ever landing (the CI

@@ -366,8 +366,12 @@ class DaskEngine(Engine):
             if job.sent or job.future.done():  # a stale entry of a lifted job, or one dropped (its owners left)
                 heapq.heappop(self._queue)
                 continue
-            if job.priority < 0 and self.error is None and self._inflight_low >= self.threads() - 1 > 0:
-                break  # one worker stays free for default views and presets (the rest of the queue ranks lower)
+            if job.priority < 0 and self.error is None and (self._inflight_low >= self.threads() - 1 > 0
+                                                            or self._inflight > self._inflight_low):
+                # One worker stays free for default views and presets, and while one of them computes no custom
+                # or warming job starts beside it: a preset then has the machine's cores to itself (measured with
+                # bench/bench_flood.py). The rest of the queue ranks lower, so the loop stops here.
+                break
             heapq.heappop(self._queue)
             job.sent = True
             self._send(job, *job.task)
