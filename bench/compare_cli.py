@@ -1,4 +1,4 @@
-"""Behaviour check for refactors: the CLI's --json science fields must not change.
+"""Behaviour check for refactors: the science fields of the CLI's --json result must not change.
 
     PYTHONPATH=. .venv/bin/python bench/compare_cli.py --record bench/cli_baseline.json   # before a refactor
     PYTHONPATH=. .venv/bin/python bench/compare_cli.py --check bench/cli_baseline.json    # after it
@@ -6,7 +6,8 @@
 Runs every experiment's command for its default config and one or two non-default ones (real training, not quick
 mode; tens of minutes on 2 cores) in a private store, flattens each JSON answer into (path, value) leaves and
 compares every science leaf: every accuracy, every chosen block, every claim. Timings (keys containing "seconds" or
-"time_ratio") are left out.
+"time_ratio") are left out. Answers are compared by their "result" (the --json envelope's, docs/cli-output.schema.json;
+a baseline recorded before the envelope holds bare answers, which were the results themselves but for Shuffle's).
 A key renamed on purpose is listed in RENAMES (old path prefix -> new), so a renamed field still has to carry
 the same value; a field that vanished without a rename is a failure.
 """
@@ -20,7 +21,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from typing import Any
+from typing import Any, Optional
 
 COMMANDS: dict[str, list[str]] = {
     "delete-default": ["delete"],
@@ -51,9 +52,25 @@ COMMANDS: dict[str, list[str]] = {
 }
 
 # Deliberate renames of result fields since the baseline was recorded: (command-name prefix, old leaf-path prefix)
-# -> new leaf-path prefix. Empty for bench/cli_baseline.json as recorded before issue 18 (the renames of issue 8,
-# `teacher_acc` -> `base_acc` and the like, applied to the older baseline and are in the git history).
-RENAMES: dict[tuple[str, str], str] = {}
+# -> new leaf-path prefix; a `*` stands for any one segment (the same in the new path), and a new path ending in
+# LEN is the length of that list. The renames of issue 8 (`teacher_acc` -> `base_acc` and the like) applied to an
+# older baseline and are in the git history. Issue 28 made --json print Shuffle's whole result instead of a subset
+# with names of its own: bench/cli_baseline.json (recorded before) holds that subset, found here in the result.
+LEN = "#len"
+RENAMES: dict[tuple[str, str], str] = {
+    ("shuffle", "depth"): "n_blocks",
+    ("shuffle", "sequential_acc"): "base_acc",
+    ("shuffle", "random_order_acc.n"): "random_orders.accs" + LEN,
+    ("shuffle", "random_order_acc"): "random_orders",
+    ("shuffle", "all_orders_acc"): "all_orders",
+    ("shuffle", "position_probe_acc_unit"): "probe.acc_direction",
+    ("shuffle", "position_probe_acc"): "probe.acc",
+    ("shuffle", "probe_chance"): "probe.chance",
+    ("shuffle", "pruning.*.random_order_mean"): "pruning.*.random_order.mean",
+    ("shuffle", "pruning.*.trained_order_mean"): "pruning.*.trained_order.mean",
+    ("shuffle", "comparison.*.random_order_acc"): "comparison.*.random_orders",
+    ("shuffle", "comparison.*.position_probe_acc"): "comparison.*.probe.acc",
+}
 
 # Issue 18 moved lab/ into folders: a claim's `source` that names a file names it at its new path.
 PATH_RENAMES = {"lab/recover.py": "lab/ops/recover.py", "lab/recipes.py": "lab/core/recipes.py",
@@ -83,10 +100,27 @@ def flatten(obj: Any, path: str = "") -> dict[str, Any]:
 
 
 def renamed(name: str, path: str) -> str:
+    """The leaf's path now: the first of RENAMES whose old prefix (segment by segment, `*` for any) it starts with."""
+    segs = path.split(".")
     for (cmd, old), new in RENAMES.items():
-        if name.startswith(cmd) and (path == old or path.startswith(old + ".")):
-            return new + path[len(old):]
+        o = old.split(".")
+        if not name.startswith(cmd) or len(segs) < len(o):
+            continue
+        pairs = list(zip(o, segs[:len(o)], strict=True))
+        if any(a not in ("*", b) for a, b in pairs):
+            continue
+        stars = [b for a, b in pairs if a == "*"]
+        return ".".join([stars.pop(0) if s == "*" else s for s in new.split(".")] + segs[len(o):])
     return path
+
+
+def leaf(new: dict[str, Any], path: str) -> Optional[tuple[Any]]:
+    """(value,) of a flattened answer's leaf, or of the length of a list for a path ending in LEN; None if absent."""
+    if path.endswith(LEN):
+        prefix = path[:-len(LEN)] + "."
+        n = sum(1 for k in new if k.startswith(prefix) and k[len(prefix):].isdigit())
+        return (n,) if n else None
+    return (new[path],) if path in new else None
 
 
 def same(a: Any, b: Any) -> bool:
@@ -110,7 +144,7 @@ def run_all(cache: str, only: str = "") -> dict[str, Any]:
         p = subprocess.run([sys.executable, "-m", "lab", *args, "--json"], env=env, capture_output=True, text=True)
         if p.returncode != 0:
             raise SystemExit(f"{name} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
-        out[name] = json.loads(p.stdout)
+        out[name] = json.loads(p.stdout)["result"]  # the envelope's whole result
     return out
 
 
@@ -125,10 +159,11 @@ def check(base: dict[str, Any], now: dict[str, Any]) -> list[str]:
             if path.startswith("config."):
                 continue  # the echoed config may gain fields; its science is in the other leaves
             p = renamed(name, path)
-            if p not in new:
+            now_value = leaf(new, p)
+            if now_value is None:
                 problems.append(f"{name}: {path} missing (as {p})")
-            elif not same(value, new[p]):
-                problems.append(f"{name}: {path} was {value!r}, now {new[p]!r}")
+            elif not same(value, now_value[0]):
+                problems.append(f"{name}: {path} was {value!r}, now {now_value[0]!r}")
     return problems
 
 

@@ -54,5 +54,5 @@ def test_every_json_answer_names_se_and_se_kind(name):
     p = subprocess.run([sys.executable, "-m", "lab", name, "--json"], capture_output=True, text=True, env=env,
                        cwd=ROOT, timeout=900)
     assert p.returncode == 0, p.stderr[-2000:]
-    cs = list(claims_in(json.loads(p.stdout)))
+    cs = list(claims_in(json.loads(p.stdout)["result"]))
     assert_sound(cs, f"python -m lab {name} --json")

@@ -1,4 +1,4 @@
-"""The CLI: one JSON object with the promised keys; bad arguments exit non-zero with one line."""
+"""The CLI: one JSON envelope whose result has the promised keys; bad arguments exit non-zero with one line."""
 
 import json
 import os
@@ -17,7 +17,7 @@ def run_cli(*args: str, quick: bool = True) -> subprocess.CompletedProcess:
 def test_delete_json_has_the_promised_keys():
     p = run_cli("delete", "--arch", "plain", "--k", "2", "--select", "evenly-spaced", "--recovery", "none", "--json")
     assert p.returncode == 0, p.stderr
-    r = json.loads(p.stdout)
+    r = json.loads(p.stdout)["result"]
     for key in ("base_acc", "cut_acc", "recovered_acc", "dropped", "cut_probe_acc", "chance", "per_class"):
         assert key in r
     assert r["recovered_acc"] == r["cut_acc"]  # recovery none

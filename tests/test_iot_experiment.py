@@ -102,14 +102,15 @@ def test_cli_prints_the_promised_json(capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("LAYERLAB_QUICK", "1")
     monkeypatch.setenv("LAYERLAB_CACHE", str(tmp_path / "cli"))
     assert cli.main(["iot", "--model", "mlp", "--m", "3", "--explore", "0.3", "--seed", "2", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    printed = json.loads(capsys.readouterr().out)
+    out = printed["result"]
     for key in ("sequential_acc", "best_fixed_acc", "ensemble_acc", "oracle_acc", "iot_acc", "chance",
                 "base_acc", "shared_best_acc", "oracle_agreement"):
         assert 0.0 <= out[key] <= 1.0, key
     assert len(out["choice_share"]) == 3 and sum(out["choice_share"]) == pytest.approx(1.0)
     assert out["oracle_acc"] >= max(out["order_acc"])
-    assert out["config"] == {"model": "mlp", "space": "blocks", "m": 3, "explore": 0.3, "exploit": 0.1,
-                             "gumbel": True, "seed": 2}
+    assert out["config"] == printed["config"] == {"model": "mlp", "space": "blocks", "m": 3, "explore": 0.3,
+                                                  "exploit": 0.1, "gumbel": True, "seed": 2}
     confusion = out["choice_confusion"]
     assert sum(map(sum, confusion)) == pytest.approx(1.0)
     assert sum(confusion[j][j] for j in range(3)) == pytest.approx(out["oracle_agreement"], abs=1e-6)

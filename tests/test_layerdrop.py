@@ -299,7 +299,7 @@ def test_random_subsets_exact_when_few_else_distinct_draws():
 
 def test_cli_json_and_errors(tiny_specs, capsys):
     assert main(["layerdrop", "--p", "0.2", "--keep", "3", "--strategy", "last", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(capsys.readouterr().out)["result"]
     assert {"base_acc", "cut_acc", "kept", "p_star", "chance"} <= set(out)
     assert out["kept"] == [0, 1, 2] and out["p_star"] == pytest.approx(0.25)
     assert main(["layerdrop", "--p", "0.9"]) == 2

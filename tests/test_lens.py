@@ -203,7 +203,7 @@ def test_tuned_claim_three_ways():
 def test_cli_lens_json_has_the_promised_keys():
     p = run_cli("lens", "--model", "residual", "--route-op", "swap", "--block", "1", "--json")
     assert p.returncode == 0, p.stderr
-    r = json.loads(p.stdout)
+    r = json.loads(p.stdout)["result"]
     for key in ("slot_acc", "tuned_slot_acc", "entropy", "kl_to_final", "commit", "block_influence",
                 "angular_distance", "base_acc", "chance", "claims", "change"):
         assert key in r, key

@@ -242,14 +242,14 @@ def test_profile_is_consistent_store_is_honoured_and_a_second_call_trains_nothin
 def test_cli_prints_the_promised_json():
     p = run_cli("rearrange", "--model", "residual", "--op", "parallel", "--reduce", "sum", "--json")
     assert p.returncode == 0, p.stderr
-    r = json.loads(p.stdout)
+    r = json.loads(p.stdout)["result"]
     assert {"acc", "base_acc", "block_runs", "chance", "route", "n_blocks", "config", "claims"} <= set(r)
     assert {c["key"] for c in r["claims"]} >= {"rearrange.residual.repeat-worse-than-skip"}
     assert r["block_runs"] == 7 and r["steps"][1] == {"parallel": [1, 2, 3, 4, 5], "reduce": "sum"}
     p = run_cli("rearrange", "--model", "residual", "--op", "parallel-loop", "--span", "3", "--block", "2",
                 "--loops", "4", "--json")
     assert p.returncode == 0, p.stderr
-    r = json.loads(p.stdout)
+    r = json.loads(p.stdout)["result"]
     assert r["steps"][2:6] == [{"parallel": [2, 3, 4], "reduce": "mean"}] * 4 and r["block_runs"] == 4 + 12
     bad = run_cli("rearrange", "--model", "residual", "--op", "skip", "--span", "4", "--block", "4")
     assert bad.returncode == 2 and "does not fit" in bad.stderr and "Traceback" not in bad.stderr

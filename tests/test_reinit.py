@@ -138,7 +138,7 @@ def test_cli_heatmap_json(plain, capsys):
     rc = main(["reinit", "--model", "plain", "--seed", "0", "--depth", "3", "--width", "32", "--epochs", "2",
                "--json"])
     assert rc == 0
-    r = json.loads(capsys.readouterr().out)
+    r = json.loads(capsys.readouterr().out)["result"]
     for key in ("layers", "checkpoints", "acc", "base_acc", "distance", "chance"):
         assert key in r
     assert r["layers"] == ["stem", "blocks.0", "blocks.1", "head"]
@@ -231,12 +231,12 @@ def test_cli_group_json(plain, capsys):
     rc = main(["reinit", "--model", "plain", "--depth", "3", "--width", "32", "--epochs", "2", "--layers",
                "blocks.0,blocks.1", "--json"])
     assert rc == 0
-    r = json.loads(capsys.readouterr().out)
-    g = r["group"]
-    assert r["group_acc"] == g["group_acc"] and g["layers"] == ["blocks.0", "blocks.1"]
+    r = json.loads(capsys.readouterr().out)["result"]
+    g = r["group"]  # the group, whole, beside the map
+    assert g["layers"] == ["blocks.0", "blocks.1"] and "group_acc" not in r
     assert g["sum_single_damage"] == pytest.approx(sum(g["single_damages"]))
-    assert "reinit.group-jointly-fragile" in [c["key"] for c in r["claims"]]
-    C.check(r["claims"])
+    assert "reinit.group-jointly-fragile" in [c["key"] for c in g["claims"]]
+    C.check(r["claims"] + g["claims"])
     o = g["outcomes"]
     assert E.unpack(o["group"]).mean() == pytest.approx(g["group_acc"])
     assert [E.unpack(x).mean() for x in o["single"]] == pytest.approx(g["single_accs"])

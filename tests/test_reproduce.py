@@ -39,7 +39,7 @@ def test_the_command_run_as_shown_prints_the_lab_calls_numbers(quick):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main([*argv, "--json"]) == 0
-    printed = json.loads(out.getvalue())
+    printed = json.loads(out.getvalue())["result"]
     expected = delete.run(CFG)
     assert reproduce.numbers(printed) == reproduce.numbers(expected)
     assert {"base_acc", "cut_acc", "recovered_acc", "chance"} <= set(reproduce.numbers(expected))
@@ -103,7 +103,7 @@ def test_the_reinit_focus_command_prints_the_focus_numbers(quick):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         assert main([*shlex.split(cmd)[4:], "--json"]) == 0
-    printed, expected = json.loads(out.getvalue())["focus"], reinit.focus(fc)
+    printed, expected = json.loads(out.getvalue())["result"]["focus"], reinit.focus(fc)
     assert {k: printed[k] for k in ("cut_acc", "recovered_acc")} == {k: expected[k] for k in ("cut_acc",
                                                                                             "recovered_acc")}
 

@@ -113,11 +113,12 @@ def test_cli_prints_the_promised_json(capsys, monkeypatch):
     monkeypatch.setenv("LAYERLAB_QUICK", "1")  # one epoch: this checks the interface, not the science
     rc = cli.main(["shuffle", "--mode", "shuffle", "--depth", "3", "--orders", "5", "--seed", "0", "--json"])
     assert rc == 0
-    out = json.loads(capsys.readouterr().out)
-    assert set(out["random_order_acc"]) >= {"mean", "min", "max"}
-    for key in ("sequential_acc", "position_probe_acc", "chance"):
-        assert 0.0 <= out[key] <= 1.0
-    assert out["probe_chance"] == pytest.approx(1 / 3) and out["chance"] < 0.2  # probe: 1/depth; classes: 10
+    out = json.loads(capsys.readouterr().out)["result"]  # the whole result, as the page has it
+    assert set(out["random_orders"]) >= {"mean", "min", "max", "accs"} and len(out["random_orders"]["accs"]) == 5
+    for acc in (out["base_acc"], out["probe"]["acc"], out["chance"]):
+        assert 0.0 <= acc <= 1.0
+    assert out["probe"]["chance"] == pytest.approx(1 / 3) and out["chance"] < 0.2  # probe: 1/depth; classes: 10
+    assert len(out["position_contribution"]["shuffle"]) == 3  # the block x slot map the page draws
 
 
 def test_cli_rejects_a_bad_depth_in_one_line(capsys):

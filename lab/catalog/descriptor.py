@@ -132,7 +132,8 @@ class Descriptor:
     run: Callable[..., Any]  # the experiment's main entry point: run(cfg, progress)
     cli_help: str
     cli_summary: Callable[[Any], str]  # the CLI's text answer (without --json)
-    cli_answer: Optional[Callable[[Any, argparse.Namespace], Any]] = None  # default: run(cfg) with a text progress
+    # The command's whole result (--json prints all of it); default: run(cfg) with a text progress.
+    cli_answer: Optional[Callable[[Any, argparse.Namespace], Any]] = None
     cli_extra: Optional[Callable[[argparse.ArgumentParser], None]] = None  # flags beyond the config's fields
     # Other configs the subcommand answers too, each with the subcommand's own config of it: its fields beyond that
     # config's are flags of `cli_extra` under the same names (lab/classroom/reproduce.py writes the command of one).

@@ -141,7 +141,8 @@ SHARED = ("model", "seed", "depth", "width", "epochs")  # FocusConfig fields tha
 
 
 def answer(cfg: ReinitConfig, args: argparse.Namespace) -> dict[str, Any]:
-    """The map, plus the layer in focus (--layer) and the group (--layers) when asked for."""
+    """The map, plus the layer in focus (--layer) under "focus" and the group (--layers) under "group" when asked
+    for, each whole with its own claims."""
     r = reinit.run(cfg, progress=text_progress)
     if args.layer is not None:
         focus = {f: getattr(args, f) for f in ("op", "checkpoint", "recovery", "steps")}
@@ -150,9 +151,7 @@ def answer(cfg: ReinitConfig, args: argparse.Namespace) -> dict[str, Any]:
     if args.layers is not None:
         gc = GroupConfig(**{f: getattr(cfg, f) for f in SHARED}, layers=args.layers, op=args.op,
                          checkpoint=args.checkpoint)
-        g = reinit.group(gc, progress=text_progress)
-        r = {**r, "group": g, "group_acc": g["group_acc"], "sum_single_damage": g["sum_single_damage"],
-             "claims": r["claims"] + g["claims"]}
+        r = {**r, "group": reinit.group(gc, progress=text_progress)}
     return r
 
 
@@ -172,7 +171,8 @@ def summary(r: dict[str, Any]) -> str:
                  + f"; sum of single damages {g['sum_single_damage']:+.4f}; share of the above-chance accuracy "
                  f"kept: together {g['claims'][0]['measured']['group_kept_share']:.3f}, the product of the single "
                  f"shares (independent damages) {g['claims'][0]['measured']['product_of_single_shares']:.3f}")
-    return text + "\nAgainst the paper:\n" + claims_text(r["claims"] + (f["claims"] if f else []))
+    return text + "\nAgainst the paper:\n" + claims_text(r["claims"] + (g["claims"] if g else [])
+                                                        + (f["claims"] if f else []))
 
 
 def focus_flags(p: argparse.ArgumentParser) -> None:

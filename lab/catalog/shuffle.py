@@ -75,45 +75,19 @@ def needs(settings: dict[str, Any]) -> list[Need]:
     return out
 
 
-def brief(r: dict[str, Any]) -> dict[str, Any]:
-    """The fields the command promises (plus the rest of the result under their own names)."""
-    ro = r["random_orders"]
-    return {
-        "mode": r["mode"],
-        "depth": r["n_blocks"],
-        "base_acc": r["base_acc"],
-        "sequential_acc": r["base_acc"],  # accuracy in the order the model was trained in (0, 1, ..., D-1)
-        "random_order_acc": {"mean": ro["mean"], "min": ro["min"], "max": ro["max"], "n": len(ro["accs"])},
-        "all_orders_acc": ({k: r["all_orders"][k] for k in ("mean", "min", "max", "n")}
-                           if r["all_orders"] else None),
-        "reversed_acc": r["reversed_acc"],
-        "position_probe_acc": r["probe"]["acc"],
-        "position_probe_acc_unit": r["probe"]["acc_direction"],
-        "chance": r["chance"],  # of the classes
-        "probe_chance": r["probe"]["chance"],  # of the position probe: 1 / depth
-        "pruning": [{"removed": p["removed"], "random_order_mean": p["random_order"]["mean"],
-                     "trained_order_mean": p["trained_order"]["mean"]} for p in r["pruning"]],
-        "train_seconds": r["train_seconds"],
-        "n_test": r["n_test"],
-        "comparison": {m: {"base_acc": c["base_acc"], "random_order_acc": {k: c["random_orders"][k] for k in
-                                                                            ("mean", "min", "max")},
-                           "position_probe_acc": c["probe"]["acc"]} for m, c in r["comparison"].items()},
-        "claims": r["claims"],
-    }
-
-
 def claim_lines(claims: list[dict[str, Any]]) -> str:
     """One line per claim: verdict, subject, statement, numbers."""
     return "\n".join(f"  [{VERDICTS[c['holds']]}] {c.get('subject', '')}: {c['claim']} ({c['detail']})"
                      for c in claims)
 
 
-def summary(b: dict[str, Any]) -> str:
-    ro = b["random_order_acc"]
-    return (f"{shuffle.MODE_LABELS[b['mode']]} ViT, {b['depth']} blocks: trained order {b['sequential_acc']:.4f}, "
-            f"{ro['n']} random orders mean {ro['mean']:.4f} (min {ro['min']:.4f}, max {ro['max']:.4f}), "
-            f"reversed {b['reversed_acc']:.4f}; position probe {b['position_probe_acc']:.3f} "
-            f"(chance {b['probe_chance']:.3f}); trained in {b['train_seconds']:.0f} s\n" + claim_lines(b["claims"]))
+def summary(r: dict[str, Any]) -> str:
+    """The command's text answer from the whole result (`--json` prints all of it)."""
+    ro, probe = r["random_orders"], r["probe"]
+    return (f"{shuffle.MODE_LABELS[r['mode']]} ViT, {r['n_blocks']} blocks: trained order {r['base_acc']:.4f}, "
+            f"{len(ro['accs'])} random orders mean {ro['mean']:.4f} (min {ro['min']:.4f}, max {ro['max']:.4f}), "
+            f"reversed {r['reversed_acc']:.4f}; position probe {probe['acc']:.3f} "
+            f"(chance {probe['chance']:.3f}); trained in {r['train_seconds']:.0f} s\n" + claim_lines(r["claims"]))
 
 
 def table(args: argparse.Namespace, pool: Pool) -> None:
@@ -125,10 +99,10 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
     results = dict(zip(cfgs, pool([(shuffle.run, c) for c in cfgs.values()], text_progress), strict=True))
     for mode in shuffle.MODES:
         for s in range(args.seeds):
-            b = brief(results[mode, s])
-            ro = b["random_order_acc"]
-            print(f"{mode:<12} {s:>4} {b['sequential_acc']:>8.4f} {ro['mean']:>9.4f} {ro['min']:>8.4f} "
-                  f"{b['position_probe_acc']:>6.3f} {b['train_seconds']:>7.1f}")
+            r = results[mode, s]
+            ro = r["random_orders"]
+            print(f"{mode:<12} {s:>4} {r['base_acc']:>8.4f} {ro['mean']:>9.4f} {ro['min']:>8.4f} "
+                  f"{r['probe']['acc']:>6.3f} {r['train_seconds']:>7.1f}")
     print(f"position-probe chance: {1 / args.depth:.3f}")
 
 
@@ -142,7 +116,6 @@ DESCRIPTOR = Descriptor(
   UMAP views of the features after every position let you check.""",
     config=ShuffleConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of, run=shuffle.run,
     cli_help="train a digits ViT sequentially or with LayerShuffle; test it in any order", cli_summary=summary,
-    cli_answer=lambda cfg, _: brief(shuffle.run(cfg, progress=text_progress)),
     demo=("mode", "depth", "removed"), page_controls=ShufflePage, claims=claims,
     table=Table("mode x seed table", (seeds_axis(), Axis("depth", "blocks of the ViT", int, _D.depth),
                                       Axis("orders", "random orders per model", int, _D.orders)), table),

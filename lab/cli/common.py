@@ -1,5 +1,6 @@
-"""What every subcommand shares: a one-line error parser, a text progress bar, output, and a subcommand generated
-from an experiment's config dataclass (flags, choices, defaults and help come from its `param` fields)."""
+"""What every subcommand shares: a one-line error parser, a text progress bar, output (--json: one envelope
+`{schema_version, command, config, result}`, docs/cli-output.schema.json), and a subcommand generated from an
+experiment's config dataclass (flags, choices, defaults and help come from its `param` fields)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import sys
 from typing import Any, Callable, Optional
 
 from lab.experiment import Pool, add_arguments, from_arguments, serial
-from lab.runtime.progress import text_progress  # noqa: F401 - the CLI's progress line, re-exported
 from lab.runtime.store import to_plain
 
 
@@ -40,24 +40,35 @@ def table_pool(args: argparse.Namespace) -> Pool:
     return pool(args.workers)
 
 
-def emit(result: Any, as_json: bool, summary: Callable[[Any], str]) -> None:
-    """Print a result: one JSON object with --json, else a short human summary."""
-    print(json.dumps(to_plain(result)) if as_json else summary(result))
+SCHEMA_VERSION = 1  # of the --json envelope; docs/cli-output.schema.json describes it (tests/test_cli_schema.py)
+
+
+def envelope(name: str, config: Any, result: Any) -> dict[str, Any]:
+    """What `--json` prints: the schema version, the subcommand, its config and the whole result, as plain data."""
+    return {"schema_version": SCHEMA_VERSION, "command": name, "config": to_plain(config), "result": to_plain(result)}
+
+
+def emit(name: str, config: Any, result: Any, as_json: bool, summary: Callable[[Any], str]) -> None:
+    """Print a result: the JSON envelope with --json, else a short human summary."""
+    print(json.dumps(envelope(name, config, result)) if as_json else summary(result))
 
 
 def command(sub: argparse._SubParsersAction, name: str, help: str, config: type,
             answer: Callable[[Any, argparse.Namespace], Any], summary: Callable[[Any], str],
             extra: Optional[Callable[[argparse.ArgumentParser], None]] = None) -> argparse.ArgumentParser:
-    """A subcommand whose flags are `config`'s fields; `answer(cfg, args)` computes what is printed; `extra` adds flags
-    of the config classes it also answers (the descriptor's `cli_views`, which lab/classroom/reproduce.py reads)."""
+    """A subcommand whose flags are `config`'s fields; `answer(cfg, args)` computes the whole result (--json prints
+    all of it in the envelope, else `summary` says it in words); `extra` adds flags of the config classes it also
+    answers (the descriptor's `cli_views`, which lab/classroom/reproduce.py reads)."""
     p = sub.add_parser(name, help=help, description=(config.__doc__ or "").strip().split("\n")[0])
     add_arguments(p, config)
     if extra is not None:
         extra(p)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--json", action="store_true", help="print one JSON object: {schema_version, command, config, "
+                   "result} with the whole result (docs/cli-output.schema.json)")
 
     def go(args: argparse.Namespace) -> int:
-        emit(answer(from_arguments(config, args), args), args.json, summary)
+        cfg = from_arguments(config, args)
+        emit(name, cfg, answer(cfg, args), args.json, summary)
         return 0
 
     p.set_defaults(func=go)

@@ -1,0 +1,97 @@
+"""`python -m lab NAME ... --json` prints one envelope, {schema_version, command, config, result}, with the whole
+result: every experiment subcommand's output is valid against docs/cli-output.schema.json (run at the settings, and so
+on the stored models, of the per-experiment CLI tests), and the schema says what the lab says (descriptors, claim
+fields)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from typing import Any
+
+import pytest
+
+from lab import claims as C
+from lab.catalog import descriptors
+from lab.cli import main
+from lab.cli.common import SCHEMA_VERSION
+from lab.estimates import SE_KINDS
+
+from .apptest_util import ROOT
+from .test_layerdrop import tiny_specs  # noqa: F401 - the fixture, for LayerDrop's run
+
+jsonschema = pytest.importorskip("jsonschema", reason="jsonschema is a test dependency (requirements-dev.txt)")
+
+SCHEMA = json.loads((ROOT / "docs" / "cli-output.schema.json").read_text())
+
+# name -> (arguments, quick mode, fixture): the quickest settings of each experiment's own CLI test, so a full run of
+# the suite finds their models (and mostly their results) already stored in the session's store.
+RUNS: dict[str, tuple[list[str], bool, str | None]] = {
+    "delete": (["--arch", "plain", "--k", "2", "--select", "evenly-spaced", "--recovery", "none"], True, None),
+    "shuffle": (["--mode", "shuffle", "--depth", "3", "--orders", "5", "--seed", "0"], True, None),
+    # the map, a layer in focus and a group: every part the command can add (tests/test_reinit.py's tiny MLP)
+    "reinit": (["--model", "plain", "--seed", "0", "--depth", "3", "--width", "32", "--epochs", "2", "--layer",
+                "blocks.0", "--steps", "20", "--layers", "blocks.0,blocks.1"], False, None),
+    "layerdrop": (["--p", "0.2", "--keep", "3", "--strategy", "last"], False, "tiny_specs"),
+    "iot": (["--model", "mlp", "--m", "3", "--explore", "0.3", "--seed", "2"], True, None),
+    "rearrange": (["--model", "residual", "--op", "parallel", "--reduce", "sum"], True, None),
+    "lens": (["--model", "residual", "--route-op", "swap", "--block", "1"], True, None),
+}
+_printed: dict[str, dict[str, Any]] = {}  # each command runs once per session; the other tests read its envelope
+
+
+def envelope(name: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """The JSON that `python -m lab NAME ... --json` prints (run in this process, once)."""
+    if name not in _printed:
+        argv, quick, fixture = RUNS[name]
+        monkeypatch.setenv("LAYERLAB_QUICK", "1" if quick else "0")
+        if fixture:
+            request.getfixturevalue(fixture)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main([name, *argv, "--json"]) == 0
+        _printed[name] = json.loads(out.getvalue())
+    return _printed[name]
+
+
+def test_the_schema_is_valid_and_names_what_the_lab_has():
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert SCHEMA["properties"]["schema_version"]["const"] == SCHEMA_VERSION
+    assert SCHEMA["properties"]["command"]["enum"] == list(descriptors())
+    assert set(RUNS) == set(descriptors()), "every experiment subcommand is checked"
+    assert set(C.FIELDS) <= set(SCHEMA["$defs"]["claim"]["required"])
+    assert SCHEMA["$defs"]["se_kind"]["enum"] == list(SE_KINDS)
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_every_commands_json_is_the_envelope_of_its_whole_result(name, request, monkeypatch):
+    out = envelope(name, request, monkeypatch)
+    jsonschema.Draft202012Validator(SCHEMA).validate(out)
+    assert out["command"] == name and out["schema_version"] == SCHEMA_VERSION
+    assert out["config"] == out["result"].get("config", out["config"])  # the result's own echo, where it has one
+    C.check(out["result"]["claims"])
+    if name == "reinit":  # the parts the command adds, whole, each with its own claims
+        r = out["result"]
+        assert r["focus"]["config"]["layer"] == "blocks.0" and r["group"]["layers"] == ["blocks.0", "blocks.1"]
+        C.check(r["focus"]["claims"] + r["group"]["claims"])
+
+
+def test_shuffles_json_holds_what_the_page_draws(request, monkeypatch):
+    r = envelope("shuffle", request, monkeypatch)["result"]
+    pc = r["position_contribution"]  # the block x slot map, for this model and the comparison model
+    assert set(pc) == {"shuffle", "sequential"}
+    assert len(pc["shuffle"]) == 3 and all(len(row) == 3 for row in pc["shuffle"])
+    assert {"random_orders", "all_orders", "pruning", "probe", "view", "comparison"} <= set(r)
+
+
+def test_the_schema_rejects_an_envelope_without_its_result(request, monkeypatch):
+    out = envelope("delete", request, monkeypatch)
+    v = jsonschema.Draft202012Validator(SCHEMA)
+    for broken in ({k: x for k, x in out.items() if k != "result"},
+                   {**out, "schema_version": 2},
+                   {**out, "result": {k: x for k, x in out["result"].items() if k != "claims"}},
+                   {**out, "result": {**out["result"], "claims": [{"key": "k", "holds": True}]}}):
+        with pytest.raises(jsonschema.ValidationError):
+            v.validate(broken)
