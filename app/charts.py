@@ -27,7 +27,7 @@ MAX_PREPARED = 256  # shared figures whose cued copy, caption and table are kept
 _lock = threading.Lock()
 # id(shared figure), what -> (that figure, its cued frozen copy, caption, table). A shared figure (app/figcache.py)
 # lives as long as the figure cache holds it and must not be changed, so its cued copy is made once and reused by
-# every rerun and session: a cached view pays no copy, caption or table again (issue 21's 0.1 s budget).
+# every rerun and session: a cached view pays no copy, caption or table again (its budget is 0.1 s of server CPU).
 _prepared: OrderedDict[tuple[int, str], tuple[go.Figure, go.Figure, str, pd.DataFrame]] = OrderedDict()
 _arrows: OrderedDict[int, tuple[pd.DataFrame, "pa.Table"]] = OrderedDict()  # table -> its Arrow form (`_arrow`)
 
@@ -169,7 +169,7 @@ def show(fig: Optional[go.Figure], key: str, where: Any = None, what: str = "") 
 
 def _arrow(data: pd.DataFrame) -> pa.Table:
     """The table as Arrow (its first MAX_ROWS rows), converted once per table: a shared figure's table is one object
-    for every rerun, and converting it again cost a cached view 3-4 ms a chart (issue 21)."""
+    for every rerun, and converting it again costs a cached view 3-4 ms a chart."""
     with _lock:
         hit = _arrows.get(id(data))
         if hit is not None and hit[0] is data:

@@ -393,8 +393,8 @@ def _scroll_to(key: str) -> None:
     """Scroll the page so that the keyed container's top is in view, just below Streamlit's fixed header (after a
     preset was clicked far below it).
 
-    Streamlit has no scroll API. st.html runs a script in the page itself when allowed to (the supported way since
-    the old components html iframe, same-origin, was deprecated); `key` is one of the page's own constants.
+    Streamlit has no scroll API. st.html runs a script in the page itself when allowed to (Streamlit's supported way
+    to run one); `key` is one of the page's own constants.
     The browser runs an st.html script again only when its text changes: the same element drawn by two runs in a row
     (two presets clicked one after the other) would not scroll the second time, so each request numbers itself."""
     if not re.fullmatch(r"[a-z_]+", key):

@@ -9,8 +9,8 @@ widget exists, and a value it rejects never reaches Streamlit's binding:
   number_input with an OverflowError; "３" passed as 3). Deleting the parameter is therefore not enough: a control
   whose link value is rejected is created *unbound* for that run, so it never looks at the URL.
 - The notice saying what was ignored is kept in session_state and shown on every run until the control's value
-  changes. It used to be drawn only on the run that saw the bad parameter; once the parameter had left the URL,
-  any later rerun (a slider touched during a long training, a fragment finishing) wiped it.
+  changes: drawn only on the run that saw the bad parameter, it would be wiped by any later rerun (a slider touched
+  during a long training, a fragment finishing), since the parameter has left the URL by then.
 - After every control, the link is made to state its value (absent when it is the default). Streamlit keeps the
   two in step itself in the common case; this closes the gaps (a run where the control was unbound, a preset).
 

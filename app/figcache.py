@@ -1,8 +1,8 @@
 """Figures built once: a figure is a pure function of stored results, its arguments and the palette.
 
 Why: building a Plotly figure validates every property it sets (a `template` alone is a deep copy and a few
-thousand validations), which made a cached page view cost 0.2-0.5 s of server CPU, every rerun, for every student
-(issue 21). Here each figure builder of app/figures_*.py is decorated with `@figure`: its first call builds the
+thousand validations), which makes a cached page view cost 0.2-0.5 s of server CPU, every rerun, for every student.
+Here each figure builder of app/figures_*.py is decorated with `@figure`: its first call builds the
 figure, every later call with equal arguments and the same palette (from any session) returns the same object.
 
 How the arguments are keyed cheaply: app/jobs.py serves each stored result as one shared object per store entry

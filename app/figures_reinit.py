@@ -85,7 +85,7 @@ def distance_vs_damage(results: dict[str, dict[str, Any]], norm: str = "rel2") -
                         name=f"{r['model_name']} ρ = {'n/a' if rho is None else f'{rho:+.2f}'}",
                         hovertemplate="%{customdata}: distance %{x:.3f}, lost %{y:.1%}<extra>"
                                       + r["model_name"] + "</extra>")
-    # Two labels in all, placed away from each other (one label per model per extreme used to collide): the layer
+    # Two labels in all, placed away from each other (one label per model per extreme would collide): the layer
     # whose reset hurt most, and the one that moved farthest. Hover names every point.
     if everything:
         worst = max(everything, key=lambda p: p[1])

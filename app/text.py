@@ -38,8 +38,8 @@ def _source(fn: Callable) -> tuple[str, str]:
 
 
 def as_json(data: Any) -> Callable[[], str]:
-    """A download button's data, made only when it is clicked: writing every number of a page as JSON cost a
-    cached view 0.1-0.2 s of server CPU on every rerun (issue 21)."""
+    """A download button's data, made only when it is clicked: writing every number of a page as JSON costs a
+    cached view 0.1-0.2 s of server CPU on every rerun."""
     return lambda: json.dumps(to_plain(data), indent=1)
 
 
@@ -48,12 +48,8 @@ def papers(items: Sequence[tuple[str, str]]) -> None:
     st.markdown("\n".join(f"- [{title}]({url})" for title, url in items))
 
 
-def pct(x: float) -> str:
-    """An accuracy as a percentage with one decimal: 0.9262 -> '92.6 %'."""
-    return f"{100 * x:.1f} %"
-
-
-def pts(a: float, b: float) -> str:
-    """The difference a - b of two accuracies in percentage points, never '-0.0'."""
+def pts_between(a: float, b: float) -> str:
+    """The difference a - b of two accuracies in percentage points, never '-0.0' (lab.claims.pts formats one
+    difference as it is)."""
     d = round(100 * (a - b), 1)
     return f"{d + 0.0:+.1f} pts"

@@ -30,7 +30,6 @@ CHANCE = "#7f7f7f"  # grey
 MARK = "#444444"  # neutral marks: "you are here" lines, outlines
 
 ARCH_COLOURS = {"plain": PLAIN, "residual": RESIDUAL, "vit": VIT}
-STAGE_COLOURS = {"original": ORIGINAL, "cut": CUT, "recovered": RECOVERED}
 
 # -- categorical set: strategies, selection methods, training modes (none of them a meaning colour) ------------
 CATEGORICAL = ("#332288", "#44AA99", "#AA4499", "#999933", "#6F4E37", "#DDAA33")  # indigo teal purple olive brown gold

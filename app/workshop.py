@@ -20,7 +20,6 @@ import datetime as dt
 import hashlib
 import hmac
 import html
-import json
 import logging
 import re
 import secrets
@@ -557,7 +556,3 @@ def reproduce(page: str, title: str, fn: Callable[..., Any], cfg: Any,
 
 def reproduce_command(cfg: Any) -> Optional[str]:
     return lab_reproduce.command(cfg)
-
-
-def numbers_json(result: Any) -> str:
-    return json.dumps(lab_reproduce.numbers(result), sort_keys=True)

@@ -22,7 +22,7 @@ import typing
 from typing import Any, Callable, Optional, Sequence, TypeVar
 
 from lab.runtime.progress import Progress, silent
-from lab.runtime.store import Store, active_store, use_store
+from lab.runtime.store import Store, resolve, use_store
 
 # Plumbing: cannot change a number, so editing it keeps every stored result (lab/runtime/codeversion.py).
 CODE_VERSION_NEUTRAL = True
@@ -105,7 +105,7 @@ def entry(kind: str) -> Callable[[Callable[[C, Progress], Any]], Callable[..., A
     def wrap(build: Callable[[C, Progress], Any]) -> Callable[..., Any]:
         @functools.wraps(build)
         def run(cfg: C, progress: Progress = silent, store: Optional[Store] = None) -> Any:
-            st = store or active_store()
+            st = resolve(store)
             with use_store(st):  # nested entries and trained() use the caller's store, not the default one
                 out = st.json(kind, cfg, lambda: build(cfg, progress))
             progress(1.0, "done")

@@ -5,9 +5,9 @@ import streamlit as st
 
 from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_iot as figs
-from app.text import pct
 from lab.catalog import iot as described
 from lab.catalog.descriptor import PAGE_SEED_MAX
+from lab.claims import pct
 from lab.experiments import iot
 from lab.ops import order_routing as core
 

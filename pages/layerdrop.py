@@ -5,10 +5,11 @@ import streamlit as st
 
 from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_layerdrop as figs
-from app.text import pct, pts
+from app.text import pts_between
 from lab import claims as lab_claims
 from lab.catalog import layerdrop as described
 from lab.catalog.descriptor import PAGE_SEED_MAX
+from lab.claims import pct
 from lab.core import routes
 from lab.experiments import layerdrop
 from lab.ops import prune, selection
@@ -194,14 +195,14 @@ if r["scratch_acc"] is not None:
                  f"{selection.LABELS[strategy]}.")
 if "recovered_acc" in r:
     lines.append(f"Distillation for 500 steps brings the pruned model to **{pct(r['recovered_acc'])}** "
-                 f"({pts(r['recovered_acc'], r['cut_acc'])} on top of pruning alone).")
+                 f"({pts_between(r['recovered_acc'], r['cut_acc'])} on top of pruning alone).")
 if profiles is not None:
     by_p = {q["config"]["p"]: q for q in profiles}
     zero = by_p[0.0]["strategies"][strategy][keep]["test_acc"]
     lines.append(f"At r = {keep}, under {strategy}: " + ", ".join(
         f"p = {q:g} → {pct(by_p[q]['strategies'][strategy][keep]['test_acc'])}" for q in sorted(by_p))
         + f". Against the ordinary model (p = 0) your p changes the pruned accuracy by "
-          f"{pts(by_p[p]['strategies'][strategy][keep]['test_acc'], zero)}.")
+          f"{pts_between(by_p[p]['strategies'][strategy][keep]['test_acc'], zero)}.")
     st_here = {s: mine["strategies"][s][keep]["test_acc"] for s in prune.STRATEGIES}
     best, worst = max(st_here, key=st_here.get), min(st_here, key=st_here.get)
     lines.append(f"At p = {p:g} and r = {keep}, the highest measured accuracy is **{best}**'s "

@@ -5,9 +5,10 @@ import streamlit as st
 
 from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_lens as figs
-from app.text import pct, pts
+from app.text import pts_between
 from lab.catalog import lens as described
 from lab.catalog.descriptor import PAGE_SEED_MAX
+from lab.claims import pct
 from lab.core import metrics
 from lab.experiments import lens
 from lab.ops import layer_lens as methods
@@ -147,14 +148,14 @@ lines = [f"The {lens.MODEL_LABELS[model]} scores **{pct(r['base_acc'])}** held-o
          f"{r['tuned_commit']['mean']:.2f}); {pct(r['commit']['hist'][0] / r['n_test'])} of the inputs have their "
          "final answer already after the stem.",
          f"Block influence ranges from {min(r['block_influence']):.3f} to {max(r['block_influence']):.3f}; deleting "
-         f"one block changes the held-out accuracy by {pts(-max(r['delete_cost']), 0)} to "
-         f"{pts(-min(r['delete_cost']), 0)} "
+         f"one block changes the held-out accuracy by {pts_between(-max(r['delete_cost']), 0)} to "
+         f"{pts_between(-min(r['delete_cost']), 0)} "
          f"(Spearman ρ = {r['checks']['influence']['rho']:.2f} between the two)."]
 if r.get("change"):
     ch = r["change"]
     lines.append(f"With {figs.change_name(r)} the model gives **{pct(ch['acc'])}** "
-                 f"({pts(ch['acc'], r['base_acc'])}); {ch['commit_mean']:.2f} of its {len(ch['route'])} blocks run "
-                 "before its answer settles, on average.")
+                 f"({pts_between(ch['acc'], r['base_acc'])}); {ch['commit_mean']:.2f} of its {len(ch['route'])} "
+                 "blocks run before its answer settles, on average.")
 st.markdown("\n".join(f"- {x}" for x in lines))
 
 text.section("Against the paper")

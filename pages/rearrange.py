@@ -5,9 +5,10 @@ import streamlit as st
 
 from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_rearrange as figs
-from app.text import pct, pts
+from app.text import pts_between
 from lab.catalog import rearrange as described
 from lab.catalog.descriptor import PAGE_SEED_MAX
+from lab.claims import pct
 from lab.core import metrics
 from lab.core.models.base import Parallel, RoutedModel
 from lab.experiments import rearrange
@@ -37,8 +38,8 @@ with page.controls():
                                 f"{n - 1}; with the ends kept, b must be a middle block (swap: b+1 too).")
     reduce = controls.param(Config, "reduce")
     loops = controls.param(Config, "loops", "slider",
-                           help="How many times loop and parallel-loop run the middle (K = 1: once; the lab's first "
-                                "version was fixed at 2). Other operations ignore it.")
+                           help="How many times loop and parallel-loop run the middle (K = 1: once; K = 2, the "
+                                "default, is the smallest that repeats it). Other operations ignore it.")
     span = controls.param(Config, "span", "slider",
                           help="How many consecutive blocks, from block b, skip, reverse, repeat, parallel and "
                                "parallel-loop act on (Sun et al.'s span [start, end)). 0: their usual extent (skip: "
@@ -185,7 +186,7 @@ text.show_code([rearrange.model_claims, rearrange.span_sweep, rearrange.loops_de
 
 text.section("What the simulations show")
 lines = [f"In its trained order the {rearrange.MODEL_LABELS[model]} scores **{pct(r['base_acc'])}** (chance "
-         f"{pct(r['chance'])}); **{what}** gives **{pct(r['acc'])}** ({pts(r['acc'], r['base_acc'])}) for "
+         f"{pct(r['chance'])}); **{what}** gives **{pct(r['acc'])}** ({pts_between(r['acc'], r['base_acc'])}) for "
          f"{r['block_runs']} block runs."]
 if profiles is not None:
     s = rearrange.summary(mine)

@@ -5,11 +5,11 @@ import streamlit as st
 
 from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_reinit as figs
-from app.text import pct
 from lab import claims as lab_claims
 from lab import experiment
 from lab.catalog import reinit as described
 from lab.catalog.descriptor import PAGE_SEED_MAX
+from lab.claims import pct
 from lab.experiments import reinit
 from lab.ops import surgery
 
@@ -136,7 +136,7 @@ with page.results():
     elif wcfgs:
         wmaps = [jobs.run(f"The {reinit.MODEL_NAMES[model]} at width {c.width}", reinit.run, c) for c in wcfgs]
         if all(m is not None for m in wmaps):
-            w = reinit.width_sweep(model, seed)  # every map is stored now: reads only
+            w = reinit.width_sweep(model, seed)  # every map is in the store (the jobs above): reads only
             st.markdown("#### Width")
             charts.show(figs.width_heatmap(w), "fig_width")
             trained = ", ".join(f"width {x}: {pct(a)}" for x, a in zip(w["widths"], w["base_acc"], strict=True))

@@ -6,9 +6,9 @@ import streamlit as st
 
 from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_shuffle as figs
-from app.text import pct
 from lab.catalog import shuffle as described
 from lab.catalog.descriptor import PAGE_SEED_MAX
+from lab.claims import pct
 from lab.core import recipes
 from lab.core.models import vit
 from lab.experiments import shuffle

@@ -35,12 +35,6 @@ def _command_of(config_class: type) -> Optional[tuple[str, Optional[Callable[[An
     return None
 
 
-def subcommand(config_class: type) -> Optional[str]:
-    """The `python -m lab` subcommand whose flags give a `config_class` (its own fields, or a view's), or None."""
-    found = _command_of(config_class)
-    return found[0] if found else None
-
-
 def _flag_value(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 

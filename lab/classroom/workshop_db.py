@@ -52,8 +52,8 @@ CLIENT_VOTERS = 300  # new voters one address adds to one question of one class
 CLASS_DAYS = 30  # a term's length, and how long a class and its predictions are kept
 
 meta = sa.MetaData()
-# The tables of the lecturer-key schema have names of their own: a database of the earlier schema (no key) keeps
-# its old tables untouched, and nothing reads them.
+# The tables have names of their own, so tables of a schema without lecturer keys in the same database are left
+# untouched and never read.
 classes = sa.Table(
     "class_terms", meta,
     sa.Column("code", sa.String(24), primary_key=True),

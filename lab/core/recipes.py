@@ -27,9 +27,9 @@ def mlp_spec(arch: str, seed: int, depth: int = MLP_DEPTH, width: int = MLP_WIDT
 
 
 # -- the ViT on 8x8 digits ---------------------------------------------------------------------------------
-# What was measured for issue 9 (1 torch thread; recipe choices scored on a validation split: trained on the first
+# How the recipe was chosen (1 torch thread; recipe choices scored on a validation split: trained on the first
 # 1,200 training images, scored in order and over 50 random block orders on the last 200; the test split only
-# confirmed the final recipe; bench/bench_vit.py). The old recipe (Adam, no warm-up, unit-scale stem) kept the
+# confirmed the final recipe; bench/bench_vit.py). Adam with no warm-up and a unit-scale stem keeps the
 # sequential model at 68-71 % over random orders: a unit-scale stream dwarfs what the blocks add. With AdamW,
 # lr 2e-3, a 10 % linear warm-up then cosine, batch 64 and 40 epochs, the stem's init scale decides both ends
 # (validation, sequential / LayerShuffle over random orders, decay 0.05): stem 0.02 gives 25 % / 52 %

@@ -4,7 +4,7 @@ Why names: a draw that reuses another's seed is correlated with it (the batch or
 order, a "fresh" re-draw would equal the model's own initial weights). Giving every use its own stream, derived
 from the run's seed in one table, keeps them apart and makes each one easy to find.
 
-The derivations are the lab's historical ones, kept so that every stored number and every test stays the same;
+The derivations of the existing streams are fixed, since every stored number and every test depends on them;
 a new stream needs only a name: by default it is seeded from a hash of its name and the seed.
 """
 

@@ -18,7 +18,7 @@ from lab.core.models import MLP, MLPConfig, RoutedModel, ViT, ViTConfig
 from lab.core.train import TrainConfig, train
 from lab.runtime import quick
 from lab.runtime.progress import Progress, silent
-from lab.runtime.store import Store, active_store
+from lab.runtime.store import Store, resolve
 
 # Tasks by name. Experiments refer to data by name so that a spec stays a small, hashable value.
 TASKS: dict[str, Callable[[], Dataset]] = {"synthetic": lambda: synthetic(SyntheticConfig()), "digits": digits}
@@ -101,7 +101,7 @@ def orders_budget(n: int) -> int:
 
 def trained(spec: ModelSpec, progress: Progress = silent, store: Store | None = None) -> Trained:
     """The trained model of `spec`, from the store or trained now (reporting progress)."""
-    store = store or active_store()
+    store = resolve(store)
     spec = effective(spec)  # UI smoke tests only; the spec (and so the cache key) says what really ran
     key = store.key("model", spec)
     with _memo_lock:

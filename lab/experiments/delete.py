@@ -312,10 +312,6 @@ def _s(x: Scores) -> np.ndarray:
     return selection.scores(x) if isinstance(x, str) else estimates.as_scores(x)
 
 
-def _kind(e: estimates.Estimate) -> str:
-    return e.se_kind + (", exact comparator" if "exact" in e.how else "")
-
-
 def plain_one_deletion_claim(best_single: Scores, chance: float) -> dict[str, Any]:
     """Plain MLP: deleting any one block, with no recovery, leaves accuracy near chance (the held-out outcomes of
     the least harmful single deletion given)."""

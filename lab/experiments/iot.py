@@ -33,7 +33,7 @@ from lab.experiment import Pool, check, entry, param, seed_param, serial
 from lab.ops import order_routing as core
 from lab.runtime.cores import lanes
 from lab.runtime.progress import Progress, silent, span
-from lab.runtime.store import Store, active_store, to_plain, use_store
+from lab.runtime.store import Store, active_store, resolve, to_plain, use_store
 
 MODELS = IOT_MODELS
 MODEL_LABELS = {"mlp": "residual MLP", "vit": "ViT"}
@@ -44,9 +44,6 @@ M_MIN, M_MAX = 1, 8  # M = 1 is the sequential model itself (the sweep's first p
 M_DEFAULT = 4  # candidate orders of the default run (the page, the CLI and the table)
 WEIGHT_MAX = 10.0
 METHODS = ("sequential", "best_fixed", "shared_best", "ensemble", "iot", "oracle")
-METHOD_LABELS = {"sequential": "sequential model", "best_fixed": "best fixed order (probe)",
-                 "shared_best": "IOT weights, best single order", "ensemble": "ensemble of the M orders",
-                 "iot": "IOT (predicted order)", "oracle": "oracle (best order per input)"}
 
 
 def _check_space(model: str, space: str, m: Optional[int] = None) -> None:
@@ -269,7 +266,7 @@ def run(cfg: IOTConfig, progress: Progress = silent, store: Optional[Store] = No
                                                          lambda p: training(cfg, p)]
     if twin:
         parts.append(lambda p: training(off if cfg.explore > 0 else on, p))
-    with use_store(store or active_store()):
+    with use_store(resolve(store)):
         got = lanes(parts, progress)  # three stored pieces, side by side when a core is free
     progress(1.0, "done")
     return join(cfg, got[0], got[1], got[2] if twin else None)
@@ -289,7 +286,7 @@ def join(cfg: IOTConfig, obs: dict[str, Any], tr: dict[str, Any],
 def collapse(cfg: IOTConfig, progress: Progress = silent, store: Optional[Store] = None) -> dict[str, Any]:
     """Training curves with the exploration term on and off (the run itself and one more training)."""
     on_cfg, off_cfg = cfg.explore_pair()
-    with use_store(store or active_store()):
+    with use_store(resolve(store)):
         on = training(on_cfg, span(progress, 0.0, 0.5))
         off = training(off_cfg, span(progress, 0.5, 1.0))
     progress(1.0, "done")
@@ -519,7 +516,7 @@ def table(models: list[str], seeds: list[int], m: int = M_DEFAULT, progress: Pro
     return out
 
 
-# -- accuracy against M (issue 17.5): the stored pieces of each M, joined; claims over the sweep ----------------
+# -- accuracy against M: the stored pieces of each M, joined; claims over the sweep -----------------------------
 SWEEP_MS = (1, 2, 4, 8)
 SWEEP_KEYS = ("sequential_acc", "best_fixed_acc", "shared_best_acc", "ensemble_acc", "iot_acc", "oracle_acc",
               "fixed_oracle_acc", "oracle_agreement")

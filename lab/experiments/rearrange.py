@@ -55,7 +55,7 @@ BLOCK_OPS = ("skip", "swap", "repeat")  # operations that take the block argumen
 REDUCE_OPS = ("parallel", "parallel-loop")  # operations that take the reduce argument
 LOOP_OPS = ("loop", "parallel-loop")  # operations that take the loop count
 MAX_LOOPS = 8  # the profile holds K = 1..MAX_LOOPS for both looped operations
-LOOPS = 2  # the default K (the lab's first version was fixed at 2)
+LOOPS = 2  # the default K: the smallest count that repeats the middle
 SPAN_OPS = ("skip", "reverse", "repeat", "parallel", "parallel-loop")  # operations a span restricts to a window
 ENDS = ("keep", "include")
 ENDS_LABELS = {"keep": "keep the first and last blocks", "include": "include them in the middle"}
@@ -188,11 +188,6 @@ def steps_correct(model: RoutedModel, h0: torch.Tensor, y: torch.Tensor, steps: 
     return metrics.correct(model.readout(model.run_steps(h0, steps)), y)
 
 
-def steps_accuracy(model: RoutedModel, h0: torch.Tensor, y: torch.Tensor, steps: Sequence[StepLike]) -> float:
-    """Held-out accuracy of a route of steps from precomputed stem outputs `h0`."""
-    return float(steps_correct(model, h0, y, steps).float().mean())
-
-
 @torch.no_grad()
 def correct_from(model: RoutedModel, h: torch.Tensor, y: torch.Tensor, steps: Sequence[StepLike],
                  slot0: int) -> torch.Tensor:
@@ -201,12 +196,6 @@ def correct_from(model: RoutedModel, h: torch.Tensor, y: torch.Tensor, steps: Se
     for slot, st in enumerate(steps, slot0):
         h = model.run_parallel(h, st, slot) if isinstance(st, Parallel) else model.run_block(h, int(st), slot)
     return metrics.correct(model.readout(h), y)
-
-
-def accuracy_from(model: RoutedModel, h: torch.Tensor, y: torch.Tensor, steps: Sequence[StepLike],
-                  slot0: int) -> float:
-    """Held-out accuracy of the rest of a route from state `h` (see `correct_from`)."""
-    return float(correct_from(model, h, y, steps, slot0).float().mean())
 
 
 @torch.no_grad()
@@ -221,12 +210,6 @@ def looped_correct(model: RoutedModel, states: Sequence[torch.Tensor], y: torch.
             slot += 1
         out.append(correct_from(model, h, y, tail, slot))
     return out
-
-
-def looped_accuracies(model: RoutedModel, states: Sequence[torch.Tensor], y: torch.Tensor, start: int,
-                      body: Sequence[StepLike], tail: Sequence[StepLike]) -> list[float]:
-    """Accuracy of head + body x K + tail for K = 1..MAX_LOOPS (see `looped_correct`)."""
-    return [float(c.float().mean()) for c in looped_correct(model, states, y, start, body, tail)]
 
 
 # -- layer similarity ---------------------------------------------------------------------------------------

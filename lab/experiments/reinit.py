@@ -91,7 +91,7 @@ def layer_names(cfg: ReinitConfig) -> list[str]:
 
 @functools.lru_cache(maxsize=64)
 def _layer_names(model_cfg: Any) -> tuple[str, ...]:
-    # once per model shape: building the model to list its layers costs ~5 ms, and every page rerun asks (issue 21)
+    # once per model shape: building the model to list its layers costs ~5 ms, and every page rerun asks
     with torch.random.fork_rng(devices=[]):
         model = BUILDERS[type(model_cfg)](model_cfg)
     return tuple(surgery.layers(model))
@@ -164,12 +164,6 @@ def suffix_correct(model: RoutedModel, layer: str, states: list[torch.Tensor], x
     for slot in range(start, n):
         h = model.run_block(h, slot, slot)
     return metrics.correct(model.readout(h), y)
-
-
-def suffix_accuracy(model: RoutedModel, layer: str, states: list[torch.Tensor], x: torch.Tensor,
-                    y: torch.Tensor) -> float:
-    """Held-out accuracy when only `layer` changed (`suffix_correct`, averaged)."""
-    return float(suffix_correct(model, layer, states, x, y).double().mean())
 
 
 def heatmap(t: Trained, redraw_seed: int, progress: Progress = silent) -> dict[str, Any]:

@@ -247,9 +247,6 @@ class ModelConfig:
         return vit_spec(self.mode, self.depth, self.seed, self.epochs)
 
 
-ViewConfig = ModelConfig  # the UMAP view belongs to the trained model too
-
-
 def walks_all_orders(depth: int) -> bool:
     """Whether every order of `depth` blocks is evaluated (up to 6 blocks; the zoo's budget may allow fewer)."""
     return math.factorial(depth) <= orders_budget(MAX_ALL_ORDERS)

@@ -1,4 +1,4 @@
-"""This machine's cores as leases, so that a job can borrow a core nobody computes on (issue 21).
+"""This machine's cores as leases, so that a job can borrow a core nobody computes on.
 
 Every job the engine runs holds one core while it computes (`computing()`: an flock on one of N slot files, N = the
 cores this process may run on). A job whose work splits into independent pieces (the all-orders walk, the models an
@@ -57,7 +57,7 @@ def folder() -> Path:
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
         raise PermissionError(f"the core-lease folder {d} is not a folder of this user: remove it, or set "
                               f"LAYERLAB_CORES_DIR to a folder of your own")
-    if stat.S_IMODE(info.st_mode) & 0o077:  # made by an earlier version with the umask's mode
+    if stat.S_IMODE(info.st_mode) & 0o077:  # made with the umask's mode: others must not reach the slots
         os.chmod(d, 0o700)
     _private.add(str(d))
     return d

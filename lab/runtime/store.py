@@ -302,6 +302,11 @@ def active_store() -> Store:
     return _active.get() or default_store()
 
 
+def resolve(store: Store | None) -> Store:
+    """The store an entry point was given, else the active one (`active_store`)."""
+    return store or active_store()
+
+
 @contextmanager
 def use_store(store: Store) -> Iterator[None]:
     """Within this context `active_store()` is `store`: an experiment's store reaches every nested lookup."""

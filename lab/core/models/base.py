@@ -16,7 +16,7 @@ route costs.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence, Union
+from typing import Optional, Sequence, Union
 
 import torch
 from torch import nn
@@ -146,9 +146,6 @@ class RoutedModel(nn.Module):
     def loss(self, x: torch.Tensor, y: torch.Tensor, route: Optional[Route] = None) -> torch.Tensor:
         """The training loss of one batch on one route (models with auxiliary heads extend it)."""
         return nn.functional.cross_entropy(self(x, route), y)
-
-    def block_parameters(self, blocks: Iterable[int]) -> list[nn.Parameter]:
-        return [p for b in blocks for p in self.blocks[b].parameters()]
 
 
 @torch.no_grad()

@@ -11,8 +11,7 @@ Slot modes (LayerShuffle, Freiberger et al. 2024), for models trained in a rando
                embedding table (slots x 32, zero-initialised, shared by all blocks, `stem.depth_embed`); before
                a block runs, the row of its *current slot* is concatenated with every token of the stream and
                passed through the block's own LayerNorm -> Linear -> GELU (`blocks.i.slot_proj`), whose output
-               is added back to the stream. (The lab's first version gave each block a slot table added to the
-               stream directly; it is gone.)
+               is added back to the stream.
   "predict":   each block owns a small head (LayerNorm -> Linear) that predicts its current slot from the mean
                token of its output; `loss` adds that cross-entropy (mean over the route's blocks, weight 1).
 Sub-layer order (IOT, Zhu et al. 2021): the block variant "mlp_first" runs the same block as

@@ -36,7 +36,7 @@ from lab.runtime.engine.progress_files import (
     write_progress,
 )
 from lab.runtime.notices import collecting
-from lab.runtime.store import Store, active_store, recording_builds, use_store
+from lab.runtime.store import Store, recording_builds, resolve, use_store
 
 # Plumbing: cannot change a number (lab/runtime/codeversion.py).
 CODE_VERSION_NEUTRAL = True
@@ -132,7 +132,7 @@ def _lost(exc: BaseException) -> bool:
 # -- the local cluster's own process ---------------------------------------------------------------------------
 # A LocalCluster made inside the web server runs its scheduler on the server's event loop: every heartbeat, task
 # transition and progress query of the workers then takes the server's GIL, and cached page views waited behind it
-# while two models trained (p95 0.7-1.2 s, issue 21). So the scheduler and the workers' nannies live in a process of
+# while two models trained (p95 0.7-1.2 s). So the scheduler and the workers' nannies live in a process of
 # their own, started with the server; the server holds only a Client. The process exits when its parent does (it
 # polls its parent id), so a killed server leaves no cluster behind.
 SERVE = "from lab.runtime.engine.cluster import serve_cluster; serve_cluster()"
@@ -202,7 +202,7 @@ class DaskEngine(Engine):
     def __init__(self, address: Optional[str] = None, workers: Optional[int] = None,
                  store: Optional[Store] = None) -> None:
         super().__init__()
-        self.store = store or active_store()
+        self.store = resolve(store)
         self.address, self.workers = address, workers
         self.cluster: Any = None  # the cluster's process (spawn_cluster), when this engine started one
         self.client: Any = None
@@ -465,7 +465,7 @@ class DaskEngine(Engine):
 
     def _queued_files(self) -> list[tuple[Path, int, float]]:
         """(file, priority, submitted) of every queued job of every server sharing the store: one read of the job
-        files per SNAPSHOT_S for the whole server, however many pages wait (each used to read them all)."""
+        files per SNAPSHOT_S for the whole server, however many pages wait (rather than one read per waiting page)."""
         with self._snap_lock:
             if time.monotonic() - self._snap[0] > SNAPSHOT_S:
                 found, now = [], time.time()
