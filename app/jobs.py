@@ -38,7 +38,20 @@ JobRunner = engines.Engine  # what runner() returns: `submit`, `jobs`, `key`, `a
 
 @st.cache_resource(show_spinner=False)
 def _engine() -> JobRunner:
-    return engines.engine()
+    # The local workers import every page's experiment as they start (in the background, at server start): a
+    # visitor's first job on a fresh worker then starts at once instead of after seconds of imports.
+    from lab.catalog import descriptors
+
+    return engines.engine(preload=sorted({d.config.__module__ for d in descriptors().values()}))
+
+
+def start_engine() -> None:
+    """Start the server's engine with its first page run (a local cluster comes up in the background), so that
+    the first visitor who needs a job does not wait for its workers to start and import the lab."""
+    try:
+        _engine()
+    except ValueError:  # misconfigured: the page that needs a job says so (runner())
+        pass
 
 
 @st.cache_resource(show_spinner=False)

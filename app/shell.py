@@ -58,6 +58,7 @@ def run() -> None:
 
 
 def _page() -> None:
+    jobs.start_engine()
     jobs.background_warmer()
     _warm_umap_once()
     # One entry per experiment's descriptor (lab/catalog/NAME.py), in its order; its page is pages/NAME.py.

@@ -33,7 +33,20 @@ sys.path.insert(0, str(ROOT))
 
 from tests.browser import CHROMIUM_ARGS, free_port, wait_idle  # noqa: E402
 
-PRESET = "arch=plain&k=1"  # "Plain, 1 deleted" (lab/catalog/delete.py), every other control at its default
+
+def _preset_query(page: str, key: str) -> str:
+    """The link of a page's preset: the controls it sets away from their defaults (read from its descriptor, so the
+    student really opens the preset; a link that misses one control is a custom setting, ranked with the flood)."""
+    from urllib.parse import urlencode
+
+    from lab.catalog import get
+
+    d = get(page)
+    p = next(p for p in d.presets if p.key == key)
+    return urlencode({k: v for k, v in p.settings.items() if d.defaults.get(k) != v})
+
+
+PRESET = _preset_query("delete", "plain1")  # "Plain, 1 deleted, no recovery" (lab/catalog/delete.py)
 
 
 async def _session(url: str, query: str, hold: float, out: dict[str, int]) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import atexit
 import os
 import threading
-from typing import Optional
+from typing import Optional, Sequence
 
 from lab.runtime.engine.batch import compute, pool
 from lab.runtime.engine.cluster import DaskEngine, serve_cluster, spawn_cluster, worker_environ
@@ -45,13 +45,14 @@ def engine_name() -> str:
     return name
 
 
-def engine() -> Engine:
-    """The engine of this process, made on first use (the local cluster starts then, once)."""
+def engine(preload: Sequence[str] = ()) -> Engine:
+    """The engine of this process, made on first use (the local cluster starts then, once; its workers import
+    `preload` as they start)."""
     global _engine
     with _engine_lock:
         if _engine is None:
             if engine_name() == "dask":
-                _engine = DaskEngine(address=os.environ.get("LAYERLAB_SCHEDULER") or None)
+                _engine = DaskEngine(address=os.environ.get("LAYERLAB_SCHEDULER") or None, preload=preload)
             else:
                 _engine = ThreadEngine()
             atexit.register(_engine.close)

@@ -22,7 +22,7 @@ import threading
 import time
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from lab.runtime.cores import computing
 from lab.runtime.engine.jobs import Engine, Job
@@ -147,6 +147,7 @@ def serve_cluster() -> None:
     from distributed import LocalCluster
 
     workers, parent, address_file = int(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
+    extra = [m for m in (sys.argv[4] if len(sys.argv) > 4 else "").split(",") if m]
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environ()}):
@@ -154,7 +155,7 @@ def serve_cluster() -> None:
         # the first student's job under `nice` (measured on a loaded machine: 15-20 s before a job's first line).
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                                silence_logs=40, memory_limit=WORKER_MEMORY, scheduler_port=0, host="127.0.0.1",
-                               preload=["lab.runtime.engine.cluster"])
+                               preload=["lab.runtime.engine.cluster", *extra])
     tmp = address_file.with_suffix(".tmp")
     tmp.write_text(cluster.scheduler_address)
     tmp.replace(address_file)
@@ -175,7 +176,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def spawn_cluster(workers: int) -> tuple[subprocess.Popen, str]:
+def spawn_cluster(workers: int, preload: Sequence[str] = ()) -> tuple[subprocess.Popen, str]:
     """Start the cluster process (see `serve_cluster`); returns it and its scheduler's address. Its output goes
     where this process's goes (a pipe nobody reads would fill up and stall the workers that inherit it)."""
     env = dict(os.environ)
@@ -183,7 +184,8 @@ def spawn_cluster(workers: int) -> tuple[subprocess.Popen, str]:
     with tempfile.TemporaryDirectory(prefix="layerlab-cluster-") as tmp:
         address_file = Path(tmp) / "address"
         # A process group of its own: a heal kills the whole group, so workers whose cluster died go with it.
-        proc = subprocess.Popen([sys.executable, "-c", SERVE, str(workers), str(os.getpid()), str(address_file)],
+        proc = subprocess.Popen([sys.executable, "-c", SERVE, str(workers), str(os.getpid()), str(address_file),
+                                 ",".join(preload)],
                                 env=env, start_new_session=True)
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline and proc.poll() is None:
@@ -200,8 +202,11 @@ class DaskEngine(Engine):
     name = "dask"
 
     def __init__(self, address: Optional[str] = None, workers: Optional[int] = None,
-                 store: Optional[Store] = None) -> None:
+                 store: Optional[Store] = None, preload: Sequence[str] = ()) -> None:
+        """`preload`: modules each local worker imports as it starts (the experiments a server's pages need), so
+        that a visitor's first job on a worker does not wait seconds for its imports."""
         super().__init__()
+        self.preload = tuple(preload)
         self.store = resolve(store)
         self.address, self.workers = address, workers
         self.cluster: Any = None  # the cluster's process (spawn_cluster), when this engine started one
@@ -250,7 +255,7 @@ class DaskEngine(Engine):
                 # No dashboard: nobody looks at it, and its port may be taken. memory_limit bounds each worker: its
                 # nanny restarts a worker that reaches 95 % of it (its job then runs again elsewhere), so a
                 # long-running server's workers cannot grow without limit.
-                self.cluster, address = spawn_cluster(self.workers or max(1, os.cpu_count() or 1))
+                self.cluster, address = spawn_cluster(self.workers or max(1, os.cpu_count() or 1), self.preload)
                 self.client = Client(address, set_as_default=False, timeout=CONNECT_TIMEOUT)
         except Exception as exc:  # noqa: BLE001 - whatever went wrong, every job asked for must hear about it
             self.error = RuntimeError(f"the lab's compute cluster could not be started or reached "
