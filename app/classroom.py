@@ -31,7 +31,7 @@ from urllib.parse import urlencode
 import plotly.graph_objects as go
 import streamlit as st
 
-from app import charts, controls, jobs, query
+from app import charts, controls, jobs, query, reproduce_view, worksheet
 from app import workshop as ws
 from lab.catalog import presets as lab_presets
 from lab.runtime.quick import quick
@@ -334,7 +334,7 @@ class Page:
         else:
             metrics()
             figures()
-        ws.log_view(self.name, self.name.capitalize() or "A page", self.describe(self.settings()), drawn.get(""))
+        worksheet.log_view(self.name, self.name.capitalize() or "A page", self.describe(self.settings()), drawn.get(""))
 
     def about(self, *results: Any) -> None:
         """Results (besides the one given to `show`) whose claims answer this view's workshop question."""
@@ -342,7 +342,7 @@ class Page:
 
     def reproduce(self, fn: Callable[..., Any], cfg: Any, figure: Optional[Callable[..., Any]] = None) -> None:
         """The Reproduce expander of this view: `fn(cfg)` is the lab call, `figure(result)` the main figure."""
-        ws.reproduce(self.name or "page", self.name.capitalize(), fn, cfg, figure)
+        reproduce_view.reproduce(self.name or "page", self.name.capitalize(), fn, cfg, figure)
 
 
 def student_link() -> str:

@@ -1,4 +1,5 @@
-"""Workshop mode: predict, then reveal; the class's tally for the lecturer; reproduce a view; the session worksheet.
+"""Workshop mode: predict, then reveal; the class's tally for the lecturer (the worksheet is app/worksheet.py, the
+Reproduce expander app/reproduce_view.py).
 
 Link flags (read through app/query.py like every link value):
 - `workshop=1`: a view that has a question (lab/classroom/questions.py) keeps its results behind it until the student
@@ -16,26 +17,22 @@ Everything a student or a link sends is validated before it is stored or drawn; 
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import hmac
-import html
 import logging
 import re
 import secrets
-from typing import Any, Callable, Optional, Sequence
-from urllib.parse import urlencode
+from typing import Any, Optional, Sequence
 
 import plotly.graph_objects as go
-import plotly.io as pio
 import streamlit as st
 
 from app import query
 from app.clients import client_address
+from app.worksheet import current_link, log
 from lab.catalog.presets import Preset
 from lab.claims import VERDICTS
 from lab.classroom import questions as lab_questions
-from lab.classroom import reproduce as lab_reproduce
 from lab.classroom import workshop_db as wdb
 
 WORKSHOP, CLASS, KEY = "workshop", "class", "key"
@@ -45,8 +42,6 @@ LECTURER_KEY = "_layerlab_ws_lecturer"  # {code: key} of the classes this sessio
 COOKIE = "layerlab_voter"
 CLOSE_NOTICE = "_layerlab_ws_closed"
 STATE_KEY = "_layerlab_ws_state"  # {(page, question key): {"chosen": int | None, "revealed": bool}}
-LOG_KEY = "_layerlab_ws_log"  # the worksheet: what this session ran, predicted and saw
-LOG_LIMIT = 30  # views kept for the worksheet (the oldest go first)
 POLL_SECONDS = 2.0
 
 
@@ -158,16 +153,6 @@ def _link_key() -> Optional[str]:
     st.warning("The link's lecturer key is malformed and was ignored.")  # a secret: never echoed
     del st.query_params[KEY]
     return None
-
-
-def current_link() -> str:
-    """This view's link (the app's URL and every query parameter)."""
-    try:
-        base = st.context.url or ""
-        params = {k: st.query_params.get_all(k) for k in st.query_params}
-    except Exception:  # noqa: BLE001 - bare mode
-        return ""
-    return base + ("?" + urlencode(params, doseq=True) if params else "")
 
 
 class Workshop:
@@ -468,91 +453,3 @@ def _live_tally(code: str, key: Optional[str], q: lab_questions.Question,
                 ans: Optional[lab_questions.Answer]) -> None:
     """The lecturer's tally, redrawn every POLL_SECONDS (only this fragment reruns, not the page)."""
     _tally_chart(code, key, q, ans, chart_key=f"ws_tally_{q.key}")
-
-
-# -- the worksheet: what this session did, as one offline HTML file ---------------------------------------------
-def log(entry: dict[str, Any]) -> None:
-    """Add an entry to this session's worksheet (a view replaces an earlier entry of the same link)."""
-    entries: list[dict[str, Any]] = st.session_state.setdefault(LOG_KEY, [])
-    entry = {**entry, "at": dt.datetime.now(dt.UTC).strftime("%H:%M:%S UTC")}
-    if entry["kind"] == "view":
-        entries[:] = [e for e in entries if not (e["kind"] == "view" and e.get("link") == entry.get("link"))]
-    entries.append(entry)
-    views = [e for e in entries if e["kind"] == "view"]
-    if len(views) > LOG_LIMIT:
-        entries.remove(views[0])
-
-
-def log_view(page: str, title: str, describe: str, fig: Optional[go.Figure]) -> None:
-    log({"kind": "view", "page": page, "title": title, "describe": describe, "link": current_link(),
-         "figure": fig.to_json() if fig is not None else None})
-
-
-def worksheet_html(entries: Sequence[dict[str, Any]]) -> str:
-    """An offline HTML page of the session's entries; Plotly's script is inlined once (no network needed)."""
-    e = html.escape
-    parts = ["<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Layer Lab worksheet</title>",
-             "<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;"
-             "line-height:1.5}section{border-top:1px solid #999;padding:0.5rem 0}.ok{font-weight:bold}"
-             "code{word-break:break-all}</style></head><body>",
-             "<h1>Layer Lab worksheet</h1>",
-             f"<p>Saved {e(dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC'))}: the views you ran in "
-             "this session, your predictions and what each run showed. Every figure works offline.</p>"]
-    if not entries:
-        parts.append("<p>Nothing yet: open a page of the lab and run a setting.</p>")
-    plotly_js = True
-    for item in entries:
-        link = item.get("link") or ""
-        href = f" (<a href='{e(link, quote=True)}'>open this view</a>)" if link.startswith(("http://", "https://")) \
-            else ""
-        if item["kind"] == "view":
-            parts.append(f"<section><h2>{e(item.get('title', ''))}</h2><p>{e(item.get('at', ''))} · "
-                         f"{e(item.get('describe', ''))}{href}</p>")
-            if item.get("figure"):
-                fig = pio.from_json(item["figure"])
-                parts.append(pio.to_html(fig, full_html=False, include_plotlyjs=plotly_js,
-                                         config={"displaylogo": False}))
-                plotly_js = False
-            parts.append("</section>")
-        else:
-            m = item.get("matched")
-            verdict = "matched" if m else "did not match" if m is False else "could not be checked"
-            parts.append(f"<section><h2>Prediction: {e(item.get('question', ''))}</h2><p>{e(item.get('at', ''))}"
-                         f"{href}</p><p>You predicted <b>{e(item.get('chosen', ''))}</b>; it <span class='ok'>"
-                         f"{e(verdict)}</span> the run.</p><p>What happened: {e(item.get('detail', ''))}"
-                         f"{' (the claim: ' + e(item['verdict']) + ')' if item.get('verdict') else ''}</p></section>")
-    parts.append("</body></html>")
-    return "".join(parts)
-
-
-# -- reproduce ------------------------------------------------------------------------------------------------------
-def reproduce(page: str, title: str, fn: Callable[..., Any], cfg: Any,
-              figure: Optional[Callable[..., Any]] = None) -> None:
-    """The Reproduce expander: the view's command, the library call, a notebook, and the session's worksheet."""
-    with st.expander("Reproduce this view (command, Python, notebook, worksheet)", icon=":material/terminal:"):
-        try:
-            cmd = reproduce_command(cfg)
-        except ValueError as exc:
-            cmd = None
-            st.caption(f"No command line for this setting: {exc}.")
-        if cmd:
-            st.markdown("Run from the lab's folder; it prints this view's numbers (add `--json` for all of them):")
-            st.code(cmd, language="bash", wrap_lines=True)
-        st.markdown("The same in Python:")
-        st.code(lab_reproduce.snippet(fn, cfg), language="python", wrap_lines=True)
-        slug = re.sub(r"[^a-z0-9]+", "-", f"layerlab-{page}-{cfg.__class__.__name__}".lower()).strip("-")
-        link, entries = current_link(), list(st.session_state.get(LOG_KEY, []))  # read now: the data is made later
-        left, right = st.columns(2)
-        left.download_button("Notebook (.ipynb)", lambda: lab_reproduce.notebook_text(fn, cfg, figure, title, link),
-                             file_name=f"{slug}.ipynb", mime="application/x-ipynb+json", on_click="ignore",
-                             icon=":material/download:", key=f"ws_nb_{page}",
-                             help="Recomputes this view's result and redraws its main figure.")
-        right.download_button("Worksheet (.html)", lambda: worksheet_html(entries),
-                              file_name="layerlab-worksheet.html", mime="text/html", on_click="ignore",
-                              icon=":material/description:", key=f"ws_sheet_{page}",
-                              help="What you ran in this session: links, predictions, reveals and main figures, "
-                                   "in one file that opens offline.")
-
-
-def reproduce_command(cfg: Any) -> Optional[str]:
-    return lab_reproduce.command(cfg)

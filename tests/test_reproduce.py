@@ -67,7 +67,7 @@ def test_numbers_are_accuracies_chance_and_verdicts():
 def test_the_worksheet_is_offline_html_with_everything_escaped():
     import plotly.graph_objects as go
 
-    from app.workshop import worksheet_html
+    from app.worksheet import worksheet_html
 
     fig = go.Figure(go.Bar(x=["a"], y=[1]))
     html = worksheet_html([
