@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 from urllib.parse import urlencode
 
@@ -117,13 +115,12 @@ def _set_pin(text: Optional[str]) -> None:
 class Page:
     """The classroom tools of one experiment page; see the module docstring for the order of calls."""
 
-    def __init__(self, presets: Sequence[lab_presets.Preset], defaults: dict[str, Any],
-                 needs: Callable[[dict[str, Any]], list[lab_presets.Need]], demo: Sequence[str] = (),
-                 name: str = "") -> None:
+    def __init__(self, name: str, presets: Sequence[lab_presets.Preset], defaults: dict[str, Any],
+                 needs: Callable[[dict[str, Any]], list[lab_presets.Need]], demo: Sequence[str] = ()) -> None:
         self.presets, self.defaults, self.needs, self.demo = tuple(presets), dict(defaults), needs, tuple(demo)
-        # The page's name (its file in pages/, e.g. "delete"): its workshop questions (lab/classroom/questions.py) and
-        # its downloads' names. By default the name of the file that builds the page.
-        self.name = name or Path(sys._getframe(1).f_code.co_filename).stem
+        # The page's name (its descriptor's, and its file in pages/, e.g. "delete"): its workshop questions
+        # (lab/classroom/questions.py) and its downloads' names.
+        self.name = name
         self.student = ws.link_flag(STUDENT)
         presenting = ws.link_flag(PRESENT)
         self.present = presenting or self.student  # the look: no sidebar, larger type
@@ -142,7 +139,7 @@ class Page:
     @classmethod
     def of(cls, descriptor: Any) -> "Page":
         """The page of an experiment's descriptor (lab/catalog/NAME.py): its presets, controls, needs and demo."""
-        return cls(descriptor.presets, descriptor.defaults, descriptor.needs, descriptor.demo, name=descriptor.name)
+        return cls(descriptor.name, descriptor.presets, descriptor.defaults, descriptor.needs, descriptor.demo)
 
     # -- where controls go ---------------------------------------------------------------------------------
     def _place(self, key: str) -> Any:

@@ -102,7 +102,8 @@ def _page() -> str:
 
 # ------------------------------------------------------------------------------------------------------------
 
-def _link_values(key: str) -> list[str]:
+def link_values(key: str) -> list[str]:
+    """Every value the page's link carries for `key` (none in bare mode); the one reader of link values."""
     try:
         return st.query_params.get_all(key)
     except Exception:  # noqa: BLE001 - no URL (bare mode): nothing to check
@@ -111,7 +112,7 @@ def _link_values(key: str) -> list[str]:
 
 def _check_link(key: str, default: Any, parse: Callable[[list[str]], Any]) -> bool:
     """True when the link carries a value for `key` that `parse` rejects; records its notice and drops it."""
-    values = _link_values(key)
+    values = link_values(key)
     if not values:
         return False
     try:
@@ -143,7 +144,7 @@ def _show_notice(slot: Any, key: str, value: Any) -> None:
 def _sync_link(key: str, value: Any, default: Any, to_url: Callable[[Any], str]) -> None:
     """Make the link state the control's value: no parameter for the default, else the value's link string."""
     want = None if value == default else to_url(value)
-    have = _link_values(key)
+    have = link_values(key)
     if have != ([] if want is None else [want]):
         _set_link(key, want)
 
@@ -171,7 +172,7 @@ def _control(key: str, default: Any, parse: Callable[[list[str]], Any], to_url: 
 
 
 def _link_text(key: str) -> str | None:
-    values = _link_values(key)
+    values = link_values(key)
     return values[0] if len(values) == 1 else None
 
 

@@ -29,6 +29,7 @@ import streamlit as st
 
 from app import query
 from app.clients import client_address
+from app.controls import link_values
 from app.worksheet import current_link, log
 from lab.catalog.presets import Preset
 from lab.claims import VERDICTS
@@ -111,16 +112,9 @@ def client() -> str:
     return hmac.new(secret, address.encode(), hashlib.sha256).hexdigest()[:24]
 
 
-def _link_values(key: str) -> list[str]:
-    try:
-        return st.query_params.get_all(key)
-    except Exception:  # noqa: BLE001 - no URL (bare mode)
-        return []
-
-
 def link_flag(key: str) -> bool:
     """A link flag: `key=1` on, absent off; anything else is reported and dropped."""
-    values = _link_values(key)
+    values = link_values(key)
     if not values:
         return False
     try:
@@ -132,7 +126,7 @@ def link_flag(key: str) -> bool:
 
 
 def _class_code() -> Optional[str]:
-    values = _link_values(CLASS)
+    values = link_values(CLASS)
     if not values:
         return None
     try:
@@ -145,7 +139,7 @@ def _class_code() -> Optional[str]:
 
 
 def _link_key() -> Optional[str]:
-    values = _link_values(KEY)
+    values = link_values(KEY)
     if not values:
         return None
     if len(values) == 1 and wdb.TOKEN.fullmatch(values[0]):
