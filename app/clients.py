@@ -35,11 +35,12 @@ def address_of(peer: Optional[str], headers: Mapping[str, str], trusted: frozens
 
 def client_address() -> str:
     """This page session's client address (see the module docstring); UNKNOWN outside a page."""
+    trusted = trusted_proxies()
     try:
         import streamlit as st
 
         peer = st.context.ip_address
-        headers = dict(st.context.headers) if trusted_proxies() else {}
+        headers = dict(st.context.headers) if trusted else {}
     except Exception:  # noqa: BLE001 - bare mode: no session
         return UNKNOWN
-    return address_of(peer, headers, trusted_proxies())
+    return address_of(peer, headers, trusted)

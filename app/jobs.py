@@ -193,12 +193,10 @@ def _alive(session_id: str) -> bool:
     return answer if isinstance(answer, bool) else True  # AppTest's runtime is a stand-in that knows nobody
 
 
-MAX_CLIENTS = 5000
 # Open pages (sessions) per client address: a classroom behind a NAT, not a flood. LAYERLAB_PAGES_PER_CLIENT
 # raises it where a whole lecture hall reaches the lab through one address.
 PAGES_PER_CLIENT = int(os.environ.get("LAYERLAB_PAGES_PER_CLIENT", "50"))
-_pages: dict[str, dict[str, float]] = {}  # client address -> {session id: first seen}
-_pages_lock = threading.Lock()
+_pages = Turns(PAGES_PER_CLIENT)  # a place is held until its session ends (never released by a run)
 
 
 def admit_page() -> bool:
@@ -208,20 +206,7 @@ def admit_page() -> bool:
     who = owner()
     if who is None or who.client == UNKNOWN:
         return True
-    with _pages_lock:
-        seen = _pages.setdefault(who.client, {})
-        if who.session in seen:
-            return True
-        if len(seen) >= PAGES_PER_CLIENT:
-            for sid in [sid for sid in seen if not _alive(sid)]:
-                del seen[sid]
-        if len(seen) >= PAGES_PER_CLIENT:
-            return False
-        seen[who.session] = time.monotonic()
-        if len(_pages) > MAX_CLIENTS:  # a long term's visitors: forget addresses none of whose pages is open
-            for client in [c for c, sids in _pages.items() if not any(_alive(sid) for sid in sids)]:
-                del _pages[client]
-        return True
+    return _pages.try_take(who.client, who.session, _alive)
 
 
 # Pages of one address that work (run their script or wait for jobs) at once (app/turns.py); the rest wait their

@@ -7,6 +7,7 @@ pages from one address, each redrawing its progress once a second, took the serv
 one address works (runs its script, or waits for its jobs) only while it holds one of that address's turns; the
 others wait, blocked on a condition (no CPU, no messages), and start when a turn frees or their session ends.
 A page that waits for no job gives its turn back when its script ends, so stored views pass through in a moment.
+The same bound, never given back but by a session's end, caps the open pages of an address (app/jobs.py).
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ import threading
 import time
 from typing import Callable
 
-# Plumbing: cannot change a number (lab/runtime/codeversion.py).
-CODE_VERSION_NEUTRAL = True
+MAX_CLIENTS = 5000  # beyond this many addresses, those none of whose sessions is alive are forgotten
 
 
 class Turns:
@@ -24,29 +24,31 @@ class Turns:
 
     def __init__(self, limit: int) -> None:
         self.limit = max(1, limit)
-        self._holders: dict[str, dict[str, float]] = {}  # client -> {session: since}
+        self._holders: dict[str, set[str]] = {}  # client -> its sessions holding a turn
         self._cv = threading.Condition()
 
     def holders(self, client: str) -> int:
         with self._cv:
-            return len(self._holders.get(client, {}))
+            return len(self._holders.get(client, ()))
 
     def holds(self, client: str, session: str) -> bool:
         with self._cv:
-            return session in self._holders.get(client, {})
+            return session in self._holders.get(client, ())
 
     def try_take(self, client: str, session: str, alive: Callable[[str], bool]) -> bool:
         """Take a turn if one is free (a turn of an ended session is freed first); True if this session holds one."""
         with self._cv:
-            held = self._holders.setdefault(client, {})
+            held = self._holders.setdefault(client, set())
             if session in held:
                 return True
             if len(held) >= self.limit:
-                for sid in [s for s in held if not alive(s)]:
-                    del held[sid]
+                held.difference_update([s for s in held if not alive(s)])
             if len(held) >= self.limit:
                 return False
-            held[session] = time.monotonic()
+            held.add(session)
+            if len(self._holders) > MAX_CLIENTS:  # a long term's visitors: forget addresses with no live session
+                for c in [c for c, sids in self._holders.items() if not any(alive(s) for s in sids)]:
+                    del self._holders[c]
             return True
 
     def wait(self, client: str, session: str, alive: Callable[[str], bool], timeout: float = 3600.0,
@@ -65,7 +67,8 @@ class Turns:
     def release(self, client: str, session: str) -> None:
         with self._cv:
             held = self._holders.get(client)
-            if held is not None and held.pop(session, None) is not None:
+            if held is not None and session in held:
+                held.discard(session)
                 if not held:
                     del self._holders[client]
                 self._cv.notify_all()

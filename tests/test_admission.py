@@ -102,8 +102,9 @@ def test_queued_jobs_of_visitors_who_left_are_dropped_unless_someone_else_waits(
 
 def test_one_address_keeps_a_bounded_number_of_open_pages(monkeypatch):
     from app import jobs
+    from app.turns import Turns
 
-    monkeypatch.setattr(jobs, "_pages", {})
+    monkeypatch.setattr(jobs, "_pages", Turns(3))
     monkeypatch.setattr(jobs, "PAGES_PER_CLIENT", 3)
     closed: set[str] = set()
     monkeypatch.setattr(jobs, "_alive", lambda sid: sid not in closed)
