@@ -12,7 +12,7 @@ from typing import Any, Optional
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from lab.experiments import lens
+from lab.experiments.lens import experiment as lens
 
 from . import figures_common as common
 from . import theme

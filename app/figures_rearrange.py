@@ -8,7 +8,7 @@ import plotly.colors as pc
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from lab.experiments import rearrange
+from lab.experiments.rearrange import experiment as rearrange
 
 from . import figures_common as common
 from . import theme

@@ -9,7 +9,7 @@ from plotly.subplots import make_subplots
 
 from app import theme
 from app.figcache import figure
-from lab.experiments.shuffle import MODE_LABELS
+from lab.experiments.shuffle.experiment import MODE_LABELS
 
 # Colour is the order that ran (black: the trained order, wine: random orders), the same on every figure of the
 # page; the model is the panel. Training modes, where they are the series (the probe bars), take the lab's

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 from app import figures_delete as figs  # noqa: E402
 from lab.core.zoo import trained  # noqa: E402
-from lab.experiments import delete  # noqa: E402
+from lab.experiments.delete import experiment as delete  # noqa: E402
 from lab.ops import search  # noqa: E402
 from lab.runtime.threads import configure_threads  # noqa: E402
 

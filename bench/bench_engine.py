@@ -36,7 +36,7 @@ def one_engine(name: str, students: int, seed0: int) -> dict:
     import psutil
     from streamlit.testing.v1 import AppTest
 
-    from lab.experiments import delete
+    from lab.experiments.delete import experiment as delete
     from lab.runtime import engine as engines
     from lab.runtime.threads import configure_threads
 

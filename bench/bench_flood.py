@@ -46,7 +46,7 @@ def _preset_query(page: str, key: str) -> str:
     return urlencode({k: v for k, v in p.settings.items() if d.defaults.get(k) != v})
 
 
-PRESET = _preset_query("delete", "plain1")  # "Plain, 1 deleted, no recovery" (lab/catalog/delete.py)
+PRESET = _preset_query("delete", "plain1")  # "Plain, 1 deleted, no recovery" (lab/experiments/delete/descriptor.py)
 
 
 async def _session(url: str, query: str, hold: float, out: dict[str, int]) -> None:

@@ -24,7 +24,7 @@ from lab.core.models import ViTConfig, accuracy
 from lab.core.models import vit as vit_module
 from lab.core.train import TrainConfig, train
 from lab.core.zoo import build, task
-from lab.experiments.shuffle import all_orders_accuracy
+from lab.experiments.shuffle.experiment import all_orders_accuracy
 
 
 def matmul_peak(n: int, reps: int) -> float:

@@ -21,7 +21,7 @@ import torch
 from lab.core.models import RoutedModel, accuracy
 from lab.core.recipes import vit_spec
 from lab.core.zoo import trained
-from lab.experiments import shuffle
+from lab.experiments.shuffle import experiment as shuffle
 
 
 @torch.no_grad()
@@ -91,7 +91,7 @@ def main() -> None:
           f"{load()}", flush=True)
     if args.skip_pruning:
         return
-    import lab.experiments.shuffle as sh
+    import lab.experiments.shuffle.experiment as sh
 
     def prune_before() -> list[Any]:
         real = sh.walk.route_accuracies

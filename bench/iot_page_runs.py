@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("LAYERLAB_CACHE", "/tmp/iot-bench-cache")
 from lab.core.zoo import trained  # noqa: E402
-from lab.experiments import iot  # noqa: E402
+from lab.experiments.iot import experiment as iot  # noqa: E402
 from lab.runtime.store import to_plain  # noqa: E402
 from lab.runtime.threads import configure_threads  # noqa: E402
 

@@ -29,8 +29,19 @@ from lab.estimates import Estimate, Z, over_seeds, settle, verdict
 
 VERDICTS = {True: "holds", False: "does not hold", None: "cannot tell"}
 FIELDS = ("key", "claim", "source", "measured", "tests", "rule", "holds", "detail")
-__all__ = ["Z", "VERDICTS", "Estimate", "claim", "test", "pool", "check", "at_least", "at_most",
-           "all_of", "any_of", "pct", "pts", "noise_words"]
+__all__ = ["Z", "VERDICTS", "Estimate", "claim", "claim_line", "claim_lines", "test", "pool", "check", "at_least",
+           "at_most", "all_of", "any_of", "pct", "pts", "noise_words"]
+
+
+def claim_line(c: dict[str, Any], prefix: str = "- ") -> str:
+    """A claim record as one line of text: `- [verdict] statement (subject, seed s): numbers` (the CLI's form)."""
+    about = ", ".join(([c["subject"]] if c.get("subject") else []) + ([f"seed {c['seed']}"] if "seed" in c else []))
+    return f"{prefix}[{VERDICTS[c['holds']]}] {c['claim']}" + (f" ({about})" if about else "") + f": {c['detail']}"
+
+
+def claim_lines(claims: Sequence[dict[str, Any]], prefix: str = "- ") -> str:
+    """One `claim_line` per claim."""
+    return "\n".join(claim_line(c, prefix) for c in claims)
 
 
 def test(name: str, est: Estimate, side: str, threshold: float, z: float = Z, unit: str = "pts") -> dict[str, Any]:

@@ -5,10 +5,10 @@ import streamlit as st
 
 from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_delete as figs
-from lab.catalog import delete as described
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
-from lab.experiments import delete
+from lab.experiments.delete import descriptor as described
+from lab.experiments.delete import experiment as delete
 from lab.ops import recover, search, selection
 
 st.title(":material/content_cut: Delete layers")

@@ -5,10 +5,10 @@ import streamlit as st
 
 from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_iot as figs
-from lab.catalog import iot as described
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
-from lab.experiments import iot
+from lab.experiments.iot import descriptor as described
+from lab.experiments.iot import experiment as iot
 from lab.ops import order_routing as core
 
 C = iot.IOTConfig

@@ -7,11 +7,11 @@ from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_layerdrop as figs
 from app.text import pts_between
 from lab import claims as lab_claims
-from lab.catalog import layerdrop as described
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
 from lab.core import routes
-from lab.experiments import layerdrop
+from lab.experiments.layerdrop import descriptor as described
+from lab.experiments.layerdrop import experiment as layerdrop
 from lab.ops import prune, selection
 
 MODEL_LABELS = {"residual": "residual MLP (synthetic task, 8 blocks)", "vit": "ViT (8x8 digits, 8 blocks)"}

@@ -6,11 +6,11 @@ import streamlit as st
 from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_lens as figs
 from app.text import pts_between
-from lab.catalog import lens as described
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
 from lab.core import metrics
-from lab.experiments import lens
+from lab.experiments.lens import descriptor as described
+from lab.experiments.lens import experiment as lens
 from lab.ops import layer_lens as methods
 
 Config = lens.LensConfig

@@ -6,12 +6,12 @@ import streamlit as st
 from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_rearrange as figs
 from app.text import pts_between
-from lab.catalog import rearrange as described
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
 from lab.core import metrics
 from lab.core.models.base import Parallel, RoutedModel
-from lab.experiments import rearrange
+from lab.experiments.rearrange import descriptor as described
+from lab.experiments.rearrange import experiment as rearrange
 
 Config = rearrange.RearrangeConfig
 

@@ -7,10 +7,10 @@ from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_reinit as figs
 from lab import claims as lab_claims
 from lab import experiment
-from lab.catalog import reinit as described
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
-from lab.experiments import reinit
+from lab.experiments.reinit import descriptor as described
+from lab.experiments.reinit import experiment as reinit
 from lab.ops import surgery
 
 LAYER_LABELS = {f"blocks.{i}": f"block {i}" for i in range(32)}

@@ -6,12 +6,12 @@ import streamlit as st
 
 from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_shuffle as figs
-from lab.catalog import shuffle as described
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
 from lab.core import recipes
 from lab.core.models import vit
-from lab.experiments import shuffle
+from lab.experiments.shuffle import descriptor as described
+from lab.experiments.shuffle import experiment as shuffle
 from lab.ops import embed
 
 COLOUR_KEYS = {"slot": "slot", "block": "block", "digit": "cls"}  # control value -> label field of the view

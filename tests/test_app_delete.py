@@ -4,7 +4,7 @@ moving the deletion slider and after a Try-this button."""
 import time
 
 from app.claims_view import expected_verdicts, rendered_verdicts
-from lab.experiments import delete
+from lab.experiments.delete import experiment as delete
 
 from .apptest_util import assert_clean, open_page
 

@@ -4,7 +4,7 @@ call returns, follows its controls and says why a setting cannot run (its preset
 import time
 
 from app.claims_view import expected_verdicts
-from lab.experiments import iot
+from lab.experiments.iot import experiment as iot
 
 from .apptest_util import assert_clean, open_page, settle, verdicts
 

@@ -2,8 +2,8 @@
 draws exactly the claims its result carries."""
 
 from app import claims_view
-from lab.catalog import layerdrop as described
-from lab.experiments import layerdrop
+from lab.experiments.layerdrop import descriptor as described
+from lab.experiments.layerdrop import experiment as layerdrop
 
 from .apptest_util import assert_clean, open_page
 

@@ -2,7 +2,7 @@
 has them, and its presets set every control."""
 
 from app import claims_view
-from lab.experiments import lens
+from lab.experiments.lens import experiment as lens
 
 from .apptest_util import assert_clean, open_page
 

@@ -2,7 +2,7 @@
 its buttons set them."""
 
 from app.claims_view import expected_verdicts, rendered_verdicts
-from lab.experiments import rearrange
+from lab.experiments.rearrange import experiment as rearrange
 
 from .apptest_util import assert_clean, open_page
 

@@ -2,8 +2,8 @@
 draws exactly the claims its results carry (its presets, with recovery: tests/test_app_classroom.py)."""
 
 from app import claims_view
-from lab.catalog import reinit as described
-from lab.experiments import reinit
+from lab.experiments.reinit import descriptor as described
+from lab.experiments.reinit import experiment as reinit
 
 from .apptest_util import assert_clean, open_page
 

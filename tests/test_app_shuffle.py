@@ -3,7 +3,7 @@ selected LayerShuffle variant named as itself, never as plain LayerShuffle), fol
 button."""
 
 from app.claims_view import expected_verdicts
-from lab.experiments import shuffle
+from lab.experiments.shuffle import experiment as shuffle
 
 from .apptest_util import assert_clean, open_page, settle, verdicts
 

@@ -15,7 +15,8 @@ import pytest
 
 from lab import claims as C
 from lab import estimates as E
-from lab.experiments import layerdrop, reinit
+from lab.experiments.layerdrop import experiment as layerdrop
+from lab.experiments.reinit import experiment as reinit
 
 BASE, CHANCE, N = 0.9, 0.05, 4000
 

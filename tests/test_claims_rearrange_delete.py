@@ -14,8 +14,8 @@ import pytest
 
 from lab import claims as C
 from lab import estimates
-from lab.experiments import delete as D
-from lab.experiments import rearrange as R
+from lab.experiments.delete import experiment as D
+from lab.experiments.rearrange import experiment as R
 from lab.ops import selection
 
 

@@ -12,7 +12,8 @@ import pytest
 
 from lab import claims as C
 from lab import estimates as E
-from lab.experiments import iot, shuffle
+from lab.experiments.iot import experiment as iot
+from lab.experiments.shuffle import experiment as shuffle
 
 RNG_ORDER = np.random.default_rng(7).permutation(4000)
 

@@ -10,7 +10,9 @@ from lab import experiment
 from lab.catalog import descriptors
 from lab.cli import build_parser
 from lab.core import streams
-from lab.experiments import delete, reinit, shuffle
+from lab.experiments.delete import experiment as delete
+from lab.experiments.reinit import experiment as reinit
+from lab.experiments.shuffle import experiment as shuffle
 from lab.runtime.store import Store
 
 # Every experiment's config (its CLI subcommand) and every class a page's controls are declared in.

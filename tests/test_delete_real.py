@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from lab import claims
-from lab.experiments import delete as D
+from lab.experiments.delete import experiment as D
 from lab.ops import selection
 from lab.runtime.store import Store
 

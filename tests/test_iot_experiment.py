@@ -7,7 +7,7 @@ import pytest
 from lab import cli
 from lab.core import zoo
 from lab.core.models import accuracy
-from lab.experiments import iot
+from lab.experiments.iot import experiment as iot
 from lab.ops import order_routing as core
 from lab.runtime.store import Store
 

@@ -23,7 +23,7 @@ from lab.core.models import MLP, MLPConfig, accuracy
 from lab.core.routes import layerdrop_route, without
 from lab.core.train import TrainConfig, train
 from lab.core.zoo import ModelSpec
-from lab.experiments import layerdrop
+from lab.experiments.layerdrop import experiment as layerdrop
 from lab.ops import prune, search, selection
 
 from .helpers import small_data, small_mlp

@@ -46,9 +46,17 @@ def imports(module: str) -> set[str]:
     return out
 
 
+# An experiment's folder spans three layers: its science (experiment.py, claims.py) is lab.experiments, its descriptor
+# (what the page, the CLI and the table offer) is lab.catalog, its workshop questions are lab.classroom.
+FOLDER_LAYERS = {"descriptor": "lab.catalog", "questions": "lab.classroom"}
+
+
 def layer(module: str) -> str | None:
     if module in CONTRACT:
         return "lab.contract"
+    parts = module.split(".")
+    if len(parts) == 4 and parts[:2] == ["lab", "experiments"] and parts[3] in FOLDER_LAYERS:
+        return FOLDER_LAYERS[parts[3]]
     for name in LAYERS:
         if module == name or module.startswith(name + "."):
             return name
@@ -71,6 +79,20 @@ def test_imports_point_down_the_layers():
 def test_the_library_never_imports_the_app_or_streamlit():
     wrong = [f"{m} imports {i}" for m in MODULES if m.startswith("lab")
              for i in imports(m) if i.split(".")[0] in ("app", "pages", "streamlit")]
+    assert not wrong, "\n".join(wrong)
+
+
+def experiment_of(module: str) -> str | None:
+    parts = module.split(".")
+    inside = len(parts) >= 3 and parts[:2] == ["lab", "experiments"]
+    return parts[2] if inside and (ROOT / "lab/experiments" / parts[2]).is_dir() else None
+
+
+def test_an_experiment_folder_imports_no_other_experiment():
+    """What two experiments share lives below them (lab/core, lab/ops, the estimate helpers), so copying one folder
+    starts the next experiment and editing one never changes another."""
+    wrong = [f"{m} imports {i}" for m in MODULES if experiment_of(m)
+             for i in imports(m) if experiment_of(i) and experiment_of(i) != experiment_of(m)]
     assert not wrong, "\n".join(wrong)
 
 
@@ -112,7 +134,9 @@ def test_no_import_cycles():
 def test_the_checks_can_fail(tmp_path):
     """The rules above on made-up modules: an upward import and a cycle are found."""
     assert layer("lab.core.models.mlp") == "lab.core" and layer("lab.claims") == "lab.contract"
-    assert LAYERS.index(layer("lab.experiments.delete")) < LAYERS.index(layer("lab.core.zoo"))  # allowed direction
+    assert LAYERS.index(layer("lab.experiments.delete.experiment")) < LAYERS.index(layer("lab.core.zoo"))  # allowed
+    assert layer("lab.experiments.delete.descriptor") == "lab.catalog"
+    assert layer("lab.experiments.delete.questions") == "lab.classroom"
     assert LAYERS.index(layer("lab.cli")) < LAYERS.index(layer("lab.classroom.reproduce"))  # reproduce -> cli: wrong
 
 
@@ -184,7 +208,7 @@ def test_figures_never_read_the_store(module):
 
 
 def test_the_figure_check_finds_a_store_reader():
-    from lab.experiments import layerdrop
+    from lab.experiments.layerdrop import experiment as layerdrop
 
     assert _reads_store(layerdrop.compare) is not None  # what app/figures_layerdrop.py once called
     assert _reads_store(layerdrop.run) is not None

@@ -11,7 +11,7 @@ import torch
 from lab.claims import check
 from lab.core import metrics
 from lab.core.models import MLP, MLPConfig, ViT, ViTConfig
-from lab.experiments import lens as E
+from lab.experiments.lens import experiment as E
 from lab.ops import layer_lens as L
 
 from .test_cli import run_cli

@@ -18,7 +18,7 @@ import torch
 from lab.classroom import pack
 from lab.classroom.pack import PackError, export, import_pack
 from lab.core.zoo import ModelSpec
-from lab.experiments.reinit import ReinitConfig
+from lab.experiments.reinit.experiment import ReinitConfig
 from lab.runtime.store import Store, key_of
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.catalog import get
+from lab.catalog import descriptors, get
 from lab.claims import claim
 from lab.claims import test as claim_test
 from lab.classroom import questions
@@ -59,7 +59,7 @@ def test_a_question_belongs_to_exactly_one_setting():
     assert questions.question_for(questions.of("delete"), d.presets, d.defaults, {**s, "seed": 5}) is None
 
 
-@pytest.mark.parametrize("page", sorted(questions.PAGES))
+@pytest.mark.parametrize("page", sorted(descriptors()))
 def test_every_question_is_about_a_real_setting_and_a_claim_its_experiment_makes(page):
     from lab.classroom.workshop_db import QUESTION
 

@@ -9,7 +9,7 @@ from lab import claims
 from lab.core import metrics, zoo
 from lab.core.models import MLP, MLPConfig, ViT, ViTConfig
 from lab.core.models.base import Parallel, Step, block_runs
-from lab.experiments import rearrange as R
+from lab.experiments.rearrange import experiment as R
 from lab.ops import selection
 
 from .test_cli import run_cli

@@ -15,7 +15,7 @@ from lab import estimates as E
 from lab.cli import main
 from lab.core.models import logits_of
 from lab.core.zoo import trained
-from lab.experiments import reinit
+from lab.experiments.reinit import experiment as reinit
 from lab.ops import surgery
 from lab.runtime.store import Store
 

@@ -12,7 +12,9 @@ import pytest
 
 from lab.classroom import reproduce
 from lab.cli import main
-from lab.experiments import delete, layerdrop, rearrange
+from lab.experiments.delete import experiment as delete
+from lab.experiments.layerdrop import experiment as layerdrop
+from lab.experiments.rearrange import experiment as rearrange
 
 CFG = delete.DeleteConfig(arch="plain", k=1, recovery="kd", steps=100, seed=3)
 
@@ -93,7 +95,7 @@ def test_the_notebook_is_valid_and_says_its_setting():
 
 
 def test_the_reinit_focus_command_prints_the_focus_numbers(quick):
-    from lab.experiments import reinit
+    from lab.experiments.reinit import experiment as reinit
 
     fc = reinit.FocusConfig(model="plain", layer="blocks.0", op="rerand", recovery="ce", steps=20, depth=3, width=16,
                             epochs=2, seed=1)

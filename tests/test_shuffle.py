@@ -13,7 +13,7 @@ from lab.claims import check
 from lab.core import recipes
 from lab.core.data_digits import digits
 from lab.core.models import ViT, ViTConfig, accuracy
-from lab.experiments import shuffle
+from lab.experiments.shuffle import experiment as shuffle
 from lab.ops import embed
 
 TINY = shuffle.ShuffleConfig(mode="predict", depth=3, orders=6, seed=0, epochs=1)

@@ -138,12 +138,13 @@ def test_key_depends_on_config_values_and_class():
 def test_code_version_follows_imports_only():
     from lab.runtime.codeversion import code_version, dependencies
 
-    deps = dependencies("lab.experiments.delete")
+    deps = dependencies("lab.experiments.delete.experiment")
     assert {"lab.ops.search", "lab.ops.recover", "lab.core.zoo", "lab.core.train", "lab.core.models.mlp",
             "lab.experiments"} <= set(deps)
-    assert "lab.experiments.delete" not in dependencies("lab.core.zoo")  # a model does not depend on an experiment
+    # a model does not depend on an experiment
+    assert "lab.experiments.delete.experiment" not in dependencies("lab.core.zoo")
     assert "lab.cli" not in deps
-    assert code_version("lab.core.zoo") != code_version("lab.experiments.delete")
+    assert code_version("lab.core.zoo") != code_version("lab.experiments.delete.experiment")
 
 
 def test_cached_only_reads_but_never_builds(tmp_path):

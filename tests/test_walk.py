@@ -11,7 +11,7 @@ import torch
 from lab.core.models import MLP, MLPConfig, ViT, ViTConfig, accuracy, logits_of
 from lab.core.recipes import vit_spec
 from lab.core.zoo import trained
-from lab.experiments import shuffle
+from lab.experiments.shuffle import experiment as shuffle
 from lab.ops import walk
 
 

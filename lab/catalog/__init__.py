@@ -1,5 +1,5 @@
-"""The catalog: one descriptor per experiment (lab/catalog/NAME.py, each defining `DESCRIPTOR`), found by
-walking this package, so adding an experiment names it nowhere else (see lab/catalog/descriptor.py)."""
+"""The catalog: one descriptor per experiment (lab/experiments/NAME/descriptor.py, each defining `DESCRIPTOR`), found
+by walking lab/experiments, so adding an experiment names it nowhere else (see lab/catalog/descriptor.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ if TYPE_CHECKING:
 # Plumbing: finds descriptors, computes nothing (lab/runtime/codeversion.py).
 CODE_VERSION_NEUTRAL = True
 
-_SUPPORT = {"descriptor", "presets"}  # modules of this package that are not descriptors
 _LOCK = threading.Lock()
 _FOUND: dict[str, "Descriptor"] = {}
 
@@ -24,15 +23,23 @@ def descriptors() -> dict[str, "Descriptor"]:
     with _LOCK:
         if not _FOUND:
             found = []
-            for info in pkgutil.iter_modules(__path__):
-                if info.name in _SUPPORT or info.name.startswith("_"):
+            import lab.experiments
+
+            for info in pkgutil.iter_modules(lab.experiments.__path__):
+                if not info.ispkg or info.name.startswith("_"):
                     continue
-                mod = importlib.import_module(f"{__name__}.{info.name}")
+                where = f"lab/experiments/{info.name}/descriptor.py"
+                try:
+                    mod = importlib.import_module(f"lab.experiments.{info.name}.descriptor")
+                except ModuleNotFoundError as e:
+                    if e.name != f"lab.experiments.{info.name}.descriptor":
+                        raise
+                    raise RuntimeError(f"{where} is missing: every experiment folder has a descriptor") from None
                 d = getattr(mod, "DESCRIPTOR", None)
                 if d is None:
-                    raise RuntimeError(f"lab/catalog/{info.name}.py defines no DESCRIPTOR")
+                    raise RuntimeError(f"{where} defines no DESCRIPTOR")
                 if d.name != info.name:
-                    raise RuntimeError(f"lab/catalog/{info.name}.py describes {d.name!r}: name them alike")
+                    raise RuntimeError(f"{where} describes {d.name!r}: name them alike")
                 found.append(d)
             _FOUND.update((d.name, d) for d in sorted(found, key=lambda d: (d.order, d.name)))
         return dict(_FOUND)

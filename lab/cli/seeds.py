@@ -8,7 +8,7 @@ import argparse
 import json
 
 from lab.catalog import descriptors
-from lab.claims import VERDICTS
+from lab.claims import VERDICTS, claim_line
 from lab.classroom import seeds as lab_seeds
 from lab.cli.common import add_workers, table_pool
 from lab.runtime.progress import text_progress
@@ -29,8 +29,8 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     for c in out["claims"]:
         each = out["per_seed"].get(f"{c['key']}|{c.get('subject', '')}", {})
-        print(f"[{VERDICTS[c['holds']]}] {c['claim']}" + (f" ({c['subject']})" if c.get("subject") else ""))
-        print(f"    {c['detail']}  Per seed: " + ", ".join(f"{s}: {VERDICTS[v]}" for s, v in each.items()))
+        print(claim_line(c, prefix=""))
+        print("    Per seed: " + ", ".join(f"{s}: {VERDICTS[v]}" for s, v in each.items()))
     return 0
 
 

@@ -163,7 +163,7 @@ def reinit_spec(model: str, seed: int, depth: Optional[int] = None, width: Optio
 
 # -- IOT (choose an order per input): the Delete page's residual MLP and the Shuffle page's sequential ViT ------
 # The sequential baselines are these shared, stored models; IOT and the fixed-order models train with the same
-# recipe (lab/experiments/iot.py).
+# recipe (lab/experiments/iot/experiment.py).
 IOT_MODELS = ("mlp", "vit")
 IOT_VIT_DEPTH = 6
 

@@ -1,6 +1,8 @@
 """A tiny pre-norm Vision Transformer for 8x8 digits, built as a routed model (stem, blocks, head).
 
-stem:    2x2 patches -> 16 tokens, linearly projected to `width`, plus a CLS token and learned positions.
+stem:    2x2 patches -> 16 tokens, linearly projected to `width`, plus a CLS token and learned positions. With
+         `seq` > 0 the input is a sequence instead (MNIST-1D: 40 values): cut into patches of `patch` values
+         (40 / 4 -> 10 tokens), the rest is the same.
 blocks:  pre-norm transformer blocks  h = h + attn(ln(h));  h = h + mlp(ln(h)).  Because every block adds a
          correction to a residual stream of fixed width, any route (deleted, shuffled, repeated blocks) runs.
 head:    final LayerNorm and a linear classifier on the CLS token.
@@ -38,7 +40,10 @@ MLP_FIRST = "mlp_first"  # the block variant (see `base.Step`) that runs the MLP
 
 @dataclass(frozen=True)
 class ViTConfig:
-    """Shape of the ViT. `image` is the side of the square input, `patch` the side of a patch."""
+    """Shape of the ViT. `image` is the side of the square input, `patch` the side of a patch.
+
+    `seq` > 0: the input is a flat sequence of `seq` values per channel (MNIST-1D: 40), cut into `seq / patch`
+    patches of `patch` consecutive values; `image` is then unused. `seq` = 0 (the default): an image, as above."""
 
     depth: int = 6
     width: int = 64
@@ -50,6 +55,7 @@ class ViTConfig:
     n_classes: int = 10
     slot_mode: str = "none"
     stem_scale: float = 1.0  # scale of the stem's initial draw (1: a unit-scale stream); see reset_parameters
+    seq: int = 0  # > 0: a 1-D input of this length in patches of `patch` values (0: an image of side `image`)
 
     def __post_init__(self) -> None:
         if self.slot_mode not in SLOT_MODES:
@@ -60,25 +66,38 @@ class ViTConfig:
             raise ValueError(f"depth must be between 1 and 32 blocks, got {self.depth}")
         if self.width % self.heads:
             raise ValueError(f"width {self.width} must be a multiple of heads {self.heads}")
-        if self.image % self.patch:
+        if self.seq < 0:
+            raise ValueError(f"the sequence length must be >= 0 (0: an image), got {self.seq}")
+        if self.seq and self.seq % self.patch:
+            raise ValueError(f"sequence length {self.seq} must be a multiple of the patch length {self.patch}")
+        if not self.seq and self.image % self.patch:
             raise ValueError(f"image side {self.image} must be a multiple of the patch side {self.patch}")
 
     @property
     def n_patches(self) -> int:
+        if self.seq:
+            return self.seq // self.patch
         return (self.image // self.patch) ** 2
 
     @property
     def n_in(self) -> int:
+        if self.seq:
+            return self.channels * self.seq
         return self.channels * self.image * self.image
+
+    @property
+    def patch_size(self) -> int:
+        """Values in one patch (the stem's input width): channels x patch (a sequence) or channels x patch^2."""
+        return self.channels * self.patch * (1 if self.seq else self.patch)
 
 
 class Stem(nn.Module):
-    """Image -> tokens: patch projection, CLS token, learned position embeddings."""
+    """Image (or sequence) -> tokens: patch projection, CLS token, learned position embeddings."""
 
     def __init__(self, cfg: ViTConfig) -> None:
         super().__init__()
         self.cfg = cfg
-        self.proj = nn.Linear(cfg.channels * cfg.patch * cfg.patch, cfg.width)
+        self.proj = nn.Linear(cfg.patch_size, cfg.width)
         self.cls = nn.Parameter(torch.zeros(1, 1, cfg.width))
         self.pos = nn.Parameter(torch.zeros(1, cfg.n_patches + 1, cfg.width))
         # "position": one slot embedding shared by every block (it belongs to no block, so it lives in the stem)
@@ -86,9 +105,14 @@ class Stem(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         c, s, p = self.cfg.channels, self.cfg.image, self.cfg.patch
-        x = x.reshape(-1, c, s, s)
-        # (B, C, S, S) -> (B, S/p * S/p, C*p*p): non-overlapping patches, row-major
-        x = F.unfold(x, kernel_size=p, stride=p).transpose(1, 2)
+        if self.cfg.seq:
+            n = self.cfg.seq
+            # (B, C, L) -> (B, L/p, C*p): non-overlapping runs of p values, in order; channel-major in a patch
+            x = x.reshape(-1, c, n // p, p).transpose(1, 2).reshape(-1, n // p, c * p)
+        else:
+            x = x.reshape(-1, c, s, s)
+            # (B, C, S, S) -> (B, S/p * S/p, C*p*p): non-overlapping patches, row-major
+            x = F.unfold(x, kernel_size=p, stride=p).transpose(1, 2)
         tok = self.proj(x)
         cls = self.cls.expand(tok.shape[0], -1, -1)
         return torch.cat([cls, tok], dim=1) + self.pos

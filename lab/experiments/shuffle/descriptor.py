@@ -1,4 +1,4 @@
-"""Shuffle layers: the descriptor (page, presets, CLI, table) of lab/experiments/shuffle.py."""
+"""Shuffle layers: the descriptor (page, presets, CLI, table) of lab/experiments/shuffle/experiment.py."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any
 
 from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
-from lab.claims import VERDICTS
+from lab.claims import claim_lines
 from lab.experiment import Pool, check, param
-from lab.experiments import shuffle
-from lab.experiments.shuffle import ModelConfig, ShuffleConfig
+from lab.experiments.shuffle import experiment as shuffle
+from lab.experiments.shuffle.experiment import ModelConfig, ShuffleConfig
 from lab.runtime.progress import silent, text_progress
 
 COLOURS = ("slot", "block", "digit")  # the page's embedding colouring (a view, not part of the experiment)
@@ -73,12 +73,6 @@ def needs(settings: dict[str, Any]) -> list[Need]:
         out.append(Need("LayerShuffle's slot probe", shuffle.probe_and_view,
                         ModelConfig("shuffle", cfg.depth, cfg.seed, cfg.epochs)))
     return out
-
-
-def claim_lines(claims: list[dict[str, Any]]) -> str:
-    """One line per claim: verdict, subject, statement, numbers."""
-    return "\n".join(f"  [{VERDICTS[c['holds']]}] {c.get('subject', '')}: {c['claim']} ({c['detail']})"
-                     for c in claims)
 
 
 def summary(r: dict[str, Any]) -> str:

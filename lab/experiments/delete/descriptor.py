@@ -1,4 +1,4 @@
-"""Delete layers: the descriptor (page, presets, CLI, table) of lab/experiments/delete.py."""
+"""Delete layers: the descriptor (page, presets, CLI, table) of lab/experiments/delete/experiment.py."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any
 
 from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
-from lab.claims import VERDICTS
+from lab.claims import claim_line
 from lab.experiment import Pool
-from lab.experiments import delete
-from lab.experiments.delete import DeleteConfig, RaceConfig, ShallowConfig, SweepConfig
+from lab.experiments.delete import experiment as delete
+from lab.experiments.delete.experiment import DeleteConfig, RaceConfig, ShallowConfig, SweepConfig
 from lab.runtime.progress import text_progress
 
 CONTROLS = controls(DeleteConfig, names=("arch", "k", "select", "recovery", "steps", "seed"))
@@ -56,7 +56,7 @@ def summary(r: dict[str, Any]) -> str:
     return (f"{c['arch']} MLP, delete {c['k']} ({c['select']}): teacher {r['base_acc']:.4f}, "
             f"cut {r['cut_acc']:.4f} (probe {r['cut_probe_acc']:.4f}), after {c['recovery']} "
             f"{r['recovered_acc']:.4f}; dropped blocks {r['dropped']}; chance {r['chance']:.3f}"
-            + "".join(f"\n- [{VERDICTS[cl['holds']]}] {cl['claim']}: {cl['detail']}" for cl in r.get("claims", [])))
+            + "".join("\n" + claim_line(cl) for cl in r.get("claims", [])))
 
 
 TABLE_KS = (1, 2, 4, 6)
@@ -86,7 +86,7 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
         print(f"{arch:<9} {statistics.mean(teacher):>8.4f} " + " ".join(cells))
     print(f"\nClaims (noise from the spread of {len(seeds)} seed(s)):")
     for c in delete.table_claims_of_runs(results, seeds, ks):
-        print(f"- [{VERDICTS[c['holds']]}] {c['claim']}: {c['detail']}")
+        print(claim_line(c))
 
 
 DESCRIPTOR = Descriptor(

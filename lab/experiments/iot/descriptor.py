@@ -1,4 +1,4 @@
-"""Choose an order per input (IOT): the descriptor (page, presets, CLI, table) of lab/experiments/iot.py."""
+"""Choose an order per input (IOT): the descriptor (page, presets, CLI, table) of lab/experiments/iot/experiment.py."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Any
 
 from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
-from lab.catalog.shuffle import claim_lines
+from lab.claims import claim_lines
 from lab.experiment import Pool
-from lab.experiments import iot
-from lab.experiments.iot import IOTConfig
+from lab.experiments.iot import experiment as iot
+from lab.experiments.iot.experiment import IOTConfig
 from lab.runtime.progress import silent, text_progress
 from lab.runtime.store import to_plain
 
@@ -122,7 +122,7 @@ DESCRIPTOR = Descriptor(
     config=IOTConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of, run=iot.run,
     cli_help="let every input choose its own layer order (IOT) and compare with the baselines", cli_summary=summary,
     demo=("model", "space", "m", "explore"), claims=claims,
-    tensor_kinds={"iot-fixed": "lab.experiments.iot"},
+    tensor_kinds={"iot-fixed": "lab.experiments.iot.experiment"},
     table=Table("model x method table of IOT and its baselines", (
         Axis("model", "the model (all: every one)", str, "all", choices=(*iot.MODELS, "all")),
         seeds_axis(),

@@ -1,4 +1,4 @@
-"""Layer lens: the descriptor (page, presets, CLI, table) of lab/experiments/lens.py."""
+"""Layer lens: the descriptor (page, presets, CLI, table) of lab/experiments/lens/experiment.py."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from typing import Any
 
 from lab.catalog.descriptor import Descriptor, Table, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
-from lab.claims import VERDICTS
+from lab.claims import claim_line
 from lab.experiment import Pool
-from lab.experiments import lens
-from lab.experiments.lens import MODEL_LABELS, LensConfig
+from lab.experiments.lens import experiment as lens
+from lab.experiments.lens.experiment import MODEL_LABELS, LensConfig
 from lab.runtime.progress import text_progress
 
 # The page calls the route change "change" in its links (change=delete); the config's field is `route_op`.
@@ -64,7 +64,7 @@ def summary(r: dict[str, Any]) -> str:
         ch = r["change"]
         lines.append(f"after {lens.ROUTE_OP_LABELS[ch['op']]} (route {ch['route']}): held-out {ch['acc']:.4f}; "
                      f"lens % {_row(ch['slot_acc'])}")
-    lines += [f"- [{VERDICTS[cl['holds']]}] {cl['claim']}: {cl['detail']}" for cl in r["claims"]]
+    lines += [claim_line(cl) for cl in r["claims"]]
     return "\n".join(lines)
 
 
@@ -85,7 +85,7 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
                   f"influence-cost rho {ps['rho']:+.2f}")
     print("\nClaims (per model and seed):")
     for c in t["claims"]:
-        print(f"- [{VERDICTS[c['holds']]}] {c.get('subject', '')}, seed {c['seed']}: {c['claim']}: {c['detail']}")
+        print(claim_line(c))
 
 
 DESCRIPTOR = Descriptor(

@@ -1,4 +1,4 @@
-"""Re-initialise a layer: the descriptor (page, presets, CLI, table) of lab/experiments/reinit.py."""
+"""Re-initialise a layer: the descriptor (page, presets, CLI, table) of lab/experiments/reinit/experiment.py."""
 
 from __future__ import annotations
 
@@ -8,10 +8,18 @@ from typing import Any, Optional
 
 from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults
 from lab.catalog.presets import Need, preset
-from lab.claims import VERDICTS
+from lab.claims import claim_lines
 from lab.experiment import Pool, add_arguments, check, param
-from lab.experiments import reinit
-from lab.experiments.reinit import MODEL_NAMES, MODELS, WIDTH_MODELS, WIDTHS, FocusConfig, GroupConfig, ReinitConfig
+from lab.experiments.reinit import experiment as reinit
+from lab.experiments.reinit.experiment import (
+    MODEL_NAMES,
+    MODELS,
+    WIDTH_MODELS,
+    WIDTHS,
+    FocusConfig,
+    GroupConfig,
+    ReinitConfig,
+)
 from lab.runtime.progress import text_progress
 
 
@@ -131,12 +139,6 @@ def heatmap_text(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def claims_text(claims: list[dict[str, Any]]) -> str:
-    """One line per claim: verdict, statement, subject and the numbers (the page draws the same records)."""
-    return "\n".join(f"[{VERDICTS[c['holds']]}] {c['claim']}" + (f" ({c['subject']})" if c.get("subject") else "")
-                     + f": {c['detail']}" for c in claims)
-
-
 SHARED = ("model", "seed", "depth", "width", "epochs")  # FocusConfig fields that ReinitConfig already has
 
 
@@ -171,7 +173,7 @@ def summary(r: dict[str, Any]) -> str:
                  + f"; sum of single damages {g['sum_single_damage']:+.4f}; share of the above-chance accuracy "
                  f"kept: together {g['claims'][0]['measured']['group_kept_share']:.3f}, the product of the single "
                  f"shares (independent damages) {g['claims'][0]['measured']['product_of_single_shares']:.3f}")
-    return text + "\nAgainst the paper:\n" + claims_text(r["claims"] + (g["claims"] if g else [])
+    return text + "\nAgainst the paper:\n" + claim_lines(r["claims"] + (g["claims"] if g else [])
                                                         + (f["claims"] if f else []))
 
 
@@ -205,7 +207,7 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
             claims += w["claims"]
             print(width_text(w))
             print()
-        print("Against the paper:\n" + claims_text(claims))
+        print("Against the paper:\n" + claim_lines(claims))
         return
     cfgs = [ReinitConfig(model=model, seed=args.seed) for model in args.models]
     results = {}
@@ -213,7 +215,7 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
         results[r["model"]] = r
         print(heatmap_text(r))
         print()
-    print("Against the paper:\n" + claims_text(reinit.claims(results)))
+    print("Against the paper:\n" + claim_lines(reinit.claims(results)))
 
 
 DESCRIPTOR = Descriptor(

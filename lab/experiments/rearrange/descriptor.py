@@ -1,4 +1,4 @@
-"""Rearrange layers: the descriptor (page, presets, CLI, table) of lab/experiments/rearrange.py."""
+"""Rearrange layers: the descriptor (page, presets, CLI, table) of lab/experiments/rearrange/experiment.py."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any
 
 from lab.catalog.descriptor import Descriptor, Table, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
-from lab.claims import VERDICTS
+from lab.claims import claim_line
 from lab.experiment import Pool
-from lab.experiments import rearrange
-from lab.experiments.rearrange import MODEL_LABELS, MODELS, ModelConfig, RearrangeConfig
+from lab.experiments.rearrange import experiment as rearrange
+from lab.experiments.rearrange.experiment import MODEL_LABELS, MODELS, ModelConfig, RearrangeConfig
 from lab.runtime.progress import text_progress
 
 CONTROLS = controls(RearrangeConfig, names=("model", "op", "block", "reduce", "loops", "span", "ends", "seed"))
@@ -59,7 +59,7 @@ def summary(r: dict[str, Any]) -> str:
     return (f"{MODEL_LABELS[c['model']]}, {rearrange.OP_LABELS[c['op']]}{mean}: held-out "
             f"{r['acc']:.4f} (trained order {r['base_acc']:.4f}, chance {r['chance']:.3f}); "
             f"{r['block_runs']} block runs in {r['depth']} sequential steps (trained: {r['n_blocks']})"
-            + "".join(f"\n- [{VERDICTS[cl['holds']]}] {cl['claim']}: {cl['detail']}" for cl in r.get("claims", [])))
+            + "".join("\n" + claim_line(cl) for cl in r.get("claims", [])))
 
 
 def table(args: argparse.Namespace, pool: Pool) -> None:
@@ -78,7 +78,7 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
     print(f"{'chance':<40}" + "".join(f"{t['chance'][m]:>32.4f}" for m in models))
     print(f"\nClaims (on the means; noise from the spread of {len(seeds)} seed(s)):")
     for c in t["claims"]:
-        print(f"- [{VERDICTS[c['holds']]}] {c.get('subject', '')}: {c['claim']}: {c['detail']}")
+        print(claim_line(c))
     secs = {m: statistics.mean(v) for m, v in t["seconds"].items()}
     print("training " + ", ".join(f"{m} {s:.0f} s" for m, s in secs.items()) + " per model (when first built)")
 

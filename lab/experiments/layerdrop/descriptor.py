@@ -1,4 +1,4 @@
-"""LayerDrop: the descriptor (page, presets, CLI, table) of lab/experiments/layerdrop.py."""
+"""LayerDrop: the descriptor (page, presets, CLI, table) of lab/experiments/layerdrop/experiment.py."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any
 
 from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
-from lab.catalog.reinit import claims_text
+from lab.claims import claim_lines
 from lab.experiment import Pool
-from lab.experiments import layerdrop
-from lab.experiments.layerdrop import BaselineConfig, CompareConfig, LayerDropConfig, ProfileConfig
+from lab.experiments.layerdrop import experiment as layerdrop
+from lab.experiments.layerdrop.experiment import BaselineConfig, CompareConfig, LayerDropConfig, ProfileConfig
 from lab.runtime.progress import text_progress
 
 CONTROLS = controls(LayerDropConfig, names=("model", "p", "keep", "strategy", "recovery", "seed"))
@@ -64,7 +64,7 @@ def summary(r: dict[str, Any]) -> str:
     return (f"{c['model']}, trained with p={c['p']}: full {r['base_acc']:.4f}; kept {c['keep']} of {r['n_blocks']} "
             f"({c['strategy']}) {r['cut_acc']:.4f}{mean}{rec}; kept blocks {r['kept']}; "
             f"p* = 1 - r/N = {r['p_star']:.3f}; chance {r['chance']:.3f}\nAgainst the paper:\n"
-            + claims_text(r["claims"]))
+            + claim_lines(r["claims"]))
 
 
 def table(args: argparse.Namespace, pool: Pool) -> None:
@@ -94,7 +94,7 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
     print(f"training {statistics.mean(tr):.1f} s per model (min {min(tr):.1f}, max {max(tr):.1f}); pruning "
           f"evaluation (6 strategies x every depth) {statistics.mean(ev):.1f} s per model; times from the run that "
           f"built each cache entry")
-    print("Against the paper (on the means over seeds):\n" + claims_text(t["claims"]))
+    print("Against the paper (on the means over seeds):\n" + claim_lines(t["claims"]))
 
 
 DESCRIPTOR = Descriptor(
