@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 
 import streamlit as st
 
-from lab.runtime.store import to_plain
+from lab.runtime.plain import to_plain
 
 
 def section(title: str) -> None:

@@ -21,6 +21,7 @@ import types
 import typing
 from typing import Any, Callable, Optional, Sequence, TypeVar
 
+from lab.runtime.plain import from_plain
 from lab.runtime.progress import Progress, silent
 from lab.runtime.store import Store, resolve, use_store
 
@@ -98,9 +99,11 @@ def check(cfg: Any) -> None:
             raise ValueError(f"{f.name}={v} is out of range: choose {what} from {lo_s} to {hi_s}")
 
 
-def entry(kind: str) -> Callable[[Callable[[C, Progress], Any]], Callable[..., Any]]:
-    """Declare a cached entry point: `@entry("kind") def build(cfg, progress): ...` becomes
-    `run(cfg, progress=silent, store=None)`, which answers from the store or builds and stores the result."""
+def entry(kind: str, result: Optional[type] = None) -> Callable[[Callable[[C, Progress], Any]], Callable[..., Any]]:
+    """Declare a cached entry point: `@entry("kind", result=Result) def build(cfg, progress) -> Result: ...` becomes
+    `run(cfg, progress=silent, store=None) -> Result`, which answers from the store or builds and stores the result.
+    The store holds the result as plain data (lab/runtime/plain.py); with `result` (a dataclass) the caller gets it
+    back typed whether it was just built or read, without it the plain data itself."""
 
     def wrap(build: Callable[[C, Progress], Any]) -> Callable[..., Any]:
         @functools.wraps(build)
@@ -109,9 +112,10 @@ def entry(kind: str) -> Callable[[Callable[[C, Progress], Any]], Callable[..., A
             with use_store(st):  # nested entries and trained() use the caller's store, not the default one
                 out = st.json(kind, cfg, lambda: build(cfg, progress))
             progress(1.0, "done")
-            return out
+            return out if result is None else from_plain(result, out)
 
         run.kind = kind  # type: ignore[attr-defined]
+        run.result = result  # type: ignore[attr-defined]
         KINDS[kind] = build.__module__
         return run
 

@@ -176,7 +176,7 @@ mlp_spec, vit_spec = reinit.ReinitConfig("plain", seed).spec, reinit.ReinitConfi
 mc, vc = mlp_spec.model, vit_spec.model
 st.markdown(f"""
 1. Train each model once and keep its weights at t = 0 (the initial draw), after a few early epochs and at the end:
-   the **plain** and **residual MLPs** ({mc.n_in} → {mc.width} stem, {mc.depth - 1} blocks of {mc.width}, {mc.width} →
+   the **plain** and **residual MLPs** ({mc.n_in} → {mc.width} stem, {mc.blocks} blocks of {mc.width}, {mc.width} →
    {mc.n_out} head; the Delete page's teachers, {mlp_spec.train.epochs} epochs, checkpoints
    {reinit.checkpoint_epochs(reinit.ReinitConfig("plain", seed))}) on the synthetic {mc.n_out}-class task, and a small
    pre-norm **ViT** ({vc.patch}×{vc.patch} patches, {vc.depth} blocks of width {vc.width}, {vit_spec.train.epochs}

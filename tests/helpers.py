@@ -18,9 +18,9 @@ def small_data() -> Dataset:
 
 
 @lru_cache(maxsize=8)
-def small_mlp(arch: str, depth: int = 5, width: int = 48, epochs: int = 4, seed: int = 0) -> MLP:
+def small_mlp(arch: str, blocks: int = 4, width: int = 48, epochs: int = 4, seed: int = 0) -> MLP:
     """A small MLP trained on the small task (cached: treat it as read-only)."""
     torch.manual_seed(seed)
-    m = MLP(MLPConfig(arch=arch, width=width, depth=depth))
+    m = MLP(MLPConfig(arch=arch, width=width, blocks=blocks))
     train(m, small_data().train, TrainConfig(epochs=epochs, seed=seed, checkpoints=()))
     return m

@@ -62,7 +62,7 @@ def test_check_rejects_values_outside_the_declared_choices_and_ranges(cls):
 def test_an_entry_point_uses_the_callers_store_all_the_way_down(tmp_path):
     """The model a result needs is trained into the store the caller passed, not the process default."""
     store = Store(tmp_path / "private")
-    cfg = reinit.ReinitConfig(model="residual", seed=5, depth=3, width=8, epochs=1)
+    cfg = reinit.ReinitConfig(model="residual", seed=5, blocks=2, width=8, epochs=1)
     r = reinit.run(cfg, store=store)
     assert r["base_acc"] >= 0
     kinds = {p.name for p in (tmp_path / "private").iterdir()}

@@ -14,7 +14,7 @@ from lab.runtime.store import Store
 def test_tiny_real_results_carry_outcomes_that_agree_and_complete_claims(tmp_path, monkeypatch):
     monkeypatch.setenv("LAYERLAB_QUICK", "1")  # one epoch: this checks the wiring, not the science
     store = Store(tmp_path / "s")
-    cfg = D.DeleteConfig(k=2, depth=4, width=16, epochs=1, steps=50)
+    cfg = D.DeleteConfig(k=2, blocks=3, width=16, epochs=1, steps=50)
     r = D.run(cfg, store=store)
     o = r["outcomes"]
     for name, acc in (("base", r["base_acc"]), ("cut", r["cut_acc"]), ("recovered", r["recovered_acc"])):
@@ -34,4 +34,4 @@ def test_tiny_real_results_carry_outcomes_that_agree_and_complete_claims(tmp_pat
     assert [c["key"] for c in page][-1] == "delete.kd-as-fast-as-ce"
     assert len({c["key"] for c in page}) == len(page)
     shallow = D.shallow(D.ShallowConfig.of(cfg), store=store)
-    assert shallow["depth"] == 2 and abs(selection.scores(shallow["outcomes"]["model"]).mean() - shallow["acc"]) < 1e-6
+    assert shallow["blocks"] == 1 and abs(selection.scores(shallow["outcomes"]["model"]).mean() - shallow["acc"]) < 1e-6

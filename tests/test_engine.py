@@ -98,7 +98,7 @@ def test_an_unreachable_scheduler_fails_the_job_with_a_message(tmp_path, monkeyp
 def test_results_match_the_in_process_run(dask_engine, tmp_path):
     from lab.experiments.reinit.experiment import ReinitConfig, run
 
-    cfg = ReinitConfig(model="residual", depth=3, width=8, epochs=1)
+    cfg = ReinitConfig(model="residual", blocks=2, width=8, epochs=1)
     job = dask_engine.submit("reinit", run, cfg)
     wait(job)
     remote = job.future.result()

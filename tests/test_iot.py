@@ -16,8 +16,8 @@ from lab.ops import order_routing as iot
 SMALL_TASK = SyntheticConfig(n_train=1_500, n_probe=200, n_test=600)
 
 
-def small_mlp(seed: int = 0, depth: int = 5, width: int = 32) -> MLP:
-    return build(MLPConfig(width=width, depth=depth), seed)
+def small_mlp(seed: int = 0, blocks: int = 4, width: int = 32) -> MLP:
+    return build(MLPConfig(width=width, blocks=blocks), seed)
 
 
 def small_vit(seed: int = 0, depth: int = 3) -> ViT:
@@ -223,7 +223,7 @@ def test_compare_reports_every_baseline_on_a_tiny_run(monkeypatch):
     from lab.core import zoo
 
     monkeypatch.setitem(zoo.TASKS, "tiny", lambda: synthetic(SMALL_TASK))
-    spec = zoo.ModelSpec(MLPConfig(width=32, depth=4), TrainConfig(epochs=1, batch=128, seed=0), task="tiny")
+    spec = zoo.ModelSpec(MLPConfig(width=32, blocks=3), TrainConfig(epochs=1, batch=128, seed=0), task="tiny")
     r = iot.compare(spec, iot.IOTConfig(orders=3, explore=1.0, exploit=0.1))
     for key in ("sequential_acc", "best_fixed_acc", "ensemble_acc", "oracle_acc", "iot_acc", "shared_best_acc",
                 "chance", "order_acc", "fixed_acc", "choice_share", "oracle_agreement"):

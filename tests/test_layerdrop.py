@@ -60,7 +60,7 @@ def test_p0_trains_exactly_like_the_ordinary_trainer():
     for cfg in (TrainConfig(epochs=2, seed=5, checkpoints=()),
                 TrainConfig(epochs=2, seed=5, checkpoints=(), mode="layerdrop", drop_p=0.0)):
         torch.manual_seed(5)
-        m = MLP(MLPConfig(arch="residual", width=24, depth=6))
+        m = MLP(MLPConfig(arch="residual", width=24, blocks=5))
         log = train(m, split, cfg)
         models.append((m.state_dict(), log.loss))
     (a, loss_a), (b, loss_b) = models
@@ -74,7 +74,7 @@ def test_p_above_zero_really_changes_training():
     out = []
     for p in (0.0, 0.3):
         torch.manual_seed(5)
-        m = MLP(MLPConfig(arch="residual", width=24, depth=6))
+        m = MLP(MLPConfig(arch="residual", width=24, blocks=5))
         train(m, split, TrainConfig(epochs=1, seed=5, checkpoints=(), mode="layerdrop", drop_p=p))
         out.append(m.state_dict())
     assert not all(torch.equal(out[0][k], out[1][k]) for k in out[0])
@@ -83,7 +83,7 @@ def test_p_above_zero_really_changes_training():
 def test_trainer_skips_blocks_at_rate_p_with_a_mask_shared_by_the_batch():
     p = 0.3
     torch.manual_seed(0)
-    m = Recorder(MLPConfig(arch="residual", width=4, depth=9))  # 8 blocks
+    m = Recorder(MLPConfig(arch="residual", width=4, blocks=8))  # 8 blocks
     train(m, tiny_split(64), TrainConfig(epochs=60, batch=16, seed=1, checkpoints=(), mode="layerdrop", drop_p=p))
     n, steps = m.n_blocks, m.steps
     assert len(steps) == 60 * 4
@@ -246,11 +246,11 @@ def tiny_specs(monkeypatch):
 
     def spec(model, p, seed):
         mode = dict(mode="layerdrop", drop_p=p) if p > 0 else {}
-        return ModelSpec(MLPConfig(arch="residual", width=16, depth=5),
+        return ModelSpec(MLPConfig(arch="residual", width=16, blocks=4),
                          TrainConfig(epochs=1, batch=1024, seed=seed, checkpoints=(), **mode))
 
     def scratch(model, blocks, seed):
-        return ModelSpec(MLPConfig(arch="residual", width=16, depth=blocks + 1),
+        return ModelSpec(MLPConfig(arch="residual", width=16, blocks=blocks),
                          TrainConfig(epochs=1, batch=1024, seed=seed, checkpoints=()))
 
     monkeypatch.setattr(layerdrop, "model_spec", spec)

@@ -28,7 +28,7 @@ def small_vit(seed: int = 0) -> ViT:
 
 def small_mlp(arch: str = "residual", seed: int = 0) -> MLP:
     torch.manual_seed(seed)
-    m = MLP(MLPConfig(arch=arch, width=24, depth=5))
+    m = MLP(MLPConfig(arch=arch, width=24, blocks=4))
     with torch.no_grad():
         for p in m.parameters():
             p.add_(0.2 * torch.randn_like(p))

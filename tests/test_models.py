@@ -77,7 +77,7 @@ def test_evenly_spaced_spreads_the_picks():
 
 
 def test_route_rejects_unknown_blocks():
-    m = MLP(MLPConfig(depth=3, width=8))
+    m = MLP(MLPConfig(blocks=2, width=8))
     with pytest.raises(ValueError):
         m(torch.zeros(1, 12), (0, 5))
 

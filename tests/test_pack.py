@@ -22,7 +22,7 @@ from lab.experiments.reinit.experiment import ReinitConfig
 from lab.runtime.store import Store, key_of
 
 ROOT = Path(__file__).resolve().parents[1]
-CFG = ReinitConfig(model="residual", depth=3, width=8, epochs=1)
+CFG = ReinitConfig(model="residual", blocks=2, width=8, epochs=1)
 
 
 def filled(root) -> Store:

@@ -26,7 +26,7 @@ def small_vit(seed: int = 0) -> ViT:
 
 def small_mlp(seed: int = 0) -> MLP:
     torch.manual_seed(seed)
-    m = MLP(MLPConfig(arch="residual", width=24, depth=6))
+    m = MLP(MLPConfig(arch="residual", width=24, blocks=5))
     with torch.no_grad():
         for p in m.parameters():
             p.add_(0.2 * torch.randn_like(p))

@@ -19,7 +19,7 @@ from lab.experiments.reinit import experiment as reinit
 from lab.ops import surgery
 from lab.runtime.store import Store
 
-TINY = dict(depth=3, width=32, epochs=2)
+TINY = dict(blocks=2, width=32, epochs=2)
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def plain():
 
 @pytest.fixture(scope="module")
 def vit():
-    return trained(reinit.model_spec("vit", 0, depth=2, width=16, epochs=1))
+    return trained(reinit.model_spec("vit", 0, blocks=2, width=16, epochs=1))
 
 
 def _snapshot(model):
@@ -108,14 +108,14 @@ def test_vit_rerandomised_layers_match_their_own_t0_statistics(vit):
 
 
 def test_checkpoints_are_reproducible_from_the_seed(tmp_path):
-    spec = reinit.model_spec("residual", 3, depth=3, width=16, epochs=2)
+    spec = reinit.model_spec("residual", 3, blocks=2, width=16, epochs=2)
     a = trained(spec, store=Store(tmp_path / "a"))
     b = trained(spec, store=Store(tmp_path / "b"))  # a separate store: trained again from scratch
     assert sorted(a.checkpoints) == [0, 1, 2]
     for e in a.checkpoints:
         for k, v in a.checkpoints[e].items():
             assert torch.equal(v, b.checkpoints[e][k]), (e, k)
-    other = trained(reinit.model_spec("residual", 4, depth=3, width=16, epochs=2), store=Store(tmp_path / "a"))
+    other = trained(reinit.model_spec("residual", 4, blocks=2, width=16, epochs=2), store=Store(tmp_path / "a"))
     assert not torch.equal(other.checkpoints[0]["stem.weight"], a.checkpoints[0]["stem.weight"])
     assert not torch.equal(a.checkpoints[1]["stem.weight"], a.checkpoints[0]["stem.weight"])  # training moved it
 
@@ -135,7 +135,7 @@ def test_distance_from_init_matches_numpy():
 
 
 def test_cli_heatmap_json(plain, capsys):
-    rc = main(["reinit", "--model", "plain", "--seed", "0", "--depth", "3", "--width", "32", "--epochs", "2",
+    rc = main(["reinit", "--model", "plain", "--seed", "0", "--blocks", "2", "--width", "32", "--epochs", "2",
                "--json"])
     assert rc == 0
     r = json.loads(capsys.readouterr().out)["result"]
@@ -161,7 +161,7 @@ def test_cli_heatmap_json(plain, capsys):
 
 
 def test_cli_rejects_unknown_layer(plain, capsys):
-    rc = main(["reinit", "--model", "plain", "--depth", "3", "--width", "32", "--epochs", "2", "--layer", "blocks.9"])
+    rc = main(["reinit", "--model", "plain", "--blocks", "2", "--width", "32", "--epochs", "2", "--layer", "blocks.9"])
     assert rc == 2
     assert "unknown layer 'blocks.9'" in capsys.readouterr().err
 
@@ -228,7 +228,7 @@ def test_a_group_changes_exactly_its_layers(plain):
 
 
 def test_cli_group_json(plain, capsys):
-    rc = main(["reinit", "--model", "plain", "--depth", "3", "--width", "32", "--epochs", "2", "--layers",
+    rc = main(["reinit", "--model", "plain", "--blocks", "2", "--width", "32", "--epochs", "2", "--layers",
                "blocks.0,blocks.1", "--json"])
     assert rc == 0
     r = json.loads(capsys.readouterr().out)["result"]
@@ -242,16 +242,16 @@ def test_cli_group_json(plain, capsys):
     assert [E.unpack(x).mean() for x in o["single"]] == pytest.approx(g["single_accs"])
     for bad, why in (("blocks.1,blocks.1", "named twice"), ("blocks.0,blocks.7", "unknown layer 'blocks.7'"),
                      (",", "at least one layer")):
-        assert main(["reinit", "--model", "plain", "--depth", "3", "--width", "32", "--epochs", "2", "--layers",
+        assert main(["reinit", "--model", "plain", "--blocks", "2", "--width", "32", "--epochs", "2", "--layers",
                      bad]) == 2
         assert why in capsys.readouterr().err
 
 
 def test_width_sweep_maps_each_width_and_rejects_the_vit():
-    w = reinit.width_sweep("plain", 0, (16, 8), depth=3, epochs=1)
+    w = reinit.width_sweep("plain", 0, (16, 8), blocks=2, epochs=1)
     assert w["widths"] == [8, 16] and w["layers"] == ["stem", "blocks.0", "blocks.1", "head"]
     for j, width in enumerate(w["widths"]):
-        r = reinit.run(reinit.ReinitConfig("plain", 0, depth=3, width=width, epochs=1))
+        r = reinit.run(reinit.ReinitConfig("plain", 0, blocks=2, width=width, epochs=1))
         assert w["t0_acc"][j] == [row[1] for row in r["acc"]]
     assert w["claims"][0]["key"] == "reinit.plain-wider-more-robust-top"
     with pytest.raises(ValueError, match="for the MLPs"):

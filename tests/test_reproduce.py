@@ -97,10 +97,10 @@ def test_the_notebook_is_valid_and_says_its_setting():
 def test_the_reinit_focus_command_prints_the_focus_numbers(quick):
     from lab.experiments.reinit import experiment as reinit
 
-    fc = reinit.FocusConfig(model="plain", layer="blocks.0", op="rerand", recovery="ce", steps=20, depth=3, width=16,
+    fc = reinit.FocusConfig(model="plain", layer="blocks.0", op="rerand", recovery="ce", steps=20, blocks=2, width=16,
                             epochs=2, seed=1)
     cmd = reproduce.command(fc)
-    assert cmd.startswith("LAYERLAB_QUICK=1 python -m lab reinit --model plain --seed 1 --depth 3 --width 16 ")
+    assert cmd.startswith("LAYERLAB_QUICK=1 python -m lab reinit --model plain --seed 1 --blocks 2 --width 16 ")
     assert "--layer blocks.0 --op rerand --checkpoint 0 --recovery ce --steps 20" in cmd
     out = io.StringIO()
     with contextlib.redirect_stdout(out):

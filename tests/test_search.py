@@ -23,7 +23,7 @@ def fake_score(model, x, y, dropped):
 
 def test_greedy_takes_the_best_candidate_at_each_step(monkeypatch):
     monkeypatch.setattr(search, "route_score", fake_score)
-    model = MLP(MLPConfig(depth=5, width=4))  # 4 blocks; weights unused by the fake score
+    model = MLP(MLPConfig(blocks=4, width=4))  # 4 blocks; weights unused by the fake score
     assert search.greedy(model, 1, None, None) == [0]
     assert search.greedy(model, 2, None, None) == [0, 3]
     assert search.optimal(model, 2, None, None) == [1, 2]  # the short-sightedness greedy is known for
@@ -34,7 +34,7 @@ def test_ties_in_probe_accuracy_are_broken_by_the_probe_loss_not_the_block_index
     loss rises least (block 2 here), not block 0; the optimum likewise."""
     loss = {(0,): 0.9, (1,): 0.5, (2,): 0.1, (3,): 0.7}
     monkeypatch.setattr(search, "route_score", lambda m, x, y, d: (1.0, -loss.get(tuple(sorted(d)), 1.0)))
-    model = MLP(MLPConfig(depth=5, width=4))
+    model = MLP(MLPConfig(blocks=4, width=4))
     assert search.greedy(model, 1, None, None) == [2]
     assert search.optimal(model, 1, None, None) == [2]
 

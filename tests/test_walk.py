@@ -74,7 +74,7 @@ def test_mixed_routes_prefixes_repeats_and_an_mlp():
     routes = [(0, 1), (0, 1, 2), (3,), (0, 1), (2, 0, 3, 1), (), (1, 1, 2)]
     assert walk.route_accuracies(m, x, y, routes) == per_route(m, x, y, routes)
     torch.manual_seed(0)
-    mlp = MLP(MLPConfig(arch="residual", width=16, depth=4)).eval()
+    mlp = MLP(MLPConfig(arch="residual", width=16, blocks=3)).eval()
     xm, ym = torch.rand(40, 12, generator=g), torch.randint(0, 20, (40,), generator=g)
     routes = [(0, 1, 2), (2, 1), (0,), (1, 0, 2)]
     assert walk.route_accuracies(mlp, xm, ym, routes) == per_route(mlp, xm, ym, routes)

@@ -10,7 +10,7 @@ import sys
 from typing import Any, Callable, Optional
 
 from lab.experiment import Pool, add_arguments, from_arguments, serial
-from lab.runtime.store import to_plain
+from lab.runtime.plain import to_plain
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -8,22 +8,23 @@ the same stored weights (the Re-initialise page takes apart the Delete page's te
 
 from __future__ import annotations
 
-from typing import Optional
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 from lab.core.models import MLPConfig, ViTConfig
 from lab.core.train import TrainConfig
 from lab.core.zoo import ModelSpec
 
 # -- the MLPs on the synthetic 20-class task ---------------------------------------------------------------
-MLP_DEPTH = 8  # hidden layers of the Delete / Re-initialise teachers: stem + 7 deletable blocks
+MLP_BLOCKS = 7  # the Delete / Re-initialise teachers: stem, 7 deletable blocks, head
 MLP_WIDTH = 128
 MLP_EPOCHS = 12
 
 
-def mlp_spec(arch: str, seed: int, depth: int = MLP_DEPTH, width: int = MLP_WIDTH,
+def mlp_spec(arch: str, seed: int, blocks: int = MLP_BLOCKS, width: int = MLP_WIDTH,
              epochs: int = MLP_EPOCHS) -> ModelSpec:
     """A plain or residual MLP trained with Adam on the synthetic task."""
-    return ModelSpec(MLPConfig(arch=arch, width=width, depth=depth), TrainConfig(epochs=epochs, seed=seed))
+    return ModelSpec(MLPConfig(arch=arch, width=width, blocks=blocks), TrainConfig(epochs=epochs, seed=seed))
 
 
 # -- the ViT on 8x8 digits ---------------------------------------------------------------------------------
@@ -84,8 +85,7 @@ def vit_spec(mode: str, depth: int = 6, seed: int = 0, epochs: int = VIT_EPOCHS)
 
 # -- LayerDrop: 8 blocks, so N/4, N/2 and 3N/4 are whole numbers -------------------------------------------
 LAYERDROP_MODELS = ("residual", "vit")
-LAYERDROP_MLP_DEPTH = 9  # hidden layers: stem + 8 blocks
-LAYERDROP_VIT_DEPTH = 8
+LAYERDROP_BLOCKS = 8  # both models
 
 
 def layerdrop_spec(model: str, p: float, seed: int) -> ModelSpec:
@@ -94,10 +94,10 @@ def layerdrop_spec(model: str, p: float, seed: int) -> ModelSpec:
     # sequential training (tests/test_layerdrop.py checks it); naming it sequential lets other pages share it.
     mode = dict(mode="layerdrop", drop_p=p) if p > 0 else {}
     if model == "residual":
-        return ModelSpec(MLPConfig(arch="residual", depth=LAYERDROP_MLP_DEPTH),
+        return ModelSpec(MLPConfig(arch="residual", blocks=LAYERDROP_BLOCKS),
                          TrainConfig(epochs=MLP_EPOCHS, seed=seed, **mode))
     if model == "vit":  # the Shuffle page's sequential recipe at 8 blocks, with LayerDrop's route draw
-        return ModelSpec(vit_model_config("sequential", LAYERDROP_VIT_DEPTH),
+        return ModelSpec(vit_model_config("sequential", LAYERDROP_BLOCKS),
                          vit_train_config("sequential", seed, **mode), task="digits")
     raise ValueError(f"unknown model {model!r}; choose one of {', '.join(LAYERDROP_MODELS)}")
 
@@ -111,17 +111,19 @@ def layerdrop_scratch_spec(model: str, blocks: int, seed: int) -> ModelSpec:
     if not 1 <= blocks <= layerdrop_blocks(model):
         raise ValueError(f"a {model} model of the LayerDrop recipe has 1 to {layerdrop_blocks(model)} blocks")
     if model == "residual":
-        return ModelSpec(MLPConfig(arch="residual", depth=blocks + 1), TrainConfig(epochs=MLP_EPOCHS, seed=seed))
+        return ModelSpec(MLPConfig(arch="residual", blocks=blocks), TrainConfig(epochs=MLP_EPOCHS, seed=seed))
     return ModelSpec(vit_model_config("sequential", blocks), vit_train_config("sequential", seed), task="digits")
 
 
 def layerdrop_blocks(model: str) -> int:
     """Blocks of the LayerDrop experiment's model, without building it."""
-    return LAYERDROP_MLP_DEPTH - 1 if model == "residual" else LAYERDROP_VIT_DEPTH
+    if model not in LAYERDROP_MODELS:
+        raise ValueError(f"unknown model {model!r}; choose one of {', '.join(LAYERDROP_MODELS)}")
+    return LAYERDROP_BLOCKS
 
 
 # -- frozen models read by other pages (Rearrange, Layer lens): the other pages' recipes, the same stored weights --
-SHARED_VIT_DEPTH = 6  # the Shuffle page's ViT
+VIT_BLOCKS = 6  # the Shuffle page's ViT
 SHARED_LAYERDROP_P = 0.5  # the LayerDrop page's default model
 SHARED_MODELS = ("residual", "plain", "vit-sequential", "vit-shuffle", "layerdrop")
 
@@ -133,7 +135,7 @@ def shared_spec(model: str, seed: int) -> ModelSpec:
         return mlp_spec(model, seed)
     if model == "layerdrop":
         return layerdrop_spec("residual", SHARED_LAYERDROP_P, seed)
-    return vit_spec(model.split("-")[1], SHARED_VIT_DEPTH, seed)
+    return vit_spec(model.split("-")[1], VIT_BLOCKS, seed)
 
 
 def shared_blocks(model: str) -> int:
@@ -141,21 +143,21 @@ def shared_blocks(model: str) -> int:
     if model not in SHARED_MODELS:
         raise ValueError(f"unknown model {model!r}; choose one of {', '.join(SHARED_MODELS)}")
     if model in ("residual", "plain"):
-        return MLP_DEPTH - 1
-    return layerdrop_blocks("residual") if model == "layerdrop" else SHARED_VIT_DEPTH
+        return MLP_BLOCKS
+    return layerdrop_blocks("residual") if model == "layerdrop" else VIT_BLOCKS
 
 
 # -- Re-initialise: the Delete teachers, and the Shuffle page's sequential ViT with early checkpoints --------
 REINIT_VIT_CHECKPOINTS = (0, 1, 2, 3, 5, 10, 20)
 
 
-def reinit_spec(model: str, seed: int, depth: Optional[int] = None, width: Optional[int] = None,
+def reinit_spec(model: str, seed: int, blocks: Optional[int] = None, width: Optional[int] = None,
                 epochs: Optional[int] = None) -> ModelSpec:
     """The trained model a Re-initialise run takes apart (MLPs: the Delete teachers, shared in the store)."""
     if model in ("plain", "residual"):
-        return mlp_spec(model, seed, depth or MLP_DEPTH, width or MLP_WIDTH, epochs or MLP_EPOCHS)
+        return mlp_spec(model, seed, blocks or MLP_BLOCKS, width or MLP_WIDTH, epochs or MLP_EPOCHS)
     if model == "vit":
-        cfg = vit_model_config("sequential", depth or 6, width or 64)
+        cfg = vit_model_config("sequential", blocks or VIT_BLOCKS, width or 64)
         return ModelSpec(cfg, vit_train_config("sequential", seed, epochs or VIT_EPOCHS, REINIT_VIT_CHECKPOINTS),
                          task="digits")
     raise ValueError(f"unknown model {model!r}; choose plain, residual or vit")
@@ -165,7 +167,6 @@ def reinit_spec(model: str, seed: int, depth: Optional[int] = None, width: Optio
 # The sequential baselines are these shared, stored models; IOT and the fixed-order models train with the same
 # recipe (lab/experiments/iot/experiment.py).
 IOT_MODELS = ("mlp", "vit")
-IOT_VIT_DEPTH = 6
 
 
 def iot_spec(model: str, seed: int) -> ModelSpec:
@@ -173,5 +174,42 @@ def iot_spec(model: str, seed: int) -> ModelSpec:
     if model == "mlp":
         return mlp_spec("residual", seed)
     if model == "vit":
-        return vit_spec("sequential", depth=IOT_VIT_DEPTH, seed=seed)
+        return vit_spec("sequential", depth=VIT_BLOCKS, seed=seed)
     raise ValueError(f"unknown model {model!r}; choose one of {', '.join(IOT_MODELS)}")
+
+
+# -- the lab's models by name: one vocabulary for every page --------------------------------------------------
+@dataclass(frozen=True)
+class Model:
+    """A named trained model every page may offer: its label, its blocks (the lab counts depth in blocks, for every
+    model), its task and its recipe (`spec(seed)`)."""
+
+    name: str
+    label: str
+    family: str  # "mlp" or "vit": which surgeries apply (sub-layers are the ViT's)
+    blocks: int
+    task: str
+    spec: Callable[[int], ModelSpec]
+
+
+MODELS: dict[str, Model] = {m.name: m for m in (
+    Model("plain", "plain MLP", "mlp", MLP_BLOCKS, "synthetic", lambda seed: mlp_spec("plain", seed)),
+    Model("residual", "residual MLP", "mlp", MLP_BLOCKS, "synthetic", lambda seed: mlp_spec("residual", seed)),
+    Model("layerdrop", "residual MLP trained with LayerDrop (p = 0.5)", "mlp", LAYERDROP_BLOCKS, "synthetic",
+          lambda seed: layerdrop_spec("residual", SHARED_LAYERDROP_P, seed)),
+    *(Model(f"vit-{mode}", f"ViT, trained {'in order' if mode == 'sequential' else 'with ' + VIT_MODE_LABELS[mode]}",
+            "vit", VIT_BLOCKS, "digits", lambda seed, mode=mode: vit_spec(mode, VIT_BLOCKS, seed))
+      for mode in VIT_MODES),
+)}
+
+
+def model(name: str) -> Model:
+    """The model of a name; ValueError naming the known ones."""
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; choose one of {', '.join(MODELS)}")
+    return MODELS[name]
+
+
+def labels(names: tuple[str, ...]) -> dict[str, str]:
+    """{name: label} of some models (a page's choices), in their order."""
+    return {n: model(n).label for n in names}

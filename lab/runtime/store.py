@@ -35,6 +35,7 @@ from lab.runtime import timings
 from lab.runtime.atomic import write_atomically, write_json_atomically  # noqa: F401 - part of the store's API
 from lab.runtime.codeversion import code_version
 from lab.runtime.notices import notify
+from lab.runtime.plain import to_plain
 from lab.runtime.quick import quick
 
 # Plumbing: cannot change a number, so editing it keeps every stored result (lab/runtime/codeversion.py).
@@ -132,21 +133,6 @@ def config_json(cfg: Any) -> str:
         return o
 
     return json.dumps(enc(cfg), sort_keys=True)
-
-
-def to_plain(o: Any) -> Any:
-    """Results to JSON-ready data: dataclasses to dicts, tuples to lists, numpy/torch scalars to Python."""
-    if dataclasses.is_dataclass(o) and not isinstance(o, type):
-        return {f.name: to_plain(getattr(o, f.name)) for f in dataclasses.fields(o)}
-    if isinstance(o, dict):
-        return {str(k): to_plain(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [to_plain(v) for v in o]
-    if isinstance(o, torch.Tensor):
-        return o.tolist()
-    if hasattr(o, "tolist"):  # numpy arrays and scalars
-        return o.tolist()
-    return o
 
 
 def key_of(kind: str, code: str, config: str) -> str:

@@ -115,10 +115,11 @@ class RoutedModel(nn.Module):
         update = torch.stack([self.run_block(h, b, slot) - h for b in group.blocks]).sum(0)
         return h + (update / len(group.blocks) if group.reduce == "mean" else update)
 
-    def run_steps(self, h: torch.Tensor, steps: Sequence[StepLike]) -> torch.Tensor:
-        """Run a route of steps (ints, `Step`s or `Parallel` groups) from a stem output `h`; returns the last
-        hidden state."""
-        for slot, st in enumerate(steps):
+    def run_steps(self, h: torch.Tensor, steps: Sequence[StepLike], slot0: int = 0) -> torch.Tensor:
+        """Run a route of steps (ints, `Step`s or `Parallel` groups) from state `h` at slots slot0, slot0 + 1, ...;
+        returns the last hidden state. From a stem output with slot0 = 0 this is the whole route; from the state the
+        first slot0 steps of a route leave, it is the rest of that route (the same computation, bit for bit)."""
+        for slot, st in enumerate(steps, slot0):
             if isinstance(st, Parallel):
                 h = self.run_parallel(h, st, slot)
                 continue

@@ -1,4 +1,4 @@
-"""Plain and residual MLPs: a stem (inputs -> width), `depth - 1` width -> width blocks, a linear head.
+"""Plain and residual MLPs: a stem (inputs -> width), `blocks` width -> width blocks, a linear head.
 
 plain:    h = relu(h W + b)          deleting a block feeds the next one a representation it never saw.
 residual: h = h + relu(h W + b)      deleting a block just drops one correction from the running stream.
@@ -20,19 +20,20 @@ Arch = Literal["plain", "residual"]
 
 @dataclass(frozen=True)
 class MLPConfig:
-    """Shape of an MLP. `depth` counts hidden layers: the stem plus depth - 1 blocks."""
+    """Shape of an MLP: `blocks` interchangeable width -> width blocks between the stem and the head (as for every
+    model of the lab, depth is counted in blocks)."""
 
     arch: Arch = "residual"
     n_in: int = 12
     n_out: int = 20
     width: int = 128
-    depth: int = 8
+    blocks: int = 7
 
     def __post_init__(self) -> None:
         if self.arch not in ("plain", "residual"):
             raise ValueError(f"unknown arch {self.arch!r}: use 'plain' or 'residual'")
-        if not 2 <= self.depth <= 64:
-            raise ValueError(f"depth must be between 2 and 64 hidden layers, got {self.depth}")
+        if not 1 <= self.blocks <= 63:
+            raise ValueError(f"an MLP has 1 to 63 blocks, got {self.blocks}")
         if not 1 <= self.width <= 4096:
             raise ValueError(f"width must be between 1 and 4096, got {self.width}")
 
@@ -52,7 +53,7 @@ class MLP(RoutedModel):
         self.cfg = cfg
         self.residual = cfg.arch == "residual"
         self.stem = nn.Linear(cfg.n_in, cfg.width)
-        self.blocks = nn.ModuleList(nn.Linear(cfg.width, cfg.width) for _ in range(cfg.depth - 1))
+        self.blocks = nn.ModuleList(nn.Linear(cfg.width, cfg.width) for _ in range(cfg.blocks))
         self.head = nn.Linear(cfg.width, cfg.n_out)
         self.reset_parameters()
 

@@ -3,7 +3,7 @@
 `run(cfg)` answers one question (this architecture, this k, this selection, this recovery);
 `sweep(cfg)` draws the whole picture for both architectures (every k, before and after recovery);
 `race(cfg)` recovers the same cut by fine-tuning and by distillation side by side (which reaches the teacher first);
-`shallow(cfg)` trains the depth-2 MLP from scratch by the teacher's recipe (what 6 of 7 deletions leave);
+`shallow(cfg)` trains the one-block MLP from scratch by the teacher's recipe (what 6 of 7 deletions leave);
 `student_init(cfg)` compares a student initialised from every other teacher block with a random init.
 All go through the store, so a repeated call is a file read. Every accuracy a claim compares keeps its per-input
 held-out outcomes under `outcomes` (lab/estimates.pack), so claims pair accuracies measured on the same inputs;
@@ -23,20 +23,20 @@ from lab import estimates
 from lab.claims import claim, noise_words, pct, pool, pts, test
 from lab.core import streams
 from lab.core.models import accuracy, correct, per_class_accuracy
-from lab.core.recipes import MLP_DEPTH, MLP_EPOCHS, MLP_WIDTH, mlp_spec
+from lab.core.recipes import MLP_BLOCKS, MLP_EPOCHS, MLP_WIDTH, mlp_spec
 from lab.core.routes import without
 from lab.core.zoo import ModelSpec, Trained, build, trained
 from lab.experiment import check, entry, param, seed_param
 from lab.ops import search, selection
 from lab.ops.recover import RECOVERIES, RecoveryConfig, recover
+from lab.runtime.plain import to_plain
 from lab.runtime.progress import Progress, span
-from lab.runtime.store import to_plain
 
 ARCHS = ("plain", "residual")
 ARCH_LABELS = {"plain": "plain MLP", "residual": "residual MLP"}
 SELECTIONS = ("greedy", "optimal", "evenly-spaced", "influence", "random")
 RECOVERY_LABELS = {"none": "none", "ce": "fine-tune (cross-entropy)", "kd": "distil from the teacher (KD)"}
-SHALLOW_DEPTH = 2  # what deleting 6 of 7 blocks leaves: stem, one block, head
+SHALLOW_BLOCKS = 1  # what deleting 6 of 7 blocks leaves: stem, one block, head
 
 
 @dataclass(frozen=True)
@@ -46,28 +46,28 @@ class DeleteConfig:
     arch: str = param("residual", "plain: each layer feeds the next. residual: each block adds to a running sum.",
                       label="Architecture", choices=ARCHS, labels=ARCH_LABELS)
     k: int = param(2, "How many hidden blocks to delete (the stem and the head always stay).", label="Blocks deleted",
-                   lo=0, hi=MLP_DEPTH - 1)
+                   lo=0, hi=MLP_BLOCKS)
     select: str = param("greedy", "How the deleted blocks are chosen (scored on a probe split, never the test split).",
                         label="Selection", choices=SELECTIONS, labels=selection.LABELS)
     recovery: str = param("kd", "After the cut: nothing, fine-tune on the labels, or distil from the uncut teacher.",
                           label="Recovery", choices=RECOVERIES, labels=RECOVERY_LABELS)
     steps: int = param(500, "Recovery steps (minibatches of 256).", label="Recovery steps", lo=0, hi=20_000)
     seed: int = seed_param()
-    depth: int = param(MLP_DEPTH, "Hidden layers of the teacher.", lo=2, hi=16, cli=False)
+    blocks: int = param(MLP_BLOCKS, "Blocks of the teacher.", lo=1, hi=15, cli=False)
     width: int = param(MLP_WIDTH, "Width of the teacher.", lo=4, hi=1024, cli=False)
     epochs: int = param(MLP_EPOCHS, "Training epochs of the teacher.", lo=1, hi=200, cli=False)
 
     def __post_init__(self) -> None:
         check(self)
-        n_blocks = self.depth - 1
+        n_blocks = self.blocks
         if not 0 <= self.k <= n_blocks:
-            raise ValueError(f"k={self.k} is out of range: the {self.depth}-layer MLP has {n_blocks} deletable "
+            raise ValueError(f"k={self.k} is out of range: the {n_blocks}-block MLP has {n_blocks} deletable "
                              f"blocks, so choose k in 0..{n_blocks}")
         RecoveryConfig(method=self.recovery, steps=self.steps)  # validates recovery and steps
 
     @property
     def spec(self) -> ModelSpec:
-        return mlp_spec(self.arch, self.seed, self.depth, self.width, self.epochs)
+        return mlp_spec(self.arch, self.seed, self.blocks, self.width, self.epochs)
 
     @property
     def recovery_cfg(self) -> RecoveryConfig:
@@ -163,24 +163,24 @@ class SweepConfig:
     recovery: str = "kd"
     steps: int = 500
     seed: int = 0
-    depth: int = MLP_DEPTH  # the recipe's MLP (lab/core/recipes.py), as DeleteConfig's defaults
+    blocks: int = MLP_BLOCKS  # the recipe's MLP (lab/core/recipes.py), as DeleteConfig's defaults
     width: int = MLP_WIDTH
     epochs: int = MLP_EPOCHS
 
     @classmethod
     def of(cls, cfg: DeleteConfig) -> "SweepConfig":
-        return cls(cfg.select, cfg.recovery, cfg.steps, cfg.seed, cfg.depth, cfg.width, cfg.epochs)
+        return cls(cfg.select, cfg.recovery, cfg.steps, cfg.seed, cfg.blocks, cfg.width, cfg.epochs)
 
 
 @entry("delete-sweep")
 def sweep(cfg: SweepConfig, progress: Progress) -> dict[str, Any]:
     """Accuracy against blocks deleted, before and after recovery, for plain and residual (cached)."""
     out: dict[str, Any] = {"config": cfg, "archs": {}}
-    n_blocks = cfg.depth - 1
+    n_blocks = cfg.blocks
     n_jobs = len(ARCHS) * (n_blocks + 1)
     job = 0
     for arch in ARCHS:
-        t = trained(mlp_spec(arch, cfg.seed, cfg.depth, cfg.width, cfg.epochs),
+        t = trained(mlp_spec(arch, cfg.seed, cfg.blocks, cfg.width, cfg.epochs),
                     span(progress, job / n_jobs, (job + 1) / n_jobs))
         d, m = t.data, t.model
         order = search.greedy(m, n_blocks, d.probe.x, d.probe.y) if cfg.select == "greedy" else None
@@ -219,19 +219,19 @@ class RaceConfig:
     select: str = "greedy"
     steps: int = 500
     seed: int = 0
-    depth: int = MLP_DEPTH
+    blocks: int = MLP_BLOCKS
     width: int = MLP_WIDTH
     epochs: int = MLP_EPOCHS
 
     @classmethod
     def of(cls, cfg: DeleteConfig) -> "RaceConfig":
-        return cls(cfg.arch, cfg.k, cfg.select, cfg.steps, cfg.seed, cfg.depth, cfg.width, cfg.epochs)
+        return cls(cfg.arch, cfg.k, cfg.select, cfg.steps, cfg.seed, cfg.blocks, cfg.width, cfg.epochs)
 
 
 @entry("delete-race")
 def race(cfg: RaceConfig, progress: Progress) -> dict[str, Any]:
     """CE against KD from the same cut, same steps, same batches: held-out curves with per-input outcomes."""
-    t = trained(mlp_spec(cfg.arch, cfg.seed, cfg.depth, cfg.width, cfg.epochs), span(progress, 0.0, 0.5))
+    t = trained(mlp_spec(cfg.arch, cfg.seed, cfg.blocks, cfg.width, cfg.epochs), span(progress, 0.0, 0.5))
     d, m = t.data, t.model
     dropped = selection.to_drop(cfg.select, m, cfg.k, d.probe.x, d.probe.y, streams.seed_of("select.draw", cfg.seed))
     out: dict[str, Any] = {"config": cfg, "dropped": sorted(dropped), "base_acc": accuracy(m, d.test.x, d.test.y),
@@ -246,7 +246,7 @@ def race(cfg: RaceConfig, progress: Progress) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class ShallowConfig:
-    """The depth-2 MLP (stem, one block, head) trained from scratch by the teacher's recipe."""
+    """The one-block MLP (stem, one block, head) trained from scratch by the teacher's recipe."""
 
     arch: str = "residual"
     seed: int = 0
@@ -260,10 +260,10 @@ class ShallowConfig:
 
 @entry("delete-shallow")
 def shallow(cfg: ShallowConfig, progress: Progress) -> dict[str, Any]:
-    """Held-out accuracy of the depth-2 MLP trained from scratch (its own stored model), with its outcomes."""
-    t = trained(mlp_spec(cfg.arch, cfg.seed, SHALLOW_DEPTH, cfg.width, cfg.epochs), progress)
+    """Held-out accuracy of the one-block MLP trained from scratch (its own stored model), with its outcomes."""
+    t = trained(mlp_spec(cfg.arch, cfg.seed, SHALLOW_BLOCKS, cfg.width, cfg.epochs), progress)
     d, m = t.data, t.model
-    return {"config": cfg, "depth": SHALLOW_DEPTH, "acc": accuracy(m, d.test.x, d.test.y), "chance": d.chance,
+    return {"config": cfg, "blocks": SHALLOW_BLOCKS, "acc": accuracy(m, d.test.x, d.test.y), "chance": d.chance,
             "n_test": len(d.test.y), "train_seconds": t.info["seconds"], "outcomes": {"model": _outcomes(m, d)}}
 
 

@@ -13,8 +13,8 @@ from lab.claims import claim_lines
 from lab.experiment import Pool
 from lab.experiments.iot import experiment as iot
 from lab.experiments.iot.experiment import IOTConfig
+from lab.runtime.plain import to_plain
 from lab.runtime.progress import silent, text_progress
-from lab.runtime.store import to_plain
 
 CONTROLS = controls(IOTConfig, names=("model", "space", "m", "explore", "exploit", "gumbel", "seed"))
 DEFAULTS = defaults(CONTROLS)

@@ -32,8 +32,9 @@ from lab.core.zoo import ModelSpec, Trained, trained
 from lab.experiment import Pool, check, entry, param, seed_param, serial
 from lab.ops import order_routing as core
 from lab.runtime.cores import lanes
+from lab.runtime.plain import to_plain
 from lab.runtime.progress import Progress, silent, span
-from lab.runtime.store import Store, active_store, resolve, to_plain, use_store
+from lab.runtime.store import Store, active_store, resolve, use_store
 
 MODELS = IOT_MODELS
 MODEL_LABELS = {"mlp": "residual MLP", "vit": "ViT"}

@@ -36,7 +36,7 @@ from lab.claims import pool as pool_claims
 from lab.core import metrics, streams
 from lab.core.models import RoutedModel, accuracy
 from lab.core.models.base import REDUCES, Parallel, StepLike, block_runs
-from lab.core.recipes import MLP_DEPTH, shared_blocks, shared_spec
+from lab.core.recipes import MLP_BLOCKS, shared_blocks, shared_spec
 from lab.core.routes import random_permutation
 from lab.core.zoo import ModelSpec, trained
 from lab.experiment import Pool, check, entry, param, seed_param, serial
@@ -344,7 +344,7 @@ class RearrangeConfig:
                        labels=MODEL_LABELS)
     op: str = param("skip", "What to do to the middle blocks.", label="Operation", choices=OPS, labels=OP_LABELS)
     block: int = param(2, "Block b of skip, swap (b and b+1) and repeat, in the original numbering from 0.",
-                       label="Block b", lo=0, hi=MLP_DEPTH - 2)
+                       label="Block b", lo=0, hi=MLP_BLOCKS - 1)
     reduce: str = param("mean", "How a parallel group combines its blocks' updates: their mean (the papers') or "
                         "their sum (what the blocks would add if each did not depend on the others).",
                         label="Parallel: combine updates by", choices=REDUCES)
@@ -353,7 +353,7 @@ class RearrangeConfig:
                        label="Loops K", lo=1, hi=MAX_LOOPS)
     span: int = param(0, "How many consecutive blocks, from block b, skip, reverse, repeat, parallel and parallel-loop "
                       "act on (Sun et al.'s span [start, end)); 0: their usual extent (skip: block b alone; the "
-                      "others: the whole middle).", label="Span", lo=0, hi=MLP_DEPTH - 1)
+                      "others: the whole middle).", label="Span", lo=0, hi=MLP_BLOCKS)
     ends: str = param("keep", "keep: the first and last blocks stay in place (the papers' setting); include: the "
                       "operation acts on every block (a control).", label="First and last blocks", choices=ENDS,
                       labels=ENDS_LABELS)

@@ -139,7 +139,7 @@ def heatmap_text(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-SHARED = ("model", "seed", "depth", "width", "epochs")  # FocusConfig fields that ReinitConfig already has
+SHARED = ("model", "seed", "blocks", "width", "epochs")  # FocusConfig fields that ReinitConfig already has
 
 
 def answer(cfg: ReinitConfig, args: argparse.Namespace) -> dict[str, Any]:

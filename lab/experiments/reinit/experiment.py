@@ -60,12 +60,12 @@ BOOTSTRAP = 1000  # paired bootstrap draws over the held-out inputs (group and w
 
 @dataclass(frozen=True)
 class ReinitConfig:
-    """One model's robustness map. depth / width / epochs: None = the classroom model (tests shrink them)."""
+    """One model's robustness map. blocks / width / epochs: None = the classroom model (tests shrink them)."""
 
     model: str = param("plain", "The trained network whose layers are changed one at a time.", label="Model",
                        choices=MODELS, labels=MODEL_NAMES)
     seed: int = seed_param("Training seed (re-randomisation draws from seed + 1,000,003).")
-    depth: Optional[int] = param(None, "A smaller model for a quick look (default: the classroom model).", lo=1,
+    blocks: Optional[int] = param(None, "A smaller model for a quick look (default: the classroom model).", lo=1,
                                  hi=32)
     width: Optional[int] = param(None, "Width of the smaller model (default: the classroom model).", lo=4, hi=1024)
     epochs: Optional[int] = param(None, "Training epochs (default: the classroom recipe).", lo=1, hi=200)
@@ -77,7 +77,7 @@ class ReinitConfig:
 
     @property
     def spec(self) -> ModelSpec:
-        return model_spec(self.model, self.seed, self.depth, self.width, self.epochs)
+        return model_spec(self.model, self.seed, self.blocks, self.width, self.epochs)
 
     @property
     def redraw_seed(self) -> int:
@@ -251,19 +251,19 @@ class FocusConfig:
     recovery: str = param("none", "After the change: nothing, fine-tune on the labels, or distil from the trained "
                           "model.", label="Recovery", choices=RECOVERIES, labels=RECOVERY_LABELS)
     steps: int = param(300, "Recovery steps.", label="Recovery steps", lo=0, hi=20_000)
-    depth: Optional[int] = param(None, "A smaller model for a quick look (default: the classroom model).", lo=1,
+    blocks: Optional[int] = param(None, "A smaller model for a quick look (default: the classroom model).", lo=1,
                                  hi=32)
     width: Optional[int] = param(None, "Width of the smaller model (default: the classroom model).", lo=4, hi=1024)
     epochs: Optional[int] = param(None, "Training epochs (default: the classroom recipe).", lo=1, hi=200)
 
     def __post_init__(self) -> None:
         check(self)
-        ReinitConfig(self.model, self.seed, self.depth, self.width, self.epochs)  # validates the shared fields
+        ReinitConfig(self.model, self.seed, self.blocks, self.width, self.epochs)  # validates the shared fields
         RecoveryConfig(method=self.recovery, steps=self.steps)  # validates steps
 
     @property
     def base(self) -> ReinitConfig:
-        return ReinitConfig(self.model, self.seed, self.depth, self.width, self.epochs)
+        return ReinitConfig(self.model, self.seed, self.blocks, self.width, self.epochs)
 
 
 def changed_model(t: Trained, layer: str, op: str, checkpoint: int, redraw_seed: int) -> torch.nn.Module:
@@ -561,7 +561,7 @@ class GroupConfig:
                     label="Operation", choices=OPS, labels=OP_LABELS)
     checkpoint: int = param(0, "The epoch to re-initialise the layers to (0 = the initial draw).", label="Checkpoint",
                             lo=0, hi=200)
-    depth: Optional[int] = param(None, "A smaller model for a quick look (default: the classroom model).", lo=1,
+    blocks: Optional[int] = param(None, "A smaller model for a quick look (default: the classroom model).", lo=1,
                                  hi=32)
     width: Optional[int] = param(None, "Width of the smaller model (default: the classroom model).", lo=4, hi=1024)
     epochs: Optional[int] = param(None, "Training epochs (default: the classroom recipe).", lo=1, hi=200)
@@ -578,7 +578,7 @@ class GroupConfig:
 
     @property
     def base(self) -> ReinitConfig:
-        return ReinitConfig(self.model, self.seed, self.depth, self.width, self.epochs)
+        return ReinitConfig(self.model, self.seed, self.blocks, self.width, self.epochs)
 
 
 def _source(t: Trained, op: str, checkpoint: int, redraw_seed: int) -> dict[str, torch.Tensor]:
@@ -667,7 +667,7 @@ WIDTH_MODELS = ("plain", "residual")
 
 
 def width_sweep(model: str, seed: int, widths: tuple[int, ...] = WIDTHS, progress: Progress = silent,
-                pool: Pool = serial, depth: Optional[int] = None, epochs: Optional[int] = None) -> dict[str, Any]:
+                pool: Pool = serial, blocks: Optional[int] = None, epochs: Optional[int] = None) -> dict[str, Any]:
     """The robustness map of the MLP at each width (same depth, recipe and seed), with the width claim; depth and
     epochs: None = the classroom model (tests shrink them)."""
     if model not in WIDTH_MODELS:
@@ -675,7 +675,7 @@ def width_sweep(model: str, seed: int, widths: tuple[int, ...] = WIDTHS, progres
     ws = sorted(set(widths))
     if len(ws) < 2:
         raise ValueError("a width sweep needs at least two widths")
-    maps = pool([(run, ReinitConfig(model=model, seed=seed, depth=depth, width=w, epochs=epochs)) for w in ws],
+    maps = pool([(run, ReinitConfig(model=model, seed=seed, blocks=blocks, width=w, epochs=epochs)) for w in ws],
                 progress)
     out = {"model": model, "model_name": MODEL_NAMES[model], "seed": seed, "widths": ws, "layers": maps[0]["layers"],
            "t0_acc": [_col(m, "t=0") for m in maps], "rerand_acc": [_col(m, RERAND) for m in maps],
