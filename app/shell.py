@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas  # noqa: F401
 import streamlit as st
 
-from app import controls, jobs
+from app import collector, controls, jobs
 from lab.catalog import descriptors
 from lab.ops.embed import warm_umap_in_background
 from lab.runtime import quick
@@ -22,18 +22,6 @@ def _warm_umap_once() -> bool:
     """UMAP compiles its kernels on first use (~30 s): do it once per server, in the background, at start-up."""
     if not quick.quick():  # UI smoke tests never show UMAP results: spare their CPU
         warm_umap_in_background()
-    return True
-
-
-@st.cache_resource(show_spinner=False)
-def _freeze_once() -> bool:
-    """Once per server, when the lab's modules are imported: move every object alive now (modules, torch, plotly,
-    the catalog) out of the garbage collector's view. They live as long as the server, and each full collection
-    would walk them again: 0.1-0.3 s holding the GIL (see `runner.postScriptGC` in .streamlit/config.toml)."""
-    import gc
-
-    gc.collect()
-    gc.freeze()
     return True
 
 
@@ -55,6 +43,7 @@ def run() -> None:
         _page()
     finally:
         jobs.end_turn()
+        collector.after_run()
 
 
 def _page() -> None:
@@ -65,6 +54,6 @@ def _page() -> None:
     pages = [st.Page(ROOT / "pages" / "home.py", title="Home", icon=":material/home:", default=True)]
     pages += [st.Page(ROOT / "pages" / f"{d.name}.py", title=d.title, icon=d.icon, url_path=d.name)
               for d in descriptors().values()]
-    _freeze_once()
+    collector.start()
     controls.start_run()  # every run registers its page's controls afresh (app/controls.py)
     st.navigation(pages).run()
