@@ -74,7 +74,8 @@ RENAMES: dict[tuple[str, str], str] = {
 
 # Issue 18 moved lab/ into folders: a claim's `source` that names a file names it at its new path.
 PATH_RENAMES = {"lab/recover.py": "lab/ops/recover.py", "lab/recipes.py": "lab/core/recipes.py",
-                "lab/lens.py": "lab/ops/layer_lens.py", "lab/iot.py": "lab/ops/order_routing.py",
+                "lab/lens.py": "lab/ops/layer_lens.py", "lab/iot.py": "lab/experiments/iot/routing.py",
+                "lab/ops/order_routing.py": "lab/experiments/iot/routing.py",
                 "lab/prune.py": "lab/ops/prune.py", "lab/selection.py": "lab/ops/selection.py",
                 "lab/search.py": "lab/ops/search.py", "lab/surgery.py": "lab/ops/surgery.py",
                 "lab/embed.py": "lab/ops/embed.py", "lab/train.py": "lab/core/train.py",

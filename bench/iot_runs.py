@@ -1,6 +1,7 @@
 """Measure IOT against its baselines on the residual MLP teacher and the digits ViT (1 thread).
 
-python bench/iot_runs.py mlp|vit [seed] [space] [key=value ...]  -> prints a summary, writes bench/out/iot_*.json
+python bench/iot_runs.py residual|vit-sequential [seed] [space] [key=value ...]
+  -> prints a summary, writes /tmp/iot_out/iot_*.json
 """
 
 import json
@@ -12,15 +13,15 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lab.core.recipes import iot_spec  # noqa: E402
-from lab.ops import order_routing as iot  # noqa: E402
+from lab.core import recipes  # noqa: E402
+from lab.experiments.iot import experiment as iot  # noqa: E402
 
 torch.set_num_threads(1)
 which = sys.argv[1]
 seed = int(sys.argv[2]) if len(sys.argv) > 2 else 0
 space = sys.argv[3] if len(sys.argv) > 3 else "blocks"
 kw = dict(a.split("=") for a in sys.argv[4:])
-spec = iot_spec(which, seed)  # the recipes were moved to lab/core/recipes.py (issue 8)
+spec = recipes.model(which).spec(seed)
 tkw = {k: type(getattr(spec.train, k))(v) for k, v in kw.items() if hasattr(spec.train, k)}
 spec = replace(spec, train=replace(spec.train, **tkw))
 ikw = {}
@@ -28,7 +29,7 @@ for k, v in kw.items():
     if hasattr(iot.IOTConfig, k) and not hasattr(spec.train, k):
         t = type(getattr(iot.IOTConfig(), k))
         ikw[k] = (v in ("1", "true", "True")) if t is bool else t(v)
-cfg = iot.IOTConfig(space=space, **ikw)
+cfg = iot.IOTConfig(model=which, space=space, seed=seed, **ikw)
 t0, c0 = time.perf_counter(), time.process_time()
 r = iot.compare(spec, cfg)
 r["total_seconds"], r["total_cpu_seconds"] = time.perf_counter() - t0, time.process_time() - c0

@@ -7,9 +7,10 @@ from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_iot as figs
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
+from lab.core import recipes
 from lab.experiments.iot import descriptor as described
 from lab.experiments.iot import experiment as iot
-from lab.ops import order_routing as core
+from lab.experiments.iot import routing
 
 C = iot.IOTConfig
 WEIGHTS_EXPLORE = (0.0, 0.1, 0.3, 1.0, 3.0)
@@ -22,8 +23,9 @@ st.caption("Instance-wise layer reordering (IOT): one set of weights, several la
 
 page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
-    model = controls.param(C, "model", help="mlp: the Delete page's residual MLP (7 blocks, synthetic 20-class "
-                                            "task, seconds). vit: the digits ViT (6 blocks, minutes).")
+    model = controls.param(C, "model", help="residual: the Delete page's residual MLP (7 blocks, synthetic "
+                                            "20-class task, seconds). vit-sequential: the digits ViT trained in "
+                                            "order (6 blocks, minutes).")
     space = controls.param(C, "space", help="Block orders: permutations of the blocks. ViT only: one sub-layer "
                                             "order for every block (the paper's space: attention first or MLP "
                                             "first everywhere, so M = 2), or attention first or MLP first chosen "
@@ -163,15 +165,15 @@ st.markdown("""
 """)
 
 text.section("The code")
-text.show_code([core.train_iot, core.iot_predict, core.observe, core.Predictor, core.pooled, core.block_orders,
-                core.shared_sublayer_orders, core.sublayer_orders],
+text.show_code([routing.train_iot, routing.iot_predict, routing.observe, routing.Predictor, routing.pooled,
+                routing.block_orders, routing.shared_sublayer_orders, routing.sublayer_orders],
                "The functions that produced these numbers, read from the running source:")
 text.show_code([iot.training, iot.observe])
 
 text.section("What the simulations show")
 lines = []
 if tr is not None:
-    lines.append(f"The sequential {iot.MODEL_LABELS[model]} scores **{pct(tr['sequential_acc'])}** (chance "
+    lines.append(f"The sequential model ({recipes.model(model).label}) scores **{pct(tr['sequential_acc'])}** (chance "
                  f"{pct(tr['chance'])}). IOT's shared weights score {', '.join(pct(a) for a in tr['order_acc'])} in "
                  f"the {m} orders; the best on the probe split gives **{pct(tr['shared_best_acc'])}**, the ensemble "
                  f"**{pct(tr['ensemble_acc'])}**, IOT's predicted order **{pct(tr['iot_acc'])}**, the oracle "

@@ -449,16 +449,16 @@ def test_sweep_configs_are_checked():
 
 
 def test_shared_sublayer_space_is_the_paper_s_two_orders():
-    from lab.ops import order_routing as core
+    from lab.experiments.iot import routing as core
 
-    orders_ = core.candidate_orders(core.IOTConfig(orders=2, space="shared"), 6)
+    orders_ = core.candidate_orders("shared", 2, 0, 6)
     assert [core.order_label(o, "shared") for o in orders_] == ["A A A A A A", "M M M M M M"]
     with pytest.raises(ValueError, match="only 2"):
-        core.candidate_orders(core.IOTConfig(orders=3, space="shared"), 6)
+        core.candidate_orders("shared", 3, 0, 6)
     with pytest.raises(ValueError, match="M = 1 or 2"):
-        iot.IOTConfig(model="vit", space="shared", m=4)
+        iot.IOTConfig(model="vit-sequential", space="shared", m=4)
     with pytest.raises(ValueError, match="only in the ViT"):
-        iot.IOTConfig(model="mlp", space="shared", m=2)
+        iot.IOTConfig(model="residual", space="shared", m=2)
 
 
 def test_m_one_is_the_sequential_model_and_real_claims_are_complete(tmp_path, monkeypatch):

@@ -11,7 +11,8 @@ from lab.core.models import MLP, MLPConfig, ViT, ViTConfig
 from lab.core.models.base import Step
 from lab.core.train import TrainConfig, train
 from lab.core.zoo import build
-from lab.ops import order_routing as iot
+from lab.experiments.iot import experiment
+from lab.experiments.iot import routing as iot
 
 SMALL_TASK = SyntheticConfig(n_train=1_500, n_probe=200, n_test=600)
 
@@ -56,12 +57,11 @@ def reference_vit_block(blk, h, mlp_first):
 # -- candidate orders ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("space,n", [("blocks", 4), ("blocks", 7), ("sublayers", 3), ("sublayers", 6)])
 def test_candidates_are_distinct_include_identity_and_are_seeded(space, n):
-    cfg = iot.IOTConfig(orders=6, space=space, order_seed=3)
-    a = iot.candidate_orders(cfg, n)
+    a = iot.candidate_orders(space, 6, 3, n)
     assert len(a) == 6 and len(set(a)) == 6
     assert a[0] == iot.identity_order(n) == tuple(Step(b) for b in range(n))
-    assert a == iot.candidate_orders(cfg, n)  # fixed by the seed
-    assert a != iot.candidate_orders(iot.IOTConfig(orders=6, space=space, order_seed=4), n)
+    assert a == iot.candidate_orders(space, 6, 3, n)  # fixed by the seed
+    assert a != iot.candidate_orders(space, 6, 4, n)
     for o in a:
         if space == "blocks":
             assert sorted(s.block for s in o) == list(range(n)) and all(s.variant == "" for s in o)
@@ -124,7 +124,7 @@ def test_predictor_adds_less_than_one_percent_of_the_parameters(cfg, n_in):
 @pytest.mark.parametrize("space", ["blocks", "sublayers"])
 def test_forced_choice_equals_running_that_order(space):
     m = small_vit(depth=4)
-    orders = iot.candidate_orders(iot.IOTConfig(orders=4, space=space, order_seed=1), 4)
+    orders = iot.candidate_orders(space, 4, 1, 4)
     x = torch.rand(9, 64)
     for j, o in enumerate(orders):
         pred = iot.Predictor(iot.stem_width(m, x), 4)
@@ -173,8 +173,7 @@ def test_one_order_trains_exactly_like_the_ordinary_loop():
     a, b = small_mlp(seed=5), small_mlp(seed=5)
     ref = train(a, d.train, tc)
     pred = iot.Predictor(iot.stem_width(b, d.test.x), 1)
-    cfg = iot.IOTConfig(orders=1, explore=1.0, exploit=1.0, gumbel=True)
-    log = iot.train_iot(b, pred, d.train, [iot.identity_order(b.n_blocks)], cfg, tc)
+    log = iot.train_iot(b, pred, d.train, [iot.identity_order(b.n_blocks)], tc, explore=1.0, exploit=1.0, gumbel=True)
     assert log.loss == pytest.approx(ref.loss, rel=1e-6, abs=1e-7)
     for (k, va), vb in zip(a.state_dict().items(), b.state_dict().values(), strict=True):
         assert torch.allclose(va, vb, atol=1e-6), k
@@ -188,7 +187,7 @@ def test_one_permuted_order_equals_ordinary_training_on_that_route():
     a, b = small_mlp(seed=2), small_mlp(seed=2)
     route = tuple(s.block for s in order)
     train(a, d.train, tc, sampler=lambda gen: route)
-    iot.train_iot(b, iot.Predictor(32, 1), d.train, [order], iot.IOTConfig(orders=1), tc)
+    iot.train_iot(b, iot.Predictor(32, 1), d.train, [order], tc)
     for va, vb in zip(a.state_dict().values(), b.state_dict().values(), strict=True):
         assert torch.allclose(va, vb, atol=1e-6)
 
@@ -199,8 +198,7 @@ def _choices(explore: float, exploit: float):
     m = small_mlp(seed=0)
     orders = iot.block_orders(m.n_blocks, 4, 0)
     pred = iot.Predictor(iot.stem_width(m, d.test.x), 4)
-    cfg = iot.IOTConfig(orders=4, explore=explore, exploit=exploit)
-    log = iot.train_iot(m, pred, d.train, orders, cfg, tc, d.test)
+    log = iot.train_iot(m, pred, d.train, orders, tc, d.test, explore=explore, exploit=exploit)
     return log.choice_share[-1], log
 
 
@@ -224,7 +222,7 @@ def test_compare_reports_every_baseline_on_a_tiny_run(monkeypatch):
 
     monkeypatch.setitem(zoo.TASKS, "tiny", lambda: synthetic(SMALL_TASK))
     spec = zoo.ModelSpec(MLPConfig(width=32, blocks=3), TrainConfig(epochs=1, batch=128, seed=0), task="tiny")
-    r = iot.compare(spec, iot.IOTConfig(orders=3, explore=1.0, exploit=0.1))
+    r = experiment.compare(spec, experiment.IOTConfig(m=3, explore=1.0, exploit=0.1))
     for key in ("sequential_acc", "best_fixed_acc", "ensemble_acc", "oracle_acc", "iot_acc", "shared_best_acc",
                 "chance", "order_acc", "fixed_acc", "choice_share", "oracle_agreement"):
         assert key in r
@@ -252,8 +250,7 @@ def test_one_order_follows_the_recipe_optimizer_and_warmup_exactly():
                      fused=True, weight_decay=0.05)
     a, b = small_mlp(seed=1), small_mlp(seed=1)
     ref = train(a, d.train, tc)
-    log = iot.train_iot(b, iot.Predictor(32, 1), d.train, [iot.identity_order(b.n_blocks)],
-                        iot.IOTConfig(orders=1), tc)
+    log = iot.train_iot(b, iot.Predictor(32, 1), d.train, [iot.identity_order(b.n_blocks)], tc)
     assert log.loss == pytest.approx(ref.loss, rel=1e-6, abs=1e-7)
     for va, vb in zip(a.state_dict().values(), b.state_dict().values(), strict=True):
         assert torch.allclose(va, vb, atol=1e-6)

@@ -8,24 +8,24 @@ from lab import cli
 from lab.core import zoo
 from lab.core.models import accuracy
 from lab.experiments.iot import experiment as iot
-from lab.ops import order_routing as core
+from lab.experiments.iot import routing as core
 from lab.runtime.store import Store
 
 
 def test_config_rejects_bad_values_with_clear_messages():
     with pytest.raises(ValueError, match="only in the ViT"):
-        iot.IOTConfig(model="mlp", space="sublayers")
+        iot.IOTConfig(model="residual", space="sublayers")
     with pytest.raises(ValueError, match="from 1 to 8"):
         iot.IOTConfig(m=0)
     with pytest.raises(ValueError, match="exploration weight from 0 to 10"):
         iot.IOTConfig(explore=-0.5)
     with pytest.raises(ValueError, match="unknown model"):
         iot.IOTConfig(model="cnn")
-    iot.IOTConfig(model="vit", space="sublayers", m=8, explore=0.0, exploit=0.0, gumbel=False)  # all legal
+    iot.IOTConfig(model="vit-sequential", space="sublayers", m=8, explore=0.0, exploit=0.0, gumbel=False)  # all legal
 
 
 def test_cli_rejects_bad_arguments_in_one_line(capsys):
-    assert cli.main(["iot", "--model", "mlp", "--space", "sublayers"]) == 2
+    assert cli.main(["iot", "--model", "residual", "--space", "sublayers"]) == 2
     err = capsys.readouterr().err
     assert "only in the ViT" in err and err.count("\n") == 1
     with pytest.raises(SystemExit) as e:
@@ -36,9 +36,9 @@ def test_cli_rejects_bad_arguments_in_one_line(capsys):
 @pytest.mark.parametrize("space,n", [("blocks", 7), ("blocks", 6), ("sublayers", 6)])
 def test_candidate_j_does_not_depend_on_m(space, n):
     """Why the fixed-order models are cached per candidate, not per M: the candidates of M are a prefix of M + 1's."""
-    big = core.candidate_orders(core.IOTConfig(orders=iot.M_MAX, space=space, order_seed=3), n)
+    big = core.candidate_orders(space, iot.M_MAX, 3, n)
     for m in range(iot.M_MIN, iot.M_MAX):
-        assert core.candidate_orders(core.IOTConfig(orders=m, space=space, order_seed=3), n) == big[:m]
+        assert core.candidate_orders(space, m, 3, n) == big[:m]
 
 
 def _count(monkeypatch):
@@ -91,7 +91,7 @@ def test_part1_identity_is_the_stored_sequential_model(tmp_path, monkeypatch):
     d = t.data
     assert obs["fixed_acc"][0] == pytest.approx(accuracy(t.model, d.test.x, d.test.y), abs=1e-6)
     assert obs["sequential_order_acc"][0] == pytest.approx(obs["fixed_acc"][0], abs=1e-6)
-    order1 = core.candidate_orders(cfg.science, t.model.n_blocks)[1]
+    order1 = core.candidate_orders(cfg.space, cfg.m, cfg.seed, t.model.n_blocks)[1]
     route = [s.block for s in order1]  # an independent path: the ordinary forward on the permuted route
     assert obs["sequential_order_acc"][1] == pytest.approx(accuracy(t.model, d.test.x, d.test.y, route), abs=1e-6)
     assert obs["fixed_oracle_acc"] >= max(obs["fixed_acc"])
@@ -101,7 +101,7 @@ def test_part1_identity_is_the_stored_sequential_model(tmp_path, monkeypatch):
 def test_cli_prints_the_promised_json(capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("LAYERLAB_QUICK", "1")
     monkeypatch.setenv("LAYERLAB_CACHE", str(tmp_path / "cli"))
-    assert cli.main(["iot", "--model", "mlp", "--m", "3", "--explore", "0.3", "--seed", "2", "--json"]) == 0
+    assert cli.main(["iot", "--model", "residual", "--m", "3", "--explore", "0.3", "--seed", "2", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     out = printed["result"]
     for key in ("sequential_acc", "best_fixed_acc", "ensemble_acc", "oracle_acc", "iot_acc", "chance",
@@ -109,7 +109,7 @@ def test_cli_prints_the_promised_json(capsys, monkeypatch, tmp_path):
         assert 0.0 <= out[key] <= 1.0, key
     assert len(out["choice_share"]) == 3 and sum(out["choice_share"]) == pytest.approx(1.0)
     assert out["oracle_acc"] >= max(out["order_acc"])
-    assert out["config"] == printed["config"] == {"model": "mlp", "space": "blocks", "m": 3, "explore": 0.3,
+    assert out["config"] == printed["config"] == {"model": "residual", "space": "blocks", "m": 3, "explore": 0.3,
                                                   "exploit": 0.1, "gumbel": True, "seed": 2}
     confusion = out["choice_confusion"]
     assert sum(map(sum, confusion)) == pytest.approx(1.0)

@@ -23,10 +23,10 @@ PRESETS = (
            "order take every input? Watch the collapse figure.", explore=0.0),
     preset(DEFAULTS, "shared", "ViT, the paper's sub-layer space", "One sub-layer order shared by every "
            "block, as in the paper: with attention and MLP that is only 2 orders (M = 2). Trains for a few "
-           "minutes.", model="vit", space="shared", m=2),
+           "minutes.", model="vit-sequential", space="shared", m=2),
     preset(DEFAULTS, "sublayers", "ViT, a sub-layer order per block", "The lab's extension: each block "
            "runs attention first or its MLP first on its own (2^6 orders, M of them drawn; trains for a few "
-           "minutes).", model="vit", space="sublayers"),
+           "minutes).", model="vit-sequential", space="sublayers"),
     preset(DEFAULTS, "m8", "Eight orders", "Eight candidate orders instead of four: how often does the "
            "predictor pick each input's best order?", m=8),
     preset(DEFAULTS, "gumbel", "No Gumbel noise", "Order weights from a plain softmax: less exploration "
@@ -71,7 +71,7 @@ def summary(r: dict[str, Any]) -> str:
 
 def _sweep(args: argparse.Namespace, pool: Pool) -> None:
     """`table iot --ms 1 2 4 8`: every method against M, per model and seed, with the claims over the sweep."""
-    models = ["mlp"] if args.model == "all" else [args.model]
+    models = ["residual"] if args.model == "all" else [args.model]
     out = []
     for mo in models:
         for s in range(args.seeds):
@@ -99,13 +99,13 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
     t = iot.table(models, seeds, args.m, progress=text_progress, pool=pool)
     print(f"IOT with M = {t['m']} candidate orders: held-out accuracy, mean of {len(seeds)} seed(s) [per seed]")
     width = 24
-    print(f"{'model':<16}" + "".join(f"{k:>{width}}" for k in iot.METHODS) + f"{'agreement':>{width}}")
+    print(f"{'model':<26}" + "".join(f"{k:>{width}}" for k in iot.METHODS) + f"{'agreement':>{width}}")
     for row in t["rows"]:
         cells = []
         for k in (*iot.METHODS, "agreement"):
             vals = row["values"][k]
             cells.append(f"{statistics.mean(vals):.4f} [{' '.join(f'{v:.3f}' for v in vals)}]".rjust(width))
-        print(f"{row['model'] + ' ' + row['space']:<16}" + "".join(cells))
+        print(f"{row['model'] + ' ' + row['space']:<26}" + "".join(cells))
     for row in t["rows"]:
         s = row["values"]["train_seconds"]
         print(f"{row['model']} {row['space']}: IOT training {statistics.mean(s):.1f} s wall per run (from the run "
@@ -128,7 +128,7 @@ DESCRIPTOR = Descriptor(
         seeds_axis(),
         Axis("m", "candidate orders M", int, _D.m),
         Axis("ms", "sweep M over these values instead (e.g. --ms 1 2 4 8): accuracy of every method against M, for "
-             "--model (default mlp) and --space", int, None, nargs="+"),
+             "--model (default residual) and --space", int, None, nargs="+"),
         Axis("space", "order space of the sweep (--ms)", str, _D.space, choices=iot.SPACES),
         Axis("json", "print the sweep as one JSON list (--ms)", bool, False)), table),
 )

@@ -1,6 +1,7 @@
 """IOT, instance-wise layer reordering (Zhu et al. 2021): every input chooses its own layer order.
 
-The science is `lab/ops/order_routing.py`; this module caches it by exactly what each piece depends on:
+The orders, the predictor and IOT training are `routing.py` beside this module; `compare` here trains IOT and
+assembles its result against the baselines, and the entry points cache the pieces by exactly what each depends on:
 - the sequential model: the zoo's (`recipes.iot_spec`), shared with the Delete and Shuffle pages;
 - `fixed_logits(FixedConfig)`: one model trained alone in one candidate order, kept as its test and probe
   logits. Candidate j does not depend on M (the candidates of M are the first M of M + 1), so raising M trains
@@ -19,6 +20,7 @@ The science is `lab/ops/order_routing.py`; this module caches it by exactly what
 from __future__ import annotations
 
 import statistics
+import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Optional, Sequence
 
@@ -27,18 +29,21 @@ import torch
 
 from lab import estimates as E
 from lab.claims import claim, noise_words, pct, pts, test
-from lab.core.recipes import IOT_MODELS, iot_spec
-from lab.core.zoo import ModelSpec, Trained, trained
+from lab.core import metrics, recipes
+from lab.core.data import Dataset
+from lab.core.models.base import RoutedModel
+from lab.core.models.vit import ViTConfig
+from lab.core.train import train
+from lab.core.zoo import ModelSpec, Trained, build, task, trained
 from lab.experiment import Pool, check, entry, param, seed_param, serial
-from lab.ops import order_routing as core
+from lab.experiments.iot import routing
 from lab.runtime.cores import lanes
 from lab.runtime.plain import to_plain
 from lab.runtime.progress import Progress, silent, span
 from lab.runtime.store import Store, active_store, resolve, use_store
 
-MODELS = IOT_MODELS
-MODEL_LABELS = {"mlp": "residual MLP", "vit": "ViT"}
-SPACES = core.SPACES
+MODELS = ("residual", "vit-sequential")  # names of lab/core/recipes.MODELS: the Delete and Shuffle pages' models
+SPACES = routing.SPACES
 SPACE_LABELS = {"blocks": "block orders", "shared": "one sub-layer order for every block (the paper's; ViT, M = 2)",
                 "sublayers": "a sub-layer order per block (the lab's extension; ViT)"}
 M_MIN, M_MAX = 1, 8  # M = 1 is the sequential model itself (the sweep's first point); the page offers 2..8
@@ -48,11 +53,11 @@ METHODS = ("sequential", "best_fixed", "shared_best", "ensemble", "iot", "oracle
 
 
 def _check_space(model: str, space: str, m: Optional[int] = None) -> None:
-    if space in ("sublayers", "shared") and model != "vit":
+    if space in ("sublayers", "shared") and recipes.model(model).family != "vit":
         raise ValueError("sub-layer orders (attention first or MLP first) exist only in the ViT; choose the ViT "
                          "model or block orders")
-    if space == "shared" and m is not None and m > core.SHARED_ORDERS:
-        raise ValueError(f"one sub-layer order shared by every block has only {core.SHARED_ORDERS} candidates "
+    if space == "shared" and m is not None and m > routing.SHARED_ORDERS:
+        raise ValueError(f"one sub-layer order shared by every block has only {routing.SHARED_ORDERS} candidates "
                          f"(attention first or MLP first in every block): choose M = 1 or 2, or the per-block space")
 
 
@@ -60,8 +65,9 @@ def _check_space(model: str, space: str, m: Optional[int] = None) -> None:
 class IOTConfig:
     """One IOT run: candidate orders of a model, the training's loss weights, the seed."""
 
-    model: str = param("mlp", "The network: the Delete page's residual MLP (synthetic task, seconds) or the digits "
-                       "ViT (8x8 digits, minutes).", label="Model", choices=MODELS, labels=MODEL_LABELS)
+    model: str = param("residual", "The network: the Delete page's residual MLP (synthetic task, seconds) or the "
+                       "digits ViT trained in order (8x8 digits, minutes).", label="Model", choices=MODELS,
+                       labels=recipes.labels(MODELS))
     space: str = param("blocks", "Which orders: permutations of the blocks; or (ViT only) one sub-layer order shared "
                        "by every block, the paper's space (attention first or MLP first everywhere: 2 orders); or "
                        "attention-first or MLP-first chosen for each block on its own (2^D orders, the lab's "
@@ -85,13 +91,8 @@ class IOTConfig:
 
     @property
     def spec(self) -> ModelSpec:
-        return iot_spec(self.model, self.seed)
-
-    @property
-    def science(self) -> core.IOTConfig:
-        """The science's config (the fixed-order baselines are cached on their own, so compare skips them)."""
-        return core.IOTConfig(orders=self.m, space=self.space, gumbel=self.gumbel, explore=self.explore,
-                              exploit=self.exploit, order_seed=self.seed, fixed_baseline=False)
+        """The sequential model and the recipe every model of the run trains with."""
+        return recipes.model(self.model).spec(self.seed)
 
     @property
     def observe_cfg(self) -> ObserveConfig:
@@ -108,7 +109,7 @@ class IOTConfig:
 class FixedConfig:
     """One model trained alone in candidate order `index` (index 0 is the sequential model itself)."""
 
-    model: str = "mlp"
+    model: str = "residual"
     space: str = "blocks"
     index: int = 1
     seed: int = 0
@@ -125,7 +126,7 @@ class FixedConfig:
 class ObserveConfig:
     """Part 1 for M candidate orders: each trained alone, on the same data and seed."""
 
-    model: str = "mlp"
+    model: str = "residual"
     space: str = "blocks"
     m: int = M_DEFAULT
     seed: int = 0
@@ -138,7 +139,7 @@ class ObserveConfig:
 class SeedControlConfig:
     """The seed control of Part 1: M models of the trained order, the run's own seed and M - 1 others."""
 
-    model: str = "mlp"
+    model: str = "residual"
     m: int = M_DEFAULT
     seed: int = 0
 
@@ -160,22 +161,191 @@ def _sequential(spec: ModelSpec, progress: Progress) -> Trained:
     return trained(spec, progress)
 
 
-def _orders(model: str, space: str, m: int, seed: int, n_blocks: int) -> list[core.Order]:
-    return core.candidate_orders(core.IOTConfig(orders=m, space=space, order_seed=seed), n_blocks)
+def _orders(space: str, m: int, seed: int, n_blocks: int) -> list[routing.Order]:
+    return routing.candidate_orders(space, m, seed, n_blocks)
+
+
+# -- the comparison ------------------------------------------------------------------------------------------
+@dataclass
+class Sequential:
+    """A trained sequential model and its record (`seconds`, `cpu_seconds` (None when unknown), `test_acc`)."""
+
+    model: RoutedModel
+    seconds: float
+    cpu_seconds: Optional[float]
+    test_acc: list[float]
+
+
+def train_sequential(spec: ModelSpec, data: Dataset) -> Sequential:
+    """The ordinary loop on `spec` (callers with a store pass the zoo's model to `compare` instead)."""
+    model = build(spec.model, spec.train.seed)
+    c0 = time.thread_time()
+    log = train(model, data.train, replace(spec.train, checkpoints=()), data.test)
+    return Sequential(model, log.seconds, time.thread_time() - c0, log.test_acc)
+
+
+def _timed(fn: Any) -> tuple[Any, float]:
+    t0 = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0
+
+
+def _best_on_probe(acc: Sequence[float], loss: Sequence[float]) -> int:
+    """The order with the best probe accuracy, ties broken by the lower probe loss.
+
+    Why the tie-break: the digits probe split is carved from the training images, where every model scores 100 %.
+    """
+    return min(range(len(acc)), key=lambda j: (-acc[j], loss[j]))
+
+
+def fixed_summary(test_logits: torch.Tensor, probe_logits: torch.Tensor, data: Dataset) -> dict[str, Any]:
+    """Part 1 on models trained alone, one per candidate order: logits (M, N, C) on the test and probe splits.
+
+    The best fixed order is chosen on the probe split and scored on the test split.
+    """
+    fobs = routing.observe(test_logits, data.test.y)
+    fobs.pop("oracle_order")
+    right = metrics.correct(test_logits, data.test.y)  # (M, N): per-input outcomes, for paired errors
+    fprobe_obs = routing.observe(probe_logits, data.probe.y)
+    fj = _best_on_probe(fprobe_obs["order_acc"], fprobe_obs["order_loss"])
+    return {
+        "fixed_acc": fobs["order_acc"],
+        "fixed_probe_acc": fprobe_obs["order_acc"],
+        "best_fixed_order": fj,
+        "best_fixed_acc": fobs["order_acc"][fj],
+        # the paper's Table 1 setting: separately trained orders, their per-input best and oracle
+        "fixed_best_share": fobs["best_share"],
+        "fixed_oracle_acc": fobs["oracle_acc"],
+        "fixed_ensemble_acc": metrics.accuracy(test_logits.mean(0), data.test.y),
+        "fixed_outcomes": [E.pack(r) for r in right],
+    }
+
+
+def compare(spec: ModelSpec, cfg: IOTConfig, progress: Progress = silent,
+            sequential: Optional[Sequential] = None, fixed: bool = True) -> dict[str, Any]:
+    """IOT against its baselines on the task, architecture and recipe of `spec` (same data, same seed; `cfg` gives
+    the orders, the loss weights and the seed of the orders, `spec` the model).
+
+    Baselines: `sequential_acc` (ordinary training, identity order; `sequential` passes a model already trained
+    on `spec`, e.g. the store's); `fixed_acc` (one model trained alone in each candidate order; identity = the
+    sequential model) and `best_fixed_acc` (the one with the best probe accuracy); `shared_best_acc` (the
+    IOT-trained weights run in the one order that is best on the probe split); `ensemble_acc` (the shared
+    weights, logits averaged over all M orders: M x compute); `oracle_acc` (the shared weights, right when any
+    order is right). `fixed=False` skips the models trained alone (the stored `observe` has them). `iot_acc`
+    runs each input in the predictor's order. Accuracies are on the test split;
+    choices are made on the probe split. `choice_confusion[i][j]`: share of test inputs for which the predictor
+    chose order i while order j had the lowest loss (the diagonal sums to `oracle_agreement`).
+    """
+    if isinstance(spec.model, ViTConfig) and spec.model.slot_mode != "none":
+        raise ValueError("IOT trains plain models: the ViT's slot modes add losses and inputs it does not model")
+    data = task(spec.task)
+    tc = spec.train
+    te, pr = data.test, data.probe
+    fixed_on = fixed and cfg.m > 1
+    n_fixed = cfg.m - 1 if fixed_on else 0
+    parts = 2 + n_fixed
+    if sequential is None:  # sequential baseline: the ordinary loop
+        progress(0.0, "training the sequential model")
+        sequential = train_sequential(spec, data)
+    seq = sequential.model
+    orders = routing.candidate_orders(cfg.space, cfg.m, cfg.seed, seq.n_blocks)
+    # one model per fixed candidate order; the identity is the sequential model itself
+    fixed_models = [seq]
+    fixed_secs = [sequential.seconds]
+    for j, o in enumerate(orders[1:] if fixed_on else [], start=1):
+        mj, lg = routing.train_fixed(spec, o, data, span(progress, j / parts, (j + 1) / parts))
+        fixed_models.append(mj)
+        fixed_secs.append(lg.seconds)
+    # IOT
+    model = build(spec.model, tc.seed)
+    pred = routing.Predictor(routing.stem_width(model, te.x), len(orders))
+    log = routing.train_iot(model, pred, data.train, orders, tc, te, span(progress, (1 + n_fixed) / parts, 1.0),
+                            explore=cfg.explore, exploit=cfg.exploit, gumbel=cfg.gumbel)
+
+    seq_logits, seq_infer_s = _timed(lambda: routing.order_logits(seq, te.x, [orders[0]])[0])
+    (iot_logits, choice, _), iot_infer_s = _timed(lambda: routing.iot_predict(model, pred, te.x, orders))
+    shared_te, ens_s = _timed(lambda: routing.order_logits(model, te.x, orders))
+    shared_pr = routing.order_logits(model, pr.x, orders)
+    obs = routing.observe(shared_te, te.y)
+    oracle_order = obs.pop("oracle_order")
+    probe_obs = routing.observe(shared_pr, pr.y)
+    probe_obs.pop("oracle_order")
+    best_j = _best_on_probe(probe_obs["order_acc"], probe_obs["order_loss"])
+    m = len(orders)
+    shares = [float((choice == j).float().mean()) for j in range(m)]
+    common_best = max(range(m), key=lambda j: obs["best_share"][j])
+    # per-input outcomes of every accuracy and share the claims compare (packed bits: lab/estimates.py)
+    outcomes = {"sequential": metrics.correct(seq_logits, te.y), "iot": metrics.correct(iot_logits, te.y),
+                "agree": choice == oracle_order, "common_best": oracle_order == common_best,
+                "top_choice": choice == max(range(m), key=lambda j: shares[j])}
+
+    out: dict[str, Any] = {
+        "config": cfg,
+        "orders": [routing.order_label(o, cfg.space) for o in orders],
+        "chance": data.chance,
+        "n_blocks": seq.n_blocks,
+        "sequential_acc": metrics.accuracy(seq_logits, te.y),
+        "iot_acc": metrics.accuracy(iot_logits, te.y),
+        "order_acc": obs["order_acc"],  # the shared (IOT-trained) weights in each candidate order
+        "order_probe_acc": probe_obs["order_acc"],
+        "best_share": obs["best_share"],
+        "oracle_acc": obs["oracle_acc"],
+        "shared_best_order": best_j,
+        "shared_best_acc": obs["order_acc"][best_j],
+        "ensemble_acc": metrics.accuracy(shared_te.mean(0), te.y),
+        "choice_share": shares,
+        "choice_share_per_class": [
+            [float((choice[te.y == c] == j).float().mean()) for j in range(m)]
+            for c in range(data.n_classes)
+        ],
+        "oracle_agreement": float((choice == oracle_order).float().mean()),
+        "choice_confusion": [[float(((choice == i) & (oracle_order == j)).float().mean()) for j in range(m)]
+                             for i in range(m)],
+        "predictor_params": routing.parameter_count(pred),
+        "predictor_share": routing.parameter_count(pred) / routing.parameter_count(model),
+        "curves": {"loss": log.loss, "task_loss": log.task_loss, "test_acc": log.test_acc,
+                   "choice_entropy": log.choice_entropy, "top_share": log.top_share,
+                   "choice_share": log.choice_share, "sequential_test_acc": sequential.test_acc},
+        "outcomes": {**{k: E.pack(v) for k, v in outcomes.items()},
+                     "orders": [E.pack(r) for r in metrics.correct(shared_te, te.y)]},
+    }
+    if fixed_on:
+        pairs = list(zip(fixed_models, orders, strict=True))
+        fx_te = torch.stack([routing.order_logits(mj, te.x, [o])[0] for mj, o in pairs])
+        fx_pr = torch.stack([routing.order_logits(mj, pr.x, [o])[0] for mj, o in pairs])
+        out.update(fixed_summary(fx_te, fx_pr, data))
+    else:  # without separate models the best fixed order is the sequential one
+        out.update({"best_fixed_order": 0, "best_fixed_acc": out["sequential_acc"]})
+    seq_runs = log.steps * seq.n_blocks
+    out["cost"] = {
+        "sequential_train_seconds": sequential.seconds,
+        "sequential_train_cpu_seconds": sequential.cpu_seconds,
+        "iot_train_seconds": log.seconds,
+        "iot_train_cpu_seconds": log.cpu_seconds,
+        "fixed_train_seconds": sum(fixed_secs),
+        "train_time_ratio": log.seconds / max(sequential.seconds, 1e-9),
+        "train_block_run_ratio": log.block_runs / seq_runs,
+        "infer_block_run_ratio": 1.0,  # every input runs one order; the predictor is one small linear layer
+        "ensemble_block_run_ratio": float(m),
+        "infer_time_ratio": iot_infer_s / max(seq_infer_s, 1e-9),
+        "ensemble_time_ratio": ens_s / max(seq_infer_s, 1e-9),
+    }
+    progress(1.0, "IOT comparison done")
+    return out
 
 
 def fixed_logits(cfg: FixedConfig, progress: Progress = silent) -> tuple[torch.Tensor, torch.Tensor, dict[str, Any]]:
     """(test logits, probe logits, record) of one model trained alone in one candidate order (stored)."""
-    t = _sequential(iot_spec(cfg.model, cfg.seed), span(progress, 0.0, 0.1))
-    order = _orders(cfg.model, cfg.space, cfg.index + 1, cfg.seed, t.model.n_blocks)[cfg.index]
+    t = _sequential(recipes.model(cfg.model).spec(cfg.seed), span(progress, 0.0, 0.1))
+    order = _orders(cfg.space, cfg.index + 1, cfg.seed, t.model.n_blocks)[cfg.index]
     d = t.data
 
     def fit() -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-        model, log = core.train_fixed(t.spec, order, d, span(progress, 0.1, 1.0))
-        tens = {"test": core.order_logits(model, d.test.x, [order])[0],
-                "probe": core.order_logits(model, d.probe.x, [order])[0]}
+        model, log = routing.train_fixed(t.spec, order, d, span(progress, 0.1, 1.0))
+        tens = {"test": routing.order_logits(model, d.test.x, [order])[0],
+                "probe": routing.order_logits(model, d.probe.x, [order])[0]}
         return tens, {"seconds": log.seconds, "cpu_seconds": log.cpu_seconds,
-                      "order": core.order_label(order, cfg.space)}
+                      "order": routing.order_label(order, cfg.space)}
 
     tens, meta = active_store().tensors("iot-fixed", cfg, fit)
     return tens["test"], tens["probe"], meta
@@ -189,15 +359,15 @@ def seed_control(cfg: SeedControlConfig, progress: Progress) -> dict[str, Any]:
 
     def one(s: int) -> Callable[[Progress], tuple[torch.Tensor, torch.Tensor, Any]]:
         def go(report: Progress) -> tuple[torch.Tensor, torch.Tensor, Any]:
-            t = _sequential(iot_spec(cfg.model, s), report)
-            ident = [core.identity_order(t.model.n_blocks)]
-            return core.order_logits(t.model, t.data.test.x, ident)[0], core.order_logits(t.model, t.data.probe.x,
+            t = _sequential(recipes.model(cfg.model).spec(s), report)
+            ident = [routing.identity_order(t.model.n_blocks)]
+            return routing.order_logits(t.model, t.data.test.x, ident)[0], routing.order_logits(t.model, t.data.probe.x,
                                                                                          ident)[0], t.data
         return go
 
     got = lanes([one(s) for s in seeds], progress)  # independent trainings, side by side when a core is free
     d = got[0][2]
-    out = core.fixed_summary(torch.stack([g[0] for g in got]), torch.stack([g[1] for g in got]), d)
+    out = fixed_summary(torch.stack([g[0] for g in got]), torch.stack([g[1] for g in got]), d)
     return {"config": cfg, "seeds": seeds, "n_test": len(d.test.y), "acc": out["fixed_acc"],
             "best": out["best_fixed_order"], "best_acc": out["best_fixed_acc"], "oracle_acc": out["fixed_oracle_acc"],
             "outcomes": out["fixed_outcomes"]}
@@ -207,11 +377,11 @@ def seed_control(cfg: SeedControlConfig, progress: Progress) -> dict[str, Any]:
 def observe(cfg: ObserveConfig, progress: Progress) -> dict[str, Any]:
     """Part 1: M orders each trained alone (identity = the sequential model); accuracies on held-out data; and the
     seed control (`seed_control`) its oracle gap is judged against."""
-    t = _sequential(iot_spec(cfg.model, cfg.seed), span(progress, 0.0, 1 / cfg.m))
+    t = _sequential(recipes.model(cfg.model).spec(cfg.seed), span(progress, 0.0, 1 / cfg.m))
     d = t.data
-    orders = _orders(cfg.model, cfg.space, cfg.m, cfg.seed, t.model.n_blocks)
-    seq_te = core.order_logits(t.model, d.test.x, orders)  # the sequential model run in every candidate order
-    seq_pr = core.order_logits(t.model, d.probe.x, orders[:1])
+    orders = _orders(cfg.space, cfg.m, cfg.seed, t.model.n_blocks)
+    seq_te = routing.order_logits(t.model, d.test.x, orders)  # the sequential model run in every candidate order
+    seq_pr = routing.order_logits(t.model, d.probe.x, orders[:1])
     tests, probes, seconds = [seq_te[0]], [seq_pr[0]], [t.info["seconds"]]
 
     def alone(j: int) -> Callable[[Progress], tuple[torch.Tensor, torch.Tensor, dict[str, Any]]]:
@@ -222,11 +392,11 @@ def observe(cfg: ObserveConfig, progress: Progress) -> dict[str, Any]:
         tests.append(te)
         probes.append(pr)
         seconds.append(meta["seconds"])
-    out = core.fixed_summary(torch.stack(tests), torch.stack(probes), d)
+    out = fixed_summary(torch.stack(tests), torch.stack(probes), d)
     seq_acc = out["fixed_acc"][0]
     return {
         "config": cfg,
-        "orders": [core.order_label(o, cfg.space) for o in orders],
+        "orders": [routing.order_label(o, cfg.space) for o in orders],
         "n_blocks": t.model.n_blocks,
         "chance": d.chance,
         "n_test": len(d.test.y),
@@ -234,7 +404,7 @@ def observe(cfg: ObserveConfig, progress: Progress) -> dict[str, Any]:
         "sequential_acc": seq_acc,
         # the sequential model forced into each candidate order, untrained for it: what reordering costs a
         # model that never saw it
-        "sequential_order_acc": core.observe(seq_te, d.test.y)["order_acc"],
+        "sequential_order_acc": routing.observe(seq_te, d.test.y)["order_acc"],
         "fixed_train_seconds": seconds,
         **out,
         "seed_control": seed_control(SeedControlConfig(cfg.model, cfg.m, cfg.seed), span(progress, 0.8, 1.0)),
@@ -245,8 +415,8 @@ def observe(cfg: ObserveConfig, progress: Progress) -> dict[str, Any]:
 def training(cfg: IOTConfig, progress: Progress) -> dict[str, Any]:
     """Part 2: IOT training with shared weights and its evaluation against the sequential model (stored)."""
     t = _sequential(cfg.spec, span(progress, 0.0, 0.15))
-    seq = core.Sequential(t.model, t.info["seconds"], None, t.info["test_acc"])
-    r = core.compare(t.spec, cfg.science, span(progress, 0.15, 1.0), sequential=seq)
+    seq = Sequential(t.model, t.info["seconds"], None, t.info["test_acc"])
+    r = compare(t.spec, cfg, span(progress, 0.15, 1.0), sequential=seq, fixed=False)
     for k in ("best_fixed_order", "best_fixed_acc"):  # compare's stand-in; the real one is Part 1's
         r.pop(k, None)
     curves = r["curves"]
@@ -488,7 +658,8 @@ def claims(r: dict[str, Any], twin: Optional[dict[str, Any]] = None) -> list[dic
 
 ACC_KEYS = {"sequential": "sequential_acc", "best_fixed": "best_fixed_acc", "shared_best": "shared_best_acc",
             "ensemble": "ensemble_acc", "iot": "iot_acc", "oracle": "oracle_acc"}
-TABLE_ROWS = (("mlp", "blocks"), ("vit", "blocks"), ("vit", "sublayers"))  # "shared" has M = 2 only: not here
+# "shared" has M = 2 only: not here
+TABLE_ROWS = (("residual", "blocks"), ("vit-sequential", "blocks"), ("vit-sequential", "sublayers"))
 
 
 def table(models: list[str], seeds: list[int], m: int = M_DEFAULT, progress: Progress = silent,

@@ -17,9 +17,6 @@ Orders are data. A candidate *order* is a route of steps (`models.base.Step`): a
     blocks there are 2^D such orders; candidate 0 is the standard one (all ""), the others are drawn. This is
     NOT the paper's space (the paper shares one sub-layer order across all blocks).
 Both are plain tuples of frozen dataclasses, so they hash, compare and serialise (`order_label`) like routes do.
-A later "rearrange layers" experiment extends the same way: repeated or looped blocks are already routes with
-repeated steps, and a parallel group of blocks is one more field of `Step` (the blocks it runs side by side),
-interpreted in `RoutedModel.run_steps`; nothing here changes.
 
 Training (`train_iot`), per batch: the stem runs once and every candidate order runs from its output (shared
 stem computation). The predictor, a linear layer on the pooled stem output (mean over tokens for the ViT, the
@@ -32,59 +29,35 @@ orders share. The predictor starts at zero (uniform choice), and with M = 1 both
 and w is exactly 1: IOT training is then the ordinary training loop (`lab.core.train.train`) on that order, step for
 step. Inference runs every input only in its argmax order.
 
-`compare` trains the baselines on the same data and seeds and returns one plain dict (see its docstring).
+The comparison with the baselines (`compare`) and the stored pieces are in `lab/experiments/iot/experiment.py`.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lab import estimates
 from lab.core import metrics, streams
 from lab.core.data import Dataset, Split
 from lab.core.models.base import RoutedModel, Step
-from lab.core.models.vit import MLP_FIRST, ViTConfig
-from lab.core.train import TrainConfig, lr_factor, make_optimizer, train
-from lab.core.zoo import ModelSpec, build, task
-from lab.runtime.progress import Progress, silent, span
+from lab.core.models.vit import MLP_FIRST
+from lab.core.train import TrainConfig, lr_factor, make_optimizer
+from lab.core.zoo import ModelSpec, build
+from lab.runtime.progress import Progress, silent
 
 Order = tuple[Step, ...]
 SPACES = ("blocks", "shared", "sublayers")
 SHARED_ORDERS = 2  # the ViT block's two sub-layers in either order, the same in every block
 
 
-@dataclass(frozen=True)
-class IOTConfig:
-    """The IOT-specific settings; the recipe (epochs, batch, lr, seed) is a `TrainConfig` beside it."""
-
-    orders: int = 4  # M, candidate orders (the identity plus M - 1 drawn by `order_seed`)
-    space: str = "blocks"  # blocks | sublayers
-    tau: float = 1.0  # temperature of the (Gumbel-)softmax weights of the order losses
-    gumbel: bool = True  # Gumbel noise on the weights (exploration by sampling); off = softmax(log p / tau)
-    explore: float = 1.0  # weight of KL(uniform || batch-mean choice probabilities)
-    exploit: float = 0.1  # weight of the mean per-input entropy of the choice probabilities
-    order_seed: int = 0  # which candidate orders; separate from the weight seed so seeds share candidates
-    predictor_lr: float = 1.0  # the predictor's learning rate as a multiple of the recipe's
-    fixed_baseline: bool = True  # `compare` also trains one model per fixed candidate order (M - 1 trainings)
-
-    def __post_init__(self) -> None:
-        if self.space not in SPACES:
-            raise ValueError(f"unknown order space {self.space!r}; choose one of {', '.join(SPACES)}")
-        if not 1 <= self.orders <= 64:
-            raise ValueError(f"the number of candidate orders must be between 1 and 64, got {self.orders}")
-        if self.tau <= 0:
-            raise ValueError(f"the temperature must be > 0, got {self.tau}")
-        if self.predictor_lr <= 0:
-            raise ValueError(f"the predictor's learning-rate factor must be > 0, got {self.predictor_lr}")
-        if self.explore < 0 or self.exploit < 0:
-            raise ValueError("the exploration and exploitation weights must be >= 0")
+TAU = 1.0  # temperature of the (Gumbel-)softmax weights of the order losses
+PREDICTOR_LR = 1.0  # the predictor's learning rate as a multiple of the recipe's
 
 
 # -- candidate orders ----------------------------------------------------------------------------------------
@@ -127,10 +100,12 @@ def shared_sublayer_orders(n_blocks: int, m: int, seed: int = 0) -> list[Order]:
     return [tuple(Step(b, variant) for b in range(n_blocks)) for variant in ("", MLP_FIRST)[:m]]
 
 
-def candidate_orders(cfg: IOTConfig, n_blocks: int) -> list[Order]:
-    """The M candidates of a config: index 0 is always the ordinary (trained) order."""
-    fn = {"blocks": block_orders, "shared": shared_sublayer_orders, "sublayers": sublayer_orders}[cfg.space]
-    return fn(n_blocks, cfg.orders, cfg.order_seed)
+def candidate_orders(space: str, m: int, seed: int, n_blocks: int) -> list[Order]:
+    """The M candidates of an order space, fixed by the seed: index 0 is always the ordinary (trained) order."""
+    if space not in SPACES:
+        raise ValueError(f"unknown order space {space!r}; choose one of {', '.join(SPACES)}")
+    fn = {"blocks": block_orders, "shared": shared_sublayer_orders, "sublayers": sublayer_orders}[space]
+    return fn(n_blocks, m, seed)
 
 
 def order_label(order: Order, space: str = "blocks") -> str:
@@ -276,17 +251,25 @@ def train_iot(
     predictor: Predictor,
     train_split: Split,
     orders: Sequence[Order],
-    cfg: IOTConfig,
     tc: TrainConfig,
     test_split: Optional[Split] = None,
     progress: Progress = silent,
+    *,
+    explore: float = 1.0,
+    exploit: float = 0.1,
+    gumbel: bool = True,
+    tau: float = TAU,
+    predictor_lr: float = PREDICTOR_LR,
 ) -> IOTLog:
     """Train the shared weights and the predictor in place under all candidate orders (see the module doc).
 
     Batch order, optimiser and schedule are those of `lab.core.train.train` (the recipe's Adam or AdamW, warm-up and
     cosine, the same batch stream), so with one order this is the ordinary loop. Gumbel noise has a stream of its
-    own.
+    own. `explore` and `exploit` weigh the two auxiliary terms; `gumbel` adds Gumbel noise to the order weights
+    (off: softmax(log p / tau)); the predictor learns at `predictor_lr` times the recipe's rate.
     """
+    if tau <= 0 or predictor_lr <= 0 or explore < 0 or exploit < 0:
+        raise ValueError("IOT training needs tau > 0, predictor_lr > 0 and loss weights >= 0")
     m = len(orders)
     n = len(train_split)
     steps_per_epoch = math.ceil(n / tc.batch)
@@ -297,7 +280,7 @@ def train_iot(
     # A faster predictor: its only task signal is the small gap between the orders' losses, averaged over noisy
     # Gumbel draws, and on a task the model fits (digits) that gap shrinks before the predictor has moved.
     opt = make_optimizer(model, tc)
-    opt.add_param_group({"params": list(predictor.parameters()), "lr": tc.lr * cfg.predictor_lr,
+    opt.add_param_group({"params": list(predictor.parameters()), "lr": tc.lr * predictor_lr,
                          "weight_decay": tc.weight_decay})
     warm = round(tc.warmup * total)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, total, warm))
@@ -316,18 +299,18 @@ def train_iot(
             x, y = train_split.x[idx], train_split.y[idx]
             h0 = model.embed(x)
             logp = torch.log_softmax(predictor(h0.detach()), dim=1)  # (B, M)
-            if cfg.gumbel and m > 1:
+            if gumbel and m > 1:
                 u = torch.rand(logp.shape, generator=gumbel_gen).clamp(1e-10, 1 - 1e-10)
-                w = torch.softmax((logp - torch.log(-torch.log(u))) / cfg.tau, dim=1)
+                w = torch.softmax((logp - torch.log(-torch.log(u))) / tau, dim=1)
             else:
-                w = torch.softmax(logp / cfg.tau, dim=1)
+                w = torch.softmax(logp / tau, dim=1)
             ce = torch.stack([F.cross_entropy(run_order(model, h0, o), y, reduction="none") for o in orders], 1)
             task_loss = (w * ce).sum(1).mean()
             p = logp.exp()
             # KL(u || p_bar) = -log M - mean_m log p_bar_m; 0 when the batch uses every order equally (and M = 1)
-            explore = -log_m - torch.log(p.mean(0).clamp_min(1e-12)).mean()
-            exploit = -(p * logp).sum(1).mean()  # mean per-input entropy; 0 when every choice is certain
-            loss = task_loss + cfg.explore * explore + cfg.exploit * exploit
+            explore_loss = -log_m - torch.log(p.mean(0).clamp_min(1e-12)).mean()
+            exploit_loss = -(p * logp).sum(1).mean()  # mean per-input entropy; 0 when every choice is certain
+            loss = task_loss + explore * explore_loss + exploit * exploit_loss
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -354,177 +337,11 @@ def train_iot(
     return log
 
 
-# -- the comparison ------------------------------------------------------------------------------------------
-@dataclass
-class Sequential:
-    """A trained sequential model and its record (`seconds`, `cpu_seconds` (None when unknown), `test_acc`)."""
-
-    model: RoutedModel
-    seconds: float
-    cpu_seconds: Optional[float]
-    test_acc: list[float]
-
-
-def train_sequential(spec: ModelSpec, data: Dataset) -> Sequential:
-    """The ordinary loop on `spec` (callers with a store pass the zoo's model to `compare` instead)."""
-    model = build(spec.model, spec.train.seed)
-    c0 = time.thread_time()
-    log = train(model, data.train, replace(spec.train, checkpoints=()), data.test)
-    return Sequential(model, log.seconds, time.thread_time() - c0, log.test_acc)
-
-
 def train_fixed(spec: ModelSpec, order: Order, data: Dataset,
                 progress: Progress = silent) -> tuple[RoutedModel, IOTLog]:
     """A model trained alone in one fixed order, with the recipe of `spec` (M = 1 IOT training is exactly the
     ordinary loop run in that order, sub-layer variants included)."""
     model = build(spec.model, spec.train.seed)
-    one = IOTConfig(orders=1, space="sublayers" if any(s.variant for s in order) else "blocks")
-    log = train_iot(model, Predictor(stem_width(model, data.test.x), 1), data.train, [order], one, spec.train,
+    log = train_iot(model, Predictor(stem_width(model, data.test.x), 1), data.train, [order], spec.train,
                     progress=progress)
     return model, log
-
-
-def _timed(fn: Any) -> tuple[Any, float]:
-    t0 = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t0
-
-
-def _best_on_probe(acc: Sequence[float], loss: Sequence[float]) -> int:
-    """The order with the best probe accuracy, ties broken by the lower probe loss.
-
-    Why the tie-break: the digits probe split is carved from the training images, where every model scores 100 %.
-    """
-    return min(range(len(acc)), key=lambda j: (-acc[j], loss[j]))
-
-
-def fixed_summary(test_logits: torch.Tensor, probe_logits: torch.Tensor, data: Dataset) -> dict[str, Any]:
-    """Part 1 on models trained alone, one per candidate order: logits (M, N, C) on the test and probe splits.
-
-    The best fixed order is chosen on the probe split and scored on the test split.
-    """
-    fobs = observe(test_logits, data.test.y)
-    fobs.pop("oracle_order")
-    right = metrics.correct(test_logits, data.test.y)  # (M, N): per-input outcomes, for paired errors
-    fprobe_obs = observe(probe_logits, data.probe.y)
-    fj = _best_on_probe(fprobe_obs["order_acc"], fprobe_obs["order_loss"])
-    return {
-        "fixed_acc": fobs["order_acc"],
-        "fixed_probe_acc": fprobe_obs["order_acc"],
-        "best_fixed_order": fj,
-        "best_fixed_acc": fobs["order_acc"][fj],
-        # the paper's Table 1 setting: separately trained orders, their per-input best and oracle
-        "fixed_best_share": fobs["best_share"],
-        "fixed_oracle_acc": fobs["oracle_acc"],
-        "fixed_ensemble_acc": metrics.accuracy(test_logits.mean(0), data.test.y),
-        "fixed_outcomes": [estimates.pack(r) for r in right],
-    }
-
-
-def compare(spec: ModelSpec, cfg: IOTConfig, progress: Progress = silent,
-            sequential: Optional[Sequential] = None) -> dict[str, Any]:
-    """IOT against its baselines on the task, architecture and recipe of `spec` (same data, same seed).
-
-    Baselines: `sequential_acc` (ordinary training, identity order; `sequential` passes a model already trained
-    on `spec`, e.g. the store's); `fixed_acc` (one model trained alone in each candidate order; identity = the
-    sequential model) and `best_fixed_acc` (the one with the best probe accuracy); `shared_best_acc` (the
-    IOT-trained weights run in the one order that is best on the probe split); `ensemble_acc` (the shared
-    weights, logits averaged over all M orders: M x compute); `oracle_acc` (the shared weights, right when any
-    order is right). `iot_acc` runs each input in the predictor's order. Accuracies are on the test split;
-    choices are made on the probe split. `choice_confusion[i][j]`: share of test inputs for which the predictor
-    chose order i while order j had the lowest loss (the diagonal sums to `oracle_agreement`).
-    """
-    if isinstance(spec.model, ViTConfig) and spec.model.slot_mode != "none":
-        raise ValueError("IOT trains plain models: the ViT's slot modes add losses and inputs it does not model")
-    data = task(spec.task)
-    tc = spec.train
-    te, pr = data.test, data.probe
-    fixed_on = cfg.fixed_baseline and cfg.orders > 1
-    n_fixed = cfg.orders - 1 if fixed_on else 0
-    parts = 2 + n_fixed
-    if sequential is None:  # sequential baseline: the ordinary loop
-        progress(0.0, "training the sequential model")
-        sequential = train_sequential(spec, data)
-    seq = sequential.model
-    orders = candidate_orders(cfg, seq.n_blocks)
-    # one model per fixed candidate order; the identity is the sequential model itself
-    fixed_models = [seq]
-    fixed_secs = [sequential.seconds]
-    for j, o in enumerate(orders[1:] if fixed_on else [], start=1):
-        mj, lg = train_fixed(spec, o, data, span(progress, j / parts, (j + 1) / parts))
-        fixed_models.append(mj)
-        fixed_secs.append(lg.seconds)
-    # IOT
-    model = build(spec.model, tc.seed)
-    pred = Predictor(stem_width(model, te.x), len(orders))
-    log = train_iot(model, pred, data.train, orders, cfg, tc, te, span(progress, (1 + n_fixed) / parts, 1.0))
-
-    seq_logits, seq_infer_s = _timed(lambda: order_logits(seq, te.x, [orders[0]])[0])
-    (iot_logits, choice, _), iot_infer_s = _timed(lambda: iot_predict(model, pred, te.x, orders))
-    shared_te, ens_s = _timed(lambda: order_logits(model, te.x, orders))
-    shared_pr = order_logits(model, pr.x, orders)
-    obs = observe(shared_te, te.y)
-    oracle_order = obs.pop("oracle_order")
-    probe_obs = observe(shared_pr, pr.y)
-    probe_obs.pop("oracle_order")
-    best_j = _best_on_probe(probe_obs["order_acc"], probe_obs["order_loss"])
-    m = len(orders)
-    shares = [float((choice == j).float().mean()) for j in range(m)]
-    common_best = max(range(m), key=lambda j: obs["best_share"][j])
-    # per-input outcomes of every accuracy and share the claims compare (packed bits: lab/estimates.py)
-    outcomes = {"sequential": metrics.correct(seq_logits, te.y), "iot": metrics.correct(iot_logits, te.y),
-                "agree": choice == oracle_order, "common_best": oracle_order == common_best,
-                "top_choice": choice == max(range(m), key=lambda j: shares[j])}
-
-    out: dict[str, Any] = {
-        "config": cfg,
-        "orders": [order_label(o, cfg.space) for o in orders],
-        "chance": data.chance,
-        "n_blocks": seq.n_blocks,
-        "sequential_acc": metrics.accuracy(seq_logits, te.y),
-        "iot_acc": metrics.accuracy(iot_logits, te.y),
-        "order_acc": obs["order_acc"],  # the shared (IOT-trained) weights in each candidate order
-        "order_probe_acc": probe_obs["order_acc"],
-        "best_share": obs["best_share"],
-        "oracle_acc": obs["oracle_acc"],
-        "shared_best_order": best_j,
-        "shared_best_acc": obs["order_acc"][best_j],
-        "ensemble_acc": metrics.accuracy(shared_te.mean(0), te.y),
-        "choice_share": shares,
-        "choice_share_per_class": [
-            [float((choice[te.y == c] == j).float().mean()) for j in range(m)]
-            for c in range(data.n_classes)
-        ],
-        "oracle_agreement": float((choice == oracle_order).float().mean()),
-        "choice_confusion": [[float(((choice == i) & (oracle_order == j)).float().mean()) for j in range(m)]
-                             for i in range(m)],
-        "predictor_params": parameter_count(pred),
-        "predictor_share": parameter_count(pred) / parameter_count(model),
-        "curves": {"loss": log.loss, "task_loss": log.task_loss, "test_acc": log.test_acc,
-                   "choice_entropy": log.choice_entropy, "top_share": log.top_share,
-                   "choice_share": log.choice_share, "sequential_test_acc": sequential.test_acc},
-        "outcomes": {**{k: estimates.pack(v) for k, v in outcomes.items()},
-                     "orders": [estimates.pack(r) for r in metrics.correct(shared_te, te.y)]},
-    }
-    if fixed_on:
-        fx_te = torch.stack([order_logits(mj, te.x, [o])[0] for mj, o in zip(fixed_models, orders, strict=True)])
-        fx_pr = torch.stack([order_logits(mj, pr.x, [o])[0] for mj, o in zip(fixed_models, orders, strict=True)])
-        out.update(fixed_summary(fx_te, fx_pr, data))
-    else:  # without separate models the best fixed order is the sequential one
-        out.update({"best_fixed_order": 0, "best_fixed_acc": out["sequential_acc"]})
-    seq_runs = log.steps * seq.n_blocks
-    out["cost"] = {
-        "sequential_train_seconds": sequential.seconds,
-        "sequential_train_cpu_seconds": sequential.cpu_seconds,
-        "iot_train_seconds": log.seconds,
-        "iot_train_cpu_seconds": log.cpu_seconds,
-        "fixed_train_seconds": sum(fixed_secs),
-        "train_time_ratio": log.seconds / max(sequential.seconds, 1e-9),
-        "train_block_run_ratio": log.block_runs / seq_runs,
-        "infer_block_run_ratio": 1.0,  # every input runs one order; the predictor is one small linear layer
-        "ensemble_block_run_ratio": float(m),
-        "infer_time_ratio": iot_infer_s / max(seq_infer_s, 1e-9),
-        "ensemble_time_ratio": ens_s / max(seq_infer_s, 1e-9),
-    }
-    progress(1.0, "IOT comparison done")
-    return out
