@@ -12,6 +12,7 @@ import pytest
 
 from lab import claims as C
 from lab import estimates as E
+from lab.experiments.iot import claims as iot_claims
 from lab.experiments.iot import experiment as iot
 from lab.experiments.shuffle import experiment as shuffle
 
@@ -307,69 +308,69 @@ def twin_of(top: float, explore: float = 0.0, n: int = 4000) -> dict:
 
 
 def test_orders_alike_is_a_paired_equivalence_three_ways():
-    assert iot.claim_orders_alike(irun(order_overlap=None, fixed=(0.90, 0.905, 0.90)))["holds"] is True
-    assert iot.claim_orders_alike(irun(order_overlap=None, fixed=(0.80, 0.905, 0.90)))["holds"] is False
-    noise = iot.claim_orders_alike(irun(n=397, order_overlap=None, fixed=(0.90, 0.93, 0.90)))
+    assert iot_claims.claim_orders_alike(irun(order_overlap=None, fixed=(0.90, 0.905, 0.90)))["holds"] is True
+    assert iot_claims.claim_orders_alike(irun(order_overlap=None, fixed=(0.80, 0.905, 0.90)))["holds"] is False
+    noise = iot_claims.claim_orders_alike(irun(n=397, order_overlap=None, fixed=(0.90, 0.93, 0.90)))
     assert noise["holds"] is None and noise["tests"][0]["se_kind"] == "paired"
     # on 397 digits a spread of one image is "alike" when the outcomes pair (the unpaired error could never tell)
-    assert iot.claim_orders_alike(irun(n=397, order_overlap=None, fixed=(0.90, 0.905, 0.90)))["holds"] is True
+    assert iot_claims.claim_orders_alike(irun(n=397, order_overlap=None, fixed=(0.90, 0.905, 0.90)))["holds"] is True
 
 
 def test_inputs_prefer_orders_is_judged_against_the_seed_control():
-    hold = iot.claim_inputs_prefer(irun(order_overlap=0.3, seed_overlap=0.8))
+    hold = iot_claims.claim_inputs_prefer(irun(order_overlap=0.3, seed_overlap=0.8))
     assert hold["holds"] is True and hold["measured"]["excess"] > 0.03
     # the noise-alone case of issue 26: a gap of several points, but as many seeds open a larger one
-    noise_alone = iot.claim_inputs_prefer(irun(order_overlap=0.8, seed_overlap=0.3))
+    noise_alone = iot_claims.claim_inputs_prefer(irun(order_overlap=0.8, seed_overlap=0.3))
     assert noise_alone["tests"][0]["holds"] is True and noise_alone["holds"] is False
-    same = iot.claim_inputs_prefer(irun(order_overlap=0.5, seed_overlap=0.5))  # the same gap on other inputs
+    same = iot_claims.claim_inputs_prefer(irun(order_overlap=0.5, seed_overlap=0.5))  # the same gap on other inputs
     assert same["holds"] is None and same["settle"] is not None
 
 
 def test_router_closes_part_of_the_gap_three_ways():
-    c = iot.claim_router_closes_gap(irun(iot_acc=0.93, shared_best=0.90, oracle=0.96))
+    c = iot_claims.claim_router_closes_gap(irun(iot_acc=0.93, shared_best=0.90, oracle=0.96))
     assert c["holds"] is True and c["measured"]["gap_share"] == pytest.approx(0.5, abs=0.01)
-    assert iot.claim_router_closes_gap(irun(iot_acc=0.85))["holds"] is False
-    assert iot.claim_router_closes_gap(irun(iot_acc=0.9005, n=397))["holds"] is None
+    assert iot_claims.claim_router_closes_gap(irun(iot_acc=0.85))["holds"] is False
+    assert iot_claims.claim_router_closes_gap(irun(iot_acc=0.9005, n=397))["holds"] is None
     assert "temperature fixed at 1" in c["source"] and "0.1 and 0.01" in c["source"]  # the departures are said
 
 
 def test_iot_against_the_better_of_sequential_and_best_fixed():
-    assert iot.claim_iot_beats_baselines(irun(iot_acc=0.95))["holds"] is True
-    assert iot.claim_iot_beats_baselines(irun(iot_acc=0.85))["holds"] is False
+    assert iot_claims.claim_iot_beats_baselines(irun(iot_acc=0.95))["holds"] is True
+    assert iot_claims.claim_iot_beats_baselines(irun(iot_acc=0.85))["holds"] is False
     r = irun(iot_acc=0.905, n=397, order_overlap=None, fixed=(0.9, 0.905))
     r["outcomes"]["iot"] = E.pack(vec(0.905, 397, shift=50))  # the same accuracy, other inputs
-    assert iot.claim_iot_beats_baselines(r)["holds"] is None
+    assert iot_claims.claim_iot_beats_baselines(r)["holds"] is None
 
 
 def test_agreement_is_judged_against_the_most_common_best_order_not_one_over_m():
-    assert iot.claim_agreement(irun(agreement=0.6, common=0.4))["holds"] is True
-    c = iot.claim_agreement(irun(agreement=0.35, common=0.4))
+    assert iot_claims.claim_agreement(irun(agreement=0.6, common=0.4))["holds"] is True
+    c = iot_claims.claim_agreement(irun(agreement=0.35, common=0.4))
     assert c["holds"] is False and c["measured"]["one_over_m"] == 0.25
     r = irun(agreement=0.41, common=0.4)
     r["outcomes"]["agree"] = E.pack(vec(0.41, 4000, shift=900))  # a point more, on partly other inputs
-    assert iot.claim_agreement(r)["holds"] is None
+    assert iot_claims.claim_agreement(r)["holds"] is None
 
 
 def test_collapse_three_ways():
     on = irun(top=0.3)
-    c = iot.claim_collapse(on, twin_of(1.0))
+    c = iot_claims.claim_collapse(on, twin_of(1.0))
     assert c["holds"] is True and c["measured"]["first_epoch_off"] == 3
-    assert iot.claim_collapse(on, twin_of(0.3))["holds"] is False
-    assert iot.claim_collapse(on, twin_of(0.895))["holds"] is None  # 89.5 % on 4,000: at the line
+    assert iot_claims.claim_collapse(on, twin_of(0.3))["holds"] is False
+    assert iot_claims.claim_collapse(on, twin_of(0.895))["holds"] is None  # 89.5 % on 4,000: at the line
     # when the run itself has exploration off, the twin is the "on" side
     off = irun(explore=0.0, top=1.0)
-    assert iot.claim_collapse(off, twin_of(0.3, explore=1.0))["holds"] is True
+    assert iot_claims.claim_collapse(off, twin_of(0.3, explore=1.0))["holds"] is True
     # "on" collapsing too: the exploration term is not what decides, so the claim is not confirmed
-    assert iot.claim_collapse(irun(top=1.0), twin_of(1.0))["holds"] is not True
+    assert iot_claims.claim_collapse(irun(top=1.0), twin_of(1.0))["holds"] is not True
 
 
 def test_iot_claims_set_and_shared_space_source():
-    cs = by_key(iot.claims(irun(space="shared", fixed=(0.9, 0.91), common=0.6), twin_of(1.0)))
+    cs = by_key(iot_claims.claims(irun(space="shared", fixed=(0.9, 0.91), common=0.6), twin_of(1.0)))
     assert set(cs) == {"orders_alike", "inputs_prefer_orders", "router_closes_gap", "iot_beats_baselines",
                        "predictor_finds_best_order", "collapse_without_exploration"}
     assert "2 orders" in cs["orders_alike"]["source"]
-    assert "not the paper's space" in iot.claims(irun(space="sublayers"))[0]["source"]
-    assert "collapse_without_exploration" not in by_key(iot.claims(irun()))  # no twin: no collapse claim
+    assert "not the paper's space" in iot_claims.claims(irun(space="sublayers"))[0]["source"]
+    assert "collapse_without_exploration" not in by_key(iot_claims.claims(irun()))  # no twin: no collapse claim
 
 
 def test_control_seeds_are_the_run_s_own_then_disjoint_between_runs():
@@ -399,7 +400,7 @@ def test_calibration_seed_control():
                   "best_fixed_acc": float(fx[0].mean())})
         r["seed_control"].update({"outcomes": [E.pack(v) for v in sd], "best": 0, "best_acc": float(sd[0].mean()),
                                   "oracle_acc": float(np.max(sd, 0).mean())})
-        c = iot.claim_inputs_prefer(r)
+        c = iot_claims.claim_inputs_prefer(r)
         return c["holds"], c["tests"][0]["holds"]
 
     null = [verdict(0.035) for _ in range(400)]
@@ -430,14 +431,14 @@ def _sweep_runs(excess: dict[int, float], gains: dict[int, float], n: int = 4000
 
 def test_sweep_claims_three_ways():
     cfg = iot.IOTConfig(m=8)
-    cs = by_key(iot.sweep_claims(cfg, _sweep_runs({1: 0, 2: 0.0, 4: 0.02, 8: 0.05}, {1: 0, 2: 0.01, 4: 0.02,
-                                                                                      8: 0.04})))
+    cs = by_key(iot_claims.sweep_claims(cfg.space, _sweep_runs({1: 0, 2: 0.0, 4: 0.02, 8: 0.05},
+                                                               {1: 0, 2: 0.01, 4: 0.02, 8: 0.04})))
     assert cs["oracle_gap_grows_with_m"]["holds"] is True and cs["router_gain_grows_with_m"]["holds"] is True
-    cs = by_key(iot.sweep_claims(cfg, _sweep_runs({2: 0.05, 8: 0.0}, {2: 0.04, 8: 0.0})))
+    cs = by_key(iot_claims.sweep_claims(cfg.space, _sweep_runs({2: 0.05, 8: 0.0}, {2: 0.04, 8: 0.0})))
     assert cs["oracle_gap_grows_with_m"]["holds"] is False and cs["router_gain_grows_with_m"]["holds"] is False
-    cs = by_key(iot.sweep_claims(cfg, _sweep_runs({2: 0.0, 8: 0.001}, {2: 0.01, 8: 0.0105})))
+    cs = by_key(iot_claims.sweep_claims(cfg.space, _sweep_runs({2: 0.0, 8: 0.001}, {2: 0.01, 8: 0.0105})))
     assert cs["oracle_gap_grows_with_m"]["holds"] is None and cs["router_gain_grows_with_m"]["holds"] is None
-    assert iot.sweep_claims(cfg, _sweep_runs({1: 0, 2: 0.03}, {1: 0, 2: 0.0})) == []  # one M >= 2: nothing
+    assert iot_claims.sweep_claims(cfg.space, _sweep_runs({1: 0, 2: 0.03}, {1: 0, 2: 0.0})) == []  # one M >= 2: nothing
 
 
 def test_sweep_configs_are_checked():
