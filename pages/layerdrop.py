@@ -12,7 +12,7 @@ from lab.claims import pct
 from lab.core import routes
 from lab.experiments.layerdrop import descriptor as described
 from lab.experiments.layerdrop import experiment as layerdrop
-from lab.ops import prune, selection
+from lab.ops import selection
 
 MODEL_LABELS = {"residual": "residual MLP (synthetic task, 8 blocks)", "vit": "ViT (8x8 digits, 8 blocks)"}
 P_OPTIONS = tuple(round(0.05 * i, 2) for i in range(int(layerdrop.P_MAX / 0.05 + 1e-9) + 1))  # 0, 0.05 .. 0.7
@@ -57,7 +57,7 @@ with page.controls():
                                "training step: same seed, same numbers.")
 page.toolbar()
 
-p_star = prune.p_star(keep, n)
+p_star = layerdrop.p_star(keep, n)
 cfg = layerdrop.LayerDropConfig(model=model, p=p, keep=keep, strategy=strategy, seed=seed, recovery=recovery)
 
 
@@ -68,7 +68,7 @@ def metrics_of(r: dict, s: dict) -> list[classroom.Metric]:
                               **classroom.delta(r["recovered_acc"], r["base_acc"], " vs full"),
                               help="500 KD steps on the pruned route, from the full model's outputs.")
              if "recovered_acc" in r else
-             classroom.Metric("Rule of thumb p*", f"{prune.p_star(s['keep'], nb):.2f}",
+             classroom.Metric("Rule of thumb p*", f"{layerdrop.p_star(s['keep'], nb):.2f}",
                               help="p* = 1 - r/N: the rate at which training runs r blocks on average."))
     return [classroom.Metric(f"Full model (p = {s['p']:g})", pct(r["base_acc"]),
                              help="All blocks running, on held-out data."),
@@ -178,7 +178,8 @@ st.markdown(f"""
 """)
 
 text.section("The code")
-text.show_code([routes.layerdrop_route, prune.every_other_by_rate, prune.every_other, prune.p_star, selection.to_drop,
+text.show_code([routes.layerdrop_route, selection.every_other_by_rate, selection.every_other, layerdrop.p_star,
+                selection.to_drop,
                 layerdrop.scratch, layerdrop.distil, layerdrop.claims],
                "The functions that produced these numbers, read from the running source:")
 from lab.core.train import train  # noqa: E402 - shown, not used
@@ -203,7 +204,7 @@ if profiles is not None:
         f"p = {q:g} → {pct(by_p[q]['strategies'][strategy][keep]['test_acc'])}" for q in sorted(by_p))
         + f". Against the ordinary model (p = 0) your p changes the pruned accuracy by "
           f"{pts_between(by_p[p]['strategies'][strategy][keep]['test_acc'], zero)}.")
-    st_here = {s: mine["strategies"][s][keep]["test_acc"] for s in prune.STRATEGIES}
+    st_here = {s: mine["strategies"][s][keep]["test_acc"] for s in layerdrop.STRATEGIES}
     best, worst = max(st_here, key=st_here.get), min(st_here, key=st_here.get)
     lines.append(f"At p = {p:g} and r = {keep}, the highest measured accuracy is **{best}**'s "
                  f"({pct(st_here[best])}), the lowest **{worst}**'s ({pct(st_here[worst])}); every other "

@@ -24,7 +24,7 @@ from lab.core.routes import layerdrop_route, without
 from lab.core.train import TrainConfig, train
 from lab.core.zoo import ModelSpec
 from lab.experiments.layerdrop import experiment as layerdrop
-from lab.ops import prune, search, selection
+from lab.ops import search, selection
 
 from .helpers import small_data, small_mlp
 
@@ -148,22 +148,22 @@ def rule_reference(n: int, p: str) -> list[int]:
 @pytest.mark.parametrize("n,p", [(8, "0.5"), (8, "0.25"), (12, "0.33"), (10, "0.2"), (12, "0.1"), (6, "0.4"),
                                  (7, "0.3"), (8, "0.7"), (5, "1")])
 def test_every_other_rule_drops_the_depths_of_the_formula(n, p):
-    assert prune.every_other_by_rate(n, float(p)) == rule_reference(n, p)
+    assert selection.every_other_by_rate(n, float(p)) == rule_reference(n, p)
 
 
 def test_every_other_examples_by_hand():
-    assert prune.every_other_by_rate(8, 0.5) == [1, 3, 5, 7]  # keeps 0, 2, 4, 6 like fairseq's example
-    assert prune.every_other(8, 4) == [1, 3, 5, 7]
-    assert prune.every_other(8, 6) == [3, 7]
-    assert prune.every_other(8, 2) == [1, 2, 3, 5, 6, 7]  # rate 3/4 has stride 1: windows end at depths 2,3,4,6,7,8
-    assert prune.every_other(8, 3) == [1, 3, 4, 6, 7]
-    assert prune.kept(8, prune.every_other(8, 4)) == [0, 2, 4, 6]
+    assert selection.every_other_by_rate(8, 0.5) == [1, 3, 5, 7]  # keeps 0, 2, 4, 6 like fairseq's example
+    assert selection.every_other(8, 4) == [1, 3, 5, 7]
+    assert selection.every_other(8, 6) == [3, 7]
+    assert selection.every_other(8, 2) == [1, 2, 3, 5, 6, 7]  # rate 3/4 has stride 1: windows end at depths 2,3,4,6,7,8
+    assert selection.every_other(8, 3) == [1, 3, 4, 6, 7]
+    assert selection.kept(8, selection.every_other(8, 4)) == [0, 2, 4, 6]
 
 
 @pytest.mark.parametrize("n", [1, 5, 7, 8, 12])
 def test_every_other_keeps_r_blocks_spread_evenly_and_follows_the_rule_when_it_can(n):
     for keep in range(n + 1):
-        dropped = prune.every_other(n, keep)
+        dropped = selection.every_other(n, keep)
         k = n - keep
         assert len(dropped) == k and len(set(dropped)) == k and dropped == sorted(dropped)
         assert all(0 <= i < n for i in dropped)
@@ -177,21 +177,21 @@ def test_every_other_keeps_r_blocks_spread_evenly_and_follows_the_rule_when_it_c
 
 
 def test_contiguous_and_p_star():
-    assert prune.contiguous(8, 5, "first") == [0, 1, 2]
-    assert prune.contiguous(8, 5, "last") == [5, 6, 7]
-    assert prune.p_star(4, 8) == 0.5 and prune.p_star(6, 8) == 0.25 and prune.p_star(8, 8) == 0.0
+    assert selection.contiguous(8, 5, "first") == [0, 1, 2]
+    assert selection.contiguous(8, 5, "last") == [5, 6, 7]
+    assert layerdrop.p_star(4, 8) == 0.5 and layerdrop.p_star(6, 8) == 0.25 and layerdrop.p_star(8, 8) == 0.0
     with pytest.raises(ValueError):
         selection.to_drop("middle", small_mlp("residual"), 2, None, None)
 
 
-@pytest.mark.parametrize("strategy", prune.STRATEGIES)
+@pytest.mark.parametrize("strategy", layerdrop.STRATEGIES)
 def test_pruning_never_changes_the_kept_blocks_weights(strategy):
     m = small_mlp("residual")
     d = small_data()
     before = copy.deepcopy(m.state_dict())
     for keep in range(m.n_blocks + 1):
         dropped = selection.to_drop(strategy, m, m.n_blocks - keep, d.probe.x, d.probe.y, seed=3)
-        kept = prune.kept(m.n_blocks, dropped)
+        kept = selection.kept(m.n_blocks, dropped)
         assert len(kept) == keep
         # the pruned model is the stem, the kept blocks with their own weights, and the head
         x = d.test.x[:64]
@@ -213,8 +213,8 @@ def test_pruning_a_vit_keeps_its_weights_and_runs_the_kept_blocks():
     m = ViT(ViTConfig(depth=4, width=16, heads=2)).eval()
     x, y = torch.rand(32, 64), torch.randint(0, 10, (32,))
     before = copy.deepcopy(m.state_dict())
-    for s in prune.STRATEGIES:
-        kept = prune.kept(4, selection.to_drop(s, m, 2, x, y))
+    for s in layerdrop.STRATEGIES:
+        kept = selection.kept(4, selection.to_drop(s, m, 2, x, y))
         assert len(kept) == 2
         with torch.no_grad():
             h = m.stem(x)
@@ -269,7 +269,7 @@ def test_run_reports_what_it_pruned(tiny_specs):
     assert r["base_acc"] == pytest.approx(accuracy(t.model, d.test.x, d.test.y))
     assert r["cut_acc"] == pytest.approx(accuracy(t.model, d.test.x, d.test.y, (0, 2)))
     assert 0 < r["chance"] < 0.2
-    assert set(r["strategies"]) == set(prune.STRATEGIES)
+    assert set(r["strategies"]) == set(layerdrop.STRATEGIES)
     assert r["strategies"]["first"]["kept"] == [2, 3] and r["strategies"]["last"]["kept"] == [0, 1]
     rnd = r["strategies"]["random"]
     # 2 of 4 blocks dropped: C(4, 2) = 6 <= EXACT_SUBSETS, so random pruning is the mean over every subset

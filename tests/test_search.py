@@ -111,6 +111,6 @@ def test_every_selection_returns_k_distinct_original_indices():
 
 
 def test_random_selection_is_seeded_and_varies_with_the_seed():
-    draws = {tuple(search.random_subset(7, 3, s)) for s in range(20)}
-    assert search.random_subset(7, 3, 5) == search.random_subset(7, 3, 5)
+    draws = {tuple(selection.random_subset(7, 3, s)) for s in range(20)}
+    assert selection.random_subset(7, 3, 5) == selection.random_subset(7, 3, 5)
     assert len(draws) > 5

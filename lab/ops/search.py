@@ -1,7 +1,7 @@
-"""Which blocks to delete: greedy, exhaustive optimum, evenly spaced, block influence, random.
+"""The searches among selection methods (lab/ops/selection.py): greedy, exhaustive optimum, block influence.
 
-Every selector returns block indices in the model's original numbering, whatever the model.
-Scores are computed on a *probe* split; reported accuracies use the held-out test split.
+Each scores cuts on a *probe* split and returns block indices in the model's original numbering, whatever the
+model; reported accuracies use the held-out test split.
 """
 
 from __future__ import annotations
@@ -82,12 +82,6 @@ def lowest_influence(model: RoutedModel, k: int, x: torch.Tensor) -> list[int]:
     _check_k(model, k)
     bi = block_influence(model, x)
     return sorted(sorted(range(model.n_blocks), key=lambda i: (bi[i], i))[:k])
-
-
-def random_subset(n_blocks: int, k: int, seed: int) -> list[int]:
-    """k blocks drawn uniformly at random."""
-    gen = torch.Generator().manual_seed(seed)
-    return sorted(int(i) for i in torch.randperm(n_blocks, generator=gen)[:k])
 
 
 def _check_k(model: RoutedModel, k: int) -> None:

@@ -33,13 +33,13 @@ from lab.core.recipes import LAYERDROP_MODELS, layerdrop_blocks, layerdrop_scrat
 from lab.core.routes import without
 from lab.core.zoo import ModelSpec, Trained, trained
 from lab.experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial
-from lab.ops import prune, search, selection
+from lab.ops import search, selection
 from lab.ops.recover import RecoveryConfig, recover
 from lab.runtime.progress import Progress, silent, span
 
 MODELS = LAYERDROP_MODELS
 MODEL_LABELS = {"residual": "residual MLP", "vit": "ViT"}
-STRATEGIES = prune.STRATEGIES
+STRATEGIES = ("every-other", "greedy", "influence", "first", "last", "random")  # of selection.METHODS
 P_MAX = 0.7  # beyond this the expected training depth N(1 - p) is under a third of the model
 P_GRID = (0.0, 0.2, 0.5)  # the reference rates of the table and of the page's first figure
 EXACT_SUBSETS = 35  # random pruning averages every subset when there are at most this many (C(8, k) for k != 3..5)
@@ -47,6 +47,13 @@ RANDOM_DRAWS = 8  # otherwise this many distinct subsets, drawn without replacem
 model_spec = layerdrop_spec
 scratch_spec = layerdrop_scratch_spec
 n_blocks = layerdrop_blocks
+
+
+def p_star(keep: int, n_blocks: int) -> float:
+    """The paper's rule of thumb: train with p* = 1 - r/N to prune to r of N blocks (N(1 - p) run on average)."""
+    if not 0 <= keep <= n_blocks:
+        raise ValueError(f"cannot keep {keep} blocks: the model has {n_blocks} (choose 0..{n_blocks})")
+    return 1.0 - keep / n_blocks
 
 
 def check_p(p: float) -> float:
@@ -90,7 +97,7 @@ def random_subsets(n: int, k: int, seed: int) -> tuple[list[list[int]], bool]:
 def _cut(m: RoutedModel, d: Dataset, dropped: list[int]) -> tuple[dict[str, Any], torch.Tensor]:
     route = without(m.n_blocks, dropped)
     ok = correct(m, d.test.x, d.test.y, route)
-    return ({"dropped": list(dropped), "kept": prune.kept(m.n_blocks, dropped), "test_acc": float(ok.double().mean()),
+    return ({"dropped": list(dropped), "kept": selection.kept(m.n_blocks, dropped), "test_acc": E.accuracy(ok).value,
              "probe_acc": accuracy(m, d.probe.x, d.probe.y, route), "draws": 1}, ok)
 
 
@@ -117,8 +124,8 @@ def profile(cfg: ProfileConfig, progress: Progress) -> dict[str, Any]:
     # Greedy deletion is deterministic, so its answer for k deletions is the first k picks of the full order:
     # one search of N rounds serves every depth (N^2/2 trial cuts instead of N^3/6).
     order = search.greedy(m, n, d.probe.x, d.probe.y)
-    for i, s in enumerate(prune.STRATEGIES):
-        progress(0.9 + 0.1 * i / len(prune.STRATEGIES), f"pruning p={cfg.p}: {s}")
+    for i, s in enumerate(STRATEGIES):
+        progress(0.9 + 0.1 * i / len(STRATEGIES), f"pruning p={cfg.p}: {s}")
         rows = []
         for r in range(n + 1):
             if s == "random":
@@ -133,7 +140,7 @@ def profile(cfg: ProfileConfig, progress: Progress) -> dict[str, Any]:
     return {
         "config": cfg,
         "n_blocks": n,
-        "base_acc": float(base_ok.double().mean()),
+        "base_acc": E.accuracy(base_ok).value,
         "base_outcomes": E.pack(base_ok),
         "chance": d.chance,
         "n_test": len(d.test),
@@ -230,10 +237,10 @@ def run(cfg: LayerDropConfig, progress: Progress) -> dict[str, Any]:
         "kept": here["kept"],
         "dropped": here["dropped"],
         "draws": here["draws"],
-        "p_star": prune.p_star(cfg.keep, n),
+        "p_star": p_star(cfg.keep, n),
         "chance": prof["chance"],
         "n_test": prof["n_test"],
-        "strategies": {s: prof["strategies"][s][cfg.keep] for s in prune.STRATEGIES},
+        "strategies": {s: prof["strategies"][s][cfg.keep] for s in STRATEGIES},
         "train_seconds": prof["train_seconds"],
         "eval_seconds": prof["eval_seconds"],
         # the run's strategy at every reference rate: what its figure draws (app/figures_layerdrop.versus_p_of_run)
@@ -309,7 +316,7 @@ def p_star_claim(by_p: dict[float, dict[str, Any]], keep: int, seeds: str = "") 
     """The best trained rate near p* = 1 - r/N against the best rate farther from it (every other pruning),
     paired: an argmax claim decided only when the two argmaxes are separated."""
     nb, n = next(iter(by_p.values()))["n_blocks"], next(iter(by_p.values()))["n_test"]
-    ps = prune.p_star(keep, nb)
+    ps = p_star(keep, nb)
     accs = {p: _acc(prof, "every-other", keep) for p, prof in sorted(by_p.items())}
     near = {p: a for p, a in accs.items() if abs(p - ps) <= NEAR + 1e-9}
     far = {p: a for p, a in accs.items() if abs(p - ps) > NEAR + 1e-9}
@@ -449,7 +456,7 @@ def scratch(cfg: BaselineConfig, progress: Progress) -> dict[str, Any]:
     t = trained(scratch_spec(cfg.model, cfg.keep, cfg.seed), progress)
     d = t.data
     ok = correct(t.model, d.test.x, d.test.y)
-    return {"config": cfg, "n_blocks": t.model.n_blocks, "scratch_acc": float(ok.double().mean()),
+    return {"config": cfg, "n_blocks": t.model.n_blocks, "scratch_acc": E.accuracy(ok).value,
             "outcomes": E.pack(ok), "n_test": len(d.test), "train_seconds": t.info["seconds"]}
 
 
@@ -464,7 +471,7 @@ def distil(cfg: BaselineConfig, progress: Progress) -> dict[str, Any]:
     other blocks (DistilBERT's initialisation) and learns by KD on that route, for as many inputs as training saw."""
     t = trained(model_spec(cfg.model, 0.0, cfg.seed), span(progress, 0.0, 0.3))
     d = t.data
-    kept = prune.kept(t.model.n_blocks, prune.every_other(t.model.n_blocks, cfg.keep))
+    kept = selection.kept(t.model.n_blocks, selection.every_other(t.model.n_blocks, cfg.keep))
     rc = RecoveryConfig(method="kd", seed=cfg.seed)
     rc = replace(rc, steps=distil_steps(t.spec, len(d.train), rc.batch))
     student: RoutedModel = copy.deepcopy(t.model)  # never change the shared trained model
@@ -519,7 +526,7 @@ TABLE_KEEP = (1.0, 0.75, 0.5, 0.25)  # fractions of N in the summary table
 
 def rule_rate(keep: int, n: int) -> float:
     """The reference rate (P_GRID) nearest the rule's p* = 1 - r/N, the larger one on a tie."""
-    ps = prune.p_star(keep, n)
+    ps = p_star(keep, n)
     return min(P_GRID, key=lambda p: (abs(p - ps), -p))
 
 

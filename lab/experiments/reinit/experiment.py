@@ -160,10 +160,7 @@ def suffix_correct(model: RoutedModel, layer: str, states: list[torch.Tensor], x
         start = n
     else:
         return correct(model, x, y)
-    h = states[start]
-    for slot in range(start, n):
-        h = model.run_block(h, slot, slot)
-    return metrics.correct(model.readout(h), y)
+    return metrics.correct(model.readout(model.run_steps(states[start], range(start, n), start)), y)
 
 
 def heatmap(t: Trained, redraw_seed: int, progress: Progress = silent) -> dict[str, Any]:
@@ -177,7 +174,7 @@ def heatmap(t: Trained, redraw_seed: int, progress: Progress = silent) -> dict[s
     sources = [fresh] + [t.checkpoints[e] for e in epochs]
     t0, c0 = time.perf_counter(), time.thread_time()
     base_ok = correct(work, d.test.x, d.test.y)
-    trained_acc, base_packed = float(base_ok.double().mean()), E.pack(base_ok)
+    trained_acc, base_packed = E.accuracy(base_ok).value, E.pack(base_ok)
     with torch.no_grad():
         _, states = work.states(d.test.x)
     acc: list[list[float]] = []
@@ -192,7 +189,7 @@ def heatmap(t: Trained, redraw_seed: int, progress: Progress = silent) -> dict[s
                 continue
             with surgery.swapped(work, layer, src):
                 ok = suffix_correct(work, layer, states, d.test.x, d.test.y)
-            row.append(float(ok.double().mean()))
+            row.append(E.accuracy(ok).value)
             packed.append(E.pack(ok))
         acc.append(row)
         outcomes.append(packed)
@@ -286,7 +283,7 @@ def focus(cfg: FocusConfig, progress: Progress) -> dict[str, Any]:
     d = t.data
     student = changed_model(t, cfg.layer, cfg.op, cfg.checkpoint, cfg.base.redraw_seed)
     base_ok, cut_ok = correct(t.model, d.test.x, d.test.y), correct(student, d.test.x, d.test.y)
-    trained_acc = float(base_ok.double().mean())
+    trained_acc = E.accuracy(base_ok).value
     before = per_class_accuracy(student, d.test.x, d.test.y, d.n_classes)
     rc = RecoveryConfig(method=cfg.recovery, steps=cfg.steps, seed=cfg.seed)
     t0 = time.perf_counter()
@@ -601,8 +598,8 @@ def group(cfg: GroupConfig, progress: Progress) -> dict[str, Any]:
     base_ok = correct(t.model, d.test.x, d.test.y)
     group_ok = correct(surgery.with_layers(t.model, names, src), d.test.x, d.test.y)
     single_ok = [correct(surgery.with_layers(t.model, [name], src), d.test.x, d.test.y) for name in names]
-    base, together = float(base_ok.double().mean()), float(group_ok.double().mean())
-    alone = [float(ok.double().mean()) for ok in single_ok]
+    base, together = E.accuracy(base_ok).value, E.accuracy(group_ok).value
+    alone = [E.accuracy(ok).value for ok in single_ok]
     out = {"config": cfg, "layers": list(names), "base_acc": base, "group_acc": together, "single_accs": alone,
            "single_damages": [base - a for a in alone], "sum_single_damage": sum(base - a for a in alone),
            "group_damage": base - together, "chance": d.chance, "n_test": len(d.test),
