@@ -13,15 +13,26 @@ from typing import Any, Callable, Union
 import torch
 
 from lab.core.data import Dataset, SyntheticConfig, synthetic
+from lab.core.data_csv import is_csv_task, load_csv
 from lab.core.data_digits import digits
+from lab.core.data_mnist1d import mnist1d
+from lab.core.data_tabular import sklearn_table
 from lab.core.models import MLP, MLPConfig, RoutedModel, ViT, ViTConfig
 from lab.core.train import TrainConfig, train
 from lab.runtime import quick
 from lab.runtime.progress import Progress, silent
 from lab.runtime.store import Store, resolve
 
-# Tasks by name. Experiments refer to data by name so that a spec stays a small, hashable value.
-TASKS: dict[str, Callable[[], Dataset]] = {"synthetic": lambda: synthetic(SyntheticConfig()), "digits": digits}
+# Tasks by name. Experiments refer to data by name so that a spec stays a small, hashable value. Besides these, an
+# uploaded CSV is the task `csv:<16 hex digits of its sha256>` (lab/core/data_csv.py), read from the store's root.
+TASKS: dict[str, Callable[[], Dataset]] = {
+    "synthetic": lambda: synthetic(SyntheticConfig()),
+    "digits": digits,
+    "mnist1d": lambda: mnist1d("mnist1d"),
+    "mnist1d-large": lambda: mnist1d("mnist1d-large"),
+    "wine": lambda: sklearn_table("wine"),
+    "breast-cancer": lambda: sklearn_table("breast-cancer"),
+}
 
 # Model classes by config type; other model families register here (see lab.core.models).
 BUILDERS: dict[type, Callable[[Any], RoutedModel]] = {MLPConfig: MLP, ViTConfig: ViT}
@@ -29,8 +40,11 @@ BUILDERS: dict[type, Callable[[Any], RoutedModel]] = {MLPConfig: MLP, ViTConfig:
 ModelConfig = Union[MLPConfig, Any]
 
 
-def task(name: str) -> Dataset:
-    """The data set of a task name."""
+def task(name: str, store: Store | None = None) -> Dataset:
+    """The data set of a task name: one of TASKS, or `csv:<hash>` stored under the store's root (`store`, else the
+    active store); a CSV that is not stored there is a ValueError that says to upload it again or pass --data PATH."""
+    if is_csv_task(name):
+        return load_csv(resolve(store).root, name)
     try:
         return TASKS[name]()
     except KeyError:
@@ -109,7 +123,7 @@ def trained(spec: ModelSpec, progress: Progress = silent, store: Store | None = 
     if hit is not None:
         progress(1.0, "model loaded")
         return hit
-    data = task(spec.task)
+    data = task(spec.task, store)
 
     def fit() -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
         model = build(spec.model, spec.train.seed)
