@@ -10,6 +10,7 @@ from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
 from lab.core import recipes
 from lab.core.models import vit
+from lab.experiments.shuffle import claims as shuffle_claims
 from lab.experiments.shuffle import descriptor as described
 from lab.experiments.shuffle import experiment as shuffle
 from lab.ops import embed
@@ -142,7 +143,7 @@ with page.results():
                 and (not shuffle.walks_all_orders(depth) or both("all_orders")))  # the block x slot claim reads it
     # The workshop question reads this view's claims, once every piece they rest on is in (none before: a claim
     # computed from half the pieces could give another verdict than the whole run); meanwhile the page keeps polling.
-    page.about({"claims": shuffle.claims(runs, mode)} if complete else None)
+    page.about({"claims": shuffle_claims.claims(runs, mode)} if complete else None)
     polled = page.workshop.active and not complete
     if polled:
         pending.show()
@@ -214,7 +215,7 @@ if probes:  # empty figures are not drawn
     charts.show(figs.probe_bars(probes), "fig_probe")
 if complete:
     st.download_button("Download this run's numbers (JSON)",
-                       text.as_json({"run": r, "comparison": b, "claims": shuffle.claims(runs, mode),
+                       text.as_json({"run": r, "comparison": b, "claims": shuffle_claims.claims(runs, mode),
                                      "probe": {m: p["probe"] for m, p in probes.items()}}),
                        file_name=f"layerlab-shuffle-{mode}-d{depth}-n{orders}-seed{seed}.json", mime="application/json",
                        help="Every number on this page, for your own analysis.")
@@ -282,7 +283,7 @@ else:
 
     lines = [line(seq), line(shuf), f"Chance: {pct(seq['chance'])} (the most frequent digit); every accuracy is on "
              f"the same {seq['n_test']} held-out images, so one image is {100 / seq['n_test']:.2f} points."]
-    d = shuffle.trained_order_difference(shuf, seq)
+    d = shuffle_claims.trained_order_difference(shuf, seq)
     lines.append(f"In their trained orders, {shuffle.MODE_LABELS[shuf['mode']]} minus sequential: "
                  f"{100 * d.value:+.1f} points (standard error {100 * d.se:.1f}, paired on the same images).")
     lines.append("Slot probe (chance " + pct(r["probe"]["chance"]) + f"; trained on {r['probe']['n_train']:,} rows, "
@@ -295,9 +296,9 @@ text.section("Against the paper")
 if not complete:
     claims_view.pending()
 else:
-    claims_view.show(shuffle.claims(runs, mode), "Each statement of the paper, checked against this run's numbers "
-                     "with its rule and the run's noise (held-out images paired input by input, and the draw of "
-                     "random orders where not every order is run):", page=page)
+    claims_view.show(shuffle_claims.claims(runs, mode), "Each statement of the paper, checked against this run's "
+                     "numbers with its rule and the run's noise (held-out images paired input by input, and the "
+                     "draw of random orders where not every order is run):", page=page)
 
 text.section("When it breaks")
 st.markdown("""

@@ -14,6 +14,7 @@ from lab import claims as C
 from lab import estimates as E
 from lab.experiments.iot import claims as iot_claims
 from lab.experiments.iot import experiment as iot
+from lab.experiments.shuffle import claims as shuffle_claims
 from lab.experiments.shuffle import experiment as shuffle
 
 RNG_ORDER = np.random.default_rng(7).permutation(4000)
@@ -52,7 +53,7 @@ def prune_row(acc: float, n: int = 397, exact: bool = True, k: int = 20, spread:
 
 def srun(mode: str, base: float, mean: float, worst: float | None = None, n: int = 397, chance: float = 0.1,
          pruned: float | None = None, seq_pruned: float | None = None, depth: int = 6, **kw) -> dict:
-    """A synthetic Shuffle piece set: what `shuffle.claims` reads."""
+    """A synthetic Shuffle piece set: what `shuffle_claims.claims` reads."""
     worst = mean - 0.02 if worst is None else worst
     ro = orders(mean, worst, n=n, **kw)
     out = {"mode": mode, "base_acc": float(vec(base, n).mean()), "chance": chance, "n_test": n, "n_blocks": depth,
@@ -65,46 +66,46 @@ def srun(mode: str, base: float, mean: float, worst: float | None = None, n: int
 
 
 def test_sequential_falls_to_near_chance_three_ways():
-    hold = shuffle.claim_falls_to_chance(srun("sequential", 0.97, 0.12, 0.1))
-    fail = shuffle.claim_falls_to_chance(srun("sequential", 0.97, 0.47, 0.3))
-    noise = shuffle.claim_falls_to_chance(srun("sequential", 0.97, 0.21, 0.15))
+    hold = shuffle_claims.claim_falls_to_chance(srun("sequential", 0.97, 0.12, 0.1))
+    fail = shuffle_claims.claim_falls_to_chance(srun("sequential", 0.97, 0.47, 0.3))
+    noise = shuffle_claims.claim_falls_to_chance(srun("sequential", 0.97, 0.21, 0.15))
     assert (hold["holds"], fail["holds"], noise["holds"]) == (True, False, None)
-    assert hold["measured"]["bar"] == pytest.approx(0.1 + shuffle.NEAR_CHANCE)
+    assert hold["measured"]["bar"] == pytest.approx(0.1 + shuffle_claims.NEAR_CHANCE)
     assert "chosen on a validation split" in hold["source"]  # how the recipe was chosen is said
     # the band is the run's own: 4,000 inputs decide what 397 cannot
-    assert shuffle.claim_falls_to_chance(srun("sequential", 0.97, 0.23, 0.2, n=4000))["holds"] is False
+    assert shuffle_claims.claim_falls_to_chance(srun("sequential", 0.97, 0.23, 0.2, n=4000))["holds"] is False
 
 
 def test_a_sample_of_orders_adds_its_draw_variance_and_all_orders_add_none():
-    tight = shuffle.claim_falls_to_chance(srun("sequential", 0.97, 0.3, 0.2))
-    loose = shuffle.claim_falls_to_chance(srun("sequential", 0.97, 0.3, 0.2, spread=0.1))
+    tight = shuffle_claims.claim_falls_to_chance(srun("sequential", 0.97, 0.3, 0.2))
+    loose = shuffle_claims.claim_falls_to_chance(srun("sequential", 0.97, 0.3, 0.2, spread=0.1))
     assert loose["tests"][0]["se"] > 1.5 * tight["tests"][0]["se"]
     assert "random draws" in loose["tests"][0]["how"]
     # the table of every order: exact over orders (no draw term even when the orders spread)
     r = srun("sequential", 0.97, 0.3, 0.2, spread=0.1)
     r["all_orders"] = {k: r["random_orders"][k] for k in ("accs", "outcomes")}
-    exact = shuffle.claim_falls_to_chance(r)
+    exact = shuffle_claims.claim_falls_to_chance(r)
     assert exact["measured"]["exact_over_orders"] is True and "random draws" not in exact["tests"][0]["how"]
     assert exact["tests"][0]["se"] == pytest.approx(E.binomial_se(exact["tests"][0]["value"], 397))
 
 
 def test_layershuffle_works_in_any_order_three_ways():
-    assert shuffle.claim_any_order(srun("shuffle", 0.95, 0.945, 0.92), "LayerShuffle")["holds"] is True
-    assert shuffle.claim_any_order(srun("shuffle", 0.95, 0.60, 0.30), "LayerShuffle")["holds"] is False
+    assert shuffle_claims.claim_any_order(srun("shuffle", 0.95, 0.945, 0.92), "LayerShuffle")["holds"] is True
+    assert shuffle_claims.claim_any_order(srun("shuffle", 0.95, 0.60, 0.30), "LayerShuffle")["holds"] is False
     # a good mean but one order near chance: not "any order"
-    assert shuffle.claim_any_order(srun("shuffle", 0.95, 0.94, 0.15), "LayerShuffle")["holds"] is False
+    assert shuffle_claims.claim_any_order(srun("shuffle", 0.95, 0.94, 0.15), "LayerShuffle")["holds"] is False
     thr = 0.1 + 0.9 * 0.85
-    c = shuffle.claim_any_order(srun("shuffle", 0.95, thr, 0.9), "LayerShuffle")
+    c = shuffle_claims.claim_any_order(srun("shuffle", 0.95, thr, 0.9), "LayerShuffle")
     assert c["holds"] is None and c["tests"][0]["se_kind"] == "paired"
 
 
 def test_layershuffle_cost_is_paired_against_the_sequential_trained_order():
     seq = srun("sequential", 0.97, 0.3)
-    hold = shuffle.claim_costs_accuracy(seq, srun("shuffle", 0.99, 0.80), "LayerShuffle")
+    hold = shuffle_claims.claim_costs_accuracy(seq, srun("shuffle", 0.99, 0.80), "LayerShuffle")
     assert hold["holds"] is True and hold["measured"]["gap"] == pytest.approx(0.17, abs=0.01)
-    assert shuffle.claim_costs_accuracy(srun("sequential", 0.90, 0.3), srun("shuffle", 0.99, 0.985),
+    assert shuffle_claims.claim_costs_accuracy(srun("sequential", 0.90, 0.3), srun("shuffle", 0.99, 0.985),
                                         "LayerShuffle")["holds"] is False
-    noise = shuffle.claim_costs_accuracy(seq, srun("shuffle", 0.97, 0.965), "LayerShuffle")
+    noise = shuffle_claims.claim_costs_accuracy(seq, srun("shuffle", 0.97, 0.965), "LayerShuffle")
     assert noise["holds"] is None and noise["measured"]["se_kind"] == "paired"
 
 
@@ -124,20 +125,20 @@ def test_slot_probe_must_beat_chance_and_plain_layershuffle_on_unit_length_featu
     shu = {"probe": probe(0.45, seed=1)}
 
     def verdict(p: dict) -> bool | None:
-        return shuffle.claim_slot_decodable({"probe": p}, shu, "-position")["holds"]
+        return shuffle_claims.claim_slot_decodable({"probe": p}, shu, "-position")["holds"]
 
     assert verdict(probe(0.80)) is True
     assert verdict(probe(0.40)) is False
     assert verdict(probe(0.455)) is None
     # the raw features alone (the stream's norm) do not decide: the verdict reads the unit-length probe
     assert verdict(probe(0.45, seed=2, raw=0.95)) is not True
-    c = shuffle.claim_slot_decodable({"probe": probe(0.8)}, shu, "-predict")
+    c = shuffle_claims.claim_slot_decodable({"probe": probe(0.8)}, shu, "-predict")
     assert "6,000 rows" in c["detail"] and c["measured"]["se_kind"] == "bootstrap"
 
 
 def test_the_probe_error_counts_orders_as_clusters():
-    clustered = shuffle.claim_slot_decodable({"probe": probe(0.6, order_effect=0.3)}, {"probe": probe(0.45, seed=1)},
-                                             "-position")
+    clustered = shuffle_claims.claim_slot_decodable({"probe": probe(0.6, order_effect=0.3)},
+                                                    {"probe": probe(0.45, seed=1)}, "-position")
     naive = E.binomial_se(0.6, 6000)
     assert clustered["tests"][0]["se"] > 3 * naive  # orders that differ widen the error; 6,000 rows do not shrink it
 
@@ -146,15 +147,16 @@ def test_claims_follow_the_mode_and_label_the_model_that_ran():
     seq = srun("sequential", 0.97, 0.3, pruned=0.2, seq_pruned=0.2)
     shu = {**srun("shuffle", 0.95, 0.94, pruned=0.8, seq_pruned=0.9), "probe": probe(0.45)}
     pos = {**srun("position", 0.9, 0.88, pruned=0.8), "probe": probe(0.7)}
-    assert [c["key"] for c in shuffle.claims({"sequential": seq, "shuffle": shu}, "sequential")] == [
+    assert [c["key"] for c in shuffle_claims.claims({"sequential": seq, "shuffle": shu}, "sequential")] == [
         "seq_random_chance", "shuffle_any_order", "shuffle_costs_accuracy", "prune_graceful"]
-    cs = by_key(shuffle.claims({"position": pos, "sequential": seq, "shuffle": {"probe": shu["probe"]}}, "position"))
+    cs = by_key(shuffle_claims.claims({"position": pos, "sequential": seq, "shuffle": {"probe": shu["probe"]}},
+                                      "position"))
     assert set(cs) == {"seq_random_chance", "shuffle_any_order", "shuffle_costs_accuracy", "prune_graceful",
                        "slot_decodable"}
     assert cs["shuffle_any_order"]["subject"] == "LayerShuffle-position"  # the -position model's numbers
     assert cs["shuffle_any_order"]["measured"]["trained_order_acc"] == pytest.approx(0.9, abs=0.003)
     # without plain LayerShuffle's probe, the comparison cannot be made: the claim is left out
-    assert "slot_decodable" not in by_key(shuffle.claims({"position": pos, "sequential": seq}, "position"))
+    assert "slot_decodable" not in by_key(shuffle_claims.claims({"position": pos, "sequential": seq}, "position"))
     assert shuffle.claim_modes("predict") == ("predict", "sequential", "shuffle")
     assert shuffle.claim_modes("shuffle") == ("shuffle", "sequential")
     assert shuffle.claim_modes("sequential") == ("sequential", "shuffle")  # LayerShuffle is the run's subject
@@ -164,23 +166,23 @@ def test_pruning_degrades_gracefully_three_ways():
     def verdict(shu_pruned: float, seq_pruned: float, **kw) -> bool | None:
         shu = srun("shuffle", 0.95, 0.94, pruned=shu_pruned, **kw)
         seq = srun("sequential", 0.97, 0.3, seq_pruned=seq_pruned, **kw)
-        return shuffle.claim_prunes_gracefully(shu, seq, "LayerShuffle")["holds"]
+        return shuffle_claims.claim_prunes_gracefully(shu, seq, "LayerShuffle")["holds"]
 
     assert verdict(0.85, 0.3) is True
     assert verdict(0.30, 0.2) is False  # keeps well under half of its margin
     assert verdict(0.85, 0.9) is False  # keeps its margin but the sequential model keeps more
-    keep_line = 0.1 + shuffle.PRUNE_KEEP * 0.85
+    keep_line = 0.1 + shuffle_claims.PRUNE_KEEP * 0.85
     assert verdict(keep_line, 0.2) is None
 
 
 def test_pruning_with_sampled_subsets_adds_the_draw_variance():
     shu = srun("shuffle", 0.95, 0.94, pruned=0.85)
     seq = srun("sequential", 0.97, 0.3, seq_pruned=0.3)
-    exact = shuffle.claim_prunes_gracefully(shu, seq, "LayerShuffle")
+    exact = shuffle_claims.claim_prunes_gracefully(shu, seq, "LayerShuffle")
     k = 3
     shu["pruning"][k]["random_order"] = prune_row(0.85, exact=False, k=10, spread=0.15)
     seq["pruning"][k]["trained_order"] = prune_row(0.3, exact=False, k=10)
-    sampled = shuffle.claim_prunes_gracefully(shu, seq, "LayerShuffle")
+    sampled = shuffle_claims.claim_prunes_gracefully(shu, seq, "LayerShuffle")
     assert all(s["se"] > 2 * e["se"] for s, e in zip(sampled["tests"], exact["tests"], strict=True))
     assert sampled["measured"]["exact"] is False and exact["measured"]["removed"] == 3
 
@@ -199,9 +201,9 @@ def test_blocks_contribute_by_position_three_ways():
     steep = all_orders_run(lambda p: 0.8 + 0.05 * sum(p[s] == s for s in range(3)))  # each block best in its slot
     flat = all_orders_run(lambda p: 0.9)
     noise = all_orders_run(lambda p: 0.5, n=100, noise_seed=3)  # no position effect, few inputs
-    verdicts = [shuffle.claim_position_matters(r, None, "LayerShuffle")["holds"] for r in (steep, flat, noise)]
+    verdicts = [shuffle_claims.claim_position_matters(r, None, "LayerShuffle")["holds"] for r in (steep, flat, noise)]
     assert verdicts == [True, False, None]
-    c = shuffle.claim_position_matters(steep, flat, "LayerShuffle")
+    c = shuffle_claims.claim_position_matters(steep, flat, "LayerShuffle")
     assert c["measured"]["sequential_held_out_spread"] == pytest.approx(0.0)
 
 
@@ -248,7 +250,7 @@ def test_calibration_held_out_slot_spread():
         acc = 0.9 + effect * (perms == np.arange(3)).sum(1)  # each block better in "its" slot
         latent = rng.random(397)  # shared per-input difficulty: orders agree on most images
         mat = (latent[None, :] < acc[:, None]) ^ (rng.random((6, 397)) < 0.03)
-        hi, lo = shuffle.held_out_spread(cells(mat.astype(float)))
+        hi, lo = shuffle_claims.held_out_spread(cells(mat.astype(float)))
         return C.test("spread", E.paired(hi, lo), ">=", 0.0)["holds"]
 
     false_holds = sum(holds(0.0) is True for _ in range(400)) / 400

@@ -127,7 +127,7 @@ def test_cli_rejects_a_bad_depth_in_one_line(capsys):
     assert "depth" in err and err.count("\n") == 1
 
 
-# -- caching by exactly what a result depends on (issue 9) -----------------------------------------------------
+# -- caching by exactly what a result depends on -------------------------------------------------------------
 def test_a_control_that_needs_no_training_trains_and_walks_nothing(tmp_path, monkeypatch):
     """After one run, asking for more random orders reads the model's table of all orders: no training, no walk."""
     from lab.core import zoo
