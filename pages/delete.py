@@ -7,6 +7,7 @@ from app import charts, claims_view, classroom, controls, jobs, text
 from app import figures_delete as figs
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
+from lab.experiments.delete import claims as delete_claims
 from lab.experiments.delete import descriptor as described
 from lab.experiments.delete import experiment as delete
 from lab.ops import recover, search, selection
@@ -150,8 +151,8 @@ lines.append(f"The class hit hardest by the cut is class {worst_class}: {pct(r['
 st.markdown("\n".join(f"- {x}" for x in lines))
 
 text.section("Against the paper")
-claims_view.show(delete.page_claims(r, sweep, race), "The seed's and the papers' statements, checked against this "
-                 "run's numbers. Two accuracies on the same 4,000 held-out inputs are compared input by input "
+claims_view.show(delete_claims.page_claims(r, sweep, race), "The papers' statements, checked against this run's "
+                 "numbers. Two accuracies on the same 4,000 held-out inputs are compared input by input "
                  "(paired: only the inputs on which they disagree add noise); each rule states the lab's bar:",
                  page=page)
 if sweep is None:

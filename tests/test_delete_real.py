@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from lab import claims
+from lab.experiments.delete import claims as DC
 from lab.experiments.delete import experiment as D
 from lab.ops import selection
 from lab.runtime.store import Store
@@ -29,7 +30,7 @@ def test_tiny_real_results_carry_outcomes_that_agree_and_complete_claims(tmp_pat
         assert len(curve) == len(race[method]["curve_steps"]) >= 2
         assert np.allclose(curve, race[method]["curve_acc"], atol=1e-6)
     sw = D.sweep(D.SweepConfig.of(cfg), store=store)
-    page = D.page_claims(r, sw, race)
+    page = DC.page_claims(r, sw, race)
     claims.check(page)
     assert [c["key"] for c in page][-1] == "delete.kd-as-fast-as-ce"
     assert len({c["key"] for c in page}) == len(page)

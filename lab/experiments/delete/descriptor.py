@@ -10,6 +10,7 @@ from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, control
 from lab.catalog.presets import Need, preset
 from lab.claims import claim_line
 from lab.experiment import Pool
+from lab.experiments.delete import claims as delete_claims
 from lab.experiments.delete import experiment as delete
 from lab.experiments.delete.experiment import DeleteConfig, RaceConfig, ShallowConfig, SweepConfig
 from lab.runtime.progress import text_progress
@@ -85,7 +86,7 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
             cells.append(f"{statistics.mean(none):>10.4f} {statistics.mean(kd):>8.4f}")
         print(f"{arch:<9} {statistics.mean(teacher):>8.4f} " + " ".join(cells))
     print(f"\nClaims (noise from the spread of {len(seeds)} seed(s)):")
-    for c in delete.table_claims_of_runs(results, seeds, ks):
+    for c in delete_claims.table_claims_of_runs(results, seeds, ks):
         print(claim_line(c))
 
 
