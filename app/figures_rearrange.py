@@ -8,7 +8,8 @@ import plotly.colors as pc
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from lab.experiments.rearrange import experiment as rearrange
+from lab.core import recipes, routes
+from lab.experiments.rearrange import rows
 
 from . import figures_common as common
 from . import theme
@@ -28,16 +29,16 @@ SHORT = {"identity": "trained order", "skip": "skip one", "skip-first": "skip fi
 def operations(profiles: dict[str, dict[str, Any]], chosen: str) -> go.Figure:
     """Share of the trained accuracy each operation keeps, one bar per model (the chosen model drawn solid)."""
     fig = go.Figure()
-    names = [n for n, _ in rearrange.SUMMARY]
+    names = [n for n, _ in rows.SUMMARY]
     for mo, prof in profiles.items():
-        s = rearrange.summary(prof)
+        s = rows.summary(prof)
         mine = mo == chosen
         fig.add_bar(x=[SHORT[n] for n in names], y=[s[n]["acc"] / prof["base_acc"] for n in names],
-                    name=rearrange.MODEL_LABELS[mo] + (" (chosen)" if mine else ""),
+                    name=recipes.model(mo).label + (" (chosen)" if mine else ""),
                     marker={"color": MODEL_COLOURS[mo], "opacity": 1.0 if mine else 0.45,
                             "pattern": {"shape": MODEL_PATTERNS[mo], "fgcolor": "#ffffff", "solidity": 0.35},
                             "line": {"color": theme.TRAINED_ORDER, "width": 1.5 if mine else 0}},
-                    customdata=[[s[n]["acc"], s[n]["block_runs"], lab] for n, lab in rearrange.SUMMARY],
+                    customdata=[[s[n]["acc"], s[n]["block_runs"], lab] for n, lab in rows.SUMMARY],
                     hovertemplate="%{x}: keeps %{y:.1%} of the trained accuracy<br>held-out %{customdata[0]:.1%}, "
                                   "%{customdata[1]} block runs<br>%{customdata[2]}<extra>" + mo + "</extra>")
     # Chance as a share of each model's trained accuracy: one dotted line per model (they differ: 5 % of the MLP's,
@@ -67,8 +68,8 @@ def per_block(prof: dict[str, Any]) -> go.Figure:
     symbols = {"skip": "circle", "swap": "diamond", "repeat": "square"}
     for op, symbol in symbols.items():
         colour = theme.OPERATION_COLOURS[op]
-        bs = rearrange.valid_blocks(op, n, "include")
-        fig.add_scatter(x=list(bs), y=[ops[rearrange.row_key(op, b, ends="include")]["acc"] for b in bs],
+        bs = routes.valid_blocks(op, n, "include")
+        fig.add_scatter(x=list(bs), y=[ops[rows.row_key(op, b, ends="include")]["acc"] for b in bs],
                         name={"skip": "skip block b", "swap": "swap b and b+1",
                               "repeat": "repeat b in place of all blocks"}[op],
                         mode="lines+markers", line={"color": colour}, marker={"symbol": symbol, "size": 11},
@@ -160,11 +161,11 @@ def spans(profiles: dict[str, dict[str, Any]]) -> go.Figure:
     operation; each point is the mean over every window of that span."""
     models = list(profiles)
     fig = make_subplots(rows=1, cols=len(models), shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=[rearrange.MODEL_LABELS[m] for m in models])
+                        subplot_titles=[recipes.model(m).label for m in models])
     for col, mo in enumerate(models, 1):
         prof = profiles[mo]
-        sw = rearrange.span_sweep(prof)
-        for op in rearrange.SWEEP_OPS:
+        sw = rows.span_sweep(prof)
+        for op in rows.SWEEP_OPS:
             fig.add_scatter(x=sw["spans"], y=sw["curves"][op], name=SPAN_NAMES[op], legendgroup=op,
                             showlegend=col == 1, mode="lines+markers", line={"color": SPAN_COLOURS[op], "width": 3},
                             marker={"symbol": SPAN_SYMBOLS[op], "size": 10},
@@ -183,7 +184,7 @@ def spans(profiles: dict[str, dict[str, Any]]) -> go.Figure:
 @figure
 def loops(prof: dict[str, Any]) -> go.Figure:
     """Parallel-loop: accuracy against the loop count K, one line per span (darker: longer), best K marked."""
-    sw = rearrange.span_sweep(prof)
+    sw = rows.span_sweep(prof)
     fig = go.Figure()
     shades = pc.sample_colorscale(theme.AMOUNT_SCALE, [0.15 + 0.7 * i / max(len(sw["spans"]) - 1, 1)
                                                       for i in range(len(sw["spans"]))])
@@ -200,5 +201,5 @@ def loops(prof: dict[str, Any]) -> go.Figure:
     common.chance_line(fig, prof["chance"])
     fig.update_xaxes(title="loop count K (the parallel window run K times)", dtick=1)
     common.accuracy_axis(fig)
-    return theme.layout(fig, f"Parallel, looped: {rearrange.MODEL_LABELS[prof['model']]} (stars: best K per span)",
+    return theme.layout(fig, f"Parallel, looped: {recipes.model(prof['model']).label} (stars: best K per span)",
                         height=460)

@@ -8,7 +8,8 @@ from app import figures_lens as figs
 from app.text import pts_between
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
-from lab.core import metrics
+from lab.core import metrics, recipes
+from lab.experiments.lens import claims as lens_claims
 from lab.experiments.lens import descriptor as described
 from lab.experiments.lens import experiment as lens
 from lab.ops import layer_lens as methods
@@ -64,7 +65,7 @@ def main_figure(r: dict, title: str | None, height: int):
 
 
 with page.results():
-    r = jobs.run(f"Training or loading the {lens.MODEL_LABELS[model]} and reading every layer", lens.run, cfg)
+    r = jobs.run(f"Training or loading the {recipes.model(model).label} and reading every layer", lens.run, cfg)
     if r is None:
         st.stop()
     pin = page.pinned()
@@ -127,18 +128,18 @@ st.markdown(f"""
    Gromov et al. use the last token only).
 7. **The real cost**: held-out accuracy with each block deleted (and each pair of neighbours), no retraining.
    Spearman's rank correlation says whether the cheap geometry predicts it; its noise comes from
-   {lens.BOOTSTRAP} bootstrap resamples of the held-out inputs, plus an exact permutation test over the blocks.
+   {lens_claims.BOOTSTRAP} bootstrap resamples of the held-out inputs, plus an exact permutation test over the blocks.
 """)
 
 text.section("The code")
 text.show_code([methods.lens_logits, methods.fit_affine, methods.fit_tuned_lens, methods.commitment,
                 metrics.block_influence, metrics.angular_distance, lens.measure],
                "The functions that produced these numbers, read from the running source:")
-text.show_code([lens.claims])
+text.show_code([lens_claims.claims])
 
 text.section("What the simulations show")
 half = r["n_blocks"] // 2
-lines = [f"The {lens.MODEL_LABELS[model]} scores **{pct(r['base_acc'])}** held-out (chance {pct(r['chance'])}). "
+lines = [f"The {recipes.model(model).label} scores **{pct(r['base_acc'])}** held-out (chance {pct(r['chance'])}). "
          f"Read after the stem its own head gives **{pct(r['slot_acc'][0])}**, halfway (after {half} of "
          f"{r['n_blocks']} blocks) "
          f"**{pct(r['slot_acc'][half])}**; the tuned lens gives {pct(r['tuned_slot_acc'][0])} and "

@@ -8,10 +8,12 @@ from app import figures_rearrange as figs
 from app.text import pts_between
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
-from lab.core import metrics
+from lab.core import metrics, recipes, routes
 from lab.core.models.base import Parallel, RoutedModel
+from lab.experiments.rearrange import claims as rearrange_claims
 from lab.experiments.rearrange import descriptor as described
 from lab.experiments.rearrange import experiment as rearrange
+from lab.experiments.rearrange import rows
 
 Config = rearrange.RearrangeConfig
 
@@ -54,10 +56,10 @@ cfg = controls.make_config(Config, model=model, op=op, block=block, reduce=reduc
 
 def what_of(s: dict) -> str:
     """The operation of a setting in words, with its block and loop count filled in."""
-    b, k, sp = s["block"], s.get("loops", rearrange.LOOPS), s.get("span", 0)
-    what = (rearrange.OP_LABELS[s["op"]].replace("block b", f"block {b}").replace("b and b+1", f"{b} and {b + 1}")
+    b, k, sp = s["block"], s.get("loops", routes.LOOPS), s.get("span", 0)
+    what = (routes.OPS[s["op"]].label.replace("block b", f"block {b}").replace("b and b+1", f"{b} and {b + 1}")
             .replace("K times", "once" if k == 1 else "twice" if k == 2 else f"{k} times"))
-    if sp and s["op"] in rearrange.SPAN_OPS:
+    if sp and s["op"] in routes.SPAN_OPS:
         win = f"blocks {b} to {b + sp - 1}"
         what = (what.replace("the middle", win).replace("middle in parallel", f"{win} in parallel")
                 .replace("skip block", "skip from block")
@@ -86,7 +88,7 @@ def main_figure(r: dict, title: str | None, height: int):
 
 
 with page.results():
-    r = jobs.run(f"Training or loading the {rearrange.MODEL_LABELS[model]} and running every rearrangement",
+    r = jobs.run(f"Training or loading the {recipes.model(model).label} and running every rearrangement",
                  rearrange.run, cfg)
     if r is None:
         st.stop()
@@ -116,7 +118,7 @@ if profiles is not None:
                "runs the window's first block in each of its slots; compare it with skipping the same window.")
     charts.show(figs.loops(mine), "fig_loops")
     st.caption(f"Parallel-loop on the chosen model: the window run in parallel (mean of updates) K = 1 to "
-               f"{rearrange.MAX_LOOPS} times, each line a span (averaged over its windows); the star marks each "
+               f"{routes.MAX_LOOPS} times, each line a span (averaged over its windows); the star marks each "
                "span's best K. Sun et al. report that the best K grows with the number of layers run in parallel.")
     left, right = st.columns(2)
     charts.show(figs.similarity(mine, "cosine"), "fig_cos", left)
@@ -163,7 +165,7 @@ st.markdown(f"""
    middle every block, a control for how special the ends are.
 4. **Span** (Sun et al.'s [start, end)): skip, reverse, repeat and parallel can act on a window of s consecutive
    middle blocks from block b instead; every window of every span, and parallel-loop with K = 1 to
-   {rearrange.MAX_LOOPS}, is part of the same stored table.
+   {routes.MAX_LOOPS}, is part of the same stored table.
 5. Every operation with every argument is scored on held-out data in one pass ({rearrange.RANDOM_DRAWS} random
    orders for *random*), and stored with the model: moving a control afterwards only reads the table.
 6. **Similarity maps**: the hidden state after the stem and after every block, compared pairwise by cosine
@@ -178,18 +180,19 @@ st.markdown(f"""
 """)
 
 text.section("The code")
-text.show_code([Parallel, RoutedModel.run_parallel, RoutedModel.run_steps, rearrange.route_of,
+text.show_code([Parallel, RoutedModel.run_parallel, RoutedModel.run_steps, routes.route_of, routes.PrefixStates,
                 rearrange.random_routes, metrics.unbiased_hsic, metrics.debiased_cka, rearrange.similarity,
                 rearrange.profile],
                "The functions that produced these numbers, read from the running source:")
-text.show_code([rearrange.model_claims, rearrange.span_sweep, rearrange.loops_decision, rearrange.shuffle_claim])
+text.show_code([rearrange_claims.model_claims, rows.span_sweep, rearrange_claims.loops_decision,
+                rearrange_claims.shuffle_claim])
 
 text.section("What the simulations show")
-lines = [f"In its trained order the {rearrange.MODEL_LABELS[model]} scores **{pct(r['base_acc'])}** (chance "
+lines = [f"In its trained order the {recipes.model(model).label} scores **{pct(r['base_acc'])}** (chance "
          f"{pct(r['chance'])}); **{what}** gives **{pct(r['acc'])}** ({pts_between(r['acc'], r['base_acc'])}) for "
          f"{r['block_runs']} block runs."]
 if profiles is not None:
-    s = rearrange.summary(mine)
+    s = rows.summary(mine)
     best = max((k for k in s if k != "identity"), key=lambda k: s[k]["acc"])
     worst = min(s, key=lambda k: s[k]["acc"])
     lines.append(f"For this model the gentlest operation is **{figs.SHORT[best]}** ({pct(s[best]['acc'])}), the "

@@ -14,8 +14,11 @@ import pytest
 
 from lab import claims as C
 from lab import estimates
+from lab.core import routes
 from lab.experiments.delete import claims as D
+from lab.experiments.rearrange import claims as RC
 from lab.experiments.rearrange import experiment as R
+from lab.experiments.rearrange import rows
 from lab.ops import selection
 
 
@@ -69,14 +72,14 @@ def fake_profile(model: str = "vit-sequential", base: float = 0.95, chance: floa
         outs[key] = estimates.pack(right)
         ops[key] = {"acc": float(right.mean()), "block_runs": n, **extra}
 
-    for ends in R.ENDS:
+    for ends in routes.ENDS:
         for op in R.OPS:
-            if op in R.BLOCK_OPS:
-                for b in R.valid_blocks(op, n, ends):
+            if op in routes.BLOCK_OPS:
+                for b in routes.valid_blocks(op, n, ends):
                     put(R.row_key(op, b, ends=ends), acc(op, b))
-            elif op in R.REDUCE_OPS or op in R.LOOP_OPS:
+            elif op in routes.REDUCE_OPS or op in routes.LOOP_OPS:
                 for red in R.REDUCES:
-                    for k in range(1, R.MAX_LOOPS + 1):
+                    for k in range(1, routes.MAX_LOOPS + 1):
                         put(R.row_key(op, None, red, ends, k), acc(op, None))
             elif op == "random":
                 draws = [outcomes(acc(op, None), n_test, f"random|{model}|{seed}|{j}", 0.5) for j in range(20)]
@@ -86,11 +89,11 @@ def fake_profile(model: str = "vit-sequential", base: float = 0.95, chance: floa
                 ops[key] = {"acc": float(np.mean(accs)), "accs": accs, "draws": 20, "block_runs": n}
             else:
                 put(R.row_key(op, ends=ends), base if op == "identity" else acc(op, None))
-        for sp in range(1, len(R.middle(n, ends)) + 1):
-            for win in R.windows(n, ends, sp):
-                for op in R.SPAN_OPS:
-                    for red in (R.REDUCES if op in R.REDUCE_OPS else (None,)):
-                        for k in (range(1, R.MAX_LOOPS + 1) if op in R.LOOP_OPS else (R.LOOPS,)):
+        for sp in range(1, len(routes.middle(n, ends)) + 1):
+            for win in routes.windows(n, ends, sp):
+                for op in routes.SPAN_OPS:
+                    for red in (R.REDUCES if op in routes.REDUCE_OPS else (None,)):
+                        for k in (range(1, routes.MAX_LOOPS + 1) if op in routes.LOOP_OPS else (routes.LOOPS,)):
                             put(R.row_key(op, win[0], red, ends, k, sp), spanned(op, sp, k))
     return {"config": {"model": model, "seed": seed}, "model": model, "n_blocks": n, "n_test": n_test,
             "base_acc": base, "chance": chance, "ops": ops, "outcomes": outs}
@@ -112,7 +115,7 @@ def verdict(claims: list[dict[str, Any]], name: str) -> bool | None:
     (dict(first=0.895, last=0.3, mid=0.9), None),  # two inputs apart
 ])
 def test_ends_most_sensitive(kw, want):
-    assert verdict(R.model_claims([fake_profile(**kw)]), "ends-most-sensitive") is want
+    assert verdict(RC.model_claims([fake_profile(**kw)]), "ends-most-sensitive") is want
 
 
 @pytest.mark.parametrize("kw,want", [
@@ -121,7 +124,7 @@ def test_ends_most_sensitive(kw, want):
     (dict(mid=0.9 * 0.95, swap=0.93), None),  # exactly at the 90 % bar
 ])
 def test_middle_tolerates_skip_and_swap(kw, want):
-    assert verdict(R.model_claims([fake_profile(**kw)]), "middle-tolerates-skip-swap") is want
+    assert verdict(RC.model_claims([fake_profile(**kw)]), "middle-tolerates-skip-swap") is want
 
 
 @pytest.mark.parametrize("kw,want", [
@@ -130,7 +133,7 @@ def test_middle_tolerates_skip_and_swap(kw, want):
     (dict(mid=0.90, swap=0.905), None),
 ])
 def test_swap_cheaper_than_skip(kw, want):
-    assert verdict(R.model_claims([fake_profile(**kw)]), "swap-cheaper-than-skip") is want
+    assert verdict(RC.model_claims([fake_profile(**kw)]), "swap-cheaper-than-skip") is want
 
 
 @pytest.mark.parametrize("kw,want", [
@@ -139,12 +142,12 @@ def test_swap_cheaper_than_skip(kw, want):
     (dict(repeat=0.5, skip_middle=0.505), None),
 ])
 def test_repeat_is_compared_with_skipping_the_same_span(kw, want):
-    assert verdict(R.model_claims([fake_profile(**kw)]), "repeat-worse-than-skip") is want
+    assert verdict(RC.model_claims([fake_profile(**kw)]), "repeat-worse-than-skip") is want
 
 
 def test_repeat_claim_reads_the_whole_middle_skip_not_a_single_block():
     """The old comparison used skipping ONE block (mid); the claim must follow skip-middle alone."""
-    c = one(R.model_claims([fake_profile(repeat=0.5, skip_middle=0.3, mid=0.95)]), "repeat-worse-than-skip")
+    c = one(RC.model_claims([fake_profile(repeat=0.5, skip_middle=0.3, mid=0.95)]), "repeat-worse-than-skip")
     assert c["holds"] is False
     assert c["measured"]["skip_span_acc"] == pytest.approx(0.3, abs=1 / 397)
 
@@ -155,13 +158,13 @@ def test_repeat_claim_reads_the_whole_middle_skip_not_a_single_block():
     (dict(parallel=0.1 + 0.5 * 0.85), None),  # exactly half the margin over chance
 ])
 def test_parallel_graceful(kw, want):
-    assert verdict(R.model_claims([fake_profile(**kw)]), "parallel-graceful") is want
+    assert verdict(RC.model_claims([fake_profile(**kw)]), "parallel-graceful") is want
 
 
 def test_pairing_decides_what_the_unpaired_error_cannot():
     """A 4-point gap between two correlated rows on the ViT's 397 images: the unpaired error (2 x 3.5 pts) cannot
     tell, the paired one (the discordant images only) decides; the claim's error is the paired one."""
-    c = one(R.model_claims([fake_profile(repeat=0.50, skip_middle=0.54)]), "repeat-worse-than-skip")
+    c = one(RC.model_claims([fake_profile(repeat=0.50, skip_middle=0.54)]), "repeat-worse-than-skip")
     unpaired = estimates.independent(estimates.of_accuracy(0.54, 397), estimates.of_accuracy(0.50, 397))
     assert c["holds"] is True and c["measured"]["se_kind"] == "paired"
     assert c["measured"]["se"] < unpaired.se / 2 and 0.04 < 2 * unpaired.se
@@ -170,8 +173,8 @@ def test_pairing_decides_what_the_unpaired_error_cannot():
 def test_seed_spread_widens_the_noise():
     one_seed = [fake_profile(parallel=0.85)]
     two = [fake_profile(parallel=0.85), fake_profile(parallel=0.25, seed=1)]
-    assert verdict(R.model_claims(one_seed), "parallel-graceful") is True
-    pooled = one(R.model_claims(two), "parallel-graceful")
+    assert verdict(RC.model_claims(one_seed), "parallel-graceful") is True
+    pooled = one(RC.model_claims(two), "parallel-graceful")
     assert pooled["holds"] is None and pooled["measured"]["se_kind"] == "seeds"  # mean 0.55, the seeds disagree
 
 
@@ -179,14 +182,14 @@ def test_seed_spread_widens_the_noise():
 def test_layershuffle_tolerates_every_operation(shuffled, want):
     seq = fake_profile("vit-sequential", uniform=0.5)
     shu = fake_profile("vit-shuffle", uniform=shuffled)
-    c = R.shuffle_claim([seq], [shu])
+    c = RC.shuffle_claim([seq], [shu])
     C.check([c])
     assert c["holds"] is want
 
 
 def test_claims_cover_every_model_and_keys_are_unique():
     profs = {mo: [fake_profile(mo)] for mo in R.MODELS}
-    cs = R.claims(profs)
+    cs = RC.claims(profs)
     C.check(cs)
     assert len({c["key"] for c in cs}) == len(cs) == 7 * len(R.MODELS) + 1
     assert all("Sun et al" in c["source"] or "Lad et al" in c["source"] or "Freiberger" in c["source"] for c in cs)
@@ -200,7 +203,7 @@ def test_claims_cover_every_model_and_keys_are_unique():
     (dict(span_skip=lambda s: 0.5, span_repeat=lambda s: 0.495), None),
 ])
 def test_repeat_worse_than_skip_at_every_span(kw, want):
-    assert verdict(R.model_claims([fake_profile(**kw)]), "repeat-worse-than-skip-every-span") is want
+    assert verdict(RC.model_claims([fake_profile(**kw)]), "repeat-worse-than-skip-every-span") is want
 
 
 @pytest.mark.parametrize("kw,want", [
@@ -211,12 +214,12 @@ def test_repeat_worse_than_skip_at_every_span(kw, want):
     (dict(loop_peak=lambda s: 8, loop_drop=0.1), None),  # the same best K, at the end of the K tried
 ])
 def test_best_loops_grow_with_span(kw, want):
-    c = one(R.model_claims([fake_profile(**kw)]), "best-loops-grow-with-span")
+    c = one(RC.model_claims([fake_profile(**kw)]), "best-loops-grow-with-span")
     assert c["holds"] is want, c["detail"]
 
 
 def test_best_loops_compares_the_two_argmaxes_at_the_long_span():
-    c = one(R.model_claims([fake_profile(loop_peak=lambda s: 2 * s)]), "best-loops-grow-with-span")
+    c = one(RC.model_claims([fake_profile(loop_peak=lambda s: 2 * s)]), "best-loops-grow-with-span")
     m = c["measured"]
     assert (m["best_k_short"], m["best_k_long"], m["compared_k"]) == (4, 8, 4)
     assert m["difference"] == pytest.approx(4 * 0.05, abs=0.03)  # K = 8 against K = 4 at span 4, odd inputs only
@@ -226,9 +229,9 @@ def test_best_loops_compares_the_two_argmaxes_at_the_long_span():
 def test_span_sweep_averages_every_window_of_a_span():
     prof = fake_profile()
     n = prof["n_blocks"]
-    prof["ops"][R.row_key("skip", 1, None, "keep", R.LOOPS, 2)]["acc"] = 0.0  # one of the three windows of span 2
-    sw = R.span_sweep(prof)
-    assert sw["spans"] == [1, 2, 3, 4] and len(R.windows(n, "keep", 2)) == 3
+    prof["ops"][R.row_key("skip", 1, None, "keep", routes.LOOPS, 2)]["acc"] = 0.0  # one of the three windows of span 2
+    sw = rows.span_sweep(prof)
+    assert sw["spans"] == [1, 2, 3, 4] and len(routes.windows(n, "keep", 2)) == 3
     assert sw["curves"]["skip"][1] == pytest.approx((0.0 + 2 * 0.7) / 3, abs=2 / 397)
     assert sw["best_loops"] == {"1": 1, "2": 2, "3": 3, "4": 4}
 
@@ -532,7 +535,7 @@ def loop_rows(gen: np.random.Generator, n: int, peak: int, drop: float, p: float
     ease = gen.random(n)
     noise = [gen.random(n) for _ in range(2)]
     rows = []
-    for k in range(1, R.MAX_LOOPS + 1):
+    for k in range(1, routes.MAX_LOOPS + 1):
         mix = np.where(gen.random(n) < 0.05, noise[k % 2], ease)
         rows.append((mix < p - drop * abs(k - peak)).astype(float))
     return rows
@@ -542,13 +545,13 @@ def test_calibration_best_loop_count_against_span():
     """Flat loop curves at both spans (no best K anywhere): a verdict either way at most 5 % of the time; the best
     K moving from 2 to 6 with 2 points per step of K (Sun et al. report the best K growing with the span) holds."""
     gen = np.random.default_rng(5)
-    flat = [R.loops_decision(loop_rows(gen, 397, 1, 0.0), loop_rows(gen, 397, 1, 0.0))[0]["holds"]
+    flat = [RC.loops_decision(loop_rows(gen, 397, 1, 0.0), loop_rows(gen, 397, 1, 0.0))[0]["holds"]
             for _ in range(SIMS)]
     assert rate(flat, True) <= 0.05 and rate(flat, False) <= 0.05
-    grows = [R.loops_decision(loop_rows(gen, 397, 2, 0.02), loop_rows(gen, 397, 6, 0.02))[0]["holds"]
+    grows = [RC.loops_decision(loop_rows(gen, 397, 2, 0.02), loop_rows(gen, 397, 6, 0.02))[0]["holds"]
              for _ in range(SIMS)]
     assert rate(grows, True) >= 0.8
-    shrinks = [R.loops_decision(loop_rows(gen, 397, 6, 0.02), loop_rows(gen, 397, 2, 0.02))[0]["holds"]
+    shrinks = [RC.loops_decision(loop_rows(gen, 397, 6, 0.02), loop_rows(gen, 397, 2, 0.02))[0]["holds"]
                for _ in range(SIMS)]
     assert rate(shrinks, False) >= 0.8 and rate(shrinks, True) <= 0.05
 

@@ -11,6 +11,7 @@ import torch
 from lab.claims import check
 from lab.core import metrics
 from lab.core.models import MLP, MLPConfig, ViT, ViTConfig
+from lab.experiments.lens import claims as LC
 from lab.experiments.lens import experiment as E
 from lab.ops import layer_lens as L
 
@@ -159,7 +160,7 @@ def test_measure_on_a_small_model():
     assert max(r["commit"]["depth"]) <= n and sum(r["commit"]["hist"]) == 300
     assert len(r["block_influence"]) == n and len(r["delete_cost"]) == n and len(r["pair_delete_cost"]) == n - 1
     assert [len(row) for row in r["angular_distance"]] == [n] * n
-    check(E.claims({**r, "model": "residual"}))
+    check(LC.claims({**r, "model": "residual"}))
 
 
 def test_routes_of_a_change_and_bad_blocks():
@@ -182,7 +183,7 @@ def _prof(influence=None, angular=None, tuned=None) -> dict:
 
 
 def _verdict(prof: dict, key: str):
-    return {c["key"]: c for c in E.claims(prof)}[key]["holds"]
+    return {c["key"]: c for c in LC.claims(prof)}[key]["holds"]
 
 
 @pytest.mark.parametrize("key", ["influence", "angular"])
@@ -224,7 +225,7 @@ def test_table_averages_seeds_and_keeps_every_claim():
         for _, cfg in calls:
             p = {**base, "model": cfg.model, "chance": 0.05,
                  "slot_acc": [a + 0.1 * cfg.seed for a in base["slot_acc"]]}
-            out.append({**p, "claims": E.claims(p)})
+            out.append({**p, "claims": LC.claims(p)})
         return out
 
     t = E.table([0, 1], pool=fake_pool)
@@ -247,7 +248,7 @@ def test_calibration_rank_rule(monkeypatch):
         order = rng.permutation(n_blocks).astype(float)
         score = rng.normal(size=(n_in, n_blocks)) * 0.5 + order
         cost = rng.normal(size=(n_in, n_blocks)) + effect * order + (1 - effect) * rng.permutation(n_blocks)
-        return E._rank_claim("influence", "s", "src", E._rank_check(score, cost, i, 1), "w", "blocks", None)["holds"]
+        return LC._rank_claim("influence", "s", "src", E._rank_check(score, cost, i, 1), "w", "blocks", None)["holds"]
 
     assert sum(verdict(i, 0.0) is True for i in range(400)) / 400 <= 0.05
     assert sum(verdict(i, 1.0) is True for i in range(20)) >= 18

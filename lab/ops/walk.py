@@ -107,7 +107,7 @@ def route_outcomes(model: RoutedModel, x: torch.Tensor, y: torch.Tensor,
         if cls_only and not child["next"]:  # a last block: only its CLS row reaches the readout
             score(_last_block_cls(model, h, b, slot), child["ends"])
             return None
-        hb = model.run_block(h, b, slot)
+        hb = model.run_steps(h, (b,), slot)  # the rest of the route from a stored state, one block at a time
         score(hb, child["ends"])
         return hb if child["next"] else None
 

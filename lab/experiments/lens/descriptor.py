@@ -8,9 +8,10 @@ from typing import Any
 from lab.catalog.descriptor import Descriptor, Table, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
 from lab.claims import claim_line
+from lab.core import recipes
 from lab.experiment import Pool
 from lab.experiments.lens import experiment as lens
-from lab.experiments.lens.experiment import MODEL_LABELS, LensConfig
+from lab.experiments.lens.experiment import LensConfig
 from lab.runtime.progress import text_progress
 
 # The page calls the route change "change" in its links (change=delete); the config's field is `route_op`.
@@ -38,7 +39,7 @@ def config_of(settings: dict[str, Any]) -> LensConfig:
 def needs(settings: dict[str, Any]) -> list[Need]:
     """What the page computes for a setting: the model's lens profile and the view with its change."""
     cfg = config_of(settings)
-    return [Need(f"the {MODEL_LABELS[cfg.model]}, every layer read", lens.profile, cfg.model_cfg),
+    return [Need(f"the {recipes.model(cfg.model).label}, every layer read", lens.profile, cfg.model_cfg),
             Need("this change", lens.run, cfg)]
 
 
@@ -53,7 +54,7 @@ def _row(xs: list[float]) -> str:
 
 def summary(r: dict[str, Any]) -> str:
     c = r["config"]
-    lines = [f"{MODEL_LABELS[c['model']]}, seed {c['seed']}: held-out {r['base_acc']:.4f} (chance "
+    lines = [f"{recipes.model(c['model']).label}, seed {c['seed']}: held-out {r['base_acc']:.4f} (chance "
              f"{r['chance']:.3f}); slots {', '.join(r['slots'])}",
              f"logit lens accuracy %  {_row(r['slot_acc'])}",
              f"tuned lens accuracy %  {_row(r['tuned_slot_acc'])}",
@@ -76,7 +77,8 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
     t = lens.table(seeds, progress=text_progress, pool=pool)
     print(f"Layer lens: held-out accuracy (%) read after the stem and after every block, mean of seed(s) {seeds}")
     for mo, row in t["rows"].items():
-        print(f"\n{MODEL_LABELS[mo]} (trained {100 * row['base_acc']:.1f} %, chance {100 * row['chance']:.1f} %, "
+        print(f"\n{recipes.model(mo).label} (trained {100 * row['base_acc']:.1f} %, "
+              f"chance {100 * row['chance']:.1f} %, "
               f"mean blocks before the answer settles {row['commit_mean']:.2f})")
         print(f"  {'logit lens':<12}{_row(row['slot_acc'])}")
         print(f"  {'tuned lens':<12}{_row(row['tuned_slot_acc'])}")

@@ -3,8 +3,8 @@
 `profile(ModelConfig)` trains (or loads: the same specs and seeds as the Delete, Shuffle and LayerDrop pages) one
 model and measures, on the held-out split: the logit lens and a tuned lens per slot (accuracy, entropy, KL to the
 final prediction), commitment depth per input, block influence and the angular-distance triangle, and what
-deleting each block (and each pair of neighbours) really costs, plus the claims that compare them (lab/ops/layer_lens.py
-has the methods). One entry per (model, seed) serves every control of the page.
+deleting each block (and each pair of neighbours) really costs, plus the claims that compare them (claims.py;
+lab/ops/layer_lens.py has the methods). One entry per (model, seed) serves every control of the page.
 `run(LensConfig)` adds the logit lens of the same model after a change of route (a block deleted, two swapped, a
 random order) beside the intact one.
 """
@@ -15,34 +15,29 @@ import math
 import statistics
 import time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import torch
 
-from lab import claims as C
-from lab import estimates as E
-from lab.claims import Z
-from lab.core import metrics, streams
+from lab.core import metrics, recipes, routes, streams
 from lab.core.models import RoutedModel
 from lab.core.models.base import logits_of
-from lab.core.recipes import layerdrop_blocks, shared_blocks, shared_spec
-from lab.core.routes import random_permutation, without
+from lab.core.recipes import layerdrop_blocks
+from lab.core.routes import without
 from lab.core.zoo import ModelSpec, trained
 from lab.experiment import Pool, check, entry, param, seed_param, serial
+from lab.experiments.lens.claims import BOOTSTRAP, claims
 from lab.ops import layer_lens as lens
 from lab.runtime.progress import Progress, silent, span
 
-MODELS = ("residual", "plain", "vit-sequential", "vit-shuffle", "layerdrop")
-MODEL_LABELS = {"residual": "residual MLP", "plain": "plain MLP", "vit-sequential": "ViT, trained in order",
-                "vit-shuffle": "ViT, trained with LayerShuffle", "layerdrop": "residual MLP, LayerDrop p = 0.5"}
-ROUTE_OPS = ("none", "delete", "swap", "random")
+MODELS = ("residual", "plain", "vit-sequential", "vit-shuffle", "layerdrop")  # a subset of lab.core.recipes.MODELS
+# The page's changes of route, each the registry's operation of that name (lab.core.routes.OPS) on every block; the
+# page says "delete" where the registry says "skip" (the same operation), so that its links keep their values.
+ROUTE_OPS = {"none": "identity", "delete": "skip", "swap": "swap", "random": "random"}
 ROUTE_OP_LABELS = {"none": "intact (trained order)", "delete": "delete block b", "swap": "swap blocks b and b+1",
                    "random": "every block in a random order"}
 TUNED_INPUTS = 10_000  # training inputs the tuned lens is fitted on (the digits have 1,400)
-BOOTSTRAP = 200  # resamples of the held-out inputs for the error of a rank correlation
-RHO_BAR = 0.5  # "predicts": Spearman's rho at least this
-P_BAR = 0.05  # and a random ranking of the blocks does as well at most this often
 EXAMPLES = 6  # early- and late-committing inputs shown
 
 
@@ -50,33 +45,17 @@ def n_blocks(model: str) -> int:
     """Blocks of a model, without building it."""
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MODELS)}")
-    return shared_blocks(model)
-
-
-def model_spec(model: str, seed: int) -> ModelSpec:
-    """The other pages' recipes: Delete's MLPs, Shuffle's 6-block ViTs, LayerDrop's residual MLP at p = 0.5."""
-    n_blocks(model)
-    return shared_spec(model, seed)
+    return recipes.model(model).blocks
 
 
 def route_of(op: str, n: int, block: int, seed: int) -> tuple[int, ...]:
-    """The route of a change: the trained order, block b deleted, b and b+1 swapped, or a seeded random order."""
+    """The route of a change, the registry's operation on every block (`lab.core.routes`, ends included): the
+    trained order, block b deleted (skip), b and b+1 swapped, or a seeded random order."""
     if op not in ROUTE_OPS:
         raise ValueError(f"unknown route operation {op!r}; choose one of {', '.join(ROUTE_OPS)}")
-    if op == "delete":
-        if not 0 <= block < n:
-            raise ValueError(f"block {block} is out of range for delete: this {n}-block model has blocks 0 to {n - 1}")
-        return without(n, [block])
-    if op == "swap":
-        if not 0 <= block < n - 1:
-            raise ValueError(f"block {block} is out of range for swap: b and b+1 must both exist, so choose b from 0 "
-                             f"to {n - 2}")
-        r = list(range(n))
-        r[block], r[block + 1] = r[block + 1], r[block]
-        return tuple(r)
-    if op == "random":
-        return random_permutation(n, streams.generator("lens.random", seed, n))
-    return tuple(range(n))
+    if ROUTE_OPS[op] == "random":
+        return routes.random_order(n, "include", streams.generator("lens.random", seed, n))
+    return tuple(int(b) for b in routes.route_of(ROUTE_OPS[op], n, block, ends="include"))
 
 
 def slot_labels(route: tuple[int, ...]) -> list[str]:
@@ -128,7 +107,7 @@ class ModelConfig:
 
     @property
     def spec(self) -> ModelSpec:
-        return model_spec(self.model, self.seed)
+        return recipes.model(self.model).spec(self.seed)
 
 
 @torch.no_grad()
@@ -202,10 +181,10 @@ class LensConfig:
     model: str = param("vit-sequential", "The frozen trained model, shared with the other pages: the Delete page's "
                        "residual or plain MLP (synthetic 20-class task, 7 blocks), the Shuffle page's 6-block ViT on "
                        "8x8 digits trained in order or with LayerShuffle, or the LayerDrop page's residual MLP "
-                       "(8 blocks, p = 0.5).", label="Model", choices=MODELS, labels=MODEL_LABELS)
+                       "(8 blocks, p = 0.5).", label="Model", choices=MODELS, labels=recipes.labels(MODELS))
     route_op: str = param("none", "A change of route whose lens is drawn beside the intact model's: none, block b "
                           "deleted, blocks b and b+1 swapped, or a random order (fixed by the seed).",
-                          label="After a change", choices=ROUTE_OPS, labels=ROUTE_OP_LABELS)
+                          label="After a change", choices=tuple(ROUTE_OPS), labels=ROUTE_OP_LABELS)
     block: int = param(2, "Block b of delete and swap, numbered from 0.", label="Block b", lo=0,
                        hi=layerdrop_blocks("residual") - 1)
     seed: int = seed_param("Fixes the trained model (the same seeds as the other pages) and the random order.")
@@ -241,71 +220,6 @@ def run(cfg: LensConfig, progress: Progress) -> dict[str, Any]:
         route = route_of(cfg.route_op, prof["n_blocks"], cfg.block, cfg.seed)
         change = {"op": cfg.route_op, **changed(t.model, t.data.test.x, t.data.test.y, route)}
     return {**prof, "config": cfg, "change": change}
-
-
-# -- claims: pure functions of a profile's `checks` -------------------------------------------------------------
-def _rank_claim(key: str, statement: str, source: str, chk: dict[str, Any], what: str, items: str,
-                subject: Optional[str]) -> dict[str, Any]:
-    rho, se, p, n = chk["rho"], chk["se"], chk["p"], chk["n"]
-    if math.isnan(rho) or math.isnan(se):
-        est = E.exact(0.0, "no ranking: every item ties")
-        why = "one side has no spread (every item ties), so no ranking can be compared"
-        test = C.test("Spearman rho", est, ">=", 0.0, unit="")
-    else:
-        est = E.Estimate(rho, se, "bootstrap", n, f"bootstrap over the held-out inputs ({BOOTSTRAP} draws)")
-        why = (f"ρ = {rho:.2f} ± {se:.2f} (bootstrap over the held-out inputs); a random ordering of the {n} {items} "
-               f"reaches ρ with exact permutation p = {p:.3f}")
-        test = C.test("Spearman rho", est, ">=", RHO_BAR, unit="")
-        if test["holds"] is True and p > P_BAR:
-            # the inputs' noise would pass it, but so would a random ranking of this few items: undecided
-            test = C.test("Spearman rho, against random rankings of the items",
-                          E.exact(0.0, f"permutation p = {p:.3f} > {P_BAR}"), ">=", 0.0, unit="")
-            why += f": with {n} {items}, a random ranking does this well too often to decide"
-    rule = (f"Spearman ρ between {what} at least {RHO_BAR} by more than {Z:g} bootstrap standard errors (over the "
-            f"held-out inputs), and a random ordering of the {items} reaches ρ at most {P_BAR:.0%} of the time "
-            f"(exact permutation test; more often: cannot tell); below {RHO_BAR} by {Z:g} standard errors: does not "
-            "hold; otherwise cannot tell")
-    return C.claim(key, statement, source, {"rho": rho, "p": p, "n": n}, rule, [test], f"Over {n} {items}: {why}.",
-                   subject)
-
-
-def claims(prof: dict[str, Any]) -> list[dict[str, Any]]:
-    """The papers' claims on one profile (synthetic `checks` in the tests)."""
-    who = MODEL_LABELS.get(prof.get("model", ""), prof.get("model"))
-    chk = prof["checks"]
-    out = [
-        _rank_claim("influence", "blocks that change their input least cost least to delete",
-                    "Men et al. 2024 (ShortGPT), Block Influence on LLMs, Sec. 3. Here: the lab's small models, "
-                    "influence 1 − cos(input, output) per token averaged over tokens and held-out inputs, cost = "
-                    "held-out accuracy lost when that one block is skipped, no retraining", chk["influence"],
-                    "a block's influence and the accuracy lost by deleting it", "blocks", who),
-        _rank_claim("angular", "the run of n blocks whose input and output are closest in angle costs least to "
-                    "delete", "Gromov et al. 2024, The Unreasonable Ineffectiveness of the Deeper Layers, angular "
-                    "distance at the last token of LLMs, then healed. Here: n = 2 neighbours, the distance averaged "
-                    "over every token (ViT) or the whole vector (MLP), no healing", chk["angular"],
-                    "the angular distance across two neighbouring blocks and the accuracy lost by deleting both",
-                    "pairs of neighbours", who),
-    ]
-    gain, se = chk["tuned"]["gain"], chk["tuned"]["se"]
-    n_test = int(prof.get("n_test", 0))
-    tests = [C.test(f"slot {i}", E.Estimate(g, s, "paired", n_test, "paired over the held-out inputs"), ">=", 0.0,
-                     unit="nats") for i, (g, s) in enumerate(zip(gain, se, strict=True))]
-    if not tests:
-        tests = [C.test("no slot before the last", E.exact(0.0, "nothing to compare"), ">=", 0.0)]
-    worst = min(range(len(gain)), key=lambda i: gain[i] / max(se[i], 1e-12)) if gain else 0
-    out.append(C.claim(
-        "tuned", "a tuned lens is closer to the final prediction than the logit lens at every layer",
-        "Belrose et al. 2023, Eliciting Latent Predictions with the Tuned Lens (affine translators trained on the "
-        "KL to the final output, LLMs). Here: a closed-form least-squares map of what the head reads at each slot "
-        "onto the final state, fitted on the training split",
-        {"kl_gain": gain, "slots": len(gain)},
-        f"at every slot before the last, the mean KL to the final prediction drops through the tuned lens by more "
-        f"than {Z:g} standard errors (paired over the held-out inputs); a slot where it rises by that much: does "
-        "not hold; otherwise cannot tell", tests,
-        f"KL gain (logit lens minus tuned lens, nats) per slot: {', '.join(f'{g:+.3f}' for g in gain)}; the "
-        f"weakest is slot {worst} ({gain[worst]:+.3f} ± {se[worst]:.3f})." if gain else "No slot before the last.",
-        who))
-    return out
 
 
 # -- a table over models and seeds ----------------------------------------------------------------------------

@@ -9,9 +9,11 @@ from typing import Any
 from lab.catalog.descriptor import Descriptor, Table, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
 from lab.claims import claim_line
+from lab.core import recipes, routes
 from lab.experiment import Pool
 from lab.experiments.rearrange import experiment as rearrange
-from lab.experiments.rearrange.experiment import MODEL_LABELS, MODELS, ModelConfig, RearrangeConfig
+from lab.experiments.rearrange.experiment import MODELS, ModelConfig, RearrangeConfig
+from lab.experiments.rearrange.rows import SUMMARY
 from lab.runtime.progress import text_progress
 
 CONTROLS = controls(RearrangeConfig, names=("model", "op", "block", "reduce", "loops", "span", "ends", "seed"))
@@ -44,7 +46,7 @@ def needs(settings: dict[str, Any]) -> list[Need]:
     of every model at the seed (the comparison figure and the claims)."""
     cfg = config_of(settings)
     return ([Need("this operation", rearrange.run, cfg)]
-            + [Need(f"the {MODEL_LABELS[mo]}, every operation", rearrange.profile, ModelConfig(mo, cfg.seed))
+            + [Need(f"the {recipes.model(mo).label}, every operation", rearrange.profile, ModelConfig(mo, cfg.seed))
                for mo in MODELS])
 
 
@@ -56,7 +58,7 @@ def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
 def summary(r: dict[str, Any]) -> str:
     c = r["config"]
     mean = f" (mean of {r['draws']} random orders; first: {r['route']})" if r["draws"] > 1 else f" [{r['route']}]"
-    return (f"{MODEL_LABELS[c['model']]}, {rearrange.OP_LABELS[c['op']]}{mean}: held-out "
+    return (f"{recipes.model(c['model']).label}, {routes.OPS[c['op']].label}{mean}: held-out "
             f"{r['acc']:.4f} (trained order {r['base_acc']:.4f}, chance {r['chance']:.3f}); "
             f"{r['block_runs']} block runs in {r['depth']} sequential steps (trained: {r['n_blocks']})"
             + "".join("\n" + claim_line(cl) for cl in r.get("claims", [])))
@@ -71,8 +73,8 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
     models = list(t["rows"])
     print(f"Rearranged frozen models: held-out accuracy (block runs), mean of seed(s) {seeds}; ends kept, "
           "block operations averaged over the middle blocks")
-    print(f"{'operation':<40}" + "".join(f"{MODEL_LABELS[m]:>32}" for m in models))
-    for name, lab in rearrange.SUMMARY:
+    print(f"{'operation':<40}" + "".join(f"{recipes.model(m).label:>32}" for m in models))
+    for name, lab in SUMMARY:
         cells = [f"{t['rows'][m][name]['acc']:.4f} ({t['rows'][m][name]['block_runs']:>2})" for m in models]
         print(f"{lab:<40}" + "".join(f"{c:>32}" for c in cells))
     print(f"{'chance':<40}" + "".join(f"{t['chance'][m]:>32.4f}" for m in models))
