@@ -10,6 +10,7 @@ from lab import claims as lab_claims
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
 from lab.core import routes
+from lab.experiments.layerdrop import claims as layerdrop_claims
 from lab.experiments.layerdrop import descriptor as described
 from lab.experiments.layerdrop import experiment as layerdrop
 from lab.ops import selection
@@ -57,7 +58,7 @@ with page.controls():
                                "training step: same seed, same numbers.")
 page.toolbar()
 
-p_star = layerdrop.p_star(keep, n)
+p_star = layerdrop_claims.p_star(keep, n)
 cfg = layerdrop.LayerDropConfig(model=model, p=p, keep=keep, strategy=strategy, seed=seed, recovery=recovery)
 
 
@@ -68,7 +69,7 @@ def metrics_of(r: dict, s: dict) -> list[classroom.Metric]:
                               **classroom.delta(r["recovered_acc"], r["base_acc"], " vs full"),
                               help="500 KD steps on the pruned route, from the full model's outputs.")
              if "recovered_acc" in r else
-             classroom.Metric("Rule of thumb p*", f"{layerdrop.p_star(s['keep'], nb):.2f}",
+             classroom.Metric("Rule of thumb p*", f"{layerdrop_claims.p_star(s['keep'], nb):.2f}",
                               help="p* = 1 - r/N: the rate at which training runs r blocks on average."))
     return [classroom.Metric(f"Full model (p = {s['p']:g})", pct(r["base_acc"]),
                              help="All blocks running, on held-out data."),
@@ -178,9 +179,9 @@ st.markdown(f"""
 """)
 
 text.section("The code")
-text.show_code([routes.layerdrop_route, selection.every_other_by_rate, selection.every_other, layerdrop.p_star,
+text.show_code([routes.layerdrop_route, selection.every_other_by_rate, selection.every_other, layerdrop_claims.p_star,
                 selection.to_drop,
-                layerdrop.scratch, layerdrop.distil, layerdrop.claims],
+                layerdrop.scratch, layerdrop.distil, layerdrop_claims.claims],
                "The functions that produced these numbers, read from the running source:")
 from lab.core.train import train  # noqa: E402 - shown, not used
 

@@ -15,6 +15,7 @@ import pytest
 
 from lab import claims as C
 from lab import estimates as E
+from lab.experiments.layerdrop import claims as LC
 from lab.experiments.layerdrop import experiment as layerdrop
 from lab.experiments.reinit import experiment as reinit
 
@@ -228,7 +229,7 @@ def fake_profile(p, acc=0.8, base=0.9, n=N, **at):
 
 def ld_claims(profs, keep=4, p=0.5, scratch=None, distilled=None):
     by_p = {q["config"]["p"]: q for q in profs}
-    return layerdrop.claims(by_p, keep, p, scratch, distilled)
+    return LC.claims(by_p, keep, p, scratch, distilled)
 
 
 def grid(**per_p):
@@ -287,9 +288,9 @@ def test_first_block_is_not_inside_its_own_comparator():
     prof = fake_profile(0.5, random_7=0.85, first_7=0.3)
     # make the single deletion of block 0 (inside the random row) terrible: the comparator must not move
     row = prof["strategies"]["random"][NB - 1]
-    before = layerdrop.first_block_claim(prof)["measured"]["other_removed_acc"]
+    before = LC.first_block_claim(prof)["measured"]["other_removed_acc"]
     row["subset_outcomes"][0] = vec(0.0, "zero")
-    assert layerdrop.first_block_claim(prof)["measured"]["other_removed_acc"] == before == pytest.approx(0.85)
+    assert LC.first_block_claim(prof)["measured"]["other_removed_acc"] == before == pytest.approx(0.85)
 
 
 def test_layerdrop_noise_follows_the_inputs():
@@ -391,9 +392,9 @@ def test_calibration_non_inferiority_margin():
         a, b = pair(gen, n, 0.93, delta, 0.07)
         return C.test("", E.paired(a, b), side, margin)["holds"]
 
-    assert false_holds(lambda i: at_margin(i, layerdrop.SIMILAR, "<=", layerdrop.SIMILAR)) <= 0.05
+    assert false_holds(lambda i: at_margin(i, LC.SIMILAR, "<=", LC.SIMILAR)) <= 0.05
     assert false_holds(lambda i: at_margin(i, -reinit.RERAND_MARGIN, ">=", -reinit.RERAND_MARGIN)) <= 0.05
-    assert sum(at_margin(i, 0.0, "<=", layerdrop.SIMILAR) is True for i in range(100)) >= 90
+    assert sum(at_margin(i, 0.0, "<=", LC.SIMILAR) is True for i in range(100)) >= 90
 
 
 def test_calibration_group_independence_null(monkeypatch):

@@ -23,6 +23,7 @@ from lab.core.models import MLP, MLPConfig, accuracy
 from lab.core.routes import layerdrop_route, without
 from lab.core.train import TrainConfig, train
 from lab.core.zoo import ModelSpec
+from lab.experiments.layerdrop import claims as LC
 from lab.experiments.layerdrop import experiment as layerdrop
 from lab.ops import search, selection
 
@@ -179,7 +180,7 @@ def test_every_other_keeps_r_blocks_spread_evenly_and_follows_the_rule_when_it_c
 def test_contiguous_and_p_star():
     assert selection.contiguous(8, 5, "first") == [0, 1, 2]
     assert selection.contiguous(8, 5, "last") == [5, 6, 7]
-    assert layerdrop.p_star(4, 8) == 0.5 and layerdrop.p_star(6, 8) == 0.25 and layerdrop.p_star(8, 8) == 0.0
+    assert LC.p_star(4, 8) == 0.5 and LC.p_star(6, 8) == 0.25 and LC.p_star(8, 8) == 0.0
     with pytest.raises(ValueError):
         selection.to_drop("middle", small_mlp("residual"), 2, None, None)
 
