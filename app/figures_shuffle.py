@@ -9,7 +9,8 @@ from plotly.subplots import make_subplots
 
 from app import theme
 from app.figcache import figure
-from lab.experiments.shuffle.experiment import MODE_LABELS
+from lab.experiments.shuffle.experiment import MODE_LABELS, ShuffleResult
+from lab.runtime.plain import to_plain
 
 # Colour is the order that ran (black: the trained order, wine: random orders), the same on every figure of the
 # page; the model is the panel. Training modes, where they are the series (the probe bars), take the lab's
@@ -150,9 +151,11 @@ def block_slot(runs: list[dict[str, Any]], height: int = 460) -> go.Figure:
     return fig
 
 
-def orders_of_run(r: dict[str, Any], height: int = 420) -> go.Figure:
-    """The page's main figure from `shuffle.run`'s result (a notebook's): the sequential model's panel, then the
-    other one, as the page draws them."""
-    other = "sequential" if r["mode"] != "sequential" else "shuffle"
-    b = r["comparison"][other]
-    return order_distribution([r, b] if r["mode"] == "sequential" else [b, r], height=height)
+def orders_of_run(r: ShuffleResult | dict[str, Any], height: int = 420) -> go.Figure:
+    """The page's main figure from `shuffle.run`'s result (a notebook's; or its plain data): the sequential model's
+    panel, then the other one, as the page draws them (the page's pieces are plain dicts, so the run's panel is
+    too)."""
+    mine = to_plain(r)
+    other = "sequential" if mine["mode"] != "sequential" else "shuffle"
+    b = mine["comparison"][other]
+    return order_distribution([mine, b] if mine["mode"] == "sequential" else [b, mine], height=height)

@@ -87,26 +87,26 @@ def test_pca_matches_sklearn_up_to_sign():
 def test_run_on_a_tiny_config():
     r = shuffle.run(TINY)
     n = 3
-    assert r["n_blocks"] == n and r["all_orders"]["n"] == 6
-    ro = r["random_orders"]
+    assert r.n_blocks == n and r.all_orders["n"] == 6
+    ro = r.random_orders
     assert len(ro["accs"]) == 6 and ro["min"] <= ro["mean"] <= ro["max"]
-    assert all(a in r["all_orders"]["accs"] for a in ro["accs"])  # every random order is one of all orders
-    assert len(r["pruning"]) == n and r["pruning"][0]["removed"] == 0
-    assert all(len(route) == n - p["removed"] for p in r["pruning"] for route in p["routes"])
-    assert r["probe"]["chance"] == pytest.approx(1 / 3) and 0.0 <= r["probe"]["acc"] <= 1.0
+    assert all(a in r.all_orders["accs"] for a in ro["accs"])  # every random order is one of all orders
+    assert len(r.pruning) == n and r.pruning[0]["removed"] == 0
+    assert all(len(route) == n - p["removed"] for p in r.pruning for route in p["routes"])
+    assert r.probe["chance"] == pytest.approx(1 / 3) and 0.0 <= r.probe["acc"] <= 1.0
     # per-input outcomes travel with the result: they are the accuracies they pair
-    assert [E.unpack(t).mean() for t in r["all_orders"]["outcomes"]] == pytest.approx(r["all_orders"]["accs"])
-    assert E.unpack(r["outcomes"]["base"]).mean() == pytest.approx(r["base_acc"])
-    p3 = r["pruning"][1]["random_order"]  # every kept pair in both orders: 3 x 2 routes
-    assert p3["exact"] and len(p3["accs"]) == 6 and sum(p3["right"]) / (6 * r["n_test"]) == pytest.approx(p3["mean"])
-    probe_rows = E.unpack(r["probe"]["outcomes"]["unit"])
-    assert probe_rows.size == r["probe"]["n_test"] and probe_rows.mean() == pytest.approx(r["probe"]["acc_direction"])
-    check(r["claims"])
-    v = r["view"]
+    assert [E.unpack(t).mean() for t in r.all_orders["outcomes"]] == pytest.approx(r.all_orders["accs"])
+    assert E.unpack(r.outcomes["base"]).mean() == pytest.approx(r.base_acc)
+    p3 = r.pruning[1]["random_order"]  # every kept pair in both orders: 3 x 2 routes
+    assert p3["exact"] and len(p3["accs"]) == 6 and sum(p3["right"]) / (6 * r.n_test) == pytest.approx(p3["mean"])
+    probe_rows = E.unpack(r.probe["outcomes"]["unit"])
+    assert probe_rows.size == r.probe["n_test"] and probe_rows.mean() == pytest.approx(r.probe["acc_direction"])
+    check(r.claims)
+    v = r.view
     npts = shuffle.VIEW_ORDERS * n * shuffle.VIEW_INPUTS
     assert len(v["pca"]) == len(v["slot"]) == len(v["block"]) == len(v["cls"]) == npts
     assert set(v["slot"]) == set(range(n)) and set(v["block"]) == set(range(n))
-    assert shuffle.run(TINY) == r  # cached, and JSON round-trips to the same plain data
+    assert shuffle.run(TINY) == r  # cached: read back from plain data, the same typed result
 
 
 def test_cli_prints_the_promised_json(capsys, monkeypatch):
@@ -150,8 +150,8 @@ def test_a_control_that_needs_no_training_trains_and_walks_nothing(tmp_path, mon
     zoo._memo.clear()  # a fresh process: the model must come from the store, not from memory
     more = shuffle.run(shuffle.ShuffleConfig(mode="shuffle", depth=3, orders=40, seed=2, epochs=1), store=store)
     assert calls == {"train": 0, "walk": 0}
-    assert more["base_acc"] == first["base_acc"] and more["pruning"] == first["pruning"]
-    assert len(more["random_orders"]["accs"]) == 40
+    assert more.base_acc == first.base_acc and more.pruning == first.pruning
+    assert len(more.random_orders["accs"]) == 40
 
 
 def test_random_orders_read_from_the_table_equal_a_recomputation(tmp_path):

@@ -51,7 +51,7 @@ def config_of(settings: dict[str, Any]) -> ShuffleConfig:
 
 def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
     """The claims the page shows for a setting (the page computes them from the same stored pieces)."""
-    return shuffle.run(config_of(settings), silent)["claims"]
+    return shuffle.run(config_of(settings), silent).claims
 
 
 def needs(settings: dict[str, Any]) -> list[Need]:
@@ -75,13 +75,13 @@ def needs(settings: dict[str, Any]) -> list[Need]:
     return out
 
 
-def summary(r: dict[str, Any]) -> str:
+def summary(r: shuffle.ShuffleResult) -> str:
     """The command's text answer from the whole result (`--json` prints all of it)."""
-    ro, probe = r["random_orders"], r["probe"]
-    return (f"{shuffle.MODE_LABELS[r['mode']]} ViT, {r['n_blocks']} blocks: trained order {r['base_acc']:.4f}, "
+    ro, probe = r.random_orders, r.probe
+    return (f"{shuffle.MODE_LABELS[r.mode]} ViT, {r.n_blocks} blocks: trained order {r.base_acc:.4f}, "
             f"{len(ro['accs'])} random orders mean {ro['mean']:.4f} (min {ro['min']:.4f}, max {ro['max']:.4f}), "
-            f"reversed {r['reversed_acc']:.4f}; position probe {probe['acc']:.3f} "
-            f"(chance {probe['chance']:.3f}); trained in {r['train_seconds']:.0f} s\n" + claim_lines(r["claims"]))
+            f"reversed {r.reversed_acc:.4f}; position probe {probe['acc']:.3f} "
+            f"(chance {probe['chance']:.3f}); trained in {r.train_seconds:.0f} s\n" + claim_lines(r.claims))
 
 
 def table(args: argparse.Namespace, pool: Pool) -> None:
@@ -94,9 +94,9 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
     for mode in shuffle.MODES:
         for s in range(args.seeds):
             r = results[mode, s]
-            ro = r["random_orders"]
-            print(f"{mode:<12} {s:>4} {r['base_acc']:>8.4f} {ro['mean']:>9.4f} {ro['min']:>8.4f} "
-                  f"{r['probe']['acc']:>6.3f} {r['train_seconds']:>7.1f}")
+            ro = r.random_orders
+            print(f"{mode:<12} {s:>4} {r.base_acc:>8.4f} {ro['mean']:>9.4f} {ro['min']:>8.4f} "
+                  f"{r.probe['acc']:>6.3f} {r.train_seconds:>7.1f}")
     print(f"position-probe chance: {1 / args.depth:.3f}")
 
 

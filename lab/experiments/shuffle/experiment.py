@@ -21,7 +21,7 @@ import itertools
 import math
 import time
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 import torch
@@ -330,8 +330,33 @@ def _needs_pruning(mode: str, other: str) -> bool:
     return other == "sequential" or (other == "shuffle" and mode == "sequential")
 
 
-@entry("shuffle")
-def run(cfg: ShuffleConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ShuffleResult:
+    """`run`'s answer: one trained mode, evaluated (the keys of `model_summary`, the pieces, the comparison modes'
+    pieces the claims read, the claims and the block x slot maps the page draws)."""
+
+    config: ShuffleConfig
+    mode: str
+    n_blocks: int
+    chance: float
+    n_test: int
+    base_acc: float
+    reversed_acc: float
+    outcomes: dict[str, str]  # packed per-input outcomes: "base" (trained order), "reversed"
+    train_seconds: float
+    train_curve: list[float]
+    random_orders: dict[str, Any]  # `random_order_stats`
+    all_orders: Optional[dict[str, Any]]  # `orders_table` with its block x slot map; None past MAX_ALL_ORDERS
+    pruning: list[dict[str, Any]]  # `pruning`
+    probe: dict[str, Any]  # `probe_and_view`
+    view: dict[str, Any]
+    comparison: dict[str, dict[str, Any]]  # by mode: the comparison models' pieces
+    claims: list[dict[str, Any]]
+    position_contribution: dict[str, list[list[float]]]  # by mode: the block x slot map of every mode that has one
+
+
+@entry("shuffle", result=ShuffleResult)
+def run(cfg: ShuffleConfig, progress: Progress) -> ShuffleResult:
     """One trained mode, evaluated: the pieces above put together (each cached on its own), the comparison models'
     pieces the claims need (`comparison`, by mode) and the claims."""
     m = ModelConfig.of(cfg)
@@ -360,9 +385,11 @@ def run(cfg: ShuffleConfig, progress: Progress) -> dict[str, Any]:
     comparison = {k: {f: v[f] for f in ("mode", "base_acc", "reversed_acc", "chance", "n_test", "random_orders",
                                          "probe", "train_seconds", "all_orders", "outcomes", "pruning")}
                   for k, v in runs.items() if k != cfg.mode}
-    return {**mine, "comparison": comparison, "claims": shuffle_claims.claims(runs, cfg.mode),
-            "position_contribution": {k: v["all_orders"]["block_slot"]["position_contribution"]
-                                      for k, v in runs.items() if v.get("all_orders")}}
+    model = {k: v for k, v in base.items() if k != "config"}  # the run's config (with its orders) replaces it
+    return ShuffleResult(**model, config=cfg, random_orders=rnd, all_orders=all_orders, pruning=prune, **pv,
+                         comparison=comparison, claims=shuffle_claims.claims(runs, cfg.mode),
+                         position_contribution={k: v["all_orders"]["block_slot"]["position_contribution"]
+                                                for k, v in runs.items() if v.get("all_orders")})
 
 
 @entry("shuffle-umap")
