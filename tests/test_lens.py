@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from lab.claims import check
-from lab.core import metrics
+from lab.core import metrics, routes, streams
 from lab.core.models import MLP, MLPConfig, ViT, ViTConfig
 from lab.experiments.lens import claims as LC
 from lab.experiments.lens import experiment as E
@@ -161,6 +161,15 @@ def test_measure_on_a_small_model():
     assert len(r["block_influence"]) == n and len(r["delete_cost"]) == n and len(r["pair_delete_cost"]) == n - 1
     assert [len(row) for row in r["angular_distance"]] == [n] * n
     check(LC.claims({**r, "model": "residual"}))
+
+
+def test_a_change_is_the_registry_operation_on_every_block():
+    for b in range(6):
+        assert E.route_of("delete", 6, b, 0) == routes.route_of("skip", 6, b, ends="include")
+    for b in range(5):
+        assert E.route_of("swap", 6, b, 0) == routes.route_of("swap", 6, b, ends="include")
+    assert E.route_of("none", 6, 2, 0) == routes.route_of("identity", 6)
+    assert E.route_of("random", 6, 0, 3) == routes.random_permutation(6, streams.generator("lens.random", 3, 6))
 
 
 def test_routes_of_a_change_and_bad_blocks():
