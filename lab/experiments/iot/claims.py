@@ -10,7 +10,7 @@ import numpy as np
 from lab import estimates as E
 from lab.claims import claim, noise_words, pct, pts, test
 
-SOURCE = "Zhu et al. 2021 (IOT), on translation (IWSLT14 De-En, decoder sub-layer orders)"
+SOURCE = "Zhu et al. 2021 (IOT, ICLR 2021), on translation (IWSLT14 De-En, decoder sub-layer orders)"
 SPACE_SOURCES = {"blocks": "; here over block orders (the paper reorders sub-layers; the same router applies)",
                  "shared": "; here the paper's space, one sub-layer order for every block, which a two-sub-layer ViT "
                            "block reduces to 2 orders",
@@ -57,7 +57,7 @@ def claim_orders_alike(r: dict[str, Any]) -> dict[str, Any]:
     hi, lo = int(np.argmax(acc)), int(np.argmin(acc))
     est = E.paired(E.as_scores(r["fixed_outcomes"][hi]), E.as_scores(r["fixed_outcomes"][lo]))
     return claim("orders_alike", "Models that differ only in layer order score about the same on average",
-                 _source(r) + "; the paper: BLEU 34.60-34.78 over six orders",
+                 _source(r) + "; the paper (Section 1, Table 1): BLEU 34.60-34.78 over six orders",
                  {"fixed_acc": acc, "spread": est.value, "margin": ALIKE, "n_test": n},
                  f"the best and worst of the {len(acc)} orders (each trained alone) differ by less than the margin of "
                  f"{100 * ALIKE:.0f} points, {noise_words(est.se, kind='paired')}",
@@ -79,8 +79,9 @@ def claim_inputs_prefer(r: dict[str, Any]) -> dict[str, Any]:
     sc = r["seed_control"]
     return claim("inputs_prefer_orders", "Single inputs prefer different orders: choosing the best order per input "
                  "beats the best fixed order, by more than choosing the best of as many seeds does",
-                 _source(r) + "; the paper: each order is the best one for 14-18 % of sentences; the seed control "
-                 "(M models of the trained order, differing only in their seed) is the lab's",
+                 _source(r) + "; the paper (Section 1, Table 1): each order is the best one for 14-18 % of "
+                 "sentences; the seed control (M models of the trained order, differing only in their seed) is "
+                 "the lab's",
                  {"fixed_oracle_acc": r["fixed_oracle_acc"], "best_fixed_acc": r["best_fixed_acc"], "gap": gap.value,
                   "seed_oracle_acc": sc["oracle_acc"], "seed_best_acc": sc["best_acc"],
                   "seed_gap": sc["oracle_acc"] - sc["best_acc"], "excess": excess.value,
