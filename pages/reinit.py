@@ -9,6 +9,7 @@ from lab import claims as lab_claims
 from lab import experiment
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
+from lab.experiments.reinit import claims as reinit_claims
 from lab.experiments.reinit import descriptor as described
 from lab.experiments.reinit import experiment as reinit
 from lab.ops import surgery
@@ -92,7 +93,7 @@ with page.results():
     if model not in results:
         st.stop()
     res = results[model]
-    column = reinit.RERAND if op == "rerand" else f"t={checkpoint}"
+    column = reinit_claims.RERAND if op == "rerand" else f"t={checkpoint}"
 
     charts.show(figs.heatmaps(results, focus=(model, layer, column),
                               height=classroom.PRESENT_HEIGHT if page.present else 520), "fig_heatmaps")
@@ -196,7 +197,7 @@ st.markdown(f"""
 
 text.section("The code")
 text.show_code([surgery.layer_of, surgery.swapped, reinit.heatmap, reinit.changed_model, surgery.distance_from_init,
-                reinit.group, reinit.model_claims],
+                reinit.group, reinit_claims.model_claims],
                "These are the functions that produced the numbers above, read from the running source:")
 
 text.section("What the simulations show")

@@ -17,6 +17,7 @@ from lab import claims as C
 from lab import estimates as E
 from lab.experiments.layerdrop import claims as LC
 from lab.experiments.layerdrop import experiment as layerdrop
+from lab.experiments.reinit import claims as RC
 from lab.experiments.reinit import experiment as reinit
 
 BASE, CHANCE, N = 0.9, 0.05, 4000
@@ -62,10 +63,10 @@ def fake_map(model="plain", t0=None, rr=None, late=None, dist=None, n=N, base=BA
          "checkpoints": reinit.column_labels(epochs), "acc": rows, "outcomes": outs, "base_acc": base,
          "base_outcomes": base_v, "chance": CHANCE, "n_test": n, "damage": damage,
          "distance": {"rel2": dist, "inf": dist}, "rank_corr": {"rel2": reinit._rank_corr(dist, damage), "inf": None}}
-    return {**r, "claims": reinit.model_claims(r)}
+    return {**r, "claims": RC.model_claims(r)}
 
 
-CRIT = CHANCE + reinit.CRITICAL_KEEP * (BASE - CHANCE)  # 0.475: below it a layer is critical
+CRIT = CHANCE + RC.CRITICAL_KEEP * (BASE - CHANCE)  # 0.475: below it a layer is critical
 
 
 @pytest.mark.parametrize("stem,want", [(0.06, True), (0.88, False), (CRIT + 0.002, None)])
@@ -133,11 +134,11 @@ def fake_focus(cut, n=N, op="reinit"):
     f = {"config": {"model": "plain", "layer": "blocks.2", "op": op, "checkpoint": 0}, "base_acc": BASE,
          "cut_acc": cut, "chance": CHANCE, "n_test": n, "kept_share": reinit.kept_share(cut, BASE, CHANCE),
          "outcomes": {"base": vec(BASE, "focus-base", n), "cut": vec(cut, f"focus-{cut}", n)}}
-    return reinit.focus_claims(f)
+    return RC.focus_claims(f, "plain MLP")
 
 
 def test_focus_robust_three_ways():
-    thr = CHANCE + reinit.ROBUST_KEEP * (BASE - CHANCE)
+    thr = CHANCE + RC.ROBUST_KEEP * (BASE - CHANCE)
     assert verdict(fake_focus(0.9), "reinit.focus-robust") is True
     assert verdict(fake_focus(0.3), "reinit.focus-robust") is False
     assert verdict(fake_focus(thr + 0.003), "reinit.focus-robust") is None
@@ -145,17 +146,17 @@ def test_focus_robust_three_ways():
 
 def test_the_number_of_inputs_decides_the_noise():
     # the same 3-point gap is beyond the noise on the MLPs' 4,000 inputs and inside it on the ViT's 397
-    thr = CHANCE + reinit.ROBUST_KEEP * (BASE - CHANCE)
+    thr = CHANCE + RC.ROBUST_KEEP * (BASE - CHANCE)
     assert verdict(fake_focus(thr - 0.03, n=4000), "reinit.focus-robust") is False
     assert verdict(fake_focus(thr - 0.03, n=397), "reinit.focus-robust") is None
 
 
 def test_layer_labels_are_noise_aware():
     b = vec(BASE, "label-base")
-    assert reinit.verdict(b, b, CHANCE) == "robust"  # unchanged
-    assert reinit.verdict(vec(0.1, "l1"), b, CHANCE) == "critical"
-    assert reinit.verdict(vec(0.65, "l2"), b, CHANCE) == "sensitive"
-    assert reinit.verdict(vec(CRIT + 0.005, "l3"), b, CHANCE) == "unclear"
+    assert RC.verdict(b, b, CHANCE) == "robust"  # unchanged
+    assert RC.verdict(vec(0.1, "l1"), b, CHANCE) == "critical"
+    assert RC.verdict(vec(0.65, "l2"), b, CHANCE) == "sensitive"
+    assert RC.verdict(vec(CRIT + 0.005, "l3"), b, CHANCE) == "unclear"
 
 
 def fake_group(group_acc, singles, n=N):
@@ -166,7 +167,7 @@ def fake_group(group_acc, singles, n=N):
          "group_damage": BASE - group_acc,
          "outcomes": {"base": vec(BASE, "g-base", n), "group": vec(group_acc, "g-group", n),
                       "single": [vec(a, f"g-single-{i}", n) for i, a in enumerate(singles)]}}
-    return [reinit.group_claim(g)]
+    return [RC.group_claim(g, "plain MLP")]
 
 
 @pytest.mark.parametrize("together,want", [(0.3, True), (0.89, False), (0.80, None)])
@@ -194,7 +195,7 @@ def fake_widths(top_by_width, n=N):
     w = {"model": "plain", "model_name": "plain MLP", "seed": 0, "widths": widths, "layers": LAYERS, "t0_acc": t0,
          "rerand_acc": t0, "base_acc": [BASE] * 4, "chance": CHANCE, "n_test": n, "t0_outcomes": outs,
          "base_outcomes": [vec(BASE, f"w{j}-base", n) for j in range(4)]}
-    return [reinit.width_claim(w)]
+    return [RC.width_claim(w)]
 
 
 @pytest.mark.parametrize("tops,want", [((0.4, 0.5, 0.7, 0.85), True), ((0.85, 0.7, 0.6, 0.4), False),
@@ -204,7 +205,7 @@ def test_wider_nets_have_more_robust_top_layers(tops, want):
 
 
 def test_top_layers_are_the_upper_half_with_the_head():
-    assert [LAYERS[i] for i in reinit.top_layers(LAYERS)] == ["blocks.3", "blocks.4", "blocks.5", "blocks.6", "head"]
+    assert [LAYERS[i] for i in RC.top_layers(LAYERS)] == ["blocks.3", "blocks.4", "blocks.5", "blocks.6", "head"]
 
 
 # -- LayerDrop: hand-written pruning profiles with per-input outcomes -------------------------------------------
@@ -367,7 +368,7 @@ def test_calibration_kept_share_rules():
     """robust/critical thresholds (acc - s base against (1 - s) chance, paired): a changed model exactly at the
     threshold holds at most 5 % of the time; one 3 pts past it (a clear layer) is found."""
     n, base, chance = N, 0.93, 0.05
-    for share, side in ((reinit.ROBUST_KEEP, ">="), (reinit.CRITICAL_KEEP, "<=")):
+    for share, side in ((RC.ROBUST_KEEP, ">="), (RC.CRITICAL_KEEP, "<=")):
         thr = chance + share * (base - chance)
 
         def rule(i, effect=0.0, share=share, side=side, thr=thr):
@@ -376,7 +377,7 @@ def test_calibration_kept_share_rules():
             # the changed model: right where the trained one is, except for a random share of inputs
             target = thr + (effect if side == ">=" else -effect)
             a = b & (gen.random(n) < target / base)
-            return reinit.keeps_test("t", a, b, share, chance, side)["holds"]
+            return RC.keeps_test("t", a, b, share, chance, side)["holds"]
 
         assert false_holds(rule) <= 0.05
         assert sum(rule(i, 0.03) is True for i in range(100)) >= 90
@@ -393,7 +394,7 @@ def test_calibration_non_inferiority_margin():
         return C.test("", E.paired(a, b), side, margin)["holds"]
 
     assert false_holds(lambda i: at_margin(i, LC.SIMILAR, "<=", LC.SIMILAR)) <= 0.05
-    assert false_holds(lambda i: at_margin(i, -reinit.RERAND_MARGIN, ">=", -reinit.RERAND_MARGIN)) <= 0.05
+    assert false_holds(lambda i: at_margin(i, -RC.RERAND_MARGIN, ">=", -RC.RERAND_MARGIN)) <= 0.05
     assert sum(at_margin(i, 0.0, "<=", LC.SIMILAR) is True for i in range(100)) >= 90
 
 
@@ -403,7 +404,7 @@ def test_calibration_group_independence_null(monkeypatch):
     product of the single kept shares of the above-chance accuracy, and "jointly fragile" holds at most 5 % of the
     time; a group that keeps 10 pts less than independence predicts is found."""
     n, q, chance, keep1 = 2000, 0.92, 0.05, 0.8
-    monkeypatch.setattr(reinit, "BOOTSTRAP", 200)  # the error of a 200-draw bootstrap is within ~5 % of 1,000's
+    monkeypatch.setattr(RC, "BOOTSTRAP", 200)  # the error of a 200-draw bootstrap is within ~5 % of 1,000's
 
     def rule(i, extra=0.0):
         gen = np.random.default_rng(5000 + i)
@@ -419,7 +420,7 @@ def test_calibration_group_independence_null(monkeypatch):
               "base_acc": ok.mean(), "group_acc": g.mean(), "single_accs": [s1.mean(), s2.mean()], "n_test": n,
               "chance": chance, "group_damage": 0.0, "sum_single_damage": 0.0,
               "outcomes": {"base": E.pack(ok), "group": E.pack(g), "single": [E.pack(s1), E.pack(s2)]}}
-        return reinit.group_claim(gr)["holds"]
+        return RC.group_claim(gr, "plain MLP")["holds"]
 
     assert false_holds(rule, 400) <= 0.05
     assert sum(rule(i, 0.10) is True for i in range(50)) >= 45
