@@ -24,8 +24,8 @@ SAME = 0.02  # "no longer has an advantage": the architectures within 2 points o
 AS_GOOD = 0.01  # "at least as good": greedy's cut at most 1 point below block influence's (non-inferiority margin)
 AS_FAST = 0.01  # "at least as fast": KD at most 1 point below CE where the first of them nears the teacher
 NEAR_TEACHER = 0.01  # the race is judged at the first curve step where either method is within 1 point of the teacher
-SEED_003 = ("this lab's starting experiment (greedy layer deletion from 8 x 128 plain and residual MLPs on a "
-            "synthetic task, KD recovery)")
+SETTING = ("this lab's deletion setting: greedy block deletion from plain and residual MLPs (7 blocks of width "
+           "128) on a synthetic task, then recovery")
 _RECOVERY_WORDS = {"kd": "distillation from the teacher", "ce": "fine-tuning on the labels"}
 
 Scores = Any  # per-input outcomes: a packed string (estimates.pack / selection.pack_counts) or an array
@@ -41,8 +41,8 @@ def plain_one_deletion_claim(best_single: Scores, chance: float) -> dict[str, An
     e = estimates.accuracy(_s(best_single))
     return claim(
         "delete.plain-one-deletion-to-chance", "deleting any one layer of a plain MLP drops accuracy to chance",
-        SEED_003 + "; Veit et al. 2016 (Section 4) for plain nets in general. 'Near chance' as at most 5 points "
-        "above it is this lab's bar",
+        "Veit, Wilber, Belongie 2016 (Section 4: removing a layer of a plain network is fatal), in "
+        f"{SETTING}. 'Near chance' as at most 5 points above it is this lab's bar",
         {"best_single_deletion_acc": e.value, "chance": chance},
         f"the least harmful single deletion leaves at most chance + {100 * NEAR_CHANCE:.0f} points, "
         f"{noise_words(e.se, kind='binomial')}",
@@ -58,7 +58,7 @@ def residual_one_deletion_claim(worst_single: Scores, base: Scores) -> dict[str,
     return claim(
         "delete.residual-one-deletion-barely-matters", "deleting any one block of a residual net barely matters",
         "Veit et al. 2016 (Section 4: residual networks behave like ensembles of shallow paths), on the residual "
-        f"MLP of {SEED_003}; 'barely' as at least {BARELY:.0%} of the teacher's accuracy kept is this lab's bar",
+        f"MLP of {SETTING}; 'barely' as at least {BARELY:.0%} of the teacher's accuracy kept is this lab's bar",
         {"worst_single_deletion_acc": float(w.mean()), "base_acc": float(b.mean()),
          "share_kept": float(w.mean() / max(b.mean(), 1e-12))},
         f"the most harmful single deletion minus {BARELY:.0%} of the teacher (paired on the same held-out inputs) is "
@@ -80,7 +80,8 @@ def gradual_claim(cuts: Sequence[Scores], chance: float, select: str) -> dict[st
     big = tests[k_max - 1]
     return claim(
         "delete.residual-declines-gradually", "a residual MLP loses accuracy gradually as layers are deleted",
-        f"{SEED_003} ('residual nets lose accuracy gradually'), {select} deletion, no recovery; 'gradually' as no "
+        "Veit, Wilber, Belongie 2016 (Section 4: the error of a residual network grows smoothly as more blocks are "
+        f"removed), in {SETTING}; {select} deletion, no recovery; 'gradually' as no "
         f"single further deletion costing more than half the margin over chance is this lab's bar",
         {"largest_drop": big["value"], "at_k": k_max, "margin_over_chance": margin, "curve": means,
          "se": big["se"], "se_kind": "paired"},
@@ -98,9 +99,10 @@ def _reach_test(recovered: Scores, base: Scores, name: str) -> dict[str, Any]:
 
 
 def _reach_source(method: str) -> str:
-    return (f"{SEED_003} ('both architectures end at or slightly above their teacher, even with 6 of 8 hidden "
-            f"layers gone'; 1,500 KD steps in its table, 500 on its page); 'at' as at most {100 * REACH:.0f} point "
-            f"below is this lab's bar; recovery here: {_RECOVERY_WORDS[method]}")
+    return ("Hinton, Vinyals, Dean 2015 (distillation: a smaller student trained on the teacher's soft targets "
+            "comes close to the teacher) and Sanh et al. 2019 (DistilBERT, Section 3: a student initialised from "
+            f"the teacher's layers), in {SETTING}; 'at' as at most {100 * REACH:.0f} point below is this lab's bar; "
+            f"recovery here: {_RECOVERY_WORDS[method]}")
 
 
 def recovery_claim(key: str, statement: str, method: str, recovered: Scores, base: Scores, subject: str,
@@ -148,7 +150,8 @@ def arch_gap_claim(method: str, k: int, plain: Scores, residual: Scores, cut_pla
     return claim(
         f"delete.{method}-erases-architecture-gap", "with recovery, the architecture that survived deletion best "
         "no longer has an advantage",
-        f"{SEED_003} (its try-this: delete 6 with KD and compare plain and residual); 'no advantage' as within "
+        f"this lab's comparison after recovery in {SETTING}, following Veit, Wilber, Belongie 2016 (Section 4: "
+        "residual networks survive deletion, plain ones do not); 'no advantage' as within "
         f"{100 * SAME:.0f} points is this lab's bar",
         {"residual_recovered_acc": rp, "plain_recovered_acc": pp, "difference": e.value,
          "residual_cut_acc": cut_residual, "plain_cut_acc": cut_plain, "k": k},
@@ -173,7 +176,7 @@ def selection_claim(k: int, greedy: Scores, influence: Scores, rand: Scores, sub
         "delete.greedy-beats-influence-beats-random", "greedy search picks blocks to delete at least as well as "
         "ranking by block influence, which beats a random choice",
         "ShortGPT (Men et al. 2024: block influence = 1 - cos(input, output) per token) against greedy "
-        f"trial deletion on a probe split ({SEED_003}); {rand_words}; held-out accuracy of the cut, no recovery",
+        f"trial deletion on a probe split (in {SETTING}); {rand_words}; held-out accuracy of the cut, no recovery",
         {"greedy_acc": float(g.mean()), "influence_acc": float(i.mean()), "random_acc": float(r.mean()), "k": k,
          "random_subsets": subsets, "random_exact": exact, "se_greedy_influence": gi.se,
          "se_influence_random": ir.se},

@@ -102,5 +102,5 @@ DESCRIPTOR = Descriptor(
     cli_help="delete k blocks of a trained MLP, then optionally recover", cli_summary=summary,
     demo=("arch", "k", "select", "recovery"),
     table=Table("arch x k x recovery table",
-                (seeds_axis(), Axis("steps", "KD steps (the seed's table used 1,500)", int, 1500)), table),
+                (seeds_axis(), Axis("steps", "KD steps", int, 1500)), table),
 )
