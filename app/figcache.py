@@ -19,6 +19,7 @@ on every `st.plotly_chart`: a deep copy each time otherwise), and that dict carr
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import threading
@@ -97,13 +98,13 @@ def register(key: str, result: Any, depth: int = 2) -> None:
     ids: list[int] = []
 
     def walk(obj: Any, token: str, level: int) -> None:
-        if not isinstance(obj, (dict, list)):
+        if not isinstance(obj, (dict, list)) and not _is_record(obj):
             return
         _registry[id(obj)] = (token, obj)
         ids.append(id(obj))
         if level >= depth:
             return
-        items = obj.items() if isinstance(obj, dict) else enumerate(obj)
+        items = obj.items() if isinstance(obj, dict) else _fields(obj) if _is_record(obj) else enumerate(obj)
         for k, v in items:
             walk(v, f"{token}/{k}", level + 1)
 
@@ -124,7 +125,7 @@ def token(obj: Any) -> Hashable:
     hit = _registry.get(id(obj))
     if hit is not None and hit[1] is obj:
         return ("@", hit[0])
-    if isinstance(obj, (dict, list, tuple)) and len(obj) >= SEEN_MIN:
+    if _is_record(obj) or isinstance(obj, (dict, list, tuple)) and len(obj) >= SEEN_MIN:
         seen = _seen.get(id(obj))
         if seen is not None and seen[0] is obj:
             return seen[1]
@@ -139,7 +140,18 @@ def token(obj: Any) -> Hashable:
     return _walk(obj)
 
 
+def _is_record(obj: Any) -> bool:
+    """A typed result or one of its parts (a dataclass instance): walked by its fields like a dict."""
+    return dataclasses.is_dataclass(obj) and not isinstance(obj, type)
+
+
+def _fields(obj: Any) -> list[tuple[str, Any]]:
+    return [(f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)]
+
+
 def _walk(obj: Any) -> Hashable:
+    if _is_record(obj):
+        return ("c", type(obj).__qualname__, tuple((k, token(v)) for k, v in _fields(obj)))
     if isinstance(obj, dict):
         return ("d", tuple((k, token(v)) for k, v in obj.items()))
     if isinstance(obj, (list, tuple)):

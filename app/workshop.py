@@ -35,6 +35,7 @@ from lab.catalog.presets import Preset
 from lab.claims import VERDICTS
 from lab.classroom import questions as lab_questions
 from lab.classroom import workshop_db as wdb
+from lab.runtime.plain import to_plain
 
 WORKSHOP, CLASS, KEY = "workshop", "class", "key"
 SESSION_KEY = "_layerlab_ws_session"
@@ -366,7 +367,9 @@ def close_notice() -> None:
 
 
 def claims_in(obj: Any) -> list[dict[str, Any]]:
-    """The claims a result carries: a result's `claims`, or those of every result in a list or tuple of them."""
+    """The claims a result carries: a result's `claims`, or those of every result in a list or tuple of them (typed
+    results are read as their plain data)."""
+    obj = to_plain(obj)
     if isinstance(obj, dict):
         found = obj.get("claims")
         return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []

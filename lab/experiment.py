@@ -23,14 +23,14 @@ from typing import Any, Callable, Optional, Sequence, TypeVar
 
 from lab.runtime.plain import from_plain
 from lab.runtime.progress import Progress, silent
-from lab.runtime.store import Store, resolve, use_store
+from lab.runtime.store import KIND_MODULES, Store, register_kind, resolve, use_store
 
 # Plumbing: cannot change a number, so editing it keeps every stored result (lab/runtime/codeversion.py).
 CODE_VERSION_NEUTRAL = True
 
 C = TypeVar("C")
 SEED_MAX = 2**31 - 1
-KINDS: dict[str, str] = {}  # every @entry kind -> the module that declares it (a pack imports only these kinds)
+KINDS = KIND_MODULES  # every @entry kind -> the module that computes it (its code version keys the kind's entries)
 
 
 def param(default: Any, help: str, *, label: Optional[str] = None, choices: Optional[Sequence[Any]] = None,
@@ -116,7 +116,7 @@ def entry(kind: str, result: Optional[type] = None) -> Callable[[Callable[[C, Pr
 
         run.kind = kind  # type: ignore[attr-defined]
         run.result = result  # type: ignore[attr-defined]
-        KINDS[kind] = build.__module__
+        register_kind(kind, build.__module__)
         return run
 
     return wrap

@@ -82,3 +82,24 @@ def test_the_chart_spec_is_plotlys_own_encoding():
     assert pio.to_json(fig.to_dict(), validate=False) == figcache._to_json(per_class.uncached(r, "t", 420).to_dict(),
                                                                            validate=False)
     assert pio.to_json({"data": [], "layout": {}}) == figcache._to_json({"data": [], "layout": {}})  # others as before
+
+
+def test_a_typed_result_is_walked_by_its_fields():
+    """A typed result (a dataclass) registers and tokens like the dict it stores as: by its fields, so a changed
+    field gives another token and a registered part stands for its key."""
+    from dataclasses import dataclass, replace
+
+    @dataclass(frozen=True)
+    class Part:
+        accs: list
+
+    @dataclass(frozen=True)
+    class Result:
+        base_acc: float
+        part: Part
+
+    r = Result(0.9, Part([0.1, 0.2]))
+    assert figcache.token(r) == figcache.token(Result(0.9, Part([0.1, 0.2])))
+    assert figcache.token(r) != figcache.token(replace(r, part=Part([0.1, 0.25])))
+    figcache.register("entry-2", r)
+    assert figcache.token(r) == ("@", "entry-2") and figcache.token(r.part) == ("@", "entry-2/part")

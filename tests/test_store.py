@@ -177,3 +177,21 @@ def test_a_dead_writers_temp_file_is_cleared_by_the_next_builder(tmp_path):
     leftover.write_text('{"half')  # what a worker killed mid-write leaves
     assert s.json("r", Cfg(), lambda: {"v": 1}) == {"v": 1}
     assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_an_entry_is_keyed_by_the_code_that_computes_it_not_by_its_configs_module(tmp_path, monkeypatch):
+    """A config class may live in a module other than the entry's: the entry's module still keys the result."""
+    from lab.runtime import store as store_mod
+    from lab.runtime.codeversion import code_version
+
+    @dataclass(frozen=True)
+    class Cfg:
+        n: int = 1
+
+    monkeypatch.setitem(store_mod.KIND_MODULES, "test-keyed", "lab.core.zoo")
+    s = Store(tmp_path)
+    about = s.describe("test-keyed", Cfg())
+    assert about["module"] == "lab.core.zoo" and about["code"] == code_version("lab.core.zoo")
+    assert s.describe("test-unregistered", Cfg())["module"] == Cfg.__module__
+    with pytest.raises(ValueError, match="computed in lab.core.zoo already"):
+        store_mod.register_kind("test-keyed", "lab.core.train")

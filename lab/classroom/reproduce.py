@@ -18,6 +18,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from lab.experiment import field_type
 from lab.runtime import quick
+from lab.runtime.plain import to_plain
 
 
 @functools.cache
@@ -83,6 +84,7 @@ def _config_source(cfg: Any) -> str:
 def numbers(result: Any) -> dict[str, Any]:
     """The headline numbers of a result: its top-level accuracies and chance, and each claim's verdict."""
     out: dict[str, Any] = {}
+    result = to_plain(result)  # a typed result reads as the plain data the store holds
     if isinstance(result, dict):
         for k, v in result.items():
             if (k.endswith("_acc") or k == "chance") and isinstance(v, (int, float)) and not isinstance(v, bool):

@@ -118,8 +118,8 @@ def model_label(config: str) -> str:
     def walk(o: Any) -> None:
         if isinstance(o, dict):
             for k, v in o.items():
-                if k in ("task", "__class__", "depth", "mode", "drop_p", "seed", "epochs", "slot_mode", "route",
-                         "order") and not isinstance(v, (dict, list)) and k not in found:
+                if k in ("task", "__class__", "blocks", "depth", "mode", "drop_p", "seed", "epochs", "slot_mode",
+                         "route", "order") and not isinstance(v, (dict, list)) and k not in found:
                     found[k] = v
                 elif isinstance(v, (dict, list)):
                     walk(v)

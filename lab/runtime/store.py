@@ -144,6 +144,18 @@ def key_of(kind: str, code: str, config: str) -> str:
 SIDECAR = ".meta.json"
 
 
+# Which module computes each kind of entry: its code version keys the entry, so an edit of the code that builds a
+# result re-keys it even when the result's config class lives elsewhere.
+KIND_MODULES: dict[str, str] = {}
+
+
+def register_kind(kind: str, module: str) -> None:
+    """Declare that `module` computes entries of `kind` (lab/experiment.py: entry); one module per kind."""
+    known = KIND_MODULES.setdefault(kind, module)
+    if known != module:
+        raise ValueError(f"entry kind {kind!r} is computed in {known} already; {module} must name its own kind")
+
+
 class Store:
     """A folder of cache entries; see the module docstring."""
 
@@ -153,9 +165,10 @@ class Store:
         self._guard = threading.Lock()
 
     def describe(self, kind: str, cfg: Any) -> dict[str, str]:
-        """What an entry's key hashes: kind, code version (with quick mode's mark), canonical config JSON, module."""
-        module = type(cfg).__module__
-        code = code_version(module)  # the config's module and everything it imports
+        """What an entry's key hashes: kind, code version (with quick mode's mark), canonical config JSON, module.
+        The module is the one that computes the kind (`register_kind`), else the config's own."""
+        module = KIND_MODULES.get(kind, type(cfg).__module__)
+        code = code_version(module)  # the computing module and everything it imports
         if quick():  # quick-mode (one-epoch) results must never be served as real ones
             code += "-quick"
         return {"kind": kind, "code": code, "config": config_json(cfg), "module": module}
