@@ -1,11 +1,14 @@
-"""Figures of the IOT page ("Choose an order per input"), from the plain data of lab.experiments.iot."""
+"""Figures of the IOT page ("Choose an order per input"), from lab.experiments.iot's results (typed or plain)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Optional
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+
+from lab.experiments.iot.experiment import IOTTraining
 
 from . import figures_common as common
 from . import theme
@@ -15,6 +18,11 @@ TITLE_ACCURACY = "Every candidate order, and what choosing per input buys"
 
 # Order j's look everywhere on the page (bars, stacks, legend): order 0 is the trained order (its meaning colour,
 # black), the others the categorical set, hatched once the colours run out (theme.ORDER_COLOURS).
+
+
+def _plain(r: Any) -> Any:
+    """A typed result as the dict its stored JSON holds (figures also take that plain data, e.g. a joined run)."""
+    return dataclasses.asdict(r) if dataclasses.is_dataclass(r) and not isinstance(r, type) else r
 
 
 def order_colour(j: int) -> str:
@@ -46,9 +54,11 @@ def _zoomed_axis(fig: go.Figure, values: list[float], chance: float, title: str)
 
 
 @figure
-def accuracy(tr: dict[str, Any], obs: Optional[dict[str, Any]], title: Optional[str] = TITLE_ACCURACY,
+def accuracy(tr: IOTTraining | dict[str, Any], obs: Optional[dict[str, Any]], title: Optional[str] = TITLE_ACCURACY,
              height: int = 460) -> go.Figure:
-    """Each candidate order (IOT's shared weights; trained alone when Part 1 is in), then the methods."""
+    """Each candidate order (IOT's shared weights; trained alone when Part 1 is in), then the methods (`tr`: Part 2,
+    typed, or a joined run's plain data)."""
+    tr = _plain(tr)
     m = len(tr["orders"])
     names = [f"order {j}" for j in range(m)]
     fig = go.Figure()
@@ -100,8 +110,9 @@ def _faded(colour: str, alpha: float) -> str:
 
 
 @figure
-def class_choices(tr: dict[str, Any]) -> go.Figure:
+def class_choices(tr: IOTTraining | dict[str, Any]) -> go.Figure:
     """A stacked bar per class: the share of its held-out inputs that the predictor sends to each order."""
+    tr = _plain(tr)
     per = tr["choice_share_per_class"]
     classes = [str(c) for c in range(len(per))]
     fig = go.Figure()
@@ -122,8 +133,9 @@ def _legend_below(fig: go.Figure, entries: int) -> go.Figure:
 
 
 @figure
-def confusion(tr: dict[str, Any]) -> go.Figure:
+def confusion(tr: IOTTraining | dict[str, Any]) -> go.Figure:
     """Order chosen by the predictor (rows) against the order with the lowest loss for that input (columns)."""
+    tr = _plain(tr)
     c = tr["choice_confusion"]
     m = len(c)
     names = [f"order {j}" for j in range(m)]
@@ -138,9 +150,10 @@ def confusion(tr: dict[str, Any]) -> go.Figure:
 
 
 @figure
-def collapse(on: dict[str, Any], off: dict[str, Any]) -> go.Figure:
+def collapse(on: IOTTraining | dict[str, Any], off: IOTTraining | dict[str, Any]) -> go.Figure:
     """Per epoch: the share of inputs sent to the most chosen order, and held-out IOT accuracy, with the
     exploration term on and off."""
+    on, off = _plain(on), _plain(off)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
                         subplot_titles=("share of inputs on the most chosen order", "held-out accuracy (IOT)"))
     # On and off are one setting's two states, not stages of a model: one neutral colour, told apart by dash and

@@ -40,7 +40,7 @@ for item in sys.argv[2:]:
     f = lambda v: [round(x, 3) for x in v]  # noqa: E731
     print(f"== {model} {space} seed {seed}: sequential model {sw:.1f} s wall / {sc:.1f} s cpu (0 if stored); "
           f"Part 1 (3 fixed orders) {ow:.1f} / {oc:.1f}; IOT {tw:.1f} / {tc:.1f} (loop alone "
-          f"{tr['cost']['iot_train_seconds']:.1f} / {tr['cost']['iot_train_cpu_seconds']:.1f}); explore-off twin "
+          f"{tr.cost['iot_train_seconds']:.1f} / {tr.cost['iot_train_cpu_seconds']:.1f}); explore-off twin "
           f"{cw:.1f} / {cc:.1f}")
     for k in ("orders", "sequential_acc", "fixed_acc", "best_fixed_order", "best_fixed_acc", "fixed_oracle_acc",
               "fixed_ensemble_acc", "fixed_best_share", "sequential_order_acc", "order_acc", "shared_best_acc",

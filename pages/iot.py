@@ -47,25 +47,25 @@ def _value(x: float | None) -> str:
     return PENDING if x is None else pct(x)
 
 
-def metrics_of(tr: dict | None, obs: dict | None, s: dict) -> list[classroom.Metric]:
+def metrics_of(tr: iot.IOTTraining | None, obs: dict | None, s: dict) -> list[classroom.Metric]:
     """The number cards of one setting (this one or the pinned one); a piece still computing shows "…"."""
     iot_delta = {}
     if tr is not None:
-        iot_delta = classroom.delta(tr["iot_acc"], max(tr["sequential_acc"], obs["best_fixed_acc"] if obs else 0.0),
+        iot_delta = classroom.delta(tr.iot_acc, max(tr.sequential_acc, obs["best_fixed_acc"] if obs else 0.0),
                                     " vs best")
-    return [classroom.Metric("Sequential model", _value(tr and tr["sequential_acc"]),
+    return [classroom.Metric("Sequential model", _value(tr and tr.sequential_acc),
                              help="Trained as usual, run in its trained order (the stored model the Delete / Shuffle "
                                   "pages use). All accuracies are on held-out data."),
             classroom.Metric("Best fixed order", _value(obs and obs["best_fixed_acc"]),
                              help="One model trained alone in each candidate order; the one with the best probe "
                                   "accuracy (a split apart from the test set)."),
-            classroom.Metric(f"Ensemble, M = {s['m']}", _value(tr and tr["ensemble_acc"]),
+            classroom.Metric(f"Ensemble, M = {s['m']}", _value(tr and tr.ensemble_acc),
                              help=f"IOT's weights run in all {s['m']} orders, logits averaged: {s['m']}x the compute "
                                   "at inference."),
-            classroom.Metric("IOT", _value(tr and tr["iot_acc"]), **iot_delta,
+            classroom.Metric("IOT", _value(tr and tr.iot_acc), **iot_delta,
                              help="Each input runs once, in the order the predictor chooses for it. The change is "
                                   "against the better of the sequential model and the best fixed order."),
-            classroom.Metric("Oracle", _value(tr and tr["oracle_acc"]),
+            classroom.Metric("Oracle", _value(tr and tr.oracle_acc),
                              help="IOT's weights, counted right when any of the orders is right: the upper bound of "
                                   "any predictor over these orders.")]
 
@@ -100,7 +100,7 @@ if tr is not None:
     left, right = st.columns(2)
     charts.show(figs.class_choices(tr), "fig_classes", left)
     charts.show(figs.confusion(tr), "fig_confusion", right)
-    st.markdown("**Candidate orders:** " + " · ".join(f"order {j}: `{o}`" for j, o in enumerate(tr["orders"]))
+    st.markdown("**Candidate orders:** " + " · ".join(f"order {j}: `{o}`" for j, o in enumerate(tr.orders))
                 + ("  \nThe paper's space: one sub-layer order for every block, which a block of two sub-layers "
                    "(attention, MLP) reduces to these 2 orders." if space == "shared" else "")
                 + ("  \n(A = attention first, M = MLP first, one letter per block)" if space != "blocks" else ""))
@@ -173,17 +173,17 @@ text.show_code([iot.training, iot.observe])
 text.section("What the simulations show")
 lines = []
 if tr is not None:
-    lines.append(f"The sequential model ({recipes.model(model).label}) scores **{pct(tr['sequential_acc'])}** (chance "
-                 f"{pct(tr['chance'])}). IOT's shared weights score {', '.join(pct(a) for a in tr['order_acc'])} in "
-                 f"the {m} orders; the best on the probe split gives **{pct(tr['shared_best_acc'])}**, the ensemble "
-                 f"**{pct(tr['ensemble_acc'])}**, IOT's predicted order **{pct(tr['iot_acc'])}**, the oracle "
-                 f"**{pct(tr['oracle_acc'])}**.")
-    lines.append(f"The predictor sends {', '.join(f'{s:.0%}' for s in tr['choice_share'])} of the inputs to orders "
-                 f"0-{m - 1}, and its choice is the input's lowest-loss order for **{tr['oracle_agreement']:.0%}** "
-                 f"of them; always choosing the most common lowest-loss order would give {max(tr['best_share']):.0%}"
-                 f" (1/M = {1 / m:.0%}). It has {tr['predictor_params']} parameters ({tr['predictor_share']:.2%} "
+    lines.append(f"The sequential model ({recipes.model(model).label}) scores **{pct(tr.sequential_acc)}** (chance "
+                 f"{pct(tr.chance)}). IOT's shared weights score {', '.join(pct(a) for a in tr.order_acc)} in "
+                 f"the {m} orders; the best on the probe split gives **{pct(tr.shared_best_acc)}**, the ensemble "
+                 f"**{pct(tr.ensemble_acc)}**, IOT's predicted order **{pct(tr.iot_acc)}**, the oracle "
+                 f"**{pct(tr.oracle_acc)}**.")
+    lines.append(f"The predictor sends {', '.join(f'{s:.0%}' for s in tr.choice_share)} of the inputs to orders "
+                 f"0-{m - 1}, and its choice is the input's lowest-loss order for **{tr.oracle_agreement:.0%}** "
+                 f"of them; always choosing the most common lowest-loss order would give {max(tr.best_share):.0%}"
+                 f" (1/M = {1 / m:.0%}). It has {tr.predictor_params} parameters ({tr.predictor_share:.2%} "
                  f"of the model).")
-    cost = tr["cost"]
+    cost = tr.cost
     lines.append(f"Training cost: {cost['train_block_run_ratio']:.0f}x the block runs of sequential training "
                  f"({cost['iot_train_seconds']:.0f} s, against {cost['sequential_train_seconds']:.0f} s for the "
                  f"sequential model when each was trained); inference runs 1 order per input "
@@ -206,8 +206,8 @@ if tr is not None:
                      "each with its own standard error.")
 if on is not None and off is not None:
     lines.append(f"With the exploration term off, the most chosen order ends with "
-                 f"{off['curves']['top_share'][-1]:.0%} of the inputs (with it on: "
-                 f"{on['curves']['top_share'][-1]:.0%}); IOT then scores {pct(off['iot_acc'])}.")
+                 f"{off.curves['top_share'][-1]:.0%} of the inputs (with it on: "
+                 f"{on.curves['top_share'][-1]:.0%}); IOT then scores {pct(off.iot_acc)}.")
 st.markdown("\n".join(f"- {x}" for x in lines) if lines else "The numbers appear here as the trainings finish.")
 
 text.section("Against the paper")

@@ -411,17 +411,47 @@ def observe(cfg: ObserveConfig, progress: Progress) -> dict[str, Any]:
     }
 
 
-@entry("iot-train")
-def training(cfg: IOTConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class IOTTraining:
+    """Part 2 (`training`): IOT's shared weights and predictor against the sequential model, on held-out data (the
+    keys of `compare` without its stand-in best fixed order, which is Part 1's)."""
+
+    config: IOTConfig
+    orders: list[str]  # `routing.order_label` of each candidate
+    chance: float
+    n_blocks: int
+    sequential_acc: float
+    iot_acc: float  # each input in the predictor's order
+    order_acc: list[float]  # the shared weights in each candidate order
+    order_probe_acc: list[float]
+    best_share: list[float]  # share of inputs whose lowest-loss order is each one
+    oracle_acc: float
+    shared_best_order: int
+    shared_best_acc: float
+    ensemble_acc: float
+    choice_share: list[float]
+    choice_share_per_class: list[list[float]]
+    oracle_agreement: float
+    choice_confusion: list[list[float]]
+    predictor_params: int
+    predictor_share: float
+    curves: dict[str, Any]  # per epoch: loss, task_loss, test_acc, choice_entropy, top_share, choice_share, ...
+    outcomes: dict[str, Any]  # packed per-input outcomes the claims pair
+    cost: dict[str, Any]  # seconds and block runs against the sequential model
+    base_acc: float
+    train_curve: list[float]
+    train_seconds: float
+
+
+@entry("iot-train", result=IOTTraining)
+def training(cfg: IOTConfig, progress: Progress) -> IOTTraining:
     """Part 2: IOT training with shared weights and its evaluation against the sequential model (stored)."""
     t = _sequential(cfg.spec, span(progress, 0.0, 0.15))
     seq = Sequential(t.model, t.info["seconds"], None, t.info["test_acc"])
     r = compare(t.spec, cfg, span(progress, 0.15, 1.0), sequential=seq, fixed=False)
-    for k in ("best_fixed_order", "best_fixed_acc"):  # compare's stand-in; the real one is Part 1's
-        r.pop(k, None)
-    curves = r["curves"]
-    return {**r, "config": cfg, "base_acc": r["sequential_acc"], "train_curve": curves["test_acc"],
-            "train_seconds": r["cost"]["iot_train_seconds"]}
+    drop = ("config", "best_fixed_order", "best_fixed_acc")  # compare's stand-in; the real one is Part 1's
+    return IOTTraining(**{k: v for k, v in r.items() if k not in drop}, config=cfg, base_acc=r["sequential_acc"],
+                       train_curve=r["curves"]["test_acc"], train_seconds=r["cost"]["iot_train_seconds"])
 
 
 TWIN_KEYS = ("config", "curves", "iot_acc", "choice_share", "order_acc", "ensemble_acc", "orders", "outcomes")
@@ -433,8 +463,7 @@ def run(cfg: IOTConfig, progress: Progress = silent, store: Optional[Store] = No
     training whose exploration term is switched (`twin`, for the collapse claim; skipped with twin=False) and the
     claims."""
     on, off = cfg.explore_pair()
-    parts: list[Callable[[Progress], dict[str, Any]]] = [lambda p: observe(cfg.observe_cfg, p),
-                                                         lambda p: training(cfg, p)]
+    parts: list[Callable[[Progress], Any]] = [lambda p: observe(cfg.observe_cfg, p), lambda p: training(cfg, p)]
     if twin:
         parts.append(lambda p: training(off if cfg.explore > 0 else on, p))
     with use_store(resolve(store)):
@@ -443,13 +472,13 @@ def run(cfg: IOTConfig, progress: Progress = silent, store: Optional[Store] = No
     return join(cfg, got[0], got[1], got[2] if twin else None)
 
 
-def join(cfg: IOTConfig, obs: dict[str, Any], tr: dict[str, Any],
-         twin: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+def join(cfg: IOTConfig, obs: dict[str, Any], tr: IOTTraining,
+         twin: Optional[IOTTraining] = None) -> dict[str, Any]:
     """One result from the stored pieces (what `run` returns; the page joins the pieces it has the same way)."""
     part1 = {k: v for k, v in obs.items() if k not in ("config", "orders")}
-    out = to_plain({**tr, **part1, "config": cfg, "sequential_acc": tr["sequential_acc"]})
+    out = to_plain({**to_plain(tr), **part1, "config": cfg, "sequential_acc": tr.sequential_acc})
     if twin is not None:
-        out["twin"] = to_plain({k: twin[k] for k in TWIN_KEYS})
+        out["twin"] = {k: v for k, v in to_plain(twin).items() if k in TWIN_KEYS}
     out["claims"] = iot_claims.claims(out, out.get("twin"))
     return out
 
@@ -461,7 +490,8 @@ def collapse(cfg: IOTConfig, progress: Progress = silent, store: Optional[Store]
         on = training(on_cfg, span(progress, 0.0, 0.5))
         off = training(off_cfg, span(progress, 0.5, 1.0))
     progress(1.0, "done")
-    return {"on": {k: on[k] for k in TWIN_KEYS}, "off": {k: off[k] for k in TWIN_KEYS}}
+    return {"on": {k: v for k, v in to_plain(on).items() if k in TWIN_KEYS},
+            "off": {k: v for k, v in to_plain(off).items() if k in TWIN_KEYS}}
 
 
 ACC_KEYS = {"sequential": "sequential_acc", "best_fixed": "best_fixed_acc", "shared_best": "shared_best_acc",
