@@ -44,7 +44,7 @@ def metrics_of(r: dict, s: dict) -> list[classroom.Metric]:
     """The number cards of one run (this one or the pinned one)."""
     recovered = s["recovery"] != "none" and s["k"] > 0
     return [
-        classroom.Metric("Original (held-out)", pct(r["base_acc"]), help="The uncut 8-layer network."),
+        classroom.Metric("Original (held-out)", pct(r["base_acc"]), help="The uncut network: stem, 7 blocks, head."),
         classroom.Metric(f"Cut: {s['k']} deleted", pct(r["cut_acc"]), **classroom.delta(r["cut_acc"], r["base_acc"]),
                          help=f"Blocks deleted: {r['dropped']} (original numbering). On the probe set: "
                               f"{pct(r['cut_probe_acc'])}."),
@@ -85,7 +85,7 @@ if sweep is not None:
 race = jobs.run("Fine-tuning and distilling the same cut", delete.race, delete.RaceConfig.of(cfg)) if k > 0 else None
 if race is not None:
     charts.show(figs.race(race), "fig_race")
-shallow = jobs.run("Training a depth-2 MLP from scratch", delete.shallow, delete.ShallowConfig.of(cfg))
+shallow = jobs.run("Training a one-block MLP from scratch", delete.shallow, delete.ShallowConfig.of(cfg))
 
 st.download_button("Download this run's numbers (JSON)",
                    text.as_json({"run": r, "sweep": sweep, "race": race, "shallow": shallow}),
@@ -142,7 +142,7 @@ lines.append(f"At k = {k}, the best held-out cut came from **{best}** ({pct(sel[
              f"{pct(sel['greedy']['test_acc'])}, optimum {pct(sel['optimal']['test_acc'])}, random (average over "
              f"{sel['random']['draws']} subsets) {pct(sel['random']['test_acc'])}.")
 if shallow is not None:
-    lines.append(f"A depth-2 MLP (stem, one block, head: what 6 of 7 deletions leave) trained from scratch by the "
+    lines.append(f"A one-block MLP (stem, one block, head: what 6 of 7 deletions leave) trained from scratch by the "
                  f"teacher's recipe scores **{pct(shallow['acc'])}** held-out, against the {arch} teacher's "
                  f"{pct(r['base_acc'])}.")
 worst_class = min(range(len(r["per_class"]["cut"])), key=lambda i: r["per_class"]["cut"][i])
@@ -167,8 +167,8 @@ st.markdown("""
 - **Greedy is short-sighted.** The best single deletion is not always part of the best pair; compare it with the
   optimum. And scoring on a probe set can overfit the probe: compare the hatched (probe) and solid (held-out) bars.
 - **Overall accuracy hides classes.** A cut can spare the average and still ruin one class: see the per-class bars.
-- **Recovery hides damage only when depth was spare.** The seed reports that even 6 of 7 blocks recover; compare
-  the recovered accuracy with the depth-2 MLP trained from scratch (under *What the simulations show*): when a
+- **Recovery hides damage only when depth was spare.** Even 6 of 7 deleted blocks can recover; compare the
+  recovered accuracy with the one-block MLP trained from scratch (under *What the simulations show*): when a
   shallow net alone comes close to the teacher, the task did not need the depth. On a model that needs its depth,
   the no-recovery numbers are the honest warning.
 """)

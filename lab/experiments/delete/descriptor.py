@@ -40,11 +40,11 @@ def config_of(settings: dict[str, Any]) -> DeleteConfig:
 
 def needs(settings: dict[str, Any]) -> list[Need]:
     """What the page computes for a setting: this deletion, the sweep over k, CE against KD from this cut and the
-    depth-2 MLP trained from scratch."""
+    one-block MLP trained from scratch."""
     cfg = config_of(settings)
     return [Need("this deletion", delete.run, cfg), Need("the sweep over k", delete.sweep, SweepConfig.of(cfg)),
             Need("fine-tuning against distillation", delete.race, RaceConfig.of(cfg)),
-            Need("the depth-2 MLP from scratch", delete.shallow, ShallowConfig.of(cfg))]
+            Need("the one-block MLP from scratch", delete.shallow, ShallowConfig.of(cfg))]
 
 
 def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
@@ -93,7 +93,7 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
 DESCRIPTOR = Descriptor(
     name="delete", order=10, title="Delete layers", icon=":material/content_cut:",
     summary="Remove k hidden layers from a trained MLP, plain or residual, and recover by fine-tuning or distillation.",
-    about="""remove k hidden layers from a trained 8-layer MLP, plain or residual.
+    about="""remove k hidden blocks from a trained MLP of 7 blocks, plain or residual.
   Which layers can go, chosen greedily, exhaustively, evenly, by how little they change their input, or at random?
   What does one deletion do to a plain network, and to a residual one? How much does distillation from the uncut
   network bring back?""",

@@ -50,7 +50,7 @@ def verdict(changed: Any, base: Any, chance: float) -> str:
 
 
 SOURCE = ("Zhang, Bengio, Singer, Are All Layers Created Equal? (2019; JMLR 2022), Sec. 3: FCNs on MNIST, ResNets "
-          "on CIFAR-10. Here: 8-layer MLPs on a synthetic 20-class task and a 6-block ViT on 8x8 digits, one model "
+          "on CIFAR-10. Here: MLPs of 7 blocks on a synthetic 20-class task and a 6-block ViT on 8x8 digits, one model "
           "per seed, one fresh draw per re-randomisation; robust / critical at 90 % / 50 % of the above-chance "
           "accuracy kept are this lab's thresholds (the paper reads its heatmaps by eye)")
 

@@ -241,17 +241,20 @@ class FocusConfig:
         return ReinitConfig(self.model, self.seed, self.blocks, self.width, self.epochs)
 
 
-def changed_model(t: Trained, layer: str, op: str, checkpoint: int, redraw_seed: int) -> torch.nn.Module:
-    """A copy of the trained model with one layer re-initialised (to `checkpoint`) or re-randomised."""
+def source_weights(t: Trained, op: str, checkpoint: int, redraw_seed: int) -> dict[str, torch.Tensor]:
+    """The weights a change copies from: a fresh draw (`rerand`) or the checkpoint at epoch `checkpoint` (`reinit`)."""
     if op == "rerand":
-        source = build(t.spec.model, redraw_seed).state_dict()
-    elif op == "reinit":
+        return build(t.spec.model, redraw_seed).state_dict()
+    if op == "reinit":
         if checkpoint not in t.checkpoints:
             raise ValueError(f"no checkpoint at epoch {checkpoint}; this model kept epochs {sorted(t.checkpoints)}")
-        source = t.checkpoints[checkpoint]
-    else:
-        raise ValueError(f"unknown operation {op!r}; choose reinit or rerand")
-    return surgery.with_layer(t.model, layer, source)
+        return t.checkpoints[checkpoint]
+    raise ValueError(f"unknown operation {op!r}; choose reinit or rerand")
+
+
+def changed_model(t: Trained, layer: str, op: str, checkpoint: int, redraw_seed: int) -> torch.nn.Module:
+    """A copy of the trained model with one layer re-initialised (to `checkpoint`) or re-randomised."""
+    return surgery.with_layer(t.model, layer, source_weights(t, op, checkpoint, redraw_seed))
 
 
 @entry("reinit-focus")
@@ -340,23 +343,13 @@ class GroupConfig:
         return ReinitConfig(self.model, self.seed, self.blocks, self.width, self.epochs)
 
 
-def _source(t: Trained, op: str, checkpoint: int, redraw_seed: int) -> dict[str, torch.Tensor]:
-    if op == "rerand":
-        return build(t.spec.model, redraw_seed).state_dict()
-    if op == "reinit":
-        if checkpoint not in t.checkpoints:
-            raise ValueError(f"no checkpoint at epoch {checkpoint}; this model kept epochs {sorted(t.checkpoints)}")
-        return t.checkpoints[checkpoint]
-    raise ValueError(f"unknown operation {op!r}; choose reinit or rerand")
-
-
 @entry("reinit-group")
 def group(cfg: GroupConfig, progress: Progress) -> dict[str, Any]:
     """The layers changed together, and each alone: does the damage add up? (cached; held-out accuracies)"""
     t = trained(cfg.base.spec, span(progress, 0.0, 0.9))
     d = t.data
     names = parse_layers(cfg.layers)
-    src = _source(t, cfg.op, cfg.checkpoint, cfg.base.redraw_seed)
+    src = source_weights(t, cfg.op, cfg.checkpoint, cfg.base.redraw_seed)
     base_ok = correct(t.model, d.test.x, d.test.y)
     group_ok = correct(surgery.with_layers(t.model, names, src), d.test.x, d.test.y)
     single_ok = [correct(surgery.with_layers(t.model, [name], src), d.test.x, d.test.y) for name in names]
