@@ -8,7 +8,7 @@ the same stored weights (the Re-initialise page takes apart the Delete page's te
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
 from lab.core.models import MLPConfig, ViTConfig
@@ -213,3 +213,63 @@ def model(name: str) -> Model:
 def labels(names: tuple[str, ...]) -> dict[str, str]:
     """{name: label} of some models (a page's choices), in their order."""
     return {n: model(n).label for n in names}
+
+
+# -- Train x take apart (the recipe x surgery matrix): six recipes of the Shuffle page's 6-block digits ViT ----------
+# Same shape, data and optimiser as 'vit-sequential'; sequential and LayerShuffle are the registry's own specs (the
+# same stored weights), the others change one thing each.
+MATRIX_RECIPES = ("sequential", "ln-scale", "layerdrop", "shuffle", "looped", "early-exit")
+MATRIX_RECIPE_LABELS = {"sequential": "sequential", "ln-scale": "LayerNorm scaling", "layerdrop": "LayerDrop p = 0.5",
+                        "shuffle": "LayerShuffle", "looped": "looped 3 x 2", "early-exit": "early-exit loss"}
+MATRIX_LAYERDROP_P = 0.5
+MATRIX_LOOP = (3, 2)  # k distinct blocks run L times: k x L = VIT_BLOCKS block runs
+
+
+def matrix_spec(recipe: str, seed: int) -> ModelSpec:
+    """The digits ViT of one recipe of the matrix (6 block runs each; the looped model has 3 blocks run twice)."""
+    if recipe == "sequential":
+        return vit_spec("sequential", VIT_BLOCKS, seed)
+    if recipe == "shuffle":
+        return vit_spec("shuffle", VIT_BLOCKS, seed)
+    model = vit_model_config("sequential", VIT_BLOCKS)
+    if recipe == "ln-scale":
+        return ModelSpec(replace(model, ln_scale=True), vit_train_config("sequential", seed), task="digits")
+    if recipe == "layerdrop":
+        return ModelSpec(model, vit_train_config("sequential", seed, mode="layerdrop", drop_p=MATRIX_LAYERDROP_P),
+                         task="digits")
+    if recipe == "looped":
+        k, loops = MATRIX_LOOP
+        return ModelSpec(vit_model_config("sequential", k),
+                         vit_train_config("sequential", seed, mode="looped", loops=loops), task="digits")
+    if recipe == "early-exit":
+        return ModelSpec(model, vit_train_config("sequential", seed, early_exit=True), task="digits")
+    raise ValueError(f"unknown recipe {recipe!r}; choose one of {', '.join(MATRIX_RECIPES)}")
+
+
+def matrix_route(recipe: str) -> tuple[int, ...]:
+    """The trained route of a recipe's model: its blocks in order (the looped model's k blocks, L times)."""
+    if recipe not in MATRIX_RECIPES:
+        raise ValueError(f"unknown recipe {recipe!r}; choose one of {', '.join(MATRIX_RECIPES)}")
+    if recipe == "looped":
+        k, loops = MATRIX_LOOP
+        return tuple(range(k)) * loops
+    return tuple(range(VIT_BLOCKS))
+
+
+@dataclass(frozen=True)
+class ModelSeed:
+    """One registry model at one seed: the config of an entry that measures a trained model (a profile)."""
+
+    model: str = "residual"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        model(self.model)
+
+    @property
+    def spec(self) -> ModelSpec:
+        return model(self.model).spec(self.seed)
+
+    @property
+    def blocks(self) -> int:
+        return model(self.model).blocks

@@ -41,6 +41,12 @@ class TrainConfig:
     optimizer: str = "adam"  # adam | adamw (decoupled decay, applied to weight matrices only)
     warmup: float = 0.0  # fraction of all steps with a linear warm-up before the cosine decay
     fused: bool = False  # torch's fused optimizer kernel: faster, but not bitwise equal to the per-tensor step
+    # Looped depth (Saunshi et al. 2025; mode="looped"): the model's k blocks run `loops` times in order on every
+    # step and in the held-out accuracy, (0..k-1) * loops: k blocks of shared weights, k x loops block runs.
+    loops: int = 1
+    # Early-exit loss (LayerSkip, Elhoushi et al. 2024): the loss is the mean of the head's cross-entropy after every
+    # slot of the route, slot s (1-based) weighted s / sum(1..S), rising with depth; False: the model's own loss.
+    early_exit: bool = False
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch < 1 or self.lr <= 0:
@@ -53,6 +59,10 @@ class TrainConfig:
             raise ValueError(f"weight decay must be >= 0, got {self.weight_decay}")
         if not 0.0 <= self.drop_p < 1.0:
             raise ValueError(f"LayerDrop rate must be in [0, 1), got {self.drop_p}")
+        if not 1 <= self.loops <= 16:
+            raise ValueError(f"loops must be between 1 and 16, got {self.loops}")
+        if self.loops > 1 and self.mode != "looped":
+            raise ValueError("loops > 1 needs mode='looped'")
 
 
 @dataclass
@@ -68,9 +78,38 @@ class TrainLog:
 RouteSampler = Callable[[torch.Generator], Route]
 
 
+def looped_route(n_blocks: int, loops: int) -> tuple[int, ...]:
+    """The route of a looped model: its blocks in order, `loops` times."""
+    return tuple(range(n_blocks)) * loops
+
+
+def eval_route(cfg: TrainConfig, n_blocks: int) -> Optional[Route]:
+    """The route a trained model is evaluated on: the looped route in mode "looped", else the full route (None)."""
+    return looped_route(n_blocks, cfg.loops) if cfg.mode == "looped" else None
+
+
 def route_sampler(cfg: TrainConfig, n_blocks: int) -> RouteSampler:
     """The per-step route drawing of a training config."""
+    if cfg.mode == "looped":
+        route = looped_route(n_blocks, cfg.loops)
+        return lambda gen: route
     return lambda gen: sample_route(cfg.mode, n_blocks, gen, cfg.drop_p)
+
+
+def early_exit_loss(model: RoutedModel, x: torch.Tensor, y: torch.Tensor,
+                    route: Optional[Route] = None) -> torch.Tensor:
+    """LayerSkip's early-exit loss: the head's cross-entropy after every slot s = 1..S of the route, weighted
+    s / (1 + ... + S) (rising with depth, the last slot heaviest), summed."""
+    logits, states = model.states(x, route)
+    n = len(states) - 1
+    if n == 0:
+        return torch.nn.functional.cross_entropy(logits, y)
+    total = n * (n + 1) / 2
+    loss = logits.new_zeros(())
+    for s in range(1, n + 1):
+        out = logits if s == n else model.readout(states[s])
+        loss = loss + (s / total) * torch.nn.functional.cross_entropy(out, y)
+    return loss
 
 
 def cosine(step: int, total: int) -> float:
@@ -118,6 +157,8 @@ def train(
 ) -> TrainLog:
     """Train `model` in place; its initial weights must already be drawn (see `zoo.build`)."""
     sampler = sampler or route_sampler(cfg, model.n_blocks)
+    loss_of = model.loss if not cfg.early_exit else (lambda x, y, r: early_exit_loss(model, x, y, r))
+    test_route = eval_route(cfg, model.n_blocks)
     n = len(train_split)
     steps_per_epoch = math.ceil(n / cfg.batch)
     total = cfg.epochs * steps_per_epoch
@@ -137,7 +178,7 @@ def train(
         total_loss = 0.0
         for s in range(steps_per_epoch):
             idx = order[s * cfg.batch : (s + 1) * cfg.batch]
-            loss = model.loss(train_split.x[idx], train_split.y[idx], sampler(route_gen))
+            loss = loss_of(train_split.x[idx], train_split.y[idx], sampler(route_gen))
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -145,7 +186,7 @@ def train(
             total_loss += float(loss.detach()) * len(idx)
         log.loss.append(total_loss / n)
         if test_split is not None:
-            log.test_acc.append(accuracy(model, test_split.x, test_split.y))
+            log.test_acc.append(accuracy(model, test_split.x, test_split.y, test_route))
             model.train()
         if epoch in keep or epoch == cfg.epochs:
             log.checkpoints[epoch] = _snapshot(model)

@@ -18,6 +18,8 @@ Slot modes (LayerShuffle, Freiberger et al. 2024), for models trained in a rando
                token of its output; `loss` adds that cross-entropy (mean over the route's blocks, weight 1).
 Sub-layer order (IOT, Zhu et al. 2021): the block variant "mlp_first" runs the same block as
   h = h + mlp(ln2(h));  h = h + attn(ln1(h))  (same weights, same parameter count); see `base.Step`.
+Sub-layer deletion: the variants "no_attn" (h = h + mlp(ln2(h))) and "no_mlp" (h = h + attn(ln1(h))).
+LayerNorm scaling (`ln_scale`, Sun et al. 2025): block i's LayerNorm outputs times 1 / sqrt(i + 1).
 Parameter names are prefixed `stem.`, `blocks.<i>.` and `head.`, so per-layer surgery can find each layer.
 """
 
@@ -36,6 +38,9 @@ from lab.core.models.base import Route, RoutedModel
 SLOT_MODES = ("none", "position", "predict")
 DEPTH_EMBED = 32  # width of the shared depth embedding of "position" (the official code's projection_dim)
 MLP_FIRST = "mlp_first"  # the block variant (see `base.Step`) that runs the MLP sub-layer before attention
+NO_ATTN = "no_attn"  # the block variant without its attention sub-layer: h = h + mlp(ln2(h))
+NO_MLP = "no_mlp"  # the block variant without its MLP sub-layer: h = h + attn(ln1(h))
+VARIANTS = (MLP_FIRST, NO_ATTN, NO_MLP)
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,10 @@ class ViTConfig:
     slot_mode: str = "none"
     stem_scale: float = 1.0  # scale of the stem's initial draw (1: a unit-scale stream); see reset_parameters
     seq: int = 0  # > 0: a 1-D input of this length in patches of `patch` values (0: an image of side `image`)
+    # LayerNorm scaling (Sun et al. 2025, "The Curse of Depth"): the outputs of block i's two LayerNorms are scaled by
+    # 1 / sqrt(i + 1), i + 1 the block's 1-based depth in the trained order (the scale belongs to the block, so a
+    # deleted or moved block keeps its computation). False (the default): the ViT as it always was, bit for bit.
+    ln_scale: bool = False
 
     def __post_init__(self) -> None:
         if self.slot_mode not in SLOT_MODES:
@@ -118,17 +127,32 @@ class Stem(nn.Module):
         return torch.cat([cls, tok], dim=1) + self.pos
 
 
+class ScaledLayerNorm(nn.LayerNorm):
+    """A LayerNorm whose output is multiplied by a fixed `scale` (LayerNorm scaling; the parameters are a
+    LayerNorm's, under the same names)."""
+
+    def __init__(self, width: int, scale: float) -> None:
+        super().__init__(width)
+        self.scale = float(scale)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return super().forward(x) * self.scale
+
+
 class Block(nn.Module):
     """One pre-norm transformer block, with the optional slot embedding table or slot-prediction head."""
 
-    def __init__(self, cfg: ViTConfig) -> None:
+    def __init__(self, cfg: ViTConfig, index: int = 0) -> None:
         super().__init__()
         w = cfg.width
         self.heads = cfg.heads
-        self.ln1 = nn.LayerNorm(w)
+        # LayerNorm scaling: 1 / sqrt(depth index), the index 1-based (modules in the original order: the init
+        # draws parameters in registration order)
+        scale = 1.0 / math.sqrt(index + 1) if cfg.ln_scale else None
+        self.ln1 = nn.LayerNorm(w) if scale is None else ScaledLayerNorm(w, scale)
         self.qkv = nn.Linear(w, 3 * w)
         self.proj = nn.Linear(w, w)
-        self.ln2 = nn.LayerNorm(w)
+        self.ln2 = nn.LayerNorm(w) if scale is None else ScaledLayerNorm(w, scale)
         self.fc1 = nn.Linear(w, cfg.mlp_ratio * w)
         self.fc2 = nn.Linear(cfg.mlp_ratio * w, w)
         self.slot_proj: Optional[nn.Sequential] = None
@@ -150,12 +174,17 @@ class Block(nn.Module):
         return self.fc2(F.gelu(self.fc1(h)))
 
     def forward(self, h: torch.Tensor, slot: int, mlp_first: bool = False,
-                depth_row: Optional[torch.Tensor] = None) -> torch.Tensor:
+                depth_row: Optional[torch.Tensor] = None, without: str = "") -> torch.Tensor:
+        """`without` = "attn" or "mlp" deletes that sub-layer (its residual branch); "" runs both."""
         if self.slot_proj is not None:
             if depth_row is None:
                 raise ValueError("a 'position' block needs the depth embedding of its slot (run it through the ViT)")
             e = depth_row.expand(*h.shape[:-1], depth_row.shape[-1])
             h = h + self.slot_proj(torch.cat([h, e], dim=-1))
+        if without == "attn":
+            return h + self.mlp(self.ln2(h))
+        if without == "mlp":
+            return h + self.attention(self.ln1(h))
         if mlp_first:  # the other sub-layer order; each sub-layer keeps its own LayerNorm
             h = h + self.mlp(self.ln2(h))
             return h + self.attention(self.ln1(h))
@@ -182,7 +211,7 @@ class ViT(RoutedModel):
         super().__init__()
         self.cfg = cfg
         self.stem = Stem(cfg)
-        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.depth))
+        self.blocks = nn.ModuleList(Block(cfg, i) for i in range(cfg.depth))
         self.head = Head(cfg)
         self.reset_parameters()
 
@@ -234,6 +263,10 @@ class ViT(RoutedModel):
         return self.head(h)
 
     def run_variant(self, h: torch.Tensor, block: int, slot: int, variant: str) -> torch.Tensor:
+        if variant == NO_ATTN:
+            return self.blocks[block](h, slot, depth_row=self._depth_row(slot), without="attn")
+        if variant == NO_MLP:
+            return self.blocks[block](h, slot, depth_row=self._depth_row(slot), without="mlp")
         if variant != MLP_FIRST:
             return super().run_variant(h, block, slot, variant)
         return self.blocks[block](h, slot, mlp_first=True, depth_row=self._depth_row(slot))
