@@ -129,26 +129,26 @@ def distance_bars(results: dict[str, dict[str, Any]], norm: str = "rel2") -> go.
 
 
 @figure
-def group_bars(g: dict[str, Any], height: int = 420) -> go.Figure:
+def group_bars(g: Any, height: int = 420) -> go.Figure:
     """The share of the above-chance accuracy kept: each layer changed alone, what independent damages would leave
     (the product of those shares: the claim's null), and the layers changed together."""
-    gap = g["base_acc"] - g["chance"]
+    gap = g.base_acc - g.chance
 
     def share(acc: float) -> float:
-        return max((acc - g["chance"]) / gap, 0.0) if gap > 0 else 1.0
+        return max((acc - g.chance) / gap, 0.0) if gap > 0 else 1.0
 
-    alone = [share(a) for a in g["single_accs"]]
+    alone = [share(a) for a in g.single_accs]
     product = 1.0
     for a in alone:
         product *= a
     fig = go.Figure()
-    for i, (layer, v) in enumerate(zip(g["layers"], alone, strict=True)):
+    for i, (layer, v) in enumerate(zip(g.layers, alone, strict=True)):
         fig.add_bar(x=[f"{layer} alone"], y=[v], name=f"{layer} alone",
                     marker_color=theme.CATEGORICAL[i % len(theme.CATEGORICAL)],
                     hovertemplate=f"{layer} alone keeps %{{y:.1%}}<extra></extra>")
     fig.add_bar(x=["independent (product)"], y=[product], name="independent damages", marker_color=theme.CHANCE,
                 hovertemplate="independent damages would keep %{y:.1%}<extra></extra>")
-    fig.add_bar(x=["together"], y=[share(g["group_acc"])], name="all together", marker_color=theme.CUT,
+    fig.add_bar(x=["together"], y=[share(g.group_acc)], name="all together", marker_color=theme.CUT,
                 hovertemplate="together keeps %{y:.1%}<extra></extra>")
     fig.update_yaxes(title="share of above-chance accuracy kept", tickformat=".0%", rangemode="tozero")
     fig.update_xaxes(type="category")

@@ -123,9 +123,9 @@ with page.results():
     st.markdown("#### Layers changed together")
     if g is not None:
         charts.show(figs.group_bars(g), "fig_group")
-        st.caption(f"The share of the trained model's above-chance accuracy that each of {', '.join(g['layers'])} "
+        st.caption(f"The share of the trained model's above-chance accuracy that each of {', '.join(g.layers)} "
                    "keeps when changed alone; the product of those shares (what the group would keep if the damages "
-                   f"were independent); and what the group keeps changed together ({pct(g['group_acc'])} held-out). "
+                   f"were independent); and what the group keeps changed together ({pct(g.group_acc)} held-out). "
                    "Together below the product: the layers are fragile together.")
     elif not gcfg:
         st.info("Choose layers under *Layers changed together* to change them all at once.")

@@ -13,7 +13,7 @@ def _page_claims(settings: dict) -> list[dict]:
     maps = {m: reinit.run(reinit.ReinitConfig(model=m, seed=settings["seed"])) for m in reinit.MODELS}
     out = reinit.claims(maps) + reinit.focus(described.focus_config(settings))["claims"]
     g = described.group_config(settings)
-    out += reinit.group(g)["claims"] if g else []
+    out += reinit.group(g).claims if g else []
     if described.width_configs(settings):
         out += reinit.width_sweep(settings["model"], settings["seed"])["claims"]
     return out

@@ -204,9 +204,9 @@ def test_a_group_of_one_layer_is_that_layer_alone(plain):
     for op, col in (("reinit", 1), ("rerand", 0)):
         for i, layer in enumerate(r["layers"]):
             g = reinit.group(reinit.GroupConfig("plain", 0, layers=layer, op=op, **TINY))
-            assert g["group_acc"] == g["single_accs"][0] == pytest.approx(r["acc"][i][col]), (op, layer)
-            assert g["group_damage"] == pytest.approx(g["sum_single_damage"])
-            assert g["claims"][0]["holds"] is None  # the same change twice: nothing to tell
+            assert g.group_acc == g.single_accs[0] == pytest.approx(r["acc"][i][col]), (op, layer)
+            assert g.group_damage == pytest.approx(g.sum_single_damage)
+            assert g.claims[0]["holds"] is None  # the same change twice: nothing to tell
 
 
 def test_a_group_changes_exactly_its_layers(plain):
@@ -219,10 +219,10 @@ def test_a_group_changes_exactly_its_layers(plain):
             want = src[k] if layer in names else plain.model.state_dict()[k]
             assert torch.equal(changed[k], want), k
     g = reinit.group(reinit.GroupConfig("plain", 0, layers="head,blocks.0", **TINY))
-    assert g["layers"] == names  # the model's own order, whatever the spelling
+    assert g.layers == names  # the model's own order, whatever the spelling
     want = float((logits_of(surgery.with_layers(plain.model, names, src), plain.data.test.x).argmax(1)
                   == plain.data.test.y).float().mean())
-    assert g["group_acc"] == pytest.approx(want)
+    assert g.group_acc == pytest.approx(want)
     with pytest.raises(ValueError, match="unknown layer 'blocks.5'"):
         reinit.GroupConfig("plain", 0, layers="blocks.0,blocks.5", **TINY)
 

@@ -18,6 +18,7 @@ from lab.experiments.reinit.experiment import (
     WIDTHS,
     FocusConfig,
     GroupConfig,
+    GroupResult,
     ReinitConfig,
 )
 from lab.runtime.progress import text_progress
@@ -97,11 +98,11 @@ def needs(settings: dict[str, Any]) -> list[Need]:
 
 
 def claims_of(results: dict[str, dict[str, Any]], focus: Optional[dict[str, Any]] = None,
-              group: Optional[dict[str, Any]] = None, widths: Optional[dict[str, Any]] = None) -> list[dict[str, Any]]:
+              group: Optional[GroupResult] = None, widths: Optional[dict[str, Any]] = None) -> list[dict[str, Any]]:
     """The page's claims from what it computed: the maps' (and plain against residual), the change in focus, the
     group, the width sweep (the page draws exactly this list)."""
     return (reinit.claims(results) + (focus["claims"] if focus is not None else [])
-            + (group["claims"] if group is not None else []) + (widths["claims"] if widths is not None else []))
+            + (group.claims if group is not None else []) + (widths["claims"] if widths is not None else []))
 
 
 def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
@@ -168,12 +169,12 @@ def summary(r: dict[str, Any]) -> str:
                  f"after {f['steps_to_recover'] if f['steps_to_recover'] is not None else 'never'} steps")
     g = r.get("group")
     if g:
-        text += (f"\ngroup {g['layers']}: together {g['group_acc']:.4f} (damage {g['group_damage']:+.4f}); alone "
-                 + ", ".join(f"{name} {a:.4f}" for name, a in zip(g["layers"], g["single_accs"], strict=True))
-                 + f"; sum of single damages {g['sum_single_damage']:+.4f}; share of the above-chance accuracy "
-                 f"kept: together {g['claims'][0]['measured']['group_kept_share']:.3f}, the product of the single "
-                 f"shares (independent damages) {g['claims'][0]['measured']['product_of_single_shares']:.3f}")
-    return text + "\nAgainst the paper:\n" + claim_lines(r["claims"] + (g["claims"] if g else [])
+        text += (f"\ngroup {g.layers}: together {g.group_acc:.4f} (damage {g.group_damage:+.4f}); alone "
+                 + ", ".join(f"{name} {a:.4f}" for name, a in zip(g.layers, g.single_accs, strict=True))
+                 + f"; sum of single damages {g.sum_single_damage:+.4f}; share of the above-chance accuracy "
+                 f"kept: together {g.claims[0]['measured']['group_kept_share']:.3f}, the product of the single "
+                 f"shares (independent damages) {g.claims[0]['measured']['product_of_single_shares']:.3f}")
+    return text + "\nAgainst the paper:\n" + claim_lines(r["claims"] + (g.claims if g else [])
                                                         + (f["claims"] if f else []))
 
 

@@ -343,8 +343,27 @@ class GroupConfig:
         return ReinitConfig(self.model, self.seed, self.blocks, self.width, self.epochs)
 
 
-@entry("reinit-group")
-def group(cfg: GroupConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class GroupResult:
+    """`group`'s answer: the layers changed together and each alone (held-out accuracies, per-input outcomes packed
+    under `outcomes`: base, group, single) and the joint-fragility claim."""
+
+    config: GroupConfig
+    layers: list[str]
+    base_acc: float
+    group_acc: float
+    single_accs: list[float]
+    single_damages: list[float]
+    sum_single_damage: float
+    group_damage: float
+    chance: float
+    n_test: int
+    outcomes: dict[str, Any]
+    claims: list[dict[str, Any]]
+
+
+@entry("reinit-group", result=GroupResult)
+def group(cfg: GroupConfig, progress: Progress) -> GroupResult:
     """The layers changed together, and each alone: does the damage add up? (cached; held-out accuracies)"""
     t = trained(cfg.base.spec, span(progress, 0.0, 0.9))
     d = t.data
@@ -359,7 +378,7 @@ def group(cfg: GroupConfig, progress: Progress) -> dict[str, Any]:
            "single_damages": [base - a for a in alone], "sum_single_damage": sum(base - a for a in alone),
            "group_damage": base - together, "chance": d.chance, "n_test": len(d.test),
            "outcomes": {"base": E.pack(base_ok), "group": E.pack(group_ok), "single": [E.pack(o) for o in single_ok]}}
-    return {**out, "claims": [group_claim(out, MODEL_NAMES[cfg.model])]}
+    return GroupResult(**out, claims=[group_claim(out, MODEL_NAMES[cfg.model])])
 
 
 # -- width: the same MLP at several widths (each map cached on its own, by `run`) ----------------------------------
