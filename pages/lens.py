@@ -27,7 +27,7 @@ with page.controls():
                                 "Delete page's residual and plain MLPs (synthetic 20-class task, 7 blocks), the "
                                 "Shuffle page's 6-block ViT on 8x8 digits trained in order or with LayerShuffle, and "
                                 "the LayerDrop page's residual MLP (8 blocks, trained with p = 0.5).")
-    n = lens.n_blocks(model)
+    n = recipes.model(model).blocks
     route_op = controls.param(Config, "route_op", key="change",
                               help="Draw the lens of the same frozen model after a change of route beside the "
                                    "intact one: block b deleted, b and b+1 swapped, or every block in a random "

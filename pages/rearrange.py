@@ -28,7 +28,7 @@ with page.controls():
                                 "vit-sequential / vit-shuffle: the Shuffle page's 6-block ViT on 8x8 digits, trained "
                                 "in order or with LayerShuffle (a random block order at every training step). The "
                                 "models are shared with those pages: if they trained them, nothing trains here.")
-    n = rearrange.n_blocks(model)
+    n = recipes.model(model).blocks
     op = controls.param(Config, "op",
                         help="identity: the trained order. skip: leave out block b. swap: swap b and b+1. reverse / "
                              "random: the middle in reverse or random order (mean of "

@@ -236,7 +236,7 @@ def test_profile_is_consistent_store_is_honoured_and_a_second_call_trains_nothin
     first = R.run(R.RearrangeConfig(model="residual", op="loop"), store=store)
     assert len(calls) == 1
     assert first["block_runs"] == 7 + 5 and first["depth"] == 12
-    prof = R.profile(R.ModelConfig("residual", 0), store=store)
+    prof = R.profile(R.ModelSeed("residual", 0), store=store)
     assert prof["ops"][R.row_key("identity")]["acc"] == prof["base_acc"]  # the route path equals forward()
     assert all(len(row) == 8 for row in prof["similarity"]["cka"])  # stem + 7 blocks
     assert prof["n_test"] == 4000 and first["n_test"] == 4000

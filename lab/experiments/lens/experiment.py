@@ -1,6 +1,6 @@
 """Layer lens: where in the network is the answer decided? Read the hidden state after every slot of a frozen model.
 
-`profile(ModelConfig)` trains (or loads: the same specs and seeds as the Delete, Shuffle and LayerDrop pages) one
+`profile(ModelSeed)` trains (or loads: the same specs and seeds as the Delete, Shuffle and LayerDrop pages) one
 model and measures, on the held-out split: the logit lens and a tuned lens per slot (accuracy, entropy, KL to the
 final prediction), commitment depth per input, block influence and the angular-distance triangle, and what
 deleting each block (and each pair of neighbours) really costs, plus the claims that compare them (claims.py;
@@ -23,9 +23,9 @@ import torch
 from lab.core import metrics, recipes, routes, streams
 from lab.core.models import RoutedModel
 from lab.core.models.base import logits_of
-from lab.core.recipes import layerdrop_blocks
+from lab.core.recipes import ModelSeed, layerdrop_blocks
 from lab.core.routes import without
-from lab.core.zoo import ModelSpec, trained
+from lab.core.zoo import trained
 from lab.experiment import Pool, check, entry, param, seed_param, serial
 from lab.experiments.lens.claims import BOOTSTRAP, claims
 from lab.ops import layer_lens as lens
@@ -39,13 +39,6 @@ ROUTE_OP_LABELS = {"none": "intact (trained order)", "delete": "delete block b",
                    "random": "every block in a random order"}
 TUNED_INPUTS = 10_000  # training inputs the tuned lens is fitted on (the digits have 1,400)
 EXAMPLES = 6  # early- and late-committing inputs shown
-
-
-def n_blocks(model: str) -> int:
-    """Blocks of a model, without building it."""
-    if model not in MODELS:
-        raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MODELS)}")
-    return recipes.model(model).blocks
 
 
 def route_of(op: str, n: int, block: int, seed: int) -> tuple[int, ...]:
@@ -93,21 +86,6 @@ def _rank_check(score: np.ndarray, cost: np.ndarray, seed: int, salt: int) -> di
     gen = np.random.default_rng(streams.seed_of("lens.bootstrap", seed, salt))
     return {"rho": metrics.spearman(s, c), "se": lens.bootstrap_rho(score, cost, BOOTSTRAP, gen),
             "p": metrics.permutation_p(s, c), "n": int(score.shape[1])}
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    """One trained model: what every lens measurement depends on."""
-
-    model: str = "vit-sequential"
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        n_blocks(self.model)
-
-    @property
-    def spec(self) -> ModelSpec:
-        return recipes.model(self.model).spec(self.seed)
 
 
 @torch.no_grad()
@@ -159,7 +137,7 @@ def measure(m: RoutedModel, x: torch.Tensor, y: torch.Tensor, x_train: torch.Ten
 
 
 @entry("lens-profile")
-def profile(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
+def profile(cfg: ModelSeed, progress: Progress) -> dict[str, Any]:
     """Every lens measurement of one trained model (cached per model and seed)."""
     t = trained(cfg.spec, span(progress, 0.0, 0.85))
     m, d = t.model, t.data
@@ -191,11 +169,11 @@ class LensConfig:
 
     def __post_init__(self) -> None:
         check(self)
-        route_of(self.route_op, n_blocks(self.model), self.block, self.seed)
+        route_of(self.route_op, recipes.model(self.model).blocks, self.block, self.seed)
 
     @property
-    def model_cfg(self) -> ModelConfig:
-        return ModelConfig(self.model, self.seed)
+    def model_cfg(self) -> ModelSeed:
+        return ModelSeed(self.model, self.seed)
 
 
 @torch.no_grad()
@@ -226,7 +204,7 @@ def run(cfg: LensConfig, progress: Progress) -> dict[str, Any]:
 def table(seeds: list[int], progress: Progress = silent, pool: Pool = serial) -> dict[str, Any]:
     """Every model's lens per slot (mean over seeds) and every claim at every seed (profiles computed by `pool`)."""
     jobs = [(mo, s) for mo in MODELS for s in seeds]
-    profs = pool([(profile, ModelConfig(mo, s)) for mo, s in jobs], progress)
+    profs = pool([(profile, ModelSeed(mo, s)) for mo, s in jobs], progress)
     per: dict[str, list[dict[str, Any]]] = {}
     for (mo, _), p in zip(jobs, profs, strict=True):
         per.setdefault(mo, []).append(p)

@@ -10,9 +10,10 @@ from lab.catalog.descriptor import Descriptor, Table, config_from, controls, def
 from lab.catalog.presets import Need, preset
 from lab.claims import claim_line
 from lab.core import recipes, routes
+from lab.core.recipes import ModelSeed
 from lab.experiment import Pool
 from lab.experiments.rearrange import experiment as rearrange
-from lab.experiments.rearrange.experiment import MODELS, ModelConfig, RearrangeConfig
+from lab.experiments.rearrange.experiment import MODELS, RearrangeConfig
 from lab.experiments.rearrange.rows import SUMMARY
 from lab.runtime.progress import text_progress
 
@@ -46,7 +47,7 @@ def needs(settings: dict[str, Any]) -> list[Need]:
     of every model at the seed (the comparison figure and the claims)."""
     cfg = config_of(settings)
     return ([Need("this operation", rearrange.run, cfg)]
-            + [Need(f"the {recipes.model(mo).label}, every operation", rearrange.profile, ModelConfig(mo, cfg.seed))
+            + [Need(f"the {recipes.model(mo).label}, every operation", rearrange.profile, ModelSeed(mo, cfg.seed))
                for mo in MODELS])
 
 

@@ -13,7 +13,7 @@ The operations act on the *middle* of the model; with `ends="keep"` the first an
   parallel-loop  the parallel group run K times (Sun et al.'s loop_parallel)
 Cost is counted in block runs (`base.block_runs`); `depth` counts sequential steps (a parallel group is one).
 
-Caching follows what each piece depends on: `profile(ModelConfig)` trains (or loads) one model and evaluates every
+Caching follows what each piece depends on: `profile(ModelSeed)` trains (or loads) one model and evaluates every
 operation with every argument, plus the layer-similarity maps; it is cheap once the model exists (evaluations
 only) and one entry per (model, seed) serves every control of the page. `run(RearrangeConfig)` reads the chosen
 operation from it. claims.py turns profiles (one or several seeds of a model) into the papers' claims
@@ -33,7 +33,7 @@ from lab import estimates
 from lab.core import metrics, recipes, routes, streams
 from lab.core.models import RoutedModel, accuracy
 from lab.core.models.base import REDUCES, Parallel, StepLike, block_runs
-from lab.core.recipes import MLP_BLOCKS
+from lab.core.recipes import MLP_BLOCKS, ModelSeed
 from lab.core.routes import (
     BLOCK_OPS,
     ENDS,
@@ -52,7 +52,7 @@ from lab.core.routes import (
     valid_blocks,
     windows,
 )
-from lab.core.zoo import ModelSpec, trained
+from lab.core.zoo import trained
 from lab.experiment import Pool, check, entry, param, seed_param, serial
 from lab.experiments.rearrange.claims import claims, model_claims
 from lab.experiments.rearrange.rows import mean_profiles, row_key, span_sweep, summary
@@ -63,13 +63,6 @@ MODELS = ("residual", "vit-sequential", "vit-shuffle")  # a subset of lab.core.r
 OPS = tuple(routes.OPS)  # every operation of the registry, in its order (the profile's rows follow it)
 RANDOM_DRAWS = 20  # random orders of the middle; the accuracy is their mean
 SIM_INPUTS = 1000  # held-out inputs of the similarity maps (the digits have 397, the synthetic task 4,000)
-
-
-def n_blocks(model: str) -> int:
-    """Blocks of a model, without building it."""
-    if model not in MODELS:
-        raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MODELS)}")
-    return recipes.model(model).blocks
 
 
 def random_routes(n: int, ends: str, seed: int, draws: int = RANDOM_DRAWS) -> list[tuple[int, ...]]:
@@ -99,23 +92,8 @@ def similarity(model: RoutedModel, x: torch.Tensor) -> dict[str, Any]:
             "cka_biased": biased, "inputs": len(x), "features": int(states[0][0].numel())}
 
 
-@dataclass(frozen=True)
-class ModelConfig:
-    """One trained model: what the table of every operation and the similarity maps depend on."""
-
-    model: str = "residual"
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        n_blocks(self.model)
-
-    @property
-    def spec(self) -> ModelSpec:
-        return recipes.model(self.model).spec(self.seed)
-
-
 @entry("rearrange-profile")
-def profile(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
+def profile(cfg: ModelSeed, progress: Progress) -> dict[str, Any]:
     """Held-out accuracy and cost of every operation with every argument, and the similarity maps (cached)."""
     t = trained(cfg.spec, span(progress, 0.0, 0.9))
     m, d = t.model, t.data
@@ -216,11 +194,11 @@ class RearrangeConfig:
 
     def __post_init__(self) -> None:
         check(self)
-        check_op(self.op, n_blocks(self.model), self.block, self.ends, self.span)
+        check_op(self.op, recipes.model(self.model).blocks, self.block, self.ends, self.span)
 
     @property
-    def model_cfg(self) -> ModelConfig:
-        return ModelConfig(self.model, self.seed)
+    def model_cfg(self) -> ModelSeed:
+        return ModelSeed(self.model, self.seed)
 
 
 @entry("rearrange")
@@ -244,7 +222,7 @@ class SeedConfig:
 
 def all_models(cfg: SeedConfig, progress: Progress = silent) -> dict[str, dict[str, Any]]:
     """The profile of every model at one seed (each cached on its own)."""
-    return {mo: profile(ModelConfig(mo, cfg.seed), span(progress, i / len(MODELS), (i + 1) / len(MODELS)))
+    return {mo: profile(ModelSeed(mo, cfg.seed), span(progress, i / len(MODELS), (i + 1) / len(MODELS)))
             for i, mo in enumerate(MODELS)}
 
 
@@ -258,7 +236,7 @@ def table(seeds: list[int], progress: Progress = silent, pool: Pool = serial) ->
     """Models x SUMMARY operations, mean over seeds, with the claims on all seeds (profiles computed by `pool`)."""
     jobs = [(mo, s) for mo in MODELS for s in seeds]
     per: dict[str, list[dict[str, Any]]] = {}
-    profs = pool([(profile, ModelConfig(mo, s)) for mo, s in jobs], progress)
+    profs = pool([(profile, ModelSeed(mo, s)) for mo, s in jobs], progress)
     for (mo, _), prof in zip(jobs, profs, strict=True):
         per.setdefault(mo, []).append(prof)
     means = {mo: mean_profiles(ps) for mo, ps in per.items()}
