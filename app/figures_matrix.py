@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 import plotly.graph_objects as go
 
-from lab.experiments.matrix.experiment import OP_LABELS, OPS, PROFILE_AXIS, RECIPE_LABELS, RECIPES
+from lab.experiments.matrix.experiment import FT_STEPS, OP_LABELS, OPS, PROFILE_AXIS, RECIPE_LABELS, RECIPES
 
 from . import figures_common as common
 from . import theme
@@ -22,7 +22,8 @@ RECIPE_COLOURS = {"sequential": theme.CATEGORICAL[0], "shuffle": theme.CATEGORIC
                   "looped": theme.CATEGORICAL[4], "early-exit": theme.CATEGORICAL[5]}
 SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "star")
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
-SHORT = {"delete": "delete<br>a block", "last_quarter": "delete last<br>quarter", "influence": "delete by<br>influence",
+SHORT = {"delete": "delete<br>a block", "last_quarter": "delete last<br>quarter",
+         "healed": "last quarter<br>+ fine-tune", "influence": "delete by<br>influence",
          "swap": "swap<br>a pair", "random": "random<br>order", "no_attn": "delete<br>attention",
          "no_mlp": "delete<br>MLP", "linear": "block made<br>linear", "exit": "exit<br>early"}
 
@@ -75,7 +76,9 @@ def profile(rows: dict[str, Any], op: str, chance: float, height: int = 420) -> 
                         marker={"symbol": SYMBOLS[i % len(SYMBOLS)], "size": 10},
                         hovertemplate=f"{PROFILE_AXIS[op]} %{{x}}: %{{y:.3f}}<extra>{RECIPE_LABELS[r]}</extra>")
     axis = {"exit": "exit after this many block runs (0: the stem)", "swap": "runs s and s+1 swapped (s)",
-            "random": "random order (draw)", "influence": "slot (block run)", "last_quarter": "(one number)"}
+            "random": "random order (draw)",
+            "healed": f"fine-tuning step (x {FT_STEPS // 3})", "influence": "slot (block run)",
+            "last_quarter": "(one number)"}
     fig.update_xaxes(title=axis.get(op, "block (a looped model has fewer)"), dtick=1)
     if op == "influence":
         fig.update_yaxes(title="block influence 1 - cos (probe split)", rangemode="tozero")

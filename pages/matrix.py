@@ -114,6 +114,9 @@ st.markdown(f"""
 - **A block and a run**: the looped model has 3 distinct blocks run twice (6 runs). *Deleting a block* removes
   every run of it; swap, random order, the last quarter and the influence order act on the 6 runs; a sub-layer
   deletion or a linear replacement applies at every run of the block.
+- **Healed**: after the last-quarter deletion, only the head and the last remaining block are fine-tuned
+  (cross-entropy on the training digits, {matrix.FT_STEPS} steps of {matrix.FT_BATCH}, Adam); everything else is
+  frozen.
 - **The last quarter**: 6 runs / 4 = 1.5, rounded half up: the last **{surgery.quarter(6)}** runs. The influence
   order deletes as many, those with the lowest block influence 1 − cos(input, output) on the probe split.
 - **Linear**: each block is replaced by the least-squares affine map from its input to its output (every token of
@@ -159,8 +162,10 @@ st.markdown(f"""
   depth, so every deletion is large.
 - **The looped model has half the distinct weights.** A loss against the sequential model mixes the loop with the
   smaller parameter count; Saunshi et al. compare at equal effective depth too, as here.
-- **Nothing is healed.** Lu et al. fine-tune after deleting the last quarter; this page does not (yet), so it
-  measures the cut, not the recovery.
+- **Only one column is healed.** Every other column measures the cut, not what fine-tuning would recover; the
+  *last quarter + fine-tune* column trains only the head and the last remaining block for a few steps (Lu et al.
+  fine-tune longer, on language data). A looped model's last remaining block also runs earlier in its route, so
+  fine-tuning it changes that run too.
 - **A tiny task.** {facts.n_classes} classes of 8x8 images; what a language model keeps in its deep layers may not
   show here.
 """)

@@ -15,6 +15,7 @@ a seed and computes the claims (claims.py).
 
 from __future__ import annotations
 
+import copy
 import statistics
 import time
 from dataclasses import dataclass
@@ -30,21 +31,29 @@ from lab.core.zoo import ModelSpec, trained
 from lab.experiment import check, entry, param, seed_param
 from lab.experiments.matrix import surgery as S
 from lab.experiments.matrix.claims import claims
+from lab.ops.recover import RecoveryConfig, recover
 from lab.runtime.progress import Progress, span
 
 RECIPES = MATRIX_RECIPES
 RECIPE_LABELS = MATRIX_RECIPE_LABELS
-OPS = ("delete", "last_quarter", "influence", "swap", "random", "no_attn", "no_mlp", "linear", "exit")
+OPS = ("delete", "last_quarter", "healed", "influence", "swap", "random", "no_attn", "no_mlp", "linear", "exit")
 OP_LABELS = {"delete": "delete one block", "last_quarter": "delete the last quarter",
+             "healed": "last quarter, then head + last block fine-tuned",
              "influence": "delete by block influence", "swap": "swap a neighbouring pair", "random": "random order",
              "no_attn": "delete one attention sub-layer", "no_mlp": "delete one MLP sub-layer",
              "linear": "one block made linear", "exit": "exit early"}
+FT_STEPS = 150  # fine-tuning after the last-quarter deletion: steps, batch, learning rate (Adam, cosine)
+FT_BATCH = 64
+FT_LR = 1e-3
 # What each column's per-block profile runs over, and what the column's single number is.
-PROFILE_AXIS = {"delete": "block", "last_quarter": "slot deleted", "influence": "slot", "swap": "slots swapped",
+PROFILE_AXIS = {"delete": "block", "last_quarter": "slot deleted", "healed": "fine-tuning step", "influence": "slot",
+                "swap": "slots swapped",
                 "random": "order", "no_attn": "block", "no_mlp": "block", "linear": "block", "exit": "exit after"}
 OP_HELP = {
     "delete": "every run of one block skipped; the mean over the blocks",
     "last_quarter": "the last quarter of the route's runs skipped (6 runs: the last 2)",
+    "healed": "the last quarter deleted, then only the head and the last remaining block fine-tuned on the training "
+              f"split (cross-entropy, {FT_STEPS} steps of {FT_BATCH}; Lu et al. 2024's baseline)",
     "influence": "as many runs skipped as the last quarter, those of lowest block influence (1 - cos) on the probe "
                  "split",
     "swap": "two neighbouring runs exchanged; the mean over the pairs",
@@ -90,6 +99,25 @@ def _plain_shares(v: torch.Tensor) -> list[float]:
     return [round(float(a), 6) for a in v]
 
 
+def heal(m: Any, data: Any, route: tuple[int, ...], seed: int) -> tuple[torch.Tensor, list[float]]:
+    """Fine-tune only the head and the last block on `route` (a copy; the stored model is untouched): per-input
+    outcomes after, and the held-out accuracy curve (step 0 = the cut). A looped model's last block runs earlier
+    too, so its earlier run changes with it."""
+    student = copy.deepcopy(m)
+    last = route[-1]
+    with torch.enable_grad():  # measure() runs without gradients
+        return _heal(student, last, data, route, seed)
+
+
+def _heal(student: Any, last: int, data: Any, route: tuple[int, ...], seed: int) -> tuple[torch.Tensor, list[float]]:
+    for name, p in student.named_parameters():
+        p.requires_grad_(name.startswith("head.") or name.startswith(f"blocks.{last}."))
+    cfg = RecoveryConfig(method="ce", steps=FT_STEPS, lr=FT_LR, batch=FT_BATCH, eval_every=max(1, FT_STEPS // 3),
+                         seed=seed)
+    log = recover(student, route, data, cfg)
+    return S.outcomes(student, data.test.x, data.test.y, route), log.test_acc
+
+
 @torch.no_grad()
 def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
             progress: Progress) -> dict[str, Any]:
@@ -130,6 +158,13 @@ def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
     acc["last_quarter"] = prof["last_quarter"][0]
     per_input["last_quarter"] = E.pack(lq_ok)
     timed("last_quarter")
+    progress(0.2, "fine-tuning the head and the last remaining block")
+    t0 = time.perf_counter()
+    healed, curve = heal(m, data, S.without_slots(route, last), seed)
+    prof["healed"] = curve
+    acc["healed"] = float(healed.double().mean())
+    per_input["healed"] = E.pack(healed)
+    timed("healed")
     t0 = time.perf_counter()
     infl = S.influence(m, data.probe.x, route)
     chosen = S.influence_slots(infl, q)
