@@ -8,7 +8,7 @@ from typing import Any, Optional
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from lab.experiments.iot.experiment import IOTTraining
+from lab.experiments.iot.experiment import IOTObservation, IOTTraining
 
 from . import figures_common as common
 from . import theme
@@ -54,11 +54,11 @@ def _zoomed_axis(fig: go.Figure, values: list[float], chance: float, title: str)
 
 
 @figure
-def accuracy(tr: IOTTraining | dict[str, Any], obs: Optional[dict[str, Any]], title: Optional[str] = TITLE_ACCURACY,
-             height: int = 460) -> go.Figure:
+def accuracy(tr: IOTTraining | dict[str, Any], obs: Optional[IOTObservation | dict[str, Any]],
+             title: Optional[str] = TITLE_ACCURACY, height: int = 460) -> go.Figure:
     """Each candidate order (IOT's shared weights; trained alone when Part 1 is in), then the methods (`tr`: Part 2,
-    typed, or a joined run's plain data)."""
-    tr = _plain(tr)
+    typed, or a joined run's plain data; `obs`: Part 1, typed or plain)."""
+    tr, obs = _plain(tr), _plain(obs)
     m = len(tr["orders"])
     names = [f"order {j}" for j in range(m)]
     fig = go.Figure()

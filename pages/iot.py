@@ -47,16 +47,16 @@ def _value(x: float | None) -> str:
     return PENDING if x is None else pct(x)
 
 
-def metrics_of(tr: iot.IOTTraining | None, obs: dict | None, s: dict) -> list[classroom.Metric]:
+def metrics_of(tr: iot.IOTTraining | None, obs: iot.IOTObservation | None, s: dict) -> list[classroom.Metric]:
     """The number cards of one setting (this one or the pinned one); a piece still computing shows "…"."""
     iot_delta = {}
     if tr is not None:
-        iot_delta = classroom.delta(tr.iot_acc, max(tr.sequential_acc, obs["best_fixed_acc"] if obs else 0.0),
+        iot_delta = classroom.delta(tr.iot_acc, max(tr.sequential_acc, obs.best_fixed_acc if obs else 0.0),
                                     " vs best")
     return [classroom.Metric("Sequential model", _value(tr and tr.sequential_acc),
                              help="Trained as usual, run in its trained order (the stored model the Delete / Shuffle "
                                   "pages use). All accuracies are on held-out data."),
-            classroom.Metric("Best fixed order", _value(obs and obs["best_fixed_acc"]),
+            classroom.Metric("Best fixed order", _value(obs and obs.best_fixed_acc),
                              help="One model trained alone in each candidate order; the one with the best probe "
                                   "accuracy (a split apart from the test set)."),
             classroom.Metric(f"Ensemble, M = {s['m']}", _value(tr and tr.ensemble_acc),
@@ -189,17 +189,17 @@ if tr is not None:
                  f"sequential model when each was trained); inference runs 1 order per input "
                  f"({cost['infer_time_ratio']:.1f}x the sequential time measured here), the ensemble {m}.")
     if obs is not None:
-        n_test = obs["n_test"]
-        lines.append(f"Orders trained alone: {', '.join(pct(a) for a in obs['fixed_acc'])}; each is the lowest-loss "
-                     f"order for {', '.join(f'{s:.0%}' for s in obs['fixed_best_share'])} of the inputs, and their "
-                     f"oracle reaches {pct(obs['fixed_oracle_acc'])}. The sequential model, forced into the other "
+        n_test = obs.n_test
+        lines.append(f"Orders trained alone: {', '.join(pct(a) for a in obs.fixed_acc)}; each is the lowest-loss "
+                     f"order for {', '.join(f'{s:.0%}' for s in obs.fixed_best_share)} of the inputs, and their "
+                     f"oracle reaches {pct(obs.fixed_oracle_acc)}. The sequential model, forced into the other "
                      "orders without training for them, scores "
-                     + ", ".join(pct(a) for a in obs["sequential_order_acc"]) + ".")
-        sc = obs["seed_control"]
+                     + ", ".join(pct(a) for a in obs.sequential_order_acc) + ".")
+        sc = obs.seed_control
         lines.append(f"Seed control: {len(sc['seeds'])} models of the trained order that differ only in their seed "
                      f"score {', '.join(pct(a) for a in sc['acc'])}; their oracle reaches {pct(sc['oracle_acc'])}, "
                      f"{100 * (sc['oracle_acc'] - sc['best_acc']):.1f} points above the best of them (the orders': "
-                     f"{100 * (obs['fixed_oracle_acc'] - obs['best_fixed_acc']):.1f}). Training noise alone opens "
+                     f"{100 * (obs.fixed_oracle_acc - obs.best_fixed_acc):.1f}). Training noise alone opens "
                      "this much of a gap.")
         lines.append(f"Noise: every accuracy here is on the same {n_test:,} held-out inputs, so one input is "
                      f"{100 / n_test:.2f} points; the verdicts below compare accuracies input by input (paired), "

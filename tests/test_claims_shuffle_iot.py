@@ -321,7 +321,7 @@ def test_orders_alike_is_a_paired_equivalence_three_ways():
 def test_inputs_prefer_orders_is_judged_against_the_seed_control():
     hold = iot_claims.claim_inputs_prefer(irun(order_overlap=0.3, seed_overlap=0.8))
     assert hold["holds"] is True and hold["measured"]["excess"] > 0.03
-    # the noise-alone case of issue 26: a gap of several points, but as many seeds open a larger one
+    # noise alone: a gap of several points, but as many seeds open a larger one
     noise_alone = iot_claims.claim_inputs_prefer(irun(order_overlap=0.8, seed_overlap=0.3))
     assert noise_alone["tests"][0]["holds"] is True and noise_alone["holds"] is False
     same = iot_claims.claim_inputs_prefer(irun(order_overlap=0.5, seed_overlap=0.5))  # the same gap on other inputs
@@ -407,7 +407,7 @@ def test_calibration_seed_control():
 
     null = [verdict(0.035) for _ in range(400)]
     assert sum(h is True for h, _ in null) / 400 <= 0.05
-    assert sum(g is True for _, g in null) / 400 > 0.5  # the old rule (the gap alone) passes noise
+    assert sum(g is True for _, g in null) / 400 > 0.5  # a rule on the gap alone passes noise
     assert sum(verdict(0.08)[0] is True for _ in range(100)) / 100 >= 0.9
 
 

@@ -89,13 +89,13 @@ def test_part1_identity_is_the_stored_sequential_model(tmp_path, monkeypatch):
     obs = iot.observe(cfg.observe_cfg, store=store)
     t = zoo.trained(cfg.spec, store=store)
     d = t.data
-    assert obs["fixed_acc"][0] == pytest.approx(accuracy(t.model, d.test.x, d.test.y), abs=1e-6)
-    assert obs["sequential_order_acc"][0] == pytest.approx(obs["fixed_acc"][0], abs=1e-6)
+    assert obs.fixed_acc[0] == pytest.approx(accuracy(t.model, d.test.x, d.test.y), abs=1e-6)
+    assert obs.sequential_order_acc[0] == pytest.approx(obs.fixed_acc[0], abs=1e-6)
     order1 = core.candidate_orders(cfg.space, cfg.m, cfg.seed, t.model.n_blocks)[1]
     route = [s.block for s in order1]  # an independent path: the ordinary forward on the permuted route
-    assert obs["sequential_order_acc"][1] == pytest.approx(accuracy(t.model, d.test.x, d.test.y, route), abs=1e-6)
-    assert obs["fixed_oracle_acc"] >= max(obs["fixed_acc"])
-    assert obs["best_fixed_acc"] in obs["fixed_acc"]
+    assert obs.sequential_order_acc[1] == pytest.approx(accuracy(t.model, d.test.x, d.test.y, route), abs=1e-6)
+    assert obs.fixed_oracle_acc >= max(obs.fixed_acc)
+    assert obs.best_fixed_acc in obs.fixed_acc
 
 
 def test_cli_prints_the_promised_json(capsys, monkeypatch, tmp_path):

@@ -373,8 +373,33 @@ def seed_control(cfg: SeedControlConfig, progress: Progress) -> dict[str, Any]:
             "outcomes": out["fixed_outcomes"]}
 
 
-@entry("iot-observe")
-def observe(cfg: ObserveConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class IOTObservation:
+    """Part 1 (`observe`): the M orders each trained alone, on held-out data (the keys of `fixed_summary` with the
+    sequential model's), and the seed control its oracle gap is judged against."""
+
+    config: ObserveConfig
+    orders: list[str]  # `routing.order_label` of each candidate
+    n_blocks: int
+    chance: float
+    n_test: int
+    base_acc: float
+    sequential_acc: float
+    sequential_order_acc: list[float]  # the sequential model forced into each order, untrained for it
+    fixed_train_seconds: list[float]
+    fixed_acc: list[float]  # each order trained alone (order 0: the sequential model)
+    fixed_probe_acc: list[float]
+    best_fixed_order: int  # chosen on the probe split
+    best_fixed_acc: float
+    fixed_best_share: list[float]
+    fixed_oracle_acc: float
+    fixed_ensemble_acc: float
+    fixed_outcomes: list[str]  # packed per-input outcomes of each order trained alone
+    seed_control: dict[str, Any]  # `seed_control`'s result
+
+
+@entry("iot-observe", result=IOTObservation)
+def observe(cfg: ObserveConfig, progress: Progress) -> IOTObservation:
     """Part 1: M orders each trained alone (identity = the sequential model); accuracies on held-out data; and the
     seed control (`seed_control`) its oracle gap is judged against."""
     t = _sequential(recipes.model(cfg.model).spec(cfg.seed), span(progress, 0.0, 1 / cfg.m))
@@ -394,21 +419,21 @@ def observe(cfg: ObserveConfig, progress: Progress) -> dict[str, Any]:
         seconds.append(meta["seconds"])
     out = fixed_summary(torch.stack(tests), torch.stack(probes), d)
     seq_acc = out["fixed_acc"][0]
-    return {
-        "config": cfg,
-        "orders": [routing.order_label(o, cfg.space) for o in orders],
-        "n_blocks": t.model.n_blocks,
-        "chance": d.chance,
-        "n_test": len(d.test.y),
-        "base_acc": seq_acc,
-        "sequential_acc": seq_acc,
+    return IOTObservation(
+        config=cfg,
+        orders=[routing.order_label(o, cfg.space) for o in orders],
+        n_blocks=t.model.n_blocks,
+        chance=d.chance,
+        n_test=len(d.test.y),
+        base_acc=seq_acc,
+        sequential_acc=seq_acc,
         # the sequential model forced into each candidate order, untrained for it: what reordering costs a
         # model that never saw it
-        "sequential_order_acc": routing.observe(seq_te, d.test.y)["order_acc"],
-        "fixed_train_seconds": seconds,
+        sequential_order_acc=routing.observe(seq_te, d.test.y)["order_acc"],
+        fixed_train_seconds=seconds,
         **out,
-        "seed_control": seed_control(SeedControlConfig(cfg.model, cfg.m, cfg.seed), span(progress, 0.8, 1.0)),
-    }
+        seed_control=seed_control(SeedControlConfig(cfg.model, cfg.m, cfg.seed), span(progress, 0.8, 1.0)),
+    )
 
 
 @dataclass(frozen=True)
@@ -472,10 +497,10 @@ def run(cfg: IOTConfig, progress: Progress = silent, store: Optional[Store] = No
     return join(cfg, got[0], got[1], got[2] if twin else None)
 
 
-def join(cfg: IOTConfig, obs: dict[str, Any], tr: IOTTraining,
+def join(cfg: IOTConfig, obs: IOTObservation, tr: IOTTraining,
          twin: Optional[IOTTraining] = None) -> dict[str, Any]:
     """One result from the stored pieces (what `run` returns; the page joins the pieces it has the same way)."""
-    part1 = {k: v for k, v in obs.items() if k not in ("config", "orders")}
+    part1 = {k: v for k, v in to_plain(obs).items() if k not in ("config", "orders")}
     out = to_plain({**to_plain(tr), **part1, "config": cfg, "sequential_acc": tr.sequential_acc})
     if twin is not None:
         out["twin"] = {k: v for k, v in to_plain(twin).items() if k in TWIN_KEYS}
