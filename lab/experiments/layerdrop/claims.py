@@ -50,11 +50,6 @@ def _p_of(prof: dict[str, Any]) -> float:
     return c["p"] if isinstance(c, dict) else c.p
 
 
-def untested(why: str) -> E.Estimate:
-    """No measurement: an estimate sitting on its threshold with no error, so its test cannot tell."""
-    return E.exact(0.0, why)
-
-
 def half_depth_claim(prof5: dict[str, Any], prof0: dict[str, Any], seeds: str = "") -> dict[str, Any]:
     """p = 0.5 against p = 0, every other block kept (r = N/2), paired over the held-out inputs."""
     nb = prof0["n_blocks"]
@@ -83,7 +78,7 @@ def p_star_claim(by_p: dict[float, dict[str, Any]], keep: int, seeds: str = "") 
     measured: dict[str, Any] = {"p_star": ps, "keep": keep, "rates": list(accs), "accs": list(accs.values()),
                                 "n_test": n}
     if not near or not far:
-        est = untested("no trained rate near p*" if not near else "every trained rate is near p*")
+        est = E.exact(0.0, "no trained rate near p*" if not near else "every trained rate is near p*")
         detail = (f"p* = {ps:.2f} for r = {keep} of {nb}{seeds}, and " + ("no trained rate is within "
                   f"{NEAR:g} of it (train one)" if not near else "every trained rate is near it") + f": {listing}.")
     else:
@@ -196,7 +191,7 @@ def beats_scratch_claim(pruned: Any, scratch_scores: Any, keep: int, nb: int, p:
     held-out inputs, paired."""
     a, b = E.as_scores(pruned), E.as_scores(scratch_scores)
     pa, sa = float(a.mean()), float(b.mean())
-    est = untested("p = 0 is no LayerDrop model") if p == 0 else E.paired(a, b)
+    est = E.exact(0.0, "p = 0 is no LayerDrop model") if p == 0 else E.paired(a, b)
     why = " (p = 0 is no LayerDrop model: choose p > 0)" if p == 0 else ""
     return C.claim(
         "layerdrop.beats-scratch", "A LayerDrop model pruned to depth r is better than a model of depth r trained "
@@ -214,7 +209,7 @@ def distillation_claim(pruned: Any, distilled_scores: Any, keep: int, nb: int, p
     margin of SIMILAR (distillation ahead by at most 2 points), paired."""
     a, b = E.as_scores(pruned), E.as_scores(distilled_scores)
     pa, da = float(a.mean()), float(b.mean())
-    est = untested("p = 0 is no LayerDrop model") if p == 0 else E.paired(b, a)
+    est = E.exact(0.0, "p = 0 is no LayerDrop model") if p == 0 else E.paired(b, a)
     why = " (p = 0 is no LayerDrop model: choose p > 0)" if p == 0 else ""
     return C.claim(
         "layerdrop.about-as-good-as-distillation", "A LayerDrop model pruned to depth r is about as good as "

@@ -72,11 +72,6 @@ def _threshold(r: dict[str, Any], share: float) -> float:
     return r["chance"] + share * (r["base_acc"] - r["chance"])
 
 
-def untested(why: str) -> E.Estimate:
-    """No measurement: an estimate on its threshold with no error, so its test cannot tell."""
-    return E.exact(0.0, why)
-
-
 def _plain_claims(r: dict[str, Any]) -> list[dict[str, Any]]:
     """The paper's fully-connected-net claims, on the plain MLP's map."""
     n, layers, base, chance = r["n_test"], r["layers"], r["base_acc"], r["chance"]
@@ -105,7 +100,7 @@ def _plain_claims(r: dict[str, Any]) -> list[dict[str, Any]]:
                   + ", ".join(f"t = {c} {pct(column(r, f't={c}')[0])}" for c in epochs) + ".")
         measured = {"first_t0_acc": t0[0], "first_late_acc": acc_late, "late_epoch": e, "n_test": n}
     else:  # a 1-epoch model (quick mode) has no checkpoint between its start and its end
-        est, measured = untested("no checkpoint between t = 0 and the end"), {"first_t0_acc": t0[0], "n_test": n}
+        est, measured = E.exact(0.0, "no checkpoint between t = 0 and the end"), {"first_t0_acc": t0[0], "n_test": n}
         detail = f"This model kept no checkpoint between t = 0 and the end (epochs {epochs}): nothing to compare."
     out.append(C.claim(
         "reinit.plain-first-layer-damage-falls", "The first layer's damage falls as the checkpoint t grows: "
@@ -181,7 +176,7 @@ def _moved_least_claim(r: dict[str, Any]) -> dict[str, Any]:
     rho = metrics.spearman([dist[i] for i in keep], damage) if len(keep) >= 3 else float("nan")
     visible = [i for i in keep if E.verdict(*_damage(cb, c0[i]), Z) is True]
     if math.isnan(rho) or not visible:
-        est = untested("nothing to rank")
+        est = E.exact(0.0, "nothing to rank")
         why = ("no layer's damage stands out of the noise: there is nothing to rank" if not visible
                else "the ranking is undefined (a constant column)")
         detail = f"Spearman ρ {'n/a' if math.isnan(rho) else f'{rho:+.2f}'} over {len(keep)} layers; {why}."
@@ -292,7 +287,7 @@ def group_claim(g: dict[str, Any], model_name: str) -> dict[str, Any]:
     value = float(shares_gap(accs, chance))
     se = paired_bootstrap(vectors, lambda a: shares_gap(a, chance)) if k > 1 else 0.0
     est = (E.Estimate(value, se, "bootstrap", n, f"paired bootstrap over the {n:,} held-out inputs, {BOOTSTRAP} draws")
-           if k > 1 else untested("a group of one layer is its own single change"))
+           if k > 1 else E.exact(0.0, "a group of one layer is its own single change"))
     gap = max(g["base_acc"] - chance, 1e-9)
     shares = [max((a - chance) / gap, 0.0) for a in g["single_accs"]]
     group_share = max((g["group_acc"] - chance) / gap, 0.0)
