@@ -10,7 +10,7 @@ early after every slot. Each cell is the held-out accuracy, and its share of the
 
 `row(RowConfig)` is one cached entry per (recipe, seed): the model (trained once, shared with the other pages
 where the recipe is theirs) and every column with its per-block profile. `run(MatrixConfig)` joins the six rows of
-a seed and computes the claims (claims.py).
+a seed and computes the claims (claims.py), by key: robust, attention, early_exit, looped, ln_scale, influence.
 """
 
 from __future__ import annotations
