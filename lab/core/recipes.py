@@ -122,29 +122,9 @@ def layerdrop_blocks(model: str) -> int:
     return LAYERDROP_BLOCKS
 
 
-# -- frozen models read by other pages (Rearrange, Layer lens): the other pages' recipes, the same stored weights --
+# -- the models other pages read frozen (Rearrange, Layer lens, IOT, the matrix): the same stored weights ---------
 VIT_BLOCKS = 6  # the Shuffle page's ViT
 SHARED_LAYERDROP_P = 0.5  # the LayerDrop page's default model
-SHARED_MODELS = ("residual", "plain", "vit-sequential", "vit-shuffle", "layerdrop")
-
-
-def shared_spec(model: str, seed: int) -> ModelSpec:
-    """Delete's MLPs, Shuffle's 6-block ViTs (vit-MODE) or LayerDrop's residual MLP at p = 0.5."""
-    shared_blocks(model)
-    if model in ("residual", "plain"):
-        return mlp_spec(model, seed)
-    if model == "layerdrop":
-        return layerdrop_spec("residual", SHARED_LAYERDROP_P, seed)
-    return vit_spec(model.split("-")[1], VIT_BLOCKS, seed)
-
-
-def shared_blocks(model: str) -> int:
-    """Blocks of a shared model, without building it."""
-    if model not in SHARED_MODELS:
-        raise ValueError(f"unknown model {model!r}; choose one of {', '.join(SHARED_MODELS)}")
-    if model in ("residual", "plain"):
-        return MLP_BLOCKS
-    return layerdrop_blocks("residual") if model == "layerdrop" else VIT_BLOCKS
 
 
 # -- Re-initialise: the Delete teachers, and the Shuffle page's sequential ViT with early checkpoints --------
@@ -163,19 +143,6 @@ def reinit_spec(model: str, seed: int, blocks: Optional[int] = None, width: Opti
     raise ValueError(f"unknown model {model!r}; choose plain, residual or vit")
 
 
-# -- IOT (choose an order per input): the Delete page's residual MLP and the Shuffle page's sequential ViT ------
-# The sequential baselines are these shared, stored models; IOT and the fixed-order models train with the same
-# recipe (lab/experiments/iot/experiment.py).
-IOT_MODELS = ("mlp", "vit")
-
-
-def iot_spec(model: str, seed: int) -> ModelSpec:
-    """The sequential model (and the recipe) of an IOT run: 'mlp' = the residual teacher, 'vit' = the digits ViT."""
-    if model == "mlp":
-        return mlp_spec("residual", seed)
-    if model == "vit":
-        return vit_spec("sequential", depth=VIT_BLOCKS, seed=seed)
-    raise ValueError(f"unknown model {model!r}; choose one of {', '.join(IOT_MODELS)}")
 
 
 # -- the lab's models by name: one vocabulary for every page --------------------------------------------------
