@@ -7,6 +7,7 @@ colours), told apart by marker and dash too.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 import plotly.graph_objects as go
@@ -35,7 +36,8 @@ def ordered(rows: dict[str, Any]) -> list[str]:
 
 @figure
 def heatmap(rows: dict[str, Any], title: Optional[str] = "", height: int = 440) -> Optional[go.Figure]:
-    """Share of the above-chance held-out accuracy kept, recipes (rows, those computed so far) x operations."""
+    """Share of the above-chance held-out accuracy kept, recipes (rows, those computed so far) x operations; a model
+    at chance has no share ("–")."""
     recs = ordered(rows)
     if not recs:
         return None
@@ -44,7 +46,7 @@ def heatmap(rows: dict[str, Any], title: Optional[str] = "", height: int = 440) 
     names = [f"{RECIPE_LABELS[r]} ({rows[r]['base_acc']:.0%})" for r in recs]
     fig = go.Figure()
     fig.add_heatmap(z=z, x=[SHORT[op] for op in OPS], y=names, coloraxis="coloraxis", customdata=acc,
-                    text=[[f"{v:.0%}" for v in row] for row in z], texttemplate="%{text}",
+                    text=[["–" if math.isnan(v) else f"{v:.0%}" for v in row] for row in z], texttemplate="%{text}",
                     textfont={"size": theme.SMALL_FONT},
                     hovertemplate="%{y}, %{x}: %{z:.1%} of the above-chance accuracy kept (held-out "
                                   "%{customdata:.1%})<extra></extra>")
