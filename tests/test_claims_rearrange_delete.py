@@ -14,7 +14,7 @@ import pytest
 
 from lab import claims as C
 from lab import estimates
-from lab.core import routes
+from lab.core import recipes, routes
 from lab.experiments.delete import claims as D
 from lab.experiments.rearrange import claims as RC
 from lab.experiments.rearrange import experiment as R
@@ -46,7 +46,7 @@ def fake_profile(model: str = "vit-sequential", base: float = 0.95, chance: floa
     """A profile with the real one's keys (every operation, argument, ends, loop count, span window) and per-input
     outcomes of the chosen accuracies; parallel-loop over a span s peaks at K = loop_peak(s), losing loop_drop per
     step of K away."""
-    n = R.n_blocks(model)
+    n = recipes.model(model).blocks
 
     def spanned(op: str, sp: int, k: int) -> float:
         if uniform is not None:
