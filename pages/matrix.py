@@ -130,7 +130,8 @@ st.markdown(f"""
 text.section("The code")
 text.show_code([surgery.without_block, surgery.quarter, surgery.influence_slots, surgery.fit_linear,
                 surgery.logits_on, matrix.measure, matrix.kept], "The functions that produced these numbers:")
-text.show_code([matrix_claims.robust, matrix_claims.attention, matrix_claims.early_exit, matrix_claims.looped,
+text.show_code([matrix_claims.robust, matrix_claims.u_shape, matrix_claims.linear, matrix_claims.attention,
+                matrix_claims.early_exit, matrix_claims.looped,
                 matrix_claims.ln_scale, matrix_claims.influence])
 
 text.section("What the simulations show")

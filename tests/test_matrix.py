@@ -254,7 +254,7 @@ def _outcomes(acc: float, seed: int) -> np.ndarray:
 
 
 def fake_row(recipe: str, base=0.95, delete=0.8, deep=0.8, no_attn=0.9, no_mlp=0.8, exit_=0.5, lq=0.6,
-             infl=0.6, seed=0) -> dict:
+             infl=0.6, each=(0.5, 0.9, 0.9, 0.9, 0.9, 0.5), r2=(0.5, 0.99), seed=0) -> dict:
     base_ok = _outcomes(base, seed)
 
     def share(acc, s):  # a per-input score whose mean is acc
@@ -263,10 +263,13 @@ def fake_row(recipe: str, base=0.95, delete=0.8, deep=0.8, no_attn=0.9, no_mlp=0
     route = list(matrix_route(recipe))
     pi = {"base": E.pack(base_ok), "delete": share(delete, 1).tolist(), "delete_deep": share(deep, 2).tolist(),
           "no_attn": share(no_attn, 3).tolist(), "no_mlp": share(no_mlp, 4).tolist(), "exit": share(exit_, 5).tolist(),
-          "last_quarter": E.pack(_outcomes(lq, seed + 6)), "influence": E.pack(_outcomes(infl, seed + 7))}
+          "last_quarter": E.pack(_outcomes(lq, seed + 6)), "influence": E.pack(_outcomes(infl, seed + 7)),
+          "delete_each": [E.pack(base_ok & _outcomes(a, seed + 20 + i)) if a < 0.95 else E.pack(base_ok)
+                          for i, a in enumerate(each)]}
     return {"recipe": recipe, "label": matrix.RECIPE_LABELS[recipe], "route": route, "n_blocks": len(set(route)),
             "n_slots": 6, "base_acc": float(base_ok.mean()), "per_input": pi,
-            "acc": {"no_attn": no_attn, "no_mlp": no_mlp, "influence": infl, "last_quarter": lq},
+            "acc": {"no_attn": no_attn, "no_mlp": no_mlp, "influence": infl, "last_quarter": lq, "linear": 0.8},
+            "linear_r2": list(r2),
             "profiles": {"exit": [0.1, 0.3, 0.4, exit_, 0.6, 0.7, base]}, "exit_mid_slot": 3,
             "deep_blocks": [3, 4, 5], "quarter": 2, "last_slots": [4, 5], "influence_slots": [1, 4]}
 
@@ -288,6 +291,12 @@ def test_the_claims_hold_fail_and_cannot_tell_as_their_rules_say():
                    "robust") is True
     assert verdict(rows(layerdrop={"delete": 0.5}, shuffle={"delete": 0.5}, sequential={"delete": 0.93}),
                    "robust") is False
+    # the U-shape on the sequential model: first and last cost most / the middle costs most
+    assert verdict(rows(sequential={"each": (0.3, 0.95, 0.95, 0.95, 0.95, 0.3)}), "u_shape") is True
+    assert verdict(rows(sequential={"each": (0.95, 0.3, 0.3, 0.3, 0.3, 0.95)}), "u_shape") is False
+    # linearity: an exact number against its bar
+    assert verdict(rows(**{r.replace("-", "_"): {"r2": (0.97, 0.99)} for r in MATRIX_RECIPES}), "linear") is True
+    assert verdict(rows(), "linear") is False
     # attention against MLP, pooled over recipes
     assert verdict(rows(**{r.replace("-", "_"): {"no_attn": 0.9, "no_mlp": 0.5} for r in MATRIX_RECIPES}),
                    "attention") is True
@@ -322,7 +331,8 @@ def test_a_claim_inside_the_noise_cannot_tell():
 
 def test_claims_wait_for_their_rows():
     rs = rows()
-    assert {c["key"] for c in MC.claims({"sequential": rs["sequential"]})} == {"attention", "influence"}
+    assert {c["key"] for c in MC.claims({"sequential": rs["sequential"]})} == {"u_shape", "attention", "linear",
+                                                                                 "influence"}
     assert [c["key"] for c in MC.claims(rs)] == list(MC.KEYS)
 
 

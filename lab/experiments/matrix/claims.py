@@ -15,6 +15,7 @@ from lab import claims as C
 from lab import estimates as E
 from lab.claims import Z, pct, pts
 
+LINEAR_BAR = 0.95  # "nearly linear": R^2 of a block's affine fit at least this
 LOOP_MARGIN = 0.05  # "close": the looped model within 5 points of the sequential model's held-out accuracy
 DEPARTS = ("Here: a 6-block ViT (width 64) on 8x8 digits, 397 held-out digits, not a language model; no retraining "
            "after surgery")
@@ -57,6 +58,53 @@ def robust(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
         "exceeds theirs by more than 2 standard errors (paired over the held-out digits); smaller by as much: does "
         "not hold; otherwise cannot tell", tests,
         f"Deleting one block costs the sequential model {_cost(seq.mean())} on average; " + "; ".join(parts) + ".")
+
+
+def u_shape(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
+    row = rows.get("sequential")
+    if row is None or "delete_each" not in row["per_input"] or row["n_blocks"] < 3:
+        return None
+    base = _v(row, "base")
+    loss = [base - E.as_scores(p) for p in row["per_input"]["delete_each"]]
+    middle = np.mean(loss[1:-1], 0)
+    first, last = E.paired(loss[0], middle), E.paired(loss[-1], middle)
+    n = row["n_blocks"]
+    return C.claim(
+        "u_shape", "the first and the last block are the most critical to delete (a U-shape)",
+        "Lad, Gurnee, Tegmark 2024, The Remarkable Robustness of LLMs: Stages of Inference? (deleting the first or "
+        "the last layer of an LLM hurts most, the middle layers little). " + DEPARTS + "; on the sequential model, "
+        f"block 0 and block {n - 1} against the mean of blocks 1 to {n - 2}",
+        {"first_loss": float(loss[0].mean()), "last_loss": float(loss[-1].mean()),
+         "middle_loss": float(middle.mean())},
+        "deleting the first block, and deleting the last, each cost more than deleting a middle block (their "
+        "mean) by more than 2 standard errors, paired over the held-out digits; either costing less by as much: "
+        "does not hold; otherwise cannot tell",
+        [C.test("first block's cost minus the middle's", first, ">=", 0.0),
+         C.test("last block's cost minus the middle's", last, ">=", 0.0)],
+        f"Deleting block 0 costs {_cost(loss[0].mean())}, block {n - 1} {_cost(loss[-1].mean())}, a middle block "
+        f"{_cost(middle.mean())} on average.", subject=row["label"])
+
+
+def linear(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
+    present = [r for r in rows if rows[r].get("linear_r2")]
+    if not present:
+        return None
+    worst = {r: min(rows[r]["linear_r2"]) for r in present}
+    low = min(present, key=lambda r: worst[r])
+    est = E.exact(worst[low], "R^2 over every token of the 1,400 training digits (a fit, no resampling)")
+    per = "; ".join(f"{rows[r]['label']} {min(rows[r]['linear_r2']):.2f} to {max(rows[r]['linear_r2']):.2f}"
+                    for r in present)
+    return C.claim(
+        "linear", "every block's map from its input to its output is nearly linear",
+        "Razzhigaev et al. 2024, Your Transformer is Secretly Linear (Procrustes similarity of consecutive LLM "
+        "embeddings ~0.99). " + DEPARTS + f"; linearity = R^2 of the least-squares affine map of each block "
+        f"(every token), 'nearly' = at least {LINEAR_BAR}, over {len(present)} recipes",
+        {"min_r2": worst[low], "recipes": len(present)},
+        f"the smallest R^2 over every block of every recipe is at least {LINEAR_BAR} (an exact number: a fit, no "
+        "sampling error is claimed); below: does not hold",
+        [C.test("smallest R^2 of a block's affine fit", est, ">=", LINEAR_BAR, unit="")],
+        f"R^2 from the least to the most linear block: {per}. The least linear: {rows[low]['label']}'s "
+        f"({worst[low]:.2f}); replacing one block by its fit keeps {pct(rows[low]['acc']['linear'])} there.")
 
 
 def attention(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
@@ -171,8 +219,8 @@ def influence(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
         f"Per recipe: {per}." + (f" Influence picked the last quarter itself for: {', '.join(same)}." if same else ""))
 
 
-CLAIMS = (robust, attention, early_exit, looped, ln_scale, influence)
-KEYS = ("robust", "attention", "early_exit", "looped", "ln_scale", "influence")
+CLAIMS = (robust, u_shape, attention, linear, early_exit, looped, ln_scale, influence)
+KEYS = ("robust", "u_shape", "attention", "linear", "early_exit", "looped", "ln_scale", "influence")
 
 
 def claims(rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:

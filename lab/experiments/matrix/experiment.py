@@ -10,7 +10,8 @@ early after every slot. Each cell is the held-out accuracy, and its share of the
 
 `row(RowConfig)` is one cached entry per (recipe, seed): the model (trained once, shared with the other pages
 where the recipe is theirs) and every column with its per-block profile. `run(MatrixConfig)` joins the six rows of
-a seed and computes the claims (claims.py), by key: robust, attention, early_exit, looped, ln_scale, influence.
+a seed and computes the claims (claims.py), by key: robust, u_shape, attention, linear, early_exit, looped, ln_scale,
+influence.
 """
 
 from __future__ import annotations
@@ -145,6 +146,7 @@ def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
     prof["delete"] = [float(d.double().mean()) for d in dels]
     acc["delete"] = statistics.fmean(prof["delete"])
     per_input["delete"] = _plain_shares(_shares(dels))
+    per_input["delete_each"] = [E.pack(d) for d in dels]
     deep = blocks[len(blocks) // 2:]  # the deeper half of the blocks
     per_input["delete_deep"] = _plain_shares(_shares([dels[blocks.index(b)] for b in deep]))
     timed("delete")

@@ -15,6 +15,9 @@ QUESTIONS = (
     q("matrix.exits", "exits", "Read the head after every block. Does training with an early-exit loss make those "
       "early answers better than in the ViT trained in order?", "early_exit",
       ("Yes: its early exits are better", HOLDS), ("No: they are worse", FAILS), UNSURE_OPTION),
+    q("matrix.linear", "linear", "Fit each block's input-to-output map with the best affine (linear) map. Is every "
+      "block of every recipe nearly linear (R² at least 0.95)?", "linear",
+      ("Yes: every block is nearly linear", HOLDS), ("No: some block is far from linear", FAILS)),
     q("matrix.influence", "influence", "Delete the two block runs that change their input least (ShortGPT), or "
       "simply the last two. Does the influence order win?", "influence",
       ("Yes: the influence order wins", HOLDS), ("No: the last quarter wins", FAILS), UNSURE_OPTION),
