@@ -196,9 +196,9 @@ if tr is not None:
                      "orders without training for them, scores "
                      + ", ".join(pct(a) for a in obs.sequential_order_acc) + ".")
         sc = obs.seed_control
-        lines.append(f"Seed control: {len(sc['seeds'])} models of the trained order that differ only in their seed "
-                     f"score {', '.join(pct(a) for a in sc['acc'])}; their oracle reaches {pct(sc['oracle_acc'])}, "
-                     f"{100 * (sc['oracle_acc'] - sc['best_acc']):.1f} points above the best of them (the orders': "
+        lines.append(f"Seed control: {len(sc.seeds)} models of the trained order that differ only in their seed "
+                     f"score {', '.join(pct(a) for a in sc.acc)}; their oracle reaches {pct(sc.oracle_acc)}, "
+                     f"{100 * (sc.oracle_acc - sc.best_acc):.1f} points above the best of them (the orders': "
                      f"{100 * (obs.fixed_oracle_acc - obs.best_fixed_acc):.1f}). Training noise alone opens "
                      "this much of a gap.")
         lines.append(f"Noise: every accuracy here is on the same {n_test:,} held-out inputs, so one input is "

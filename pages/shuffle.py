@@ -14,6 +14,7 @@ from lab.experiments.shuffle import claims as shuffle_claims
 from lab.experiments.shuffle import descriptor as described
 from lab.experiments.shuffle import experiment as shuffle
 from lab.ops import embed
+from lab.runtime.plain import to_plain
 
 COLOUR_KEYS = {"slot": "slot", "block": "block", "digit": "cls"}  # control value -> label field of the view
 
@@ -52,18 +53,19 @@ mine, theirs = shuffle.ModelConfig.of(cfg), shuffle.ModelConfig.of(replace(cfg, 
 pending = jobs.Pending()
 
 
-def pieces(b: dict, rcfg: shuffle.ShuffleConfig, label: str) -> dict:
-    """A model's run as the figures read it; a piece still computing is None."""
+def pieces(b: shuffle.ModelSummary, rcfg: shuffle.ShuffleConfig, label: str) -> dict:
+    """A model's run as the figures read it (the record `shuffle.run` assembles); a piece still computing is None."""
     mcfg = shuffle.ModelConfig.of(rcfg)
-    pv = pending.get(f"Slot probe of the {label} model", shuffle.probe_and_view, mcfg) or {}
-    out = {**b, "probe": pv.get("probe"), "view": pv.get("view"),
-           "pruning": pending.get(f"Pruning curve of the {label} model", shuffle.pruning, mcfg),
-           "random_orders": pending.get(f"Random orders of the {label} model", shuffle.random_order_stats, rcfg),
-           "all_orders": None}
-    if shuffle.walks_all_orders(rcfg.depth) and out["random_orders"] is not None:  # read from it: stored
+    pv = pending.get(f"Slot probe of the {label} model", shuffle.probe_and_view, mcfg)
+    prune = pending.get(f"Pruning curve of the {label} model", shuffle.pruning, mcfg)
+    rnd = pending.get(f"Random orders of the {label} model", shuffle.random_order_stats, rcfg)
+    out = {**shuffle.model_of(b), "probe": pv and pv.probe, "view": pv and pv.view,
+           "pruning": None if prune is None else to_plain(prune),
+           "random_orders": None if rnd is None else to_plain(rnd), "all_orders": None}
+    if shuffle.walks_all_orders(rcfg.depth) and rnd is not None:  # read from it: stored
         table = pending.get(f"All orders of the {label} model", shuffle.orders_table, mcfg)
         if table is not None:
-            out["all_orders"] = {**table, "block_slot": shuffle.block_slot_map(table["accs"], rcfg.depth)}
+            out["all_orders"] = shuffle.all_orders_of(table, rcfg.depth)
     return out
 
 
@@ -136,7 +138,7 @@ with page.results():
     if "shuffle" not in runs:
         spv = pending.get("Slot probe of the LayerShuffle model (the reference for this probe)",
                           shuffle.probe_and_view, replace(mine, mode="shuffle"))
-        runs["shuffle"] = {"mode": "shuffle", "probe": spv and spv["probe"]}
+        runs["shuffle"] = {"mode": "shuffle", "probe": spv and spv.probe}
     both = lambda key: r[key] is not None and b[key] is not None  # noqa: E731
     complete = (both("random_orders") and both("pruning") and both("probe")
                 and all(runs[m].get("probe") is not None for m in shuffle.claim_modes(mode))
@@ -186,9 +188,10 @@ def embedding_view() -> None:
         st.rerun()
     if fut.done() and fut.exception() is None:
         u = fut.result()
-        charts.show(figs.embedding(u["umap"], u[colour_by], colour_by, "UMAP", hover=u), "fig_umap")
-        st.caption(f"UMAP of {len(u['umap'])} points ({shuffle.VIEW_ORDERS} random orders x {depth} slots x "
-                   f"{shuffle.VIEW_INPUTS} held-out digits); embedded in {u['seconds']:.1f} s.")
+        hover = {k: getattr(u, k) for k in ("slot", "block", "cls", "order")}
+        charts.show(figs.embedding(u.umap, hover[colour_by], colour_by, "UMAP", hover=hover), "fig_umap")
+        st.caption(f"UMAP of {len(u.umap)} points ({shuffle.VIEW_ORDERS} random orders x {depth} slots x "
+                   f"{shuffle.VIEW_INPUTS} held-out digits); embedded in {u.seconds:.1f} s.")
         return
     charts.show(figs.embedding(view["pca"], view[colour_by], colour_by, "PCA", hover=view), "fig_pca")
     if fut.done():
@@ -209,7 +212,7 @@ if st.toggle("Compare the slot probe across all four training modes", key="all_m
             res = jobs.run(f"Training the {shuffle.MODE_LABELS[m]} ViT for the probe comparison",
                            shuffle.probe_and_view, replace(mine, mode=m))
             if res is not None:
-                probes[m] = {"mode": m, **res}
+                probes[m] = {"mode": m, "probe": res.probe, "view": res.view}
     probes = {m: probes[m] for m in shuffle.MODES if m in probes}
 if probes:  # empty figures are not drawn
     charts.show(figs.probe_bars(probes), "fig_probe")

@@ -96,6 +96,8 @@ def test_part1_identity_is_the_stored_sequential_model(tmp_path, monkeypatch):
     assert obs.sequential_order_acc[1] == pytest.approx(accuracy(t.model, d.test.x, d.test.y, route), abs=1e-6)
     assert obs.fixed_oracle_acc >= max(obs.fixed_acc)
     assert obs.best_fixed_acc in obs.fixed_acc
+    assert isinstance(obs.seed_control, iot.SeedControl)  # typed, read back from the store as built
+    assert obs.seed_control.acc[0] == obs.fixed_acc[0]  # the control's first model is the sequential one
 
 
 def test_cli_prints_the_promised_json(capsys, monkeypatch, tmp_path):

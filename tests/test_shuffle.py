@@ -164,6 +164,14 @@ def test_random_orders_read_from_the_table_equal_a_recomputation(tmp_path):
     table = shuffle.orders_table(shuffle.ModelConfig.of(cfg), store=store)  # now a read
     t = trained(cfg.spec, store=store)
     x, y = t.data.test.x, t.data.test.y
-    assert table["accs"] == shuffle.all_orders_accuracy(t.model, x, y)  # stored table == recomputed
+    assert isinstance(table, shuffle.OrdersTable) and isinstance(stats, shuffle.RandomOrders)
+    assert table.accs == shuffle.all_orders_accuracy(t.model, x, y)  # stored table == recomputed
     direct = [accuracy(t.model, x, y, r) for r in shuffle.random_orders(3, 12, 1)]
-    assert stats["accs"] == direct  # looked up == evaluated order by order
+    assert stats.accs == direct  # looked up == evaluated order by order
+    m = shuffle.ModelConfig.of(cfg)
+    rows = shuffle.pruning(m, store=store)
+    assert isinstance(rows[0], shuffle.PruneRow) and isinstance(rows[0].random_order, shuffle.OverRoutes)
+    assert shuffle.pruning(m, store=store) == rows  # read back typed, the same rows
+    assert isinstance(shuffle.model_summary(m, store=store), shuffle.ModelSummary)
+    pv = shuffle.probe_and_view(m, store=store)
+    assert isinstance(pv, shuffle.ProbeView) and pv.probe["chance"] == 1 / 3

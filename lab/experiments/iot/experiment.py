@@ -351,8 +351,22 @@ def fixed_logits(cfg: FixedConfig, progress: Progress = silent) -> tuple[torch.T
     return tens["test"], tens["probe"], meta
 
 
-@entry("iot-seed-control")
-def seed_control(cfg: SeedControlConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class SeedControl:
+    """`seed_control`'s answer: M sequential models that differ only in their seed, on held-out data."""
+
+    config: SeedControlConfig
+    seeds: list[int]
+    n_test: int
+    acc: list[float]  # each seed's model
+    best: int  # index into `seeds`, chosen on the probe split
+    best_acc: float
+    oracle_acc: float
+    outcomes: list[str]  # packed per-input outcomes of each seed's model
+
+
+@entry("iot-seed-control", result=SeedControl)
+def seed_control(cfg: SeedControlConfig, progress: Progress) -> SeedControl:
     """The oracle over M sequential models that differ only in their seed (the zoo's; the trained order each), with
     the best of them chosen on the probe split, as Part 1 does for orders: the oracle gap of training noise."""
     seeds = control_seeds(cfg.seed, cfg.m)
@@ -368,9 +382,9 @@ def seed_control(cfg: SeedControlConfig, progress: Progress) -> dict[str, Any]:
     got = lanes([one(s) for s in seeds], progress)  # independent trainings, side by side when a core is free
     d = got[0][2]
     out = fixed_summary(torch.stack([g[0] for g in got]), torch.stack([g[1] for g in got]), d)
-    return {"config": cfg, "seeds": seeds, "n_test": len(d.test.y), "acc": out["fixed_acc"],
-            "best": out["best_fixed_order"], "best_acc": out["best_fixed_acc"], "oracle_acc": out["fixed_oracle_acc"],
-            "outcomes": out["fixed_outcomes"]}
+    return SeedControl(config=cfg, seeds=seeds, n_test=len(d.test.y), acc=out["fixed_acc"],
+                       best=out["best_fixed_order"], best_acc=out["best_fixed_acc"], oracle_acc=out["fixed_oracle_acc"],
+                       outcomes=out["fixed_outcomes"])
 
 
 @dataclass(frozen=True)
@@ -395,7 +409,7 @@ class IOTObservation:
     fixed_oracle_acc: float
     fixed_ensemble_acc: float
     fixed_outcomes: list[str]  # packed per-input outcomes of each order trained alone
-    seed_control: dict[str, Any]  # `seed_control`'s result
+    seed_control: SeedControl  # `seed_control`'s result
 
 
 @entry("iot-observe", result=IOTObservation)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -36,6 +36,7 @@ from lab.core.zoo import ModelSpec, orders_budget, trained
 from lab.experiment import check, entry, param, seed_param
 from lab.experiments.shuffle import claims as shuffle_claims
 from lab.ops import embed, walk
+from lab.runtime.plain import to_plain
 from lab.runtime.progress import Progress, silent, span
 
 MODES = VIT_MODES
@@ -121,15 +122,15 @@ def prune_routes(n: int, draws: int, seed: int) -> list[dict[str, Any]]:
     return out
 
 
-def _over_routes(outcomes: Sequence[torch.Tensor], exact: bool) -> dict[str, Any]:
+def _over_routes(outcomes: Sequence[torch.Tensor], exact: bool) -> "OverRoutes":
     """Accuracy over a set of routes: summary, each route's accuracy, and per input how many routes got it right
     (the per-input scores a paired error needs)."""
     accs = [float(c.float().mean()) for c in outcomes]
     right = torch.stack(list(outcomes)).sum(0)
-    return {**summary(accs), "accs": accs, "right": [int(v) for v in right], "exact": exact}
+    return OverRoutes(**summary(accs), accs=accs, right=[int(v) for v in right], exact=exact)
 
 
-def pruning_curve(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, draws: int, seed: int) -> list[dict[str, Any]]:
+def pruning_curve(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, draws: int, seed: int) -> list["PruneRow"]:
     """Accuracy with k blocks removed, k = 0..n-1, the kept blocks in random order and in trained order (every
     subset and order where `prune_routes` can, else random subsets)."""
     plan = prune_routes(model.n_blocks, draws, seed)
@@ -140,9 +141,9 @@ def pruning_curve(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, draws: i
     for p in plan:
         rnd = [next(outs) for _ in p["random"]]
         trn = [next(outs) for _ in p["trained"]]
-        rows.append({"removed": p["removed"], "random_order": _over_routes(rnd, p["exact_random"]),
-                     "trained_order": _over_routes(trn, p["exact_trained"]),
-                     "routes": [list(r) for r in p["sampled"]]})
+        rows.append(PruneRow(removed=p["removed"], random_order=_over_routes(rnd, p["exact_random"]),
+                             trained_order=_over_routes(trn, p["exact_trained"]),
+                             routes=[list(r) for r in p["sampled"]]))
     return rows
 
 
@@ -253,22 +254,110 @@ def walks_all_orders(depth: int) -> bool:
     return math.factorial(depth) <= orders_budget(MAX_ALL_ORDERS)
 
 
-@entry("shuffle-model")
-def model_summary(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ModelSummary:
+    """`model_summary`'s answer: the trained model in its trained and reversed order, and its training record."""
+
+    config: ModelConfig
+    mode: str
+    n_blocks: int
+    chance: float
+    n_test: int
+    base_acc: float
+    reversed_acc: float
+    outcomes: dict[str, str]  # packed per-input outcomes: "base" (trained order), "reversed"
+    train_seconds: float
+    train_curve: list[float]
+
+
+@dataclass(frozen=True)
+class OrdersTable:
+    """`orders_table`'s answer: every order of the blocks, in itertools.permutations order."""
+
+    config: ModelConfig
+    mean: float
+    min: float
+    max: float
+    std: float
+    n: int
+    accs: list[float]
+    outcomes: list[str]  # packed per-input outcomes, one per order
+    seconds: float
+
+
+@dataclass(frozen=True)
+class RandomOrders:
+    """`random_order_stats`'s answer: accuracy over random orders (summary, each order's, its route and outcomes)."""
+
+    mean: float
+    min: float
+    max: float
+    std: float
+    accs: list[float]
+    routes: list[list[int]]
+    outcomes: list[str]
+
+
+@dataclass(frozen=True)
+class OverRoutes:
+    """Accuracy over a set of routes (`_over_routes`): summary, each route's, per input how many got it right."""
+
+    mean: float
+    min: float
+    max: float
+    std: float
+    accs: list[float]
+    right: list[int]
+    exact: bool
+
+
+@dataclass(frozen=True)
+class PruneRow:
+    """One point of the pruning curve: `removed` blocks gone, the rest in random and in trained order."""
+
+    removed: int
+    random_order: OverRoutes
+    trained_order: OverRoutes
+    routes: list[list[int]]  # the sampled kept subsets
+
+
+@dataclass(frozen=True)
+class ProbeView:
+    """`probe_and_view`'s answer: the slot probe (`position_probe`) and the PCA view with its point labels."""
+
+    probe: dict[str, Any]
+    view: dict[str, Any]  # "pca" points and the label lists of `view_points`
+
+
+@dataclass(frozen=True)
+class UmapView:
+    """`umap_view`'s answer: the UMAP points with the labels of `view_points`."""
+
+    config: ModelConfig
+    umap: list[list[float]]
+    slot: list[int]
+    block: list[int]
+    cls: list[int]
+    order: list[int]
+    seconds: float
+
+
+@entry("shuffle-model", result=ModelSummary)
+def model_summary(cfg: ModelConfig, progress: Progress) -> ModelSummary:
     """The trained model in its trained and reversed order, and its training record (trains it if needed)."""
     t = trained(cfg.spec, span(progress, 0.0, 0.95))
     m, d = t.model, t.data
     n = m.n_blocks
     base = correct(m, d.test.x, d.test.y)
     rev = correct(m, d.test.x, d.test.y, tuple(reversed(range(n))))
-    return {"config": cfg, "mode": cfg.mode, "n_blocks": n, "chance": d.chance, "n_test": len(d.test.y),
-            "base_acc": float(base.float().mean()), "reversed_acc": float(rev.float().mean()),
-            "outcomes": {"base": E.pack(base), "reversed": E.pack(rev)},
-            "train_seconds": t.info["seconds"], "train_curve": t.info["test_acc"]}
+    return ModelSummary(config=cfg, mode=cfg.mode, n_blocks=n, chance=d.chance, n_test=len(d.test.y),
+                        base_acc=float(base.float().mean()), reversed_acc=float(rev.float().mean()),
+                        outcomes={"base": E.pack(base), "reversed": E.pack(rev)},
+                        train_seconds=t.info["seconds"], train_curve=t.info["test_acc"])
 
 
-@entry("shuffle-orders")
-def orders_table(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
+@entry("shuffle-orders", result=OrdersTable)
+def orders_table(cfg: ModelConfig, progress: Progress) -> OrdersTable:
     """Held-out accuracy of every order of the blocks, in itertools.permutations order (depth <= 6)."""
     if not walks_all_orders(cfg.depth):
         raise ValueError(f"{math.factorial(cfg.depth)} orders are too many to walk; the table stops at "
@@ -278,43 +367,43 @@ def orders_table(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
     t0 = time.perf_counter()
     outs = all_orders_outcomes(t.model, t.data.test.x, t.data.test.y, span(progress, 0.3, 1.0))
     every = [float(c.float().mean()) for c in outs]
-    return {"config": cfg, **summary(every), "n": len(every), "accs": every, "outcomes": [E.pack(c) for c in outs],
-            "seconds": time.perf_counter() - t0}
+    return OrdersTable(config=cfg, **summary(every), n=len(every), accs=every, outcomes=[E.pack(c) for c in outs],
+                       seconds=time.perf_counter() - t0)
 
 
-@entry("shuffle-random")
-def random_order_stats(cfg: ShuffleConfig, progress: Progress) -> dict[str, Any]:
+@entry("shuffle-random", result=RandomOrders)
+def random_order_stats(cfg: ShuffleConfig, progress: Progress) -> RandomOrders:
     """Accuracy over `cfg.orders` random orders: read from the model's table of all orders when it has one."""
     orders = random_orders(cfg.depth, cfg.orders, cfg.seed)
     if walks_all_orders(cfg.depth):
         table = orders_table(ModelConfig.of(cfg), progress)
         index = {p: i for i, p in enumerate(itertools.permutations(range(cfg.depth)))}
-        accs = [table["accs"][index[r]] for r in orders]
-        outcomes = [table["outcomes"][index[r]] for r in orders]
+        accs = [table.accs[index[r]] for r in orders]
+        outcomes = [table.outcomes[index[r]] for r in orders]
     else:
         t = trained(cfg.spec, span(progress, 0.0, 0.5))
         progress(0.5, f"{len(orders)} random orders")
         outs = walk.route_outcomes(t.model, t.data.test.x, t.data.test.y, orders, span(progress, 0.5, 1.0))
         accs, outcomes = [float(c.float().mean()) for c in outs], [E.pack(c) for c in outs]
-    return {**summary(accs), "accs": accs, "routes": [list(r) for r in orders], "outcomes": outcomes}
+    return RandomOrders(**summary(accs), accs=accs, routes=[list(r) for r in orders], outcomes=outcomes)
 
 
-@entry("shuffle-pruning")
-def pruning(cfg: ModelConfig, progress: Progress) -> list[dict[str, Any]]:
+@entry("shuffle-pruning", result=list[PruneRow])
+def pruning(cfg: ModelConfig, progress: Progress) -> list[PruneRow]:
     """The pruning curve of the trained model (random subsets, in random and in trained order)."""
     t = trained(cfg.spec, span(progress, 0.0, 0.5))
     progress(0.5, "pruning curve")
     return pruning_curve(t.model, t.data.test.x, t.data.test.y, PRUNE_DRAWS, cfg.seed)
 
 
-@entry("shuffle-probe")
-def probe_and_view(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
+@entry("shuffle-probe", result=ProbeView)
+def probe_and_view(cfg: ModelConfig, progress: Progress) -> ProbeView:
     """The slot probe and the PCA view of the per-slot features of the trained model."""
     t = trained(cfg.spec, span(progress, 0.0, 0.5))
     progress(0.5, "slot probe")
     probe = position_probe(t.model, t.data, cfg.seed)
     feats, labels = view_points(t.model, t.data, cfg.seed)
-    return {"probe": probe, "view": {"pca": embed.pca_2d(feats).tolist(), **labels}}
+    return ProbeView(probe=probe, view={"pca": embed.pca_2d(feats).tolist(), **labels})
 
 
 def claim_modes(mode: str) -> tuple[str, ...]:
@@ -328,6 +417,17 @@ def _needs_pruning(mode: str, other: str) -> bool:
     """Whether the claims of a run of `mode` read the pruning curve of `other` (the sequential model, and plain
     LayerShuffle when it is the subject)."""
     return other == "sequential" or (other == "shuffle" and mode == "sequential")
+
+
+def model_of(s: ModelSummary) -> dict[str, Any]:
+    """A model's summary as the run's (and the page's) record of one model reads it: its fields, by name."""
+    return {f.name: getattr(s, f.name) for f in fields(s)}
+
+
+def all_orders_of(table: OrdersTable, depth: int) -> dict[str, Any]:
+    """A run's `all_orders`: the table of all orders (without its config and timing) and its block x slot map."""
+    return {"mean": table.mean, "min": table.min, "max": table.max, "std": table.std, "n": table.n,
+            "accs": table.accs, "outcomes": table.outcomes, "block_slot": block_slot_map(table.accs, depth)}
 
 
 @dataclass(frozen=True)
@@ -363,37 +463,37 @@ def run(cfg: ShuffleConfig, progress: Progress) -> ShuffleResult:
     base = model_summary(m, span(progress, 0.0, 0.5))
     all_orders = None
     if walks_all_orders(cfg.depth):
-        table = orders_table(m, span(progress, 0.5, 0.6))
-        all_orders = {k: table[k] for k in ("mean", "min", "max", "std", "n", "accs", "outcomes")}
-        all_orders["block_slot"] = block_slot_map(table["accs"], cfg.depth)
-    rnd = random_order_stats(cfg, span(progress, 0.6, 0.63))
-    prune = pruning(m, span(progress, 0.63, 0.66))
+        all_orders = all_orders_of(orders_table(m, span(progress, 0.5, 0.6)), cfg.depth)
+    rnd = to_plain(random_order_stats(cfg, span(progress, 0.6, 0.63)))
+    prune = to_plain(pruning(m, span(progress, 0.63, 0.66)))
     pv = probe_and_view(m, span(progress, 0.66, 0.7))
-    mine = {**base, "config": cfg, "random_orders": rnd, "all_orders": all_orders, "pruning": prune, **pv}
+    mine = {**model_of(base), "config": cfg, "random_orders": rnd, "all_orders": all_orders, "pruning": prune,
+            "probe": pv.probe, "view": pv.view}
     runs = {cfg.mode: mine}
     others = claim_modes(cfg.mode)[1:]
     for i, other in enumerate(others):
         oc = replace(cfg, mode=other)
         part = span(progress, 0.7 + 0.3 * i / len(others), 0.7 + 0.3 * (i + 1) / len(others))
-        runs[other] = {**model_summary(ModelConfig.of(oc), part), "random_orders": random_order_stats(oc, part),
-                       "probe": probe_and_view(ModelConfig.of(oc), part)["probe"], "all_orders": None,
-                       "pruning": pruning(ModelConfig.of(oc), part) if _needs_pruning(cfg.mode, other) else None}
+        runs[other] = {**model_of(model_summary(ModelConfig.of(oc), part)),
+                       "random_orders": to_plain(random_order_stats(oc, part)),
+                       "probe": probe_and_view(ModelConfig.of(oc), part).probe, "all_orders": None,
+                       "pruning": (to_plain(pruning(ModelConfig.of(oc), part)) if _needs_pruning(cfg.mode, other)
+                                   else None)}
         if walks_all_orders(cfg.depth):  # the comparison model's table of all orders (stored)
-            t = orders_table(ModelConfig.of(oc), part)
-            runs[other]["all_orders"] = {**{k: t[k] for k in ("mean", "min", "max", "std", "n", "accs", "outcomes")},
-                                         "block_slot": block_slot_map(t["accs"], cfg.depth)}
+            runs[other]["all_orders"] = all_orders_of(orders_table(ModelConfig.of(oc), part), cfg.depth)
     comparison = {k: {f: v[f] for f in ("mode", "base_acc", "reversed_acc", "chance", "n_test", "random_orders",
                                          "probe", "train_seconds", "all_orders", "outcomes", "pruning")}
                   for k, v in runs.items() if k != cfg.mode}
-    model = {k: v for k, v in base.items() if k != "config"}  # the run's config (with its orders) replaces it
-    return ShuffleResult(**model, config=cfg, random_orders=rnd, all_orders=all_orders, pruning=prune, **pv,
+    model = {k: v for k, v in model_of(base).items() if k != "config"}  # the run's config (with its orders) replaces it
+    return ShuffleResult(**model, config=cfg, random_orders=rnd, all_orders=all_orders, pruning=prune, probe=pv.probe,
+                         view=pv.view,
                          comparison=comparison, claims=shuffle_claims.claims(runs, cfg.mode),
                          position_contribution={k: v["all_orders"]["block_slot"]["position_contribution"]
                                                 for k, v in runs.items() if v.get("all_orders")})
 
 
-@entry("shuffle-umap")
-def umap_view(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
+@entry("shuffle-umap", result=UmapView)
+def umap_view(cfg: ModelConfig, progress: Progress) -> UmapView:
     """The UMAP view of the per-slot points of `probe_and_view` (cached; slow the first time)."""
     t = trained(cfg.spec, span(progress, 0.0, 0.5))
     feats, labels = view_points(t.model, t.data, cfg.seed)
@@ -402,4 +502,4 @@ def umap_view(cfg: ModelConfig, progress: Progress) -> dict[str, Any]:
     progress(0.7, "UMAP: embedding")
     t0 = time.perf_counter()
     xy = embed.umap_2d(feats, seed=cfg.seed)
-    return {"config": cfg, "umap": xy.tolist(), **labels, "seconds": time.perf_counter() - t0}
+    return UmapView(config=cfg, umap=xy.tolist(), **labels, seconds=time.perf_counter() - t0)
