@@ -1,7 +1,8 @@
-"""Figures of the LayerDrop page, built from the plain-data profiles of lab.experiments.layerdrop."""
+"""Figures of the LayerDrop page, built from the typed results of lab.experiments.layerdrop."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import plotly.graph_objects as go
@@ -37,15 +38,24 @@ def _legend_below(fig: go.Figure) -> go.Figure:
     return common.legend_below(fig, 170, y=-0.22)
 
 
+def _rate(prof: Any) -> tuple[float, dict[str, Any], int, float]:
+    """(p, strategies, n_blocks, chance) of a profile (`layerdrop.profile`'s typed result) or of one of a run's
+    `by_p` curves (plain records: the run carries them as it stores them)."""
+    if isinstance(prof, dict):
+        return prof["config"]["p"], prof["strategies"], prof["n_blocks"], prof["chance"]
+    return prof.config.p, prof.strategies, prof.n_blocks, prof.chance
+
+
 @figure
-def versus_p(profiles: list[dict[str, Any]], strategy: str, chosen_p: float, keep: int,
-             title: str | None = None, height: int = 420, run: dict[str, Any] | None = None) -> go.Figure:
+def versus_p(profiles: list[Any], strategy: str, chosen_p: float, keep: int,
+             title: str | None = None, height: int = 420, run: Any = None) -> go.Figure:
     """Accuracy against blocks kept, one line per training rate p, under one pruning strategy; with `run` (a
     LayerDrop result), the paper's two baselines at its kept depth r: depth r from scratch, and distilled."""
+    run = _fields(run)
     fig = go.Figure()
     for prof in profiles:
-        p = prof["config"]["p"]
-        rows = prof["strategies"][strategy]
+        p, by_strategy, _, _ = _rate(prof)
+        rows = by_strategy[strategy]
         mine = abs(p - chosen_p) < 1e-9
         fig.add_scatter(x=list(range(len(rows))), y=[r["test_acc"] for r in rows],
                         name=f"p = {p:g}" + (" (yours)" if mine else ""), mode="lines+markers",
@@ -62,17 +72,18 @@ def versus_p(profiles: list[dict[str, Any]], strategy: str, chosen_p: float, kee
                             marker={"color": colour, "symbol": symbol, "size": 16, "line": {"color": "#FFFFFF",
                                                                                            "width": 2}},
                             hovertemplate=name + ": %{y:.1%}<extra></extra>")
-    _axes(fig, profiles[0]["n_blocks"], profiles[0]["chance"], keep)
+    _, _, n, chance = _rate(profiles[0])
+    _axes(fig, n, chance, keep)
     return theme.layout(fig, title or f"Pruned without fine-tuning ({strategy}), by training rate p", height=height)
 
 
 @figure
-def strategies(prof: dict[str, Any], keep: int) -> go.Figure:
-    """Every pruning strategy at one training rate: accuracy against blocks kept."""
+def strategies(prof: Any, keep: int) -> go.Figure:
+    """Every pruning strategy at one training rate (`layerdrop.profile`'s result): accuracy against blocks kept."""
     fig = go.Figure()
-    names = list(prof["strategies"])
+    names = list(prof.strategies)
     for j, name in enumerate(names):
-        rows = prof["strategies"][name]
+        rows = prof.strategies[name]
         dash, symbol = STRATEGY_STYLE.get(name, ("solid", "circle"))
         label = name + (" (mean over subsets)" if name == "random" else "")
         offset = (j - (len(names) - 1) / 2) * DODGE
@@ -81,21 +92,22 @@ def strategies(prof: dict[str, Any], keep: int) -> go.Figure:
                                                     "dash": dash, "width": 2.5},
                         marker={"symbol": symbol, "size": 9}, customdata=[str(r["kept"]) for r in rows],
                         hovertemplate="%{y:.1%}<br>kept %{customdata}<extra>" + name + "</extra>")
-    _axes(fig, prof["n_blocks"], prof["chance"], keep)
-    return _legend_below(theme.layout(fig, f"Six strategies, model trained at p = {prof['config']['p']:g}",
+    _axes(fig, prof.n_blocks, prof.chance, keep)
+    return _legend_below(theme.layout(fig, f"Six strategies, model trained at p = {prof.config.p:g}",
                                       height=560))
 
 
 @figure
-def p_star(profiles: list[dict[str, Any]], chosen_p: float, keep: int, strategy: str) -> go.Figure:
-    """The rule p* = 1 - r/N against the trained rates, with the empirically best trained p at every r."""
-    n = profiles[0]["n_blocks"]
+def p_star(profiles: list[Any], chosen_p: float, keep: int, strategy: str) -> go.Figure:
+    """The rule p* = 1 - r/N against the trained rates (`layerdrop.profile`'s results), with the empirically best
+    trained p at every r."""
+    n = profiles[0].n_blocks
     rs = list(range(1, n + 1))
     fig = go.Figure()
     fig.add_scatter(x=rs, y=[1 - r / n for r in rs], name="rule of thumb p* = 1 - r/N", mode="lines",
                     line={"color": theme.MARK, "width": 2})
     for prof in profiles:
-        p = prof["config"]["p"]
+        p = prof.config.p
         mine = abs(p - chosen_p) < 1e-9
         name = f"trained p = {p:g}" + (" (yours)" if mine else "")
         fig.add_scatter(x=[rs[0], rs[-1]], y=[p, p], mode="lines", name=name,
@@ -104,7 +116,7 @@ def p_star(profiles: list[dict[str, Any]], chosen_p: float, keep: int, strategy:
                         hoverinfo="skip")
     best_p, best_acc = [], []
     for r in rs:
-        accs = [(prof["strategies"][strategy][r]["test_acc"], prof["config"]["p"]) for prof in profiles]
+        accs = [(prof.strategies[strategy][r]["test_acc"], prof.config.p) for prof in profiles]
         acc, p = max(accs)
         best_p.append(p)
         best_acc.append(acc)
@@ -119,15 +131,21 @@ def p_star(profiles: list[dict[str, Any]], chosen_p: float, keep: int, strategy:
 
 
 @figure
-def recovery_curve(r: dict[str, Any]) -> go.Figure:
-    """Held-out accuracy of the pruned model during KD recovery."""
-    return common.recovery_curve(r, "What fine-tuning (distillation) adds on top", "pruned, distilling",
+def recovery_curve(r: Any) -> go.Figure:
+    """Held-out accuracy of the pruned model during KD recovery (`layerdrop.run`'s result)."""
+    return common.recovery_curve(_fields(r), "What fine-tuning (distillation) adds on top", "pruned, distilling",
                                  cut_label=None, base_label="full model", height=360)
 
 
-def versus_p_of_run(r: dict[str, Any], height: int = 420) -> go.Figure:
+def _fields(r: Any) -> Any:
+    """A result's fields by name: `layerdrop.run`'s typed result as a dict (a dict, or None, as it is)."""
+    return dataclasses.asdict(r) if dataclasses.is_dataclass(r) and not isinstance(r, type) else r
+
+
+def versus_p_of_run(r: Any, height: int = 420) -> go.Figure:
     """The page's main figure from `layerdrop.run`'s result (a notebook's): one line per reference rate under the
     run's strategy, from the curves the result carries."""
+    r = _fields(r)
     c = r["config"]
     get = c.get if isinstance(c, dict) else lambda k: getattr(c, k)
     return versus_p(r["by_p"], get("strategy"), get("p"), get("keep"), None, height, r)

@@ -62,23 +62,23 @@ p_star = layerdrop_claims.p_star(keep, n)
 cfg = layerdrop.LayerDropConfig(model=model, p=p, keep=keep, strategy=strategy, seed=seed, recovery=recovery)
 
 
-def metrics_of(r: dict, s: dict) -> list[classroom.Metric]:
+def metrics_of(r: layerdrop.LayerDropResult, s: dict) -> list[classroom.Metric]:
     """The number cards of one run (this one or the pinned one)."""
     nb = layerdrop.n_blocks(s["model"])
-    third = (classroom.Metric("After distillation", pct(r["recovered_acc"]),
-                              **classroom.delta(r["recovered_acc"], r["base_acc"], " vs full"),
+    third = (classroom.Metric("After distillation", pct(r.recovered_acc),
+                              **classroom.delta(r.recovered_acc, r.base_acc, " vs full"),
                               help="500 KD steps on the pruned route, from the full model's outputs.")
-             if "recovered_acc" in r else
+             if r.recovered_acc is not None else
              classroom.Metric("Rule of thumb p*", f"{layerdrop_claims.p_star(s['keep'], nb):.2f}",
                               help="p* = 1 - r/N: the rate at which training runs r blocks on average."))
-    return [classroom.Metric(f"Full model (p = {s['p']:g})", pct(r["base_acc"]),
+    return [classroom.Metric(f"Full model (p = {s['p']:g})", pct(r.base_acc),
                              help="All blocks running, on held-out data."),
-            classroom.Metric(f"Pruned to {s['keep']} of {nb}", pct(r["cut_acc"]),
-                             **classroom.delta(r["cut_acc"], r["base_acc"]),
-                             help=f"{selection.LABELS[s['strategy']]}; kept blocks {r['kept']}. On the probe set: "
-                                  f"{pct(r['cut_probe_acc'])}."),
+            classroom.Metric(f"Pruned to {s['keep']} of {nb}", pct(r.cut_acc),
+                             **classroom.delta(r.cut_acc, r.base_acc),
+                             help=f"{selection.LABELS[s['strategy']]}; kept blocks {r.kept}. On the probe set: "
+                                  f"{pct(r.cut_probe_acc)}."),
             third,
-            classroom.Metric("Chance", pct(r["chance"]), help="Always guessing the most common held-out class.")]
+            classroom.Metric("Chance", pct(r.chance), help="Always guessing the most common held-out class.")]
 
 
 def main_figure(run: tuple, title: str | None, height: int):
@@ -106,7 +106,7 @@ with page.results():
     if profiles is not None:
         page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr and pprofiles else None, main_figure,
                   (page.settings(), profiles, r), (pin, pprofiles, pr) if pprofiles else None, key="versus_p")
-        if r["scratch_acc"] is not None:
+        if r.scratch_acc is not None:
             st.caption(f"At r = {keep}: the diamond is a model of {keep} blocks trained from scratch with the same "
                        f"recipe and epochs, the square the p = 0 model's every other blocks distilled into {keep} "
                        "blocks. Compare them with the lines' points at r.")
@@ -120,8 +120,8 @@ elif p_star > layerdrop.P_MAX:
 else:
     advice = (f"To keep {keep} of {n} blocks the rule of thumb says train with **p\\* = 1 − r/N = {p_star:.2f}**; "
               f"you trained at p = {p:g}, which is the rule's choice for r ≈ {n * (1 - p):.1f}.")
-st.markdown(f"**Kept blocks:** {r['kept']} · **dropped:** {r['dropped'] or 'none'}"
-            + (f" (the first of the {r['draws']} subsets averaged)" if r["draws"] > 1 else "") + f"  \n{advice}")
+st.markdown(f"**Kept blocks:** {r.kept} · **dropped:** {r.dropped or 'none'}"
+            + (f" (the first of the {r.draws} subsets averaged)" if r.draws > 1 else "") + f"  \n{advice}")
 target = nearest_option(min(p_star, layerdrop.P_MAX))
 if abs(target - p) > 1e-9:
     controls.preset(f"Test the rule: train with p = {target:g}", {"p": target},
@@ -129,18 +129,18 @@ if abs(target - p) > 1e-9:
                     key="try_pstar")
 
 if profiles is not None:
-    mine = next(q for q in profiles if abs(q["config"]["p"] - p) < 1e-9)
+    mine = next(q for q in profiles if abs(q.config.p - p) < 1e-9)
     left, right = st.columns(2)
     charts.show(figs.strategies(mine, keep), "fig_strategies", left)
     charts.show(figs.p_star(profiles, p, keep, strategy), "fig_pstar", right)
-    spread = max(rows[keep]["test_acc"] for rows in mine["strategies"].values()) - min(
-        rows[keep]["test_acc"] for rows in mine["strategies"].values())
+    spread = max(rows[keep]["test_acc"] for rows in mine.strategies.values()) - min(
+        rows[keep]["test_acc"] for rows in mine.strategies.values())
     if spread < 0.01:
         left.caption(f"At r = {keep} all six strategies are within {100 * spread:.1f} points of each other: their "
                      "lines overlap there (each is shifted a little sideways and has its own marker).")
     st.caption("Right: the black line is the rule p* = 1 − r/N; horizontal lines are the rates trained here; "
                "a star marks the trained rate that kept the most accuracy at that depth.")
-if "recovered_acc" in r:
+if r.recovered_acc is not None:
     charts.show(figs.recovery_curve(r), "fig_recovery")
 
 st.download_button("Download this run's numbers (JSON)", text.as_json({"run": r, "profiles": profiles}),
@@ -188,36 +188,36 @@ from lab.core.train import train  # noqa: E402 - shown, not used
 text.show_code([train])
 
 text.section("What the simulations show")
-lines = [f"Trained at p = {p:g}, the full {MODEL_LABELS[model]} scores **{pct(r['base_acc'])}** on held-out data "
-         f"(chance {pct(r['chance'])}); pruned to {keep} blocks by {selection.LABELS[strategy]} it keeps "
-         f"**{pct(r['cut_acc'])}**."]
-if r["scratch_acc"] is not None:
-    lines.append(f"At r = {keep}: depth {keep} from scratch **{pct(r['scratch_acc'])}**, distilled from the p = 0 "
-                 f"model **{pct(r['distilled_acc'])}**, against {pct(r['cut_acc'])} for your model pruned by "
+lines = [f"Trained at p = {p:g}, the full {MODEL_LABELS[model]} scores **{pct(r.base_acc)}** on held-out data "
+         f"(chance {pct(r.chance)}); pruned to {keep} blocks by {selection.LABELS[strategy]} it keeps "
+         f"**{pct(r.cut_acc)}**."]
+if r.scratch_acc is not None:
+    lines.append(f"At r = {keep}: depth {keep} from scratch **{pct(r.scratch_acc)}**, distilled from the p = 0 "
+                 f"model **{pct(r.distilled_acc)}**, against {pct(r.cut_acc)} for your model pruned by "
                  f"{selection.LABELS[strategy]}.")
-if "recovered_acc" in r:
-    lines.append(f"Distillation for 500 steps brings the pruned model to **{pct(r['recovered_acc'])}** "
-                 f"({pts_between(r['recovered_acc'], r['cut_acc'])} on top of pruning alone).")
+if r.recovered_acc is not None:
+    lines.append(f"Distillation for 500 steps brings the pruned model to **{pct(r.recovered_acc)}** "
+                 f"({pts_between(r.recovered_acc, r.cut_acc)} on top of pruning alone).")
 if profiles is not None:
-    by_p = {q["config"]["p"]: q for q in profiles}
-    zero = by_p[0.0]["strategies"][strategy][keep]["test_acc"]
+    by_p = {q.config.p: q for q in profiles}
+    zero = by_p[0.0].strategies[strategy][keep]["test_acc"]
     lines.append(f"At r = {keep}, under {strategy}: " + ", ".join(
-        f"p = {q:g} → {pct(by_p[q]['strategies'][strategy][keep]['test_acc'])}" for q in sorted(by_p))
+        f"p = {q:g} → {pct(by_p[q].strategies[strategy][keep]['test_acc'])}" for q in sorted(by_p))
         + f". Against the ordinary model (p = 0) your p changes the pruned accuracy by "
-          f"{pts_between(by_p[p]['strategies'][strategy][keep]['test_acc'], zero)}.")
-    st_here = {s: mine["strategies"][s][keep]["test_acc"] for s in layerdrop.STRATEGIES}
+          f"{pts_between(by_p[p].strategies[strategy][keep]['test_acc'], zero)}.")
+    st_here = {s: mine.strategies[s][keep]["test_acc"] for s in layerdrop.STRATEGIES}
     best, worst = max(st_here, key=st_here.get), min(st_here, key=st_here.get)
     lines.append(f"At p = {p:g} and r = {keep}, the highest measured accuracy is **{best}**'s "
                  f"({pct(st_here[best])}), the lowest **{worst}**'s ({pct(st_here[worst])}); every other "
                  f"{pct(st_here['every-other'])} against greedy {pct(st_here['greedy'])} (a ranking, not a verdict: "
                  "the claims below say which differences are beyond the noise).")
-    lines.append(f"Training took {by_p[p]['train_seconds']:.0f} s for your model and pruning every strategy at "
-                 f"every depth {by_p[p]['eval_seconds']:.1f} s (when each was first computed).")
+    lines.append(f"Training took {by_p[p].train_seconds:.0f} s for your model and pruning every strategy at "
+                 f"every depth {by_p[p].eval_seconds:.1f} s (when each was first computed).")
 st.markdown("\n".join(f"- {x}" for x in lines))
 
 text.section("Against the paper")
-claims_view.show(r["claims"], "Each statement is the paper's (or, where named, a related paper's); the verdict is this "
-                 f"run's, seed {seed}, with its numbers and its rule. Accuracies on the same {r['n_test']:,} held-out "
+claims_view.show(r.claims, "Each statement is the paper's (or, where named, a related paper's); the verdict is this "
+                 f"run's, seed {seed}, with its numbers and its rule. Accuracies on the same {r.n_test:,} held-out "
                  "inputs are compared input by input (paired: only the inputs on which two models disagree add "
                  f"noise), and a difference within {lab_claims.Z:g} standard "
                  "errors decides neither way.", page=page)

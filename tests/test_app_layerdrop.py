@@ -14,7 +14,7 @@ def _drawn(at) -> list[tuple[str, str]]:
 
 def _expected(**changes) -> list[tuple[str, str]]:
     r = layerdrop.run(described.config_of({**described.DEFAULTS, **changes}))  # stored by the page: a file read
-    return claims_view.expected_verdicts(r["claims"])
+    return claims_view.expected_verdicts(r.claims)
 
 
 def test_layerdrop_page_runs_follows_the_controls_and_the_rule_button():

@@ -9,6 +9,7 @@ with outcome vectors of exactly the accuracy asked for, on inputs drawn by a see
 from __future__ import annotations
 
 import zlib
+from types import SimpleNamespace as NS
 
 import numpy as np
 import pytest
@@ -131,9 +132,10 @@ def test_residual_more_robust(res, plain, want):
 
 
 def fake_focus(cut, n=N, op="reinit"):
-    f = {"config": {"model": "plain", "layer": "blocks.2", "op": op, "checkpoint": 0}, "base_acc": BASE,
-         "cut_acc": cut, "chance": CHANCE, "n_test": n, "kept_share": reinit.kept_share(cut, BASE, CHANCE),
-         "outcomes": {"base": vec(BASE, "focus-base", n), "cut": vec(cut, f"focus-{cut}", n)}}
+    """The parts of a FocusResult the claim reads (attributes, as the typed result has them)."""
+    f = NS(config=NS(model="plain", layer="blocks.2", op=op, checkpoint=0), base_acc=BASE,
+           cut_acc=cut, chance=CHANCE, n_test=n, kept_share=reinit.kept_share(cut, BASE, CHANCE),
+           outcomes={"base": vec(BASE, "focus-base", n), "cut": vec(cut, f"focus-{cut}", n)})
     return RC.focus_claims(f, "plain MLP")
 
 
@@ -224,13 +226,14 @@ def fake_profile(p, acc=0.8, base=0.9, n=N, **at):
     ra = at.get(f"random_{NB - 1}", acc)
     strategies["random"][NB - 1] = {"test_acc": ra, "subsets": [[i] for i in range(NB)],
                                     "subset_outcomes": [vec(ra, f"{p}-single-{i}", n) for i in range(NB)]}
-    return {"config": {"model": "residual", "p": p, "seed": 0}, "n_blocks": NB, "base_acc": base, "chance": CHANCE,
-            "n_test": n, "strategies": strategies, "base_outcomes": vec(base, f"{p}-base", n)}
+    return layerdrop.LayerDropProfile(config=layerdrop.ProfileConfig("residual", p, 0), n_blocks=NB, base_acc=base,
+                                      base_outcomes=vec(base, f"{p}-base", n), chance=CHANCE, n_test=n,
+                                      strategies=strategies, train_curve=[], train_seconds=0.0, eval_seconds=0.0)
 
 
 def ld_claims(profs, keep=4, p=0.5, scratch=None, distilled=None):
-    by_p = {q["config"]["p"]: q for q in profs}
-    return LC.claims(by_p, keep, p, scratch, distilled)
+    by_p = {q.config.p: q for q in profs}
+    return LC.claims(by_p, keep, p, scratch and scratch["outcomes"], distilled and distilled["outcomes"])
 
 
 def grid(**per_p):
@@ -288,7 +291,7 @@ def test_first_block_not_interchangeable(first, rand, want):
 def test_first_block_is_not_inside_its_own_comparator():
     prof = fake_profile(0.5, random_7=0.85, first_7=0.3)
     # make the single deletion of block 0 (inside the random row) terrible: the comparator must not move
-    row = prof["strategies"]["random"][NB - 1]
+    row = prof.strategies["random"][NB - 1]
     before = LC.first_block_claim(prof)["measured"]["other_removed_acc"]
     row["subset_outcomes"][0] = vec(0.0, "zero")
     assert LC.first_block_claim(prof)["measured"]["other_removed_acc"] == before == pytest.approx(0.85)
@@ -297,7 +300,7 @@ def test_first_block_is_not_inside_its_own_comparator():
 def test_layerdrop_noise_follows_the_inputs():
     profs = grid(p0={"every-other_4": 0.6}, p05={"every-other_4": 0.64})
     assert verdict(ld_claims(profs), "layerdrop.p05-beats-p0-half-depth") is True  # 4 pts on 4,000 inputs
-    small = [fake_profile(q["config"]["p"], n=397, **{"every-other_4": q["strategies"]["every-other"][4]["test_acc"]})
+    small = [fake_profile(q.config.p, n=397, **{"every-other_4": q.strategies["every-other"][4]["test_acc"]})
              for q in profs]
     assert verdict(ld_claims(small), "layerdrop.p05-beats-p0-half-depth") is None  # the same on 397
 
@@ -317,7 +320,7 @@ def test_pairing_shrinks_the_error_of_correlated_models():
 
 def test_table_claims_are_pooled_over_seeds():
     def seed(a5):
-        by_p = {q["config"]["p"]: q for q in grid(p0={"every-other_4": 0.5}, p05={"every-other_4": a5})}
+        by_p = {q.config.p: q for q in grid(p0={"every-other_4": 0.5}, p05={"every-other_4": a5})}
         return layerdrop.seed_table_claims(by_p, {}, [8, 6, 4, 2])
 
     cs = C.pool([seed(0.70), seed(0.71)], [0, 1])

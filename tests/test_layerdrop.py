@@ -264,15 +264,15 @@ def test_run_reports_what_it_pruned(tiny_specs):
 
     cfg = layerdrop.LayerDropConfig(p=0.5, keep=2, strategy="every-other", seed=0)
     r = layerdrop.run(cfg)
-    assert r["kept"] == [0, 2] and r["dropped"] == [1, 3] and r["p_star"] == 0.5
+    assert r.kept == [0, 2] and r.dropped == [1, 3] and r.p_star == 0.5
     t = trained(layerdrop.model_spec("residual", 0.5, 0))
     d = t.data
-    assert r["base_acc"] == pytest.approx(accuracy(t.model, d.test.x, d.test.y))
-    assert r["cut_acc"] == pytest.approx(accuracy(t.model, d.test.x, d.test.y, (0, 2)))
-    assert 0 < r["chance"] < 0.2
-    assert set(r["strategies"]) == set(layerdrop.STRATEGIES)
-    assert r["strategies"]["first"]["kept"] == [2, 3] and r["strategies"]["last"]["kept"] == [0, 1]
-    rnd = r["strategies"]["random"]
+    assert r.base_acc == pytest.approx(accuracy(t.model, d.test.x, d.test.y))
+    assert r.cut_acc == pytest.approx(accuracy(t.model, d.test.x, d.test.y, (0, 2)))
+    assert 0 < r.chance < 0.2
+    assert set(r.strategies) == set(layerdrop.STRATEGIES)
+    assert r.strategies["first"]["kept"] == [2, 3] and r.strategies["last"]["kept"] == [0, 1]
+    rnd = r.strategies["random"]
     # 2 of 4 blocks dropped: C(4, 2) = 6 <= EXACT_SUBSETS, so random pruning is the mean over every subset
     assert rnd["exact"] and sorted(map(tuple, rnd["subsets"])) == list(itertools.combinations(range(4), 2))
     every = [accuracy(t.model, d.test.x, d.test.y, without(4, s)) for s in itertools.combinations(range(4), 2)]
@@ -280,13 +280,13 @@ def test_run_reports_what_it_pruned(tiny_specs):
     assert rnd["test_min"] <= rnd["test_acc"] <= rnd["test_max"]
     # the per-input outcomes travel with the profile and agree with the accuracies
     prof = layerdrop.profile(layerdrop.ProfileConfig(p=0.5, seed=0))
-    assert E.unpack(prof["base_outcomes"]).mean() == pytest.approx(r["base_acc"])
-    assert E.unpack(prof["strategies"]["every-other"][2]["outcomes"]).mean() == pytest.approx(r["cut_acc"])
+    assert E.unpack(prof.base_outcomes).mean() == pytest.approx(r.base_acc)
+    assert E.unpack(prof.strategies["every-other"][2]["outcomes"]).mean() == pytest.approx(r.cut_acc)
     # the curves its figure draws travel with the result: every reference rate, the run's strategy, kept r = 0..n
     ps = layerdrop.CompareConfig("residual", 0.5, 0).ps
-    assert [c["config"]["p"] for c in r["by_p"]] == sorted(ps)
-    mine = next(c for c in r["by_p"] if c["config"]["p"] == 0.5)["strategies"]["every-other"]
-    assert [row["test_acc"] for row in mine] == [row["test_acc"] for row in prof["strategies"]["every-other"]]
+    assert [c["config"]["p"] for c in r.by_p] == sorted(ps)
+    mine = next(c for c in r.by_p if c["config"]["p"] == 0.5)["strategies"]["every-other"]
+    assert [row["test_acc"] for row in mine] == [row["test_acc"] for row in prof.strategies["every-other"]]
 
 
 def test_random_subsets_exact_when_few_else_distinct_draws():
@@ -338,14 +338,14 @@ def test_baselines_train_r_blocks_and_distil_from_every_other(tiny_specs):
     cfg = layerdrop.BaselineConfig(keep=2, seed=0)
     s = layerdrop.scratch(cfg)
     t = trained(layerdrop.scratch_spec("residual", 2, 0))
-    assert s["n_blocks"] == t.model.n_blocks == 2
-    assert s["scratch_acc"] == pytest.approx(accuracy(t.model, t.data.test.x, t.data.test.y))
+    assert s.n_blocks == t.model.n_blocks == 2
+    assert s.scratch_acc == pytest.approx(accuracy(t.model, t.data.test.x, t.data.test.y))
     d = layerdrop.distil(cfg)
     teacher = trained(layerdrop.model_spec("residual", 0.0, 0))
-    assert d["kept"] == [0, 2]  # the teacher's every other blocks
+    assert d.kept == [0, 2]  # the teacher's every other blocks
     # the student starts as the pruned teacher: its first point is the every-other cut of the p = 0 model
-    assert d["start_acc"] == pytest.approx(accuracy(teacher.model, t.data.test.x, t.data.test.y, (0, 2)))
-    assert d["steps"] == layerdrop.distil_steps(teacher.spec, len(t.data.train), 256) > 0
+    assert d.start_acc == pytest.approx(accuracy(teacher.model, t.data.test.x, t.data.test.y, (0, 2)))
+    assert d.steps == layerdrop.distil_steps(teacher.spec, len(t.data.train), 256) > 0
     with pytest.raises(ValueError):
         layerdrop.BaselineConfig(keep=4)  # nothing is pruned at r = N: no baseline
 
@@ -353,13 +353,13 @@ def test_baselines_train_r_blocks_and_distil_from_every_other(tiny_specs):
 def test_run_carries_the_baselines_and_their_claims(tiny_specs):
     r = layerdrop.run(layerdrop.LayerDropConfig(p=0.5, keep=2, seed=0))
     cfg = layerdrop.BaselineConfig(keep=2, seed=0)
-    assert r["scratch_acc"] == layerdrop.scratch(cfg)["scratch_acc"]
-    assert r["distilled_acc"] == layerdrop.distil(cfg)["distilled_acc"]
-    keys = [c["key"] for c in r["claims"]]
+    assert r.scratch_acc == layerdrop.scratch(cfg).scratch_acc
+    assert r.distilled_acc == layerdrop.distil(cfg).distilled_acc
+    keys = [c["key"] for c in r.claims]
     assert keys[-2:] == ["layerdrop.beats-scratch", "layerdrop.about-as-good-as-distillation"]
-    C.check(r["claims"])
+    C.check(r.claims)
     full = layerdrop.run(layerdrop.LayerDropConfig(p=0.5, keep=4, seed=0))
-    assert full["scratch_acc"] is None and "layerdrop.beats-scratch" not in [c["key"] for c in full["claims"]]
+    assert full.scratch_acc is None and "layerdrop.beats-scratch" not in [c["key"] for c in full.claims]
 
 
 def test_table_claims_are_the_seeds_claims_pooled(tiny_specs):

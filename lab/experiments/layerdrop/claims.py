@@ -32,44 +32,43 @@ SIMILAR = 0.02  # "about as good as": within 2 points (the non-inferiority margi
 ONE_BLOCK_LOSS = 0.1  # "loses little": at most this share of the above-chance accuracy
 
 
-def scores(prof: dict[str, Any], strategy: str, keep: int) -> np.ndarray:
+def scores(prof: Any, strategy: str, keep: int) -> np.ndarray:
     """Per-input held-out scores of one cut: right/wrong, or for random pruning the per-input mean over its
     subsets (every subset when the space is small)."""
-    row = prof["strategies"][strategy][keep]
+    row = prof.strategies[strategy][keep]
     if "subset_outcomes" in row:
         return np.mean([E.as_scores(o) for o in row["subset_outcomes"]], axis=0)
     return E.as_scores(row["outcomes"])
 
 
-def _acc(prof: dict[str, Any], strategy: str, keep: int) -> float:
-    return prof["strategies"][strategy][keep]["test_acc"]
+def _acc(prof: Any, strategy: str, keep: int) -> float:
+    return prof.strategies[strategy][keep]["test_acc"]
 
 
-def _p_of(prof: dict[str, Any]) -> float:
-    c = prof["config"]
-    return c["p"] if isinstance(c, dict) else c.p
+def _p_of(prof: Any) -> float:
+    return prof.config.p
 
 
-def half_depth_claim(prof5: dict[str, Any], prof0: dict[str, Any], seeds: str = "") -> dict[str, Any]:
+def half_depth_claim(prof5: Any, prof0: Any, seeds: str = "") -> dict[str, Any]:
     """p = 0.5 against p = 0, every other block kept (r = N/2), paired over the held-out inputs."""
-    nb = prof0["n_blocks"]
+    nb = prof0.n_blocks
     keep = nb // 2
     acc5, acc0 = _acc(prof5, "every-other", keep), _acc(prof0, "every-other", keep)
     est = E.paired(scores(prof5, "every-other", keep), scores(prof0, "every-other", keep))
     return C.claim(
         "layerdrop.p05-beats-p0-half-depth", "A model trained with LayerDrop p = 0.5 keeps more accuracy than an "
         "ordinary one (p = 0) when pruned to half its depth by keeping every other block", SOURCE,
-        {"acc_p05": acc5, "acc_p0": acc0, "keep": keep, "n_test": prof0["n_test"]},
+        {"acc_p05": acc5, "acc_p0": acc0, "keep": keep, "n_test": prof0.n_test},
         f"held-out accuracy at r = {keep} of {nb} (every other) is higher at p = 0.5, {noise_words(est.se)} "
         "(paired over the same inputs)", [C.test("p = 0.5 minus p = 0", est, ">=", 0.0)],
         f"pruned to {keep} of {nb}{seeds}: p = 0.5 {pct(acc5)}, p = 0 {pct(acc0)} ({pts(acc5 - acc0)}, se "
         f"{100 * est.se:.2f} pts).")
 
 
-def p_star_claim(by_p: dict[float, dict[str, Any]], keep: int, seeds: str = "") -> dict[str, Any]:
+def p_star_claim(by_p: dict[float, Any], keep: int, seeds: str = "") -> dict[str, Any]:
     """The best trained rate near p* = 1 - r/N against the best rate farther from it (every other pruning),
     paired: an argmax claim decided only when the two argmaxes are separated."""
-    nb, n = next(iter(by_p.values()))["n_blocks"], next(iter(by_p.values()))["n_test"]
+    nb, n = next(iter(by_p.values())).n_blocks, next(iter(by_p.values())).n_test
     ps = p_star(keep, nb)
     accs = {p: _acc(prof, "every-other", keep) for p, prof in sorted(by_p.items())}
     near = {p: a for p, a in accs.items() if abs(p - ps) <= NEAR + 1e-9}
@@ -97,9 +96,9 @@ def p_star_claim(by_p: dict[float, dict[str, Any]], keep: int, seeds: str = "") 
         subject=f"keep {keep} of {nb}")
 
 
-def contiguous_claim(prof: dict[str, Any]) -> dict[str, Any]:
+def contiguous_claim(prof: Any) -> dict[str, Any]:
     """Every other block kept against removing the first or the last half, on the p = 0.5 model (paired)."""
-    n, nb = prof["n_test"], prof["n_blocks"]
+    n, nb = prof.n_test, prof.n_blocks
     r = nb // 2
     eo, first, last = (_acc(prof, s, r) for s in ("every-other", "first", "last"))
     e1 = E.paired(scores(prof, "every-other", r), scores(prof, "first", r))
@@ -117,21 +116,21 @@ def contiguous_claim(prof: dict[str, Any]) -> dict[str, Any]:
         f"last half removed {pct(last)} ({pts(eo - last)}).", subject="trained at p = 0.5")
 
 
-def _singles(prof: dict[str, Any]) -> tuple[list[list[int]], list[np.ndarray]]:
+def _singles(prof: Any) -> tuple[list[list[int]], list[np.ndarray]]:
     """Every single-block deletion (random pruning at r = N - 1 averages all N of them): subsets and outcomes."""
-    row = prof["strategies"]["random"][prof["n_blocks"] - 1]
+    row = prof.strategies["random"][prof.n_blocks - 1]
     return row["subsets"], [E.as_scores(o) for o in row["subset_outcomes"]]
 
 
-def one_block_claim(prof: dict[str, Any]) -> dict[str, Any]:
+def one_block_claim(prof: Any) -> dict[str, Any]:
     """Veit et al.: one block of an ordinary residual net can go. The mean over every single deletion (exact) keeps
     at least 90 % of the above-chance accuracy: cut - 0.9 base >= 0.1 chance, paired."""
-    n, nb, base, chance = prof["n_test"], prof["n_blocks"], prof["base_acc"], prof["chance"]
+    n, nb, base, chance = prof.n_test, prof.n_blocks, prof.base_acc, prof.chance
     _, outs = _singles(prof)
     cut_scores = np.mean(outs, axis=0)
     cut = float(cut_scores.mean())
     keep = 1 - ONE_BLOCK_LOSS
-    est = E.paired(cut_scores, keep * E.as_scores(prof["base_outcomes"]))
+    est = E.paired(cut_scores, keep * E.as_scores(prof.base_outcomes))
     allowed = ONE_BLOCK_LOSS * (base - chance)
     return C.claim(
         "layerdrop.one-block-costs-little", "An ordinary residual network (no LayerDrop) loses little when one block "
@@ -147,10 +146,10 @@ def one_block_claim(prof: dict[str, Any]) -> dict[str, Any]:
         f"{pts(-allowed)}, chance {pct(chance)}).", subject="trained at p = 0")
 
 
-def first_block_claim(prof: dict[str, Any]) -> dict[str, Any]:
+def first_block_claim(prof: Any) -> dict[str, Any]:
     """Blocks are not interchangeable: removing block 0 against the mean over removing each other block (exact;
     block 0 is not in its own comparator), paired."""
-    n, nb = prof["n_test"], prof["n_blocks"]
+    n, nb = prof.n_test, prof.n_blocks
     subsets, outs = _singles(prof)
     others = np.mean([o for s, o in zip(subsets, outs, strict=True) if s != [0]], axis=0)
     first_scores = scores(prof, "first", nb - 1)
@@ -169,18 +168,19 @@ def first_block_claim(prof: dict[str, Any]) -> dict[str, Any]:
         f"({pts(first - rand)}).", subject=f"trained at p = {p:g}")
 
 
-def claims(by_p: dict[float, dict[str, Any]], keep: int, p: float, scratch_r: Optional[dict[str, Any]] = None,
-           distil_r: Optional[dict[str, Any]] = None, seeds: str = "") -> list[dict[str, Any]]:
-    """Every claim one seed's profiles (p = 0, 0.2, 0.5 and the setting's p) and the baselines at r (`scratch` and
-    `distil` results; None when r = N: nothing is pruned) can test at the setting's r and p."""
+def claims(by_p: dict[float, Any], keep: int, p: float, scratch_outcomes: Optional[Any] = None,
+           distil_outcomes: Optional[Any] = None, seeds: str = "") -> list[dict[str, Any]]:
+    """Every claim one seed's profiles (p = 0, 0.2, 0.5 and the setting's p) and the baselines at r (the per-input
+    outcomes of the `scratch` and `distil` results; None when r = N: nothing is pruned) can test at the setting's r
+    and p."""
     out = [half_depth_claim(by_p[0.5], by_p[0.0], seeds), p_star_claim(by_p, keep, seeds),
            contiguous_claim(by_p[0.5]), one_block_claim(by_p[0.0]), first_block_claim(by_p[p])]
     pruned = scores(by_p[p], "every-other", keep)
-    if scratch_r is not None:
-        out.append(beats_scratch_claim(pruned, E.as_scores(scratch_r["outcomes"]), keep, by_p[p]["n_blocks"], p,
+    if scratch_outcomes is not None:
+        out.append(beats_scratch_claim(pruned, E.as_scores(scratch_outcomes), keep, by_p[p].n_blocks, p,
                                        seeds))
-    if distil_r is not None:
-        out.append(distillation_claim(pruned, E.as_scores(distil_r["outcomes"]), keep, by_p[p]["n_blocks"], p,
+    if distil_outcomes is not None:
+        out.append(distillation_claim(pruned, E.as_scores(distil_outcomes), keep, by_p[p].n_blocks, p,
                                       seeds))
     return out
 

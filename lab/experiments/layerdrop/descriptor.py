@@ -49,22 +49,22 @@ def needs(settings: dict[str, Any]) -> list[Need]:
 
 def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
     """The claims the page shows for a complete setting: the run's (its profiles and the depth-r baselines)."""
-    return layerdrop.run(config_of(settings))["claims"]
+    return layerdrop.run(config_of(settings)).claims
 
 
-def summary(r: dict[str, Any]) -> str:
-    c = r["config"]
-    rec = f", after KD {r['recovered_acc']:.4f}" if "recovered_acc" in r else ""
-    if r.get("scratch_acc") is not None:
-        rec += (f"; depth {c['keep']} from scratch {r['scratch_acc']:.4f}, distilled from the p=0 model "
-                f"{r['distilled_acc']:.4f}")
-    exact = c["strategy"] == "random" and r["strategies"]["random"].get("exact")
-    mean = (f" (mean over {'all ' if exact else ''}{r['draws']} {'subsets' if exact else 'random subsets'})"
-            if r["draws"] > 1 else "")
-    return (f"{c['model']}, trained with p={c['p']}: full {r['base_acc']:.4f}; kept {c['keep']} of {r['n_blocks']} "
-            f"({c['strategy']}) {r['cut_acc']:.4f}{mean}{rec}; kept blocks {r['kept']}; "
-            f"p* = 1 - r/N = {r['p_star']:.3f}; chance {r['chance']:.3f}\nAgainst the paper:\n"
-            + claim_lines(r["claims"]))
+def summary(r: layerdrop.LayerDropResult) -> str:
+    c = r.config
+    rec = f", after KD {r.recovered_acc:.4f}" if r.recovered_acc is not None else ""
+    if r.scratch_acc is not None:
+        rec += (f"; depth {c.keep} from scratch {r.scratch_acc:.4f}, distilled from the p=0 model "
+                f"{r.distilled_acc:.4f}")
+    exact = c.strategy == "random" and r.strategies["random"].get("exact")
+    mean = (f" (mean over {'all ' if exact else ''}{r.draws} {'subsets' if exact else 'random subsets'})"
+            if r.draws > 1 else "")
+    return (f"{c.model}, trained with p={c.p}: full {r.base_acc:.4f}; kept {c.keep} of {r.n_blocks} "
+            f"({c.strategy}) {r.cut_acc:.4f}{mean}{rec}; kept blocks {r.kept}; "
+            f"p* = 1 - r/N = {r.p_star:.3f}; chance {r.chance:.3f}\nAgainst the paper:\n"
+            + claim_lines(r.claims))
 
 
 def table(args: argparse.Namespace, pool: Pool) -> None:

@@ -18,7 +18,7 @@ import itertools
 import math
 import time
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Optional
 
 import torch
 
@@ -112,8 +112,25 @@ def _random_cut(m: RoutedModel, d: Dataset, k: int, seed: int) -> dict[str, Any]
             "subset_outcomes": [E.pack(ok) for _, ok in cuts]}
 
 
-@entry("layerdrop-profile")
-def profile(cfg: ProfileConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class LayerDropProfile:
+    """`profile`'s answer: one trained model's accuracy for every strategy at every depth, with every cut's per-input
+    held-out outcomes (packed bit vectors)."""
+
+    config: ProfileConfig
+    n_blocks: int
+    base_acc: float
+    base_outcomes: str
+    chance: float
+    n_test: int
+    strategies: dict[str, list[dict[str, Any]]]  # strategy -> one row per r = 0..N (blocks kept)
+    train_curve: list[float]  # full-route held-out accuracy after every epoch
+    train_seconds: float
+    eval_seconds: float
+
+
+@entry("layerdrop-profile", result=LayerDropProfile)
+def profile(cfg: ProfileConfig, progress: Progress) -> LayerDropProfile:
     """Accuracy of every strategy at every depth for one trained model, with every cut's per-input held-out
     outcomes (packed bit vectors, for paired comparisons) (cached)."""
     t = trained(cfg.spec, span(progress, 0.0, 0.9))
@@ -137,21 +154,13 @@ def profile(cfg: ProfileConfig, progress: Progress) -> dict[str, Any]:
             rows.append({**row, "outcomes": E.pack(ok)})
         strategies[s] = rows
     base_ok = correct(m, d.test.x, d.test.y)
-    return {
-        "config": cfg,
-        "n_blocks": n,
-        "base_acc": E.accuracy(base_ok).value,
-        "base_outcomes": E.pack(base_ok),
-        "chance": d.chance,
-        "n_test": len(d.test),
-        "strategies": strategies,  # strategy -> one entry per r = 0..N (blocks kept)
-        "train_curve": t.info["test_acc"],  # full-route held-out accuracy after every epoch
-        "train_seconds": t.info["seconds"],
-        "eval_seconds": time.perf_counter() - t0,
-    }
+    return LayerDropProfile(config=cfg, n_blocks=n, base_acc=E.accuracy(base_ok).value, base_outcomes=E.pack(base_ok),
+                            chance=d.chance, n_test=len(d.test), strategies=strategies,
+                            train_curve=t.info["test_acc"], train_seconds=t.info["seconds"],
+                            eval_seconds=time.perf_counter() - t0)
 
 
-def profiles(model: str, ps: list[float], seed: int, progress: Progress = silent) -> dict[float, dict[str, Any]]:
+def profiles(model: str, ps: list[float], seed: int, progress: Progress = silent) -> dict[float, LayerDropProfile]:
     """Profiles for several rates, one model each; progress advances evenly over the models."""
     ps = sorted({check_p(p) for p in ps})
     out = {}
@@ -173,7 +182,7 @@ class CompareConfig:
         return sorted({*P_GRID, check_p(self.p)})
 
 
-def compare(cfg: CompareConfig, progress: Progress = silent) -> list[dict[str, Any]]:
+def compare(cfg: CompareConfig, progress: Progress = silent) -> list[LayerDropProfile]:
     """Profiles of every rate in cfg.ps, ascending p (each one cached on its own)."""
     return list(profiles(cfg.model, cfg.ps, cfg.seed, progress).values())
 
@@ -219,47 +228,68 @@ def _recover(t: Trained, kept: list[int], cfg: LayerDropConfig, progress: Progre
             "recovery_seconds": time.perf_counter() - t0}
 
 
-@entry("layerdrop")
-def run(cfg: LayerDropConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class LayerDropResult:
+    """`run`'s answer: one LayerDrop question (this p, this r, this strategy), with the depth-r baselines, the
+    optional KD recovery and the claims. Accuracies are held-out unless their name says probe."""
+
+    config: LayerDropConfig
+    n_blocks: int
+    base_acc: float
+    cut_acc: float
+    cut_probe_acc: float
+    kept: list[int]
+    dropped: list[int]
+    draws: int  # random subsets averaged (1 for every other strategy)
+    p_star: float
+    chance: float
+    n_test: int
+    strategies: dict[str, dict[str, Any]]  # strategy -> the profile's row at this kept depth
+    train_seconds: float
+    eval_seconds: float
+    # the run's strategy at every reference rate: what its figure draws (app/figures_layerdrop.versus_p_of_run)
+    by_p: list[dict[str, Any]]
+    scratch_acc: Optional[float]  # the depth-r baselines; None when nothing is pruned (r = N)
+    distilled_acc: Optional[float]
+    claims: list[dict[str, Any]]
+    # KD recovery of the pruned model (`recovery="kd"` and r < N), else None
+    recovered_acc: Optional[float] = None
+    curve_steps: Optional[list[int]] = None
+    curve_acc: Optional[list[float]] = None
+    recovery_seconds: Optional[float] = None
+
+
+@entry("layerdrop", result=LayerDropResult)
+def run(cfg: LayerDropConfig, progress: Progress) -> LayerDropResult:
     """One LayerDrop question (cached). Accuracies are held-out unless their name says probe."""
     # every reference rate too: the claims compare them (each profile is cached on its own, as the page needs them)
     by_p = profiles(cfg.model, CompareConfig(cfg.model, cfg.p, cfg.seed).ps, cfg.seed, span(progress, 0.0, 0.7))
     prof = by_p[cfg.p]
     t = trained(cfg.profile_cfg.spec)  # already built by the profile: a memo or file read
-    n = prof["n_blocks"]
-    here = prof["strategies"][cfg.strategy][cfg.keep]
-    out = {
-        "config": cfg,
-        "n_blocks": n,
-        "base_acc": prof["base_acc"],
-        "cut_acc": here["test_acc"],
-        "cut_probe_acc": here["probe_acc"],
-        "kept": here["kept"],
-        "dropped": here["dropped"],
-        "draws": here["draws"],
-        "p_star": p_star(cfg.keep, n),
-        "chance": prof["chance"],
-        "n_test": prof["n_test"],
-        "strategies": {s: prof["strategies"][s][cfg.keep] for s in STRATEGIES},
-        "train_seconds": prof["train_seconds"],
-        "eval_seconds": prof["eval_seconds"],
-        # the run's strategy at every reference rate: what its figure draws (app/figures_layerdrop.versus_p_of_run)
-        "by_p": [{"config": {"p": q}, "n_blocks": by_p[q]["n_blocks"], "chance": by_p[q]["chance"],
-                  "strategies": {cfg.strategy: [{"test_acc": row["test_acc"], "kept": row["kept"]}
-                                                for row in by_p[q]["strategies"][cfg.strategy]]}}
-                 for q in sorted(by_p)],
-    }
-    out["scratch_acc"] = out["distilled_acc"] = None
+    n = prof.n_blocks
+    here = prof.strategies[cfg.strategy][cfg.keep]
     sc = di = None
     if cfg.keep < n:  # the paper's two baselines at this kept depth (each cached on its own)
         base = BaselineConfig(cfg.model, cfg.keep, cfg.seed)
         sc = scratch(base, span(progress, 0.7, 0.8))
         di = distil(base, span(progress, 0.8, 0.9))
-        out["scratch_acc"], out["distilled_acc"] = sc["scratch_acc"], di["distilled_acc"]
+    rec: dict[str, Any] = {}
     if cfg.recovery == "kd" and cfg.keep < n:
-        out.update(_recover(t, here["kept"], cfg, span(progress, 0.9, 1.0)))
-    out["claims"] = claims(by_p, cfg.keep, cfg.p, sc, di)
-    return out
+        rec = _recover(t, here["kept"], cfg, span(progress, 0.9, 1.0))
+    return LayerDropResult(
+        config=cfg, n_blocks=n, base_acc=prof.base_acc, cut_acc=here["test_acc"], cut_probe_acc=here["probe_acc"],
+        kept=here["kept"], dropped=here["dropped"], draws=here["draws"], p_star=p_star(cfg.keep, n),
+        chance=prof.chance, n_test=prof.n_test,
+        strategies={s: prof.strategies[s][cfg.keep] for s in STRATEGIES},
+        train_seconds=prof.train_seconds, eval_seconds=prof.eval_seconds,
+        by_p=[{"config": {"p": q}, "n_blocks": by_p[q].n_blocks, "chance": by_p[q].chance,
+               "strategies": {cfg.strategy: [{"test_acc": row["test_acc"], "kept": row["kept"]}
+                                             for row in by_p[q].strategies[cfg.strategy]]}}
+              for q in sorted(by_p)],
+        scratch_acc=None if sc is None else sc.scratch_acc,
+        distilled_acc=None if di is None else di.distilled_acc,
+        claims=claims(by_p, cfg.keep, cfg.p, None if sc is None else sc.outcomes, None if di is None else di.outcomes),
+        **rec)
 
 
 # -- the paper's baselines at the kept depth r: a depth-r model from scratch, and depth r distilled ---------------
@@ -281,14 +311,26 @@ class BaselineConfig:
             raise ValueError(f"the seed must be a whole number from 0 to {SEED_MAX}")
 
 
-@entry("layerdrop-scratch")
-def scratch(cfg: BaselineConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ScratchResult:
+    """`scratch`'s answer: a depth-r model trained from scratch, its held-out accuracy and per-input outcomes."""
+
+    config: BaselineConfig
+    n_blocks: int
+    scratch_acc: float
+    outcomes: str  # packed per-input held-out outcomes (lab.estimates.pack)
+    n_test: int
+    train_seconds: float
+
+
+@entry("layerdrop-scratch", result=ScratchResult)
+def scratch(cfg: BaselineConfig, progress: Progress) -> ScratchResult:
     """A model of depth r trained from scratch with the ordinary (p = 0) recipe, same epochs (cached)."""
     t = trained(scratch_spec(cfg.model, cfg.keep, cfg.seed), progress)
     d = t.data
     ok = correct(t.model, d.test.x, d.test.y)
-    return {"config": cfg, "n_blocks": t.model.n_blocks, "scratch_acc": E.accuracy(ok).value,
-            "outcomes": E.pack(ok), "n_test": len(d.test), "train_seconds": t.info["seconds"]}
+    return ScratchResult(config=cfg, n_blocks=t.model.n_blocks, scratch_acc=E.accuracy(ok).value,
+                         outcomes=E.pack(ok), n_test=len(d.test), train_seconds=t.info["seconds"])
 
 
 def distil_steps(spec: ModelSpec, n_train: int, batch: int) -> int:
@@ -296,8 +338,23 @@ def distil_steps(spec: ModelSpec, n_train: int, batch: int) -> int:
     return math.ceil(spec.train.epochs * n_train / batch)
 
 
-@entry("layerdrop-distil")
-def distil(cfg: BaselineConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class DistilResult:
+    """`distil`'s answer: depth r distilled from the full p = 0 model, its held-out accuracy and per-input
+    outcomes."""
+
+    config: BaselineConfig
+    kept: list[int]
+    distilled_acc: float
+    outcomes: str  # packed per-input held-out outcomes (lab.estimates.pack)
+    start_acc: float
+    steps: int
+    n_test: int
+    distil_seconds: float
+
+
+@entry("layerdrop-distil", result=DistilResult)
+def distil(cfg: BaselineConfig, progress: Progress) -> DistilResult:
     """Depth r distilled from the full ordinary (p = 0) model (cached): the student starts from the teacher's every
     other blocks (DistilBERT's initialisation) and learns by KD on that route, for as many inputs as training saw."""
     t = trained(model_spec(cfg.model, 0.0, cfg.seed), span(progress, 0.0, 0.3))
@@ -309,9 +366,9 @@ def distil(cfg: BaselineConfig, progress: Progress) -> dict[str, Any]:
     t0 = time.perf_counter()
     log = recover(student, kept, d, rc, teacher=t.model, progress=span(progress, 0.3, 1.0))
     ok = correct(student, d.test.x, d.test.y, tuple(kept))
-    return {"config": cfg, "kept": kept, "distilled_acc": log.test_acc[-1], "outcomes": E.pack(ok),
-            "start_acc": log.test_acc[0], "steps": rc.steps, "n_test": len(d.test),
-            "distil_seconds": time.perf_counter() - t0}
+    return DistilResult(config=cfg, kept=kept, distilled_acc=log.test_acc[-1], outcomes=E.pack(ok),
+                        start_acc=log.test_acc[0], steps=rc.steps, n_test=len(d.test),
+                        distil_seconds=time.perf_counter() - t0)
 
 
 TABLE_KEEP = (1.0, 0.75, 0.5, 0.25)  # fractions of N in the summary table
@@ -336,29 +393,30 @@ def table(model: str, seeds: list[int], progress: Progress = silent, pool: Pool 
     base_jobs = [(fn, BaselineConfig(model, r, s)) for r in cut for s in seeds for fn in (scratch, distil)]
     done = pool([(profile, ProfileConfig(model, p, s)) for p, s in jobs] + base_jobs, progress)
     profs, bases = done[:len(jobs)], done[len(jobs):]
-    by_seed: dict[int, dict[float, dict[str, Any]]] = {s: {} for s in seeds}
+    by_seed: dict[int, dict[float, LayerDropProfile]] = {s: {} for s in seeds}
     for (p, s), prof in zip(jobs, profs, strict=True):
         by_seed[s][p] = prof
-        rows.setdefault(p, []).append([prof["strategies"]["every-other"][r]["test_acc"] for r in keeps])
-        seconds["train"].append(prof["train_seconds"])
-        seconds["eval"].append(prof["eval_seconds"])
+        rows.setdefault(p, []).append([prof.strategies["every-other"][r]["test_acc"] for r in keeps])
+        seconds["train"].append(prof.train_seconds)
+        seconds["eval"].append(prof.eval_seconds)
     baselines: dict[str, dict[int, list[float]]] = {"scratch": {}, "distilled": {}}
-    base_by_seed: dict[int, dict[tuple[str, int], dict[str, Any]]] = {s: {} for s in seeds}
+    base_by_seed: dict[int, dict[tuple[str, int], Any]] = {s: {} for s in seeds}
     for (fn, c), b in zip(base_jobs, bases, strict=True):
         name = "scratch" if fn is scratch else "distilled"
-        baselines[name].setdefault(c.keep, []).append(b[f"{name}_acc"])
+        baselines[name].setdefault(c.keep, []).append(b.scratch_acc if fn is scratch else b.distilled_acc)
         base_by_seed[c.seed][(name, c.keep)] = b
     out = {"model": model, "n_blocks": n, "keeps": keeps, "seeds": seeds, "rows": rows, "seconds": seconds,
-           "baselines": baselines, "n_test": profs[0]["n_test"]}
+           "baselines": baselines, "n_test": profs[0].n_test}
     per_seed = [seed_table_claims(by_seed[s], base_by_seed[s], keeps) for s in seeds]
     return {**out, "claims": C.pool(per_seed, seeds)}
 
 
-def seed_table_claims(by_p: dict[float, dict[str, Any]], bases: dict[tuple[str, int], dict[str, Any]],
+def seed_table_claims(by_p: dict[float, LayerDropProfile], bases: dict[tuple[str, int], Any],
                       keeps: list[int]) -> list[dict[str, Any]]:
     """One seed's table claims: the half-depth claim, the p* rule at every kept depth and, where the baselines are
-    there, both baselines at every kept depth below N against the rule's rate (`bases`: (name, r) -> result)."""
-    nb = by_p[0.0]["n_blocks"]
+    there, both baselines at every kept depth below N against the rule's rate (`bases`: (name, r) -> the
+    `scratch` or `distil` result)."""
+    nb = by_p[0.0].n_blocks
     out = [half_depth_claim(by_p[0.5], by_p[0.0])] if nb // 2 in keeps else []
     out += [p_star_claim(by_p, r) for r in keeps]
     for r in keeps:
@@ -366,6 +424,6 @@ def seed_table_claims(by_p: dict[float, dict[str, Any]], bases: dict[tuple[str, 
             continue
         p = rule_rate(r, nb)
         pruned = scores(by_p[p], "every-other", r)
-        out.append(beats_scratch_claim(pruned, bases[("scratch", r)]["outcomes"], r, nb, p))
-        out.append(distillation_claim(pruned, bases[("distilled", r)]["outcomes"], r, nb, p))
+        out.append(beats_scratch_claim(pruned, bases[("scratch", r)].outcomes, r, nb, p))
+        out.append(distillation_claim(pruned, bases[("distilled", r)].outcomes, r, nb, p))
     return out
