@@ -41,26 +41,26 @@ page.toolbar()
 cfg = controls.make_config(Config, model=model, route_op=route_op, block=block, seed=seed)
 
 
-def metrics_of(r: dict, s: dict) -> list[classroom.Metric]:
+def metrics_of(r: lens.LensResult, s: dict) -> list[classroom.Metric]:
     """The number cards of one setting (this one or the pinned one)."""
-    half = r["n_blocks"] // 2
-    out = [classroom.Metric("Model (held-out)", pct(r["base_acc"]), help="The intact model in its trained order."),
-           classroom.Metric(f"Logit lens after {half} blocks", pct(r["slot_acc"][half]),
-                            **classroom.delta(r["slot_acc"][half], r["base_acc"]),
+    half = r.n_blocks // 2
+    out = [classroom.Metric("Model (held-out)", pct(r.base_acc), help="The intact model in its trained order."),
+           classroom.Metric(f"Logit lens after {half} blocks", pct(r.slot_acc[half]),
+                            **classroom.delta(r.slot_acc[half], r.base_acc),
                             help="The model's own head read halfway through the blocks."),
-           classroom.Metric("Blocks before the answer settles", f"{r['commit']['mean']:.2f} of {r['n_blocks']}",
+           classroom.Metric("Blocks before the answer settles", f"{r.commit['mean']:.2f} of {r.n_blocks}",
                             help="Commitment depth: how many blocks run before the logit lens's answer stays the "
                                  "final answer, averaged over the held-out inputs (0 = already after the stem).")]
-    if r.get("change"):
-        ch = r["change"]
-        out.append(classroom.Metric(f"After: {figs.change_name(r)}", pct(ch["acc"]),
-                                    **classroom.delta(ch["acc"], r["base_acc"]),
-                                    help=f"Held-out accuracy of the route {ch['route']} (no retraining)."))
-    out.append(classroom.Metric("Chance", pct(r["chance"]), help="Always guessing the most common held-out class."))
+    if r.change is not None:
+        ch = r.change
+        out.append(classroom.Metric(f"After: {figs.change_name(r)}", pct(ch.acc),
+                                    **classroom.delta(ch.acc, r.base_acc),
+                                    help=f"Held-out accuracy of the route {ch.route} (no retraining)."))
+    out.append(classroom.Metric("Chance", pct(r.chance), help="Always guessing the most common held-out class."))
     return out
 
 
-def main_figure(r: dict, title: str | None, height: int):
+def main_figure(r: lens.LensResult, title: str | None, height: int):
     return figs.lens_curve(r, "" if title is None else title, height=height)
 
 
@@ -75,8 +75,8 @@ with page.results():
     page.reproduce(lens.run, cfg, figs.lens_curve)
     st.caption("Each point reads the hidden state after one slot through the model's own head (the logit lens; "
                "dashed: the tuned lens, one affine map per slot first). The last point is the model itself."
-               + (f" Vermillion: the same frozen model with {figs.change_name(r)} (route {r['change']['route']})."
-                  if r.get("change") else ""))
+               + (f" Vermillion: the same frozen model with {figs.change_name(r)} (route {r.change.route})."
+                  if r.change is not None else ""))
 
 charts.show(figs.confidence(r), "fig_confidence")
 st.caption("Left: how spread out the lens's prediction is (0 = certain; the largest possible is ln of the number "
@@ -138,29 +138,29 @@ text.show_code([methods.lens_logits, methods.fit_affine, methods.fit_tuned_lens,
 text.show_code([lens_claims.claims])
 
 text.section("What the simulations show")
-half = r["n_blocks"] // 2
-lines = [f"The {recipes.model(model).label} scores **{pct(r['base_acc'])}** held-out (chance {pct(r['chance'])}). "
-         f"Read after the stem its own head gives **{pct(r['slot_acc'][0])}**, halfway (after {half} of "
-         f"{r['n_blocks']} blocks) "
-         f"**{pct(r['slot_acc'][half])}**; the tuned lens gives {pct(r['tuned_slot_acc'][0])} and "
-         f"{pct(r['tuned_slot_acc'][half])} there.",
-         f"On average **{r['commit']['mean']:.2f}** of the {r['n_blocks']} blocks run before the answer settles ("
+half = r.n_blocks // 2
+lines = [f"The {recipes.model(model).label} scores **{pct(r.base_acc)}** held-out (chance {pct(r.chance)}). "
+         f"Read after the stem its own head gives **{pct(r.slot_acc[0])}**, halfway (after {half} of "
+         f"{r.n_blocks} blocks) "
+         f"**{pct(r.slot_acc[half])}**; the tuned lens gives {pct(r.tuned_slot_acc[0])} and "
+         f"{pct(r.tuned_slot_acc[half])} there.",
+         f"On average **{r.commit['mean']:.2f}** of the {r.n_blocks} blocks run before the answer settles ("
          f"tuned lens: "
-         f"{r['tuned_commit']['mean']:.2f}); {pct(r['commit']['hist'][0] / r['n_test'])} of the inputs have their "
+         f"{r.tuned_commit['mean']:.2f}); {pct(r.commit['hist'][0] / r.n_test)} of the inputs have their "
          "final answer already after the stem.",
-         f"Block influence ranges from {min(r['block_influence']):.3f} to {max(r['block_influence']):.3f}; deleting "
-         f"one block changes the held-out accuracy by {pts_between(-max(r['delete_cost']), 0)} to "
-         f"{pts_between(-min(r['delete_cost']), 0)} "
-         f"(Spearman ρ = {r['checks']['influence']['rho']:.2f} between the two)."]
-if r.get("change"):
-    ch = r["change"]
-    lines.append(f"With {figs.change_name(r)} the model gives **{pct(ch['acc'])}** "
-                 f"({pts_between(ch['acc'], r['base_acc'])}); {ch['commit_mean']:.2f} of its {len(ch['route'])} "
+         f"Block influence ranges from {min(r.block_influence):.3f} to {max(r.block_influence):.3f}; deleting "
+         f"one block changes the held-out accuracy by {pts_between(-max(r.delete_cost), 0)} to "
+         f"{pts_between(-min(r.delete_cost), 0)} "
+         f"(Spearman ρ = {r.checks['influence']['rho']:.2f} between the two)."]
+if r.change is not None:
+    ch = r.change
+    lines.append(f"With {figs.change_name(r)} the model gives **{pct(ch.acc)}** "
+                 f"({pts_between(ch.acc, r.base_acc)}); {ch.commit_mean:.2f} of its {len(ch.route)} "
                  "blocks run before its answer settles, on average.")
 st.markdown("\n".join(f"- {x}" for x in lines))
 
 text.section("Against the paper")
-claims_view.show(r["claims"], intro=f"Checked on this model at seed {seed}; each rule states its bar and its noise.",
+claims_view.show(r.claims, intro=f"Checked on this model at seed {seed}; each rule states its bar and its noise.",
                  page=page)
 
 text.section("When it breaks")

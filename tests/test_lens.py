@@ -234,7 +234,7 @@ def test_table_averages_seeds_and_keeps_every_claim():
         for _, cfg in calls:
             p = {**base, "model": cfg.model, "chance": 0.05,
                  "slot_acc": [a + 0.1 * cfg.seed for a in base["slot_acc"]]}
-            out.append({**p, "claims": LC.claims(p)})
+            out.append(E.LensProfile(**p, config=cfg, train_seconds=0.0, eval_seconds=0.0, claims=LC.claims(p)))
         return out
 
     t = E.table([0, 1], pool=fake_pool)

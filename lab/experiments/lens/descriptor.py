@@ -45,27 +45,27 @@ def needs(settings: dict[str, Any]) -> list[Need]:
 
 def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
     """The claims the page shows for a complete setting: the model's lens profile's."""
-    return lens.run(config_of(settings))["claims"]
+    return lens.run(config_of(settings)).claims
 
 
 def _row(xs: list[float]) -> str:
     return " ".join(f"{100 * v:5.1f}" for v in xs)
 
 
-def summary(r: dict[str, Any]) -> str:
-    c = r["config"]
-    lines = [f"{recipes.model(c['model']).label}, seed {c['seed']}: held-out {r['base_acc']:.4f} (chance "
-             f"{r['chance']:.3f}); slots {', '.join(r['slots'])}",
-             f"logit lens accuracy %  {_row(r['slot_acc'])}",
-             f"tuned lens accuracy %  {_row(r['tuned_slot_acc'])}",
-             f"blocks before settling {r['commit']['mean']:.2f} of {r['n_blocks']}",
-             "block influence        " + " ".join(f"{v:.3f}" for v in r["block_influence"]),
-             "cost of deleting it    " + " ".join(f"{100 * v:+.1f}" for v in r["delete_cost"]) + " pts"]
-    if r["change"]:
-        ch = r["change"]
-        lines.append(f"after {lens.ROUTE_OP_LABELS[ch['op']]} (route {ch['route']}): held-out {ch['acc']:.4f}; "
-                     f"lens % {_row(ch['slot_acc'])}")
-    lines += [claim_line(cl) for cl in r["claims"]]
+def summary(r: lens.LensResult) -> str:
+    c = r.config
+    lines = [f"{recipes.model(c.model).label}, seed {c.seed}: held-out {r.base_acc:.4f} (chance "
+             f"{r.chance:.3f}); slots {', '.join(r.slots)}",
+             f"logit lens accuracy %  {_row(r.slot_acc)}",
+             f"tuned lens accuracy %  {_row(r.tuned_slot_acc)}",
+             f"blocks before settling {r.commit['mean']:.2f} of {r.n_blocks}",
+             "block influence        " + " ".join(f"{v:.3f}" for v in r.block_influence),
+             "cost of deleting it    " + " ".join(f"{100 * v:+.1f}" for v in r.delete_cost) + " pts"]
+    if r.change is not None:
+        ch = r.change
+        lines.append(f"after {lens.ROUTE_OP_LABELS[ch.op]} (route {ch.route}): held-out {ch.acc:.4f}; "
+                     f"lens % {_row(ch.slot_acc)}")
+    lines += [claim_line(cl) for cl in r.claims]
     return "\n".join(lines)
 
 

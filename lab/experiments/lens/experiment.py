@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, Optional
 
 import numpy as np
 import torch
@@ -136,8 +136,43 @@ def measure(m: RoutedModel, x: torch.Tensor, y: torch.Tensor, x_train: torch.Ten
     }
 
 
-@entry("lens-profile")
-def profile(cfg: ModelSeed, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class LensProfile:
+    """`profile`'s answer: every lens measurement of one trained model (the keys of `measure`, see the module
+    docstring), its config and its claims."""
+
+    n_blocks: int
+    n_test: int
+    slots: list[str]
+    base_acc: float
+    lens_exact: float
+    slot_acc: list[float]
+    entropy: list[float]
+    kl_to_final: list[float]
+    agree: list[float]
+    tuned_slot_acc: list[float]
+    tuned_entropy: list[float]
+    tuned_kl_to_final: list[float]
+    tuned_agree: list[float]
+    commit: dict[str, Any]  # depth, hist, mean, per_class, examples (early and late)
+    tuned_commit: dict[str, Any]  # hist, mean, per_class
+    block_influence: list[float]
+    angular_distance: list[list[Optional[float]]]
+    delete_acc: list[float]
+    delete_cost: list[float]
+    pair_delete_acc: list[float]
+    pair_delete_cost: list[float]
+    checks: dict[str, Any]  # influence, angular: rank checks; tuned: the tuned lens's KL gain
+    config: ModelSeed
+    model: str
+    chance: float
+    train_seconds: float
+    eval_seconds: float
+    claims: list[dict[str, Any]]
+
+
+@entry("lens-profile", result=LensProfile)
+def profile(cfg: ModelSeed, progress: Progress) -> LensProfile:
     """Every lens measurement of one trained model (cached per model and seed)."""
     t = trained(cfg.spec, span(progress, 0.0, 0.85))
     m, d = t.model, t.data
@@ -147,8 +182,7 @@ def profile(cfg: ModelSeed, progress: Progress) -> dict[str, Any]:
                   images=cfg.model.startswith("vit"))
     out.update({"config": cfg, "model": cfg.model, "chance": d.chance, "train_seconds": t.info["seconds"],
                 "eval_seconds": time.perf_counter() - t0})
-    out["claims"] = claims(out)
-    return out
+    return LensProfile(**out, claims=claims(out))
 
 
 # -- after a change ---------------------------------------------------------------------------------------------
@@ -188,16 +222,40 @@ def changed(m: RoutedModel, x: torch.Tensor, y: torch.Tensor, route: tuple[int, 
             "commit_mean": float(depth.double().mean())}
 
 
-@entry("lens")
-def run(cfg: LensConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class LensChange:
+    """The logit lens of the model after a change of route (`changed`), with the change's name."""
+
+    op: str
+    route: list[int]
+    slots: list[str]
+    acc: float
+    slot_acc: list[float]
+    entropy: list[float]
+    kl_to_final: list[float]
+    commit_hist: list[int]
+    commit_mean: float
+
+
+@dataclass(frozen=True)
+class LensResult(LensProfile):
+    """`run`'s answer: the model's lens profile with the run's config, and the lens after the chosen change (None
+    for the intact model)."""
+
+    config: LensConfig  # in the profile's place: the run's config, not the model's
+    change: Optional[LensChange]
+
+
+@entry("lens", result=LensResult)
+def run(cfg: LensConfig, progress: Progress) -> LensResult:
     """The model's lens profile, plus the lens after the chosen change (None for the intact model)."""
     prof = profile(cfg.model_cfg, span(progress, 0.0, 0.95))
     change = None
     if cfg.route_op != "none":
         t = trained(cfg.model_cfg.spec)
-        route = route_of(cfg.route_op, prof["n_blocks"], cfg.block, cfg.seed)
-        change = {"op": cfg.route_op, **changed(t.model, t.data.test.x, t.data.test.y, route)}
-    return {**prof, "config": cfg, "change": change}
+        route = route_of(cfg.route_op, prof.n_blocks, cfg.block, cfg.seed)
+        change = LensChange(op=cfg.route_op, **changed(t.model, t.data.test.x, t.data.test.y, route))
+    return LensResult(**{**{f.name: getattr(prof, f.name) for f in fields(prof)}, "config": cfg, "change": change})
 
 
 # -- a table over models and seeds ----------------------------------------------------------------------------
@@ -205,20 +263,19 @@ def table(seeds: list[int], progress: Progress = silent, pool: Pool = serial) ->
     """Every model's lens per slot (mean over seeds) and every claim at every seed (profiles computed by `pool`)."""
     jobs = [(mo, s) for mo in MODELS for s in seeds]
     profs = pool([(profile, ModelSeed(mo, s)) for mo, s in jobs], progress)
-    per: dict[str, list[dict[str, Any]]] = {}
+    per: dict[str, list[LensProfile]] = {}
     for (mo, _), p in zip(jobs, profs, strict=True):
         per.setdefault(mo, []).append(p)
 
     def mean(mo: str, key: str) -> list[float]:
-        return [statistics.fmean(v) for v in zip(*(p[key] for p in per[mo]), strict=True)]
+        return [statistics.fmean(v) for v in zip(*(getattr(p, key) for p in per[mo]), strict=True)]
 
     return {"seeds": seeds,
             "rows": {mo: {"slot_acc": mean(mo, "slot_acc"), "tuned_slot_acc": mean(mo, "tuned_slot_acc"),
-                          "base_acc": statistics.fmean(p["base_acc"] for p in ps), "chance": ps[0]["chance"],
-                          "commit_mean": statistics.fmean(p["commit"]["mean"] for p in ps),
-                          "per_seed": [{"seed": s, "slot_acc": p["slot_acc"], "tuned_slot_acc": p["tuned_slot_acc"],
-                                        "rho": p["checks"]["influence"]["rho"]} for s, p in zip(seeds, ps,
-                                                                                                strict=True)]}
+                          "base_acc": statistics.fmean(p.base_acc for p in ps), "chance": ps[0].chance,
+                          "commit_mean": statistics.fmean(p.commit["mean"] for p in ps),
+                          "per_seed": [{"seed": s, "slot_acc": p.slot_acc, "tuned_slot_acc": p.tuned_slot_acc,
+                                        "rho": p.checks["influence"]["rho"]} for s, p in zip(seeds, ps, strict=True)]}
                      for mo, ps in per.items()},
             "claims": [{**c, "seed": s} for mo in per for s, p in zip(seeds, per[mo], strict=True)
-                       for c in p["claims"]]}
+                       for c in p.claims]}
