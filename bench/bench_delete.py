@@ -42,7 +42,7 @@ def main() -> None:
     print(f"greedy search, k = 6: {t_greedy:.3f} s   (goal <= 2 s)")
     t_run, r = timed(lambda: delete.run(cfg))
     print(f"first delete.run (cut + KD 500 steps + selection comparison, teacher cached): {t_run:.2f} s "
-          f"(of which recovery {r['recovery_seconds']:.2f} s)")
+          f"(of which recovery {r.recovery_seconds:.2f} s)")
     t_sweep, sw = timed(lambda: delete.sweep(delete.SweepConfig.of(cfg)))
     print(f"first sweep (both archs, k = 0..7, KD each): {t_sweep:.2f} s")
 

@@ -40,20 +40,20 @@ cfg = controls.make_config(delete.DeleteConfig, arch=arch, k=k, select=select, r
 rec_label = delete.RECOVERY_LABELS[recovery]
 
 
-def metrics_of(r: dict, s: dict) -> list[classroom.Metric]:
+def metrics_of(r: delete.DeleteResult, s: dict) -> list[classroom.Metric]:
     """The number cards of one run (this one or the pinned one)."""
     recovered = s["recovery"] != "none" and s["k"] > 0
     return [
-        classroom.Metric("Original (held-out)", pct(r["base_acc"]), help="The uncut network: stem, 7 blocks, head."),
-        classroom.Metric(f"Cut: {s['k']} deleted", pct(r["cut_acc"]), **classroom.delta(r["cut_acc"], r["base_acc"]),
-                         help=f"Blocks deleted: {r['dropped']} (original numbering). On the probe set: "
-                              f"{pct(r['cut_probe_acc'])}."),
-        classroom.Metric("Recovered", pct(r["recovered_acc"]),
-                         **classroom.delta(r["recovered_acc"], r["base_acc"], " vs original"),
+        classroom.Metric("Original (held-out)", pct(r.base_acc), help="The uncut network: stem, 7 blocks, head."),
+        classroom.Metric(f"Cut: {s['k']} deleted", pct(r.cut_acc), **classroom.delta(r.cut_acc, r.base_acc),
+                         help=f"Blocks deleted: {r.dropped} (original numbering). On the probe set: "
+                              f"{pct(r.cut_probe_acc)}."),
+        classroom.Metric("Recovered", pct(r.recovered_acc),
+                         **classroom.delta(r.recovered_acc, r.base_acc, " vs original"),
                          help=f"After {delete.RECOVERY_LABELS[s['recovery']]}, {s['steps']} steps.") if recovered
         else classroom.Metric("Recovery", "off", help="Nothing was retrained: choose ce or kd to recover."),
-        classroom.Metric("Chance", pct(r["chance"]), help="Always guessing the most common class: 20 classes, about "
-                                                          "5 %."),
+        classroom.Metric("Chance", pct(r.chance), help="Always guessing the most common class: 20 classes, about "
+                                                        "5 %."),
     ]
 
 
@@ -69,7 +69,7 @@ with page.results():
                                                         height), r, pr,
               key="per_class")
     page.reproduce(delete.run, cfg, figs.per_class)
-st.markdown(f"**Deleted blocks:** {r['dropped'] or 'none'} · **route that runs:** {r['route']}")
+st.markdown(f"**Deleted blocks:** {r.dropped or 'none'} · **route that runs:** {r.route}")
 
 if recovery != "none" and k > 0:
     charts.show(figs.recovery_curve(r), "fig_recovery")
@@ -125,29 +125,29 @@ text.show_code([MLP.run_block])
 
 text.section("What the simulations show")
 lines = [
-    f"The **{arch}** teacher scores **{pct(r['base_acc'])}** on held-out data (chance {pct(r['chance'])}).",
-    f"Deleting blocks **{r['dropped']}** ({selection.LABELS[select]}) leaves **{pct(r['cut_acc'])}** held-out "
-    f"({pct(r['cut_probe_acc'])} on the probe the search saw).",
+    f"The **{arch}** teacher scores **{pct(r.base_acc)}** on held-out data (chance {pct(r.chance)}).",
+    f"Deleting blocks **{r.dropped}** ({selection.LABELS[select]}) leaves **{pct(r.cut_acc)}** held-out "
+    f"({pct(r.cut_probe_acc)} on the probe the search saw).",
 ]
 if recovery != "none" and k > 0:
-    lines.append(f"{rec_label.capitalize()} for {steps} steps brings it to **{pct(r['recovered_acc'])}** "
-                 f"({100 * (r['recovered_acc'] - r['base_acc']):+.1f} points against the original).")
+    lines.append(f"{rec_label.capitalize()} for {steps} steps brings it to **{pct(r.recovered_acc)}** "
+                 f"({100 * (r.recovered_acc - r.base_acc):+.1f} points against the original).")
 if sweep is not None:
     for a in delete.ARCHS:
-        s = sweep["archs"][a]["single_block_acc"]
+        s = sweep.archs[a].single_block_acc
         lines.append(f"Deleting any single block of the **{a}** net leaves between {pct(min(s))} and {pct(max(s))}.")
-sel = r["selections"]
+sel = r.selections
 best = max(sel, key=lambda m: sel[m]["test_acc"])
 lines.append(f"At k = {k}, the best held-out cut came from **{best}** ({pct(sel[best]['test_acc'])}); greedy "
              f"{pct(sel['greedy']['test_acc'])}, optimum {pct(sel['optimal']['test_acc'])}, random (average over "
              f"{sel['random']['draws']} subsets) {pct(sel['random']['test_acc'])}.")
 if shallow is not None:
     lines.append(f"A one-block MLP (stem, one block, head: what 6 of 7 deletions leave) trained from scratch by the "
-                 f"teacher's recipe scores **{pct(shallow['acc'])}** held-out, against the {arch} teacher's "
-                 f"{pct(r['base_acc'])}.")
-worst_class = min(range(len(r["per_class"]["cut"])), key=lambda i: r["per_class"]["cut"][i])
-lines.append(f"The class hit hardest by the cut is class {worst_class}: {pct(r['per_class']['base'][worst_class])} "
-             f"→ {pct(r['per_class']['cut'][worst_class])}.")
+                 f"teacher's recipe scores **{pct(shallow.acc)}** held-out, against the {arch} teacher's "
+                 f"{pct(r.base_acc)}.")
+worst_class = min(range(len(r.per_class["cut"])), key=lambda i: r.per_class["cut"][i])
+lines.append(f"The class hit hardest by the cut is class {worst_class}: {pct(r.per_class['base'][worst_class])} "
+             f"→ {pct(r.per_class['cut'][worst_class])}.")
 st.markdown("\n".join(f"- {x}" for x in lines))
 
 text.section("Against the paper")
@@ -187,10 +187,10 @@ if st.toggle("Run the DistilBERT-style comparison (every other teacher block, th
              help="Distils a 4-block student initialised from teacher blocks 0, 2, 4, 6 and one from a random init."):
     s = jobs.run("Distilling two students", delete.student_init, cfg)
     if s is not None:
-        st.markdown(f"Teacher {pct(s['base_acc'])}. Student from teacher blocks {s['kept']}: starts at "
-                    f"{pct(s['inherited']['start_acc'])}, ends at **{pct(s['inherited']['final_acc'])}**. Same shape "
-                    f"from a random init: starts at {pct(s['random_init']['start_acc'])}, ends at "
-                    f"**{pct(s['random_init']['final_acc'])}** (both {steps} KD steps).")
+        st.markdown(f"Teacher {pct(s.base_acc)}. Student from teacher blocks {s.kept}: starts at "
+                    f"{pct(s.inherited.start_acc)}, ends at **{pct(s.inherited.final_acc)}**. Same shape "
+                    f"from a random init: starts at {pct(s.random_init.start_acc)}, ends at "
+                    f"**{pct(s.random_init.final_acc)}** (both {steps} KD steps).")
 
 text.section("Papers")
 text.papers([

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import zlib
 from functools import lru_cache
+from types import SimpleNamespace as NS
 from typing import Any
 
 import numpy as np
@@ -351,41 +352,44 @@ def test_the_race_is_judged_at_the_first_step_either_nears_the_teacher():
 
 
 def fake_run(arch: str = "residual", k: int = 2, recovery: str = "kd", single=None, recovered: float = 0.93,
-             sel=(0.8, 0.7, 0.5)) -> dict[str, Any]:
+             sel=(0.8, 0.7, 0.5)) -> Any:
+    """The parts of a DeleteResult the claims read (attributes, as the typed result has them)."""
     single = single or ([0.06] * 7 if arch == "plain" else [0.9] * 7)
     pk = estimates.pack
-    return {"config": {"arch": arch, "k": k, "recovery": recovery, "steps": 500, "select": "greedy"},
-            "n_test": N, "n_blocks": 7, "chance": 0.05, "base_acc": 0.92, "recovered_acc": recovered,
-            "single_block_acc": single,
-            "selections": {m: {"test_acc": a, "outcomes": pk(o(a, m)), "draws": 21 if m == "random" else 1,
-                               "exact": True} for m, a in zip(("greedy", "influence", "random"), sel, strict=True)},
-            "outcomes": {"base": pk(o(0.92, "base")), "recovered": pk(o(recovered, "rec")),
-                         "single": [pk(o(a, f"single{i}")) for i, a in enumerate(single)]}}
+    return NS(config=NS(arch=arch, k=k, recovery=recovery, steps=500, select="greedy"),
+              n_test=N, n_blocks=7, chance=0.05, base_acc=0.92, recovered_acc=recovered,
+              single_block_acc=single,
+              selections={m: {"test_acc": a, "outcomes": pk(o(a, m)), "draws": 21 if m == "random" else 1,
+                              "exact": True} for m, a in zip(("greedy", "influence", "random"), sel, strict=True)},
+              outcomes={"base": pk(o(0.92, "base")), "recovered": pk(o(recovered, "rec")),
+                        "single": [pk(o(a, f"single{i}")) for i, a in enumerate(single)]})
 
 
 def fake_sweep(plain_single=0.06, res_curve=(0.92, 0.90, 0.88, 0.80, 0.70, 0.60, 0.45, 0.1), rec=0.93,
-               recovery: str = "kd", seed: int = 0) -> dict[str, Any]:
+               recovery: str = "kd", seed: int = 0) -> Any:
+    """The parts of a delete SweepResult the claims read."""
     pk = estimates.pack
 
     def arch(name, single, curve):
-        return {"base_acc": 0.92, "single_block_acc": single,
-                "rows": [{"k": k, "cut_acc": a, "recovered_acc": rec} for k, a in enumerate(curve)],
-                "outcomes": {"base": pk(o(0.92, f"{name}base{seed}")),
-                             "single": [pk(o(a, f"{name}single{i}{seed}")) for i, a in enumerate(single)],
-                             "cut": [pk(o(a, f"{name}cut{k}{seed}")) for k, a in enumerate(curve)],
-                             "recovered": [pk(o(rec, f"{name}rec{k}{seed}")) for k in range(len(curve))]}}
+        return NS(base_acc=0.92, single_block_acc=single,
+                  rows=[NS(k=k, cut_acc=a, recovered_acc=rec) for k, a in enumerate(curve)],
+                  outcomes={"base": pk(o(0.92, f"{name}base{seed}")),
+                            "single": [pk(o(a, f"{name}single{i}{seed}")) for i, a in enumerate(single)],
+                            "cut": [pk(o(a, f"{name}cut{k}{seed}")) for k, a in enumerate(curve)],
+                            "recovered": [pk(o(rec, f"{name}rec{k}{seed}")) for k in range(len(curve))]})
 
-    return {"config": {"select": "greedy", "recovery": recovery, "steps": 500, "seed": seed}, "n_test": N,
-            "chance": 0.05, "archs": {"plain": arch("p", [plain_single] * 7, [0.92] + [0.05] * 7),
-                                      "residual": arch("r", [0.9] * 7, res_curve)}}
+    return NS(config=NS(select="greedy", recovery=recovery, steps=500, seed=seed), n_test=N,
+              chance=0.05, archs={"plain": arch("p", [plain_single] * 7, [0.92] + [0.05] * 7),
+                                  "residual": arch("r", [0.9] * 7, res_curve)}, claims=[])
 
 
-def fake_race(k: int = 2, kd=(0.5, 0.915), ce=(0.5, 0.80)) -> dict[str, Any]:
+def fake_race(k: int = 2, kd=(0.5, 0.915), ce=(0.5, 0.80)) -> Any:
+    """The parts of a delete RaceResult the claims read."""
     pk = estimates.pack
-    return {"config": {"arch": "residual", "k": k, "select": "greedy", "steps": 25}, "kd": {"curve_steps": [0, 25]},
-            "ce": {"curve_steps": [0, 25]}, "outcomes": {"base": pk(o(0.92, "base")),
-                                                         "kd": [pk(o(a, f"kd{j}")) for j, a in enumerate(kd)],
-                                                         "ce": [pk(o(a, f"ce{j}")) for j, a in enumerate(ce)]}}
+    return NS(config=NS(arch="residual", k=k, select="greedy", steps=25), kd=NS(curve_steps=[0, 25]),
+              ce=NS(curve_steps=[0, 25]), outcomes={"base": pk(o(0.92, "base")),
+                                                    "kd": [pk(o(a, f"kd{j}")) for j, a in enumerate(kd)],
+                                                    "ce": [pk(o(a, f"ce{j}")) for j, a in enumerate(ce)]})
 
 
 def test_run_and_sweep_claims_are_wired_and_the_page_shows_each_key_once():
@@ -396,17 +400,17 @@ def test_run_and_sweep_claims_are_wired_and_the_page_shows_each_key_once():
     assert [c["key"] for c in D.run_claims(fake_run("residual", k=0, recovery="ce"))] == [
         "delete.residual-one-deletion-barely-matters"]  # nothing cut: no selection, no recovery to judge
     sw = fake_sweep()
-    sw["claims"] = D.sweep_claims(sw)
-    keys = [c["key"] for c in sw["claims"]]
+    sw.claims = D.sweep_claims(sw)
+    keys = [c["key"] for c in sw.claims]
     assert keys == ["delete.plain-one-deletion-to-chance", "delete.residual-one-deletion-barely-matters",
                     "delete.residual-declines-gradually", "delete.kd-recovers-6-of-7",
                     "delete.kd-erases-architecture-gap"]
-    assert all(c["holds"] is True for c in sw["claims"])
-    page = D.page_claims({"claims": plain}, sw, fake_race())
+    assert all(c["holds"] is True for c in sw.claims)
+    page = D.page_claims(NS(claims=plain), sw, fake_race())
     C.check(page)
     assert len({c["key"] for c in page}) == len(page) == 8 and page[-1]["key"] == "delete.kd-as-fast-as-ce"
-    assert D.page_claims({"claims": plain}, None) == plain
-    assert D.page_claims({"claims": plain}, None, fake_race(k=0)) == plain  # nothing cut: no race
+    assert D.page_claims(NS(claims=plain), None) == plain
+    assert D.page_claims(NS(claims=plain), None, fake_race(k=0)) == plain  # nothing cut: no race
     assert [c["key"] for c in D.sweep_claims(fake_sweep(recovery="none"))] == keys[:3]
 
 
@@ -419,7 +423,7 @@ def test_the_sweep_gradual_claim_ignores_deleting_every_block():
 
 def test_one_failing_architecture_fails_the_deep_cut_recovery_claim():
     sw = fake_sweep()
-    sw["archs"]["plain"]["outcomes"]["recovered"][6] = estimates.pack(o(0.80, "bad"))
+    sw.archs["plain"].outcomes["recovered"][6] = estimates.pack(o(0.80, "bad"))
     deep = [c for c in D.sweep_claims(sw) if c["key"] == "delete.kd-recovers-6-of-7"][0]
     assert deep["holds"] is False and [t["holds"] for t in deep["tests"]] == [False, True]
 
@@ -432,8 +436,8 @@ def test_table_claims_pool_every_seed():
         for k in ks:
             for s in seeds:
                 r = fake_run(a, k, "kd")
-                r["cut_acc"] = 0.3
-                r["outcomes"]["recovered"] = pk(o(0.92, f"rec{a}{k}{s}", noise=0.25))  # at the teacher's level
+                r.cut_acc = 0.3
+                r.outcomes["recovered"] = pk(o(0.92, f"rec{a}{k}{s}", noise=0.25))  # at the teacher's level
                 results[a, k, s] = r
     cs = D.table_claims_of_runs(results, seeds, ks)
     C.check(cs)

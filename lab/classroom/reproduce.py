@@ -100,11 +100,12 @@ def snippet(fn: Callable[..., Any], cfg: Any) -> str:
     mod = fn.__module__
     cls = type(cfg).__name__
     return (f"from {mod} import {cls}, {fn.__name__}\n"
-            f"from lab.classroom.reproduce import numbers\n\n"
+            f"from lab.classroom.reproduce import numbers\n"
+            f"from lab.runtime.plain import to_plain\n\n"
             f"cfg = {_config_source(cfg)}\n"
-            f"r = {fn.__name__}(cfg)  # trains (or loads from the store) and returns plain data\n"
+            f"r = {fn.__name__}(cfg)  # trains (or loads from the store) and returns its result\n"
             f"print(numbers(r))  # accuracies, chance and each claim's verdict\n"
-            f"for c in r.get('claims', []):\n"
+            f"for c in to_plain(r).get('claims', []):  # a typed result or plain data alike\n"
             f"    print(c['key'], c['holds'], c['detail'])\n")
 
 

@@ -2,7 +2,7 @@
 
 Each claim function is a declaration: its key, statement and source, the estimate it rests on (lab/estimates.py,
 paired on the same held-out inputs wherever two accuracies are compared) and its rule. `run_claims`,
-`sweep_claims` and `race_claims` turn the entry points' results (plain data) into claim records.
+`sweep_claims` and `race_claims` turn the entry points' typed results (experiment.py) into claim records.
 """
 
 from __future__ import annotations
@@ -15,6 +15,10 @@ from lab import estimates
 from lab.claims import claim, noise_words, pct, pool, pts, test
 from lab.core.recipes import model
 from lab.ops import selection
+
+# The results are experiment.py's typed results (DeleteResult, SweepResult, RaceResult), read by attribute; that
+# module imports this one, so they are named here, not imported.
+DeleteResult = SweepResult = RaceResult = Any
 
 NEAR_CHANCE = 0.05  # "drops to chance": at most 5 points above chance (the lab's bar for "near")
 BARELY = 0.9  # "barely matters": the worst single deletion keeps at least 90 % of the teacher's accuracy
@@ -212,69 +216,69 @@ def race_claim(steps: Sequence[int], ce: Sequence[Scores], kd: Sequence[Scores],
         f"teacher {pct(b.mean())}" + ("." if near else f"; neither came within {100 * NEAR_TEACHER:.0f} point."))
 
 
-def run_claims(r: dict[str, Any]) -> list[dict[str, Any]]:
+def run_claims(r: DeleteResult) -> list[dict[str, Any]]:
     """The claims one deletion run can decide: its architecture's single deletions, its selections, its recovery."""
-    c, o = r["config"], r["outcomes"]
-    arch, k, n_blocks = c["arch"], c["k"], r["n_blocks"]
+    c, o = r.config, r.outcomes
+    arch, k, n_blocks = c.arch, c.k, r.n_blocks
     who = f"{model(arch).label}, {k} of {n_blocks} deleted"
-    single = r["single_block_acc"]
-    out = [plain_one_deletion_claim(o["single"][max(range(n_blocks), key=single.__getitem__)], r["chance"])
+    single = r.single_block_acc
+    out = [plain_one_deletion_claim(o["single"][max(range(n_blocks), key=single.__getitem__)], r.chance)
            if arch == "plain" else
            residual_one_deletion_claim(o["single"][min(range(n_blocks), key=single.__getitem__)], o["base"])]
     if 0 < k < n_blocks:  # k = 0 cuts nothing and k = all leaves one route: every method agrees
-        sel = r["selections"]
+        sel = r.selections
         rnd = sel["random"]
         out.append(selection_claim(k, sel["greedy"]["outcomes"], sel["influence"]["outcomes"], rnd["outcomes"],
                                    model(arch).label, rnd["draws"], rnd.get("exact", True), rnd.get("draw_accs")))
-    if c["recovery"] != "none" and k > 0:
-        out.append(recovery_claim(f"delete.{c['recovery']}-reaches-teacher", "after the cut, recovery brings the "
-                                  "network back to its teacher's accuracy", c["recovery"], o["recovered"], o["base"],
-                                  who, f" after {c['steps']} steps"))
+    if c.recovery != "none" and k > 0:
+        out.append(recovery_claim(f"delete.{c.recovery}-reaches-teacher", "after the cut, recovery brings the "
+                                  "network back to its teacher's accuracy", c.recovery, o["recovered"], o["base"],
+                                  who, f" after {c.steps} steps"))
     return out
 
 
-def race_claims(rc: dict[str, Any]) -> list[dict[str, Any]]:
+def race_claims(rc: RaceResult) -> list[dict[str, Any]]:
     """The race's claim (none when nothing was cut or nothing was trained)."""
-    c, o = rc["config"], rc["outcomes"]
-    if c["k"] == 0 or c["steps"] == 0:
+    c, o = rc.config, rc.outcomes
+    if c.k == 0 or c.steps == 0:
         return []
-    who = f"{model(c['arch']).label}, {c['k']} deleted ({c['select']})"
-    return [race_claim(rc["kd"]["curve_steps"], o["ce"], o["kd"], o["base"], who)]
+    who = f"{model(c.arch).label}, {c.k} deleted ({c.select})"
+    return [race_claim(rc.kd.curve_steps, o["ce"], o["kd"], o["base"], who)]
 
 
-def sweep_claims(sw: dict[str, Any]) -> list[dict[str, Any]]:
+def sweep_claims(sw: SweepResult) -> list[dict[str, Any]]:
     """The claims the sweep over k (both architectures, one seed) decides."""
-    cfg, chance = sw["config"], sw["chance"]
-    pl, rs = sw["archs"]["plain"], sw["archs"]["residual"]
-    n_blocks = len(pl["single_block_acc"])
-    best = max(range(n_blocks), key=pl["single_block_acc"].__getitem__)
-    worst = min(range(n_blocks), key=rs["single_block_acc"].__getitem__)
-    out = [plain_one_deletion_claim(pl["outcomes"]["single"][best], chance),
-           residual_one_deletion_claim(rs["outcomes"]["single"][worst], rs["outcomes"]["base"]),
-           gradual_claim(rs["outcomes"]["cut"][:n_blocks], chance, cfg["select"])]
-    method = cfg["recovery"]
+    cfg, chance = sw.config, sw.chance
+    pl, rs = sw.archs["plain"], sw.archs["residual"]
+    n_blocks = len(pl.single_block_acc)
+    best = max(range(n_blocks), key=pl.single_block_acc.__getitem__)
+    worst = min(range(n_blocks), key=rs.single_block_acc.__getitem__)
+    out = [plain_one_deletion_claim(pl.outcomes["single"][best], chance),
+           residual_one_deletion_claim(rs.outcomes["single"][worst], rs.outcomes["base"]),
+           gradual_claim(rs.outcomes["cut"][:n_blocks], chance, cfg.select)]
+    method = cfg.recovery
     if method != "none" and n_blocks > 1:
         k = n_blocks - 1
-        out.append(deep_recovery_claim(method, k, n_blocks, cfg["steps"], {
-            arch: (a["outcomes"]["recovered"][k], a["outcomes"]["base"]) for arch, a in (("plain", pl),
+        out.append(deep_recovery_claim(method, k, n_blocks, cfg.steps, {
+            arch: (a.outcomes["recovered"][k], a.outcomes["base"]) for arch, a in (("plain", pl),
                                                                                        ("residual", rs))}))
-        out.append(arch_gap_claim(method, k, pl["outcomes"]["recovered"][k], rs["outcomes"]["recovered"][k],
-                                  pl["rows"][k]["cut_acc"], rs["rows"][k]["cut_acc"]))
+        out.append(arch_gap_claim(method, k, pl.outcomes["recovered"][k], rs.outcomes["recovered"][k],
+                                  pl.rows[k].cut_acc, rs.rows[k].cut_acc))
     return out
 
 
-def page_claims(run_result: dict[str, Any], sweep_result: Optional[dict[str, Any]],
-                race_result: Optional[dict[str, Any]] = None) -> list[dict[str, Any]]:
+def page_claims(run_result: DeleteResult, sweep_result: Optional[SweepResult],
+                race_result: Optional[RaceResult] = None) -> list[dict[str, Any]]:
     """What the page draws: the sweep's claims (when it is there), then the run's own that the sweep does not make
     (a single-deletion claim is the same numbers in both: the same teacher, the same held-out inputs), then the
     race of KD against CE."""
-    first = list(sweep_result["claims"]) if sweep_result is not None else []
+    first = list(sweep_result.claims) if sweep_result is not None else []
     keys = {c["key"] for c in first}
-    out = first + [c for c in run_result["claims"] if c["key"] not in keys]
+    out = first + [c for c in run_result.claims if c["key"] not in keys]
     return out + (race_claims(race_result) if race_result is not None else [])
 
 
-def table_claims_of_runs(results: dict[tuple[str, int, int], dict[str, Any]], seeds: Sequence[int],
+def table_claims_of_runs(results: dict[tuple[str, int, int], DeleteResult], seeds: Sequence[int],
                          ks: Sequence[int]) -> list[dict[str, Any]]:
     """The claims of `python -m lab table delete`: runs keyed (arch, k, seed), KD recovery at each k; each seed's
     claims made on its own runs, then pooled over the seeds (lab.claims.pool)."""
@@ -282,21 +286,21 @@ def table_claims_of_runs(results: dict[tuple[str, int, int], dict[str, Any]], se
     per_seed = []
     for s in seeds:
         pl, rs = results["plain", ks[0], s], results["residual", ks[0], s]
-        n_blocks = pl["n_blocks"]
-        best = max(range(n_blocks), key=pl["single_block_acc"].__getitem__)
-        worst = min(range(n_blocks), key=rs["single_block_acc"].__getitem__)
+        n_blocks = pl.n_blocks
+        best = max(range(n_blocks), key=pl.single_block_acc.__getitem__)
+        worst = min(range(n_blocks), key=rs.single_block_acc.__getitem__)
         deep = {a: results[a, k, s] for a in ("plain", "residual")}  # the deep-recovery claim compares both
         per_seed.append([
-            plain_one_deletion_claim(pl["outcomes"]["single"][best], pl["chance"]),
-            residual_one_deletion_claim(rs["outcomes"]["single"][worst], rs["outcomes"]["base"]),
-            deep_recovery_claim("kd", k, n_blocks, deep["plain"]["config"]["steps"],
-                                {a: (d["outcomes"]["recovered"], d["outcomes"]["base"]) for a, d in deep.items()}),
-            arch_gap_claim("kd", k, deep["plain"]["outcomes"]["recovered"], deep["residual"]["outcomes"]["recovered"],
-                           deep["plain"]["cut_acc"], deep["residual"]["cut_acc"])])
+            plain_one_deletion_claim(pl.outcomes["single"][best], pl.chance),
+            residual_one_deletion_claim(rs.outcomes["single"][worst], rs.outcomes["base"]),
+            deep_recovery_claim("kd", k, n_blocks, deep["plain"].config.steps,
+                                {a: (d.outcomes["recovered"], d.outcomes["base"]) for a, d in deep.items()}),
+            arch_gap_claim("kd", k, deep["plain"].outcomes["recovered"], deep["residual"].outcomes["recovered"],
+                           deep["plain"].cut_acc, deep["residual"].cut_acc)])
     return pool(per_seed, list(seeds)) if len(seeds) > 1 else per_seed[0]
 
 
-def table_claims(sweeps: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def table_claims(sweeps: Sequence[SweepResult]) -> list[dict[str, Any]]:
     """Claims over sweeps of several seeds (one seed: the sweep's own), pooled over the seeds."""
     per_seed = [sweep_claims(s) for s in sweeps]
-    return pool(per_seed, [s["config"]["seed"] for s in sweeps]) if len(sweeps) > 1 else per_seed[0]
+    return pool(per_seed, [s.config.seed for s in sweeps]) if len(sweeps) > 1 else per_seed[0]

@@ -52,12 +52,12 @@ def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
     return delete.claims_of(config_of(settings))
 
 
-def summary(r: dict[str, Any]) -> str:
-    c = r["config"]
-    return (f"{c['arch']} MLP, delete {c['k']} ({c['select']}): teacher {r['base_acc']:.4f}, "
-            f"cut {r['cut_acc']:.4f} (probe {r['cut_probe_acc']:.4f}), after {c['recovery']} "
-            f"{r['recovered_acc']:.4f}; dropped blocks {r['dropped']}; chance {r['chance']:.3f}"
-            + "".join("\n" + claim_line(cl) for cl in r.get("claims", [])))
+def summary(r: delete.DeleteResult) -> str:
+    c = r.config
+    return (f"{c.arch} MLP, delete {c.k} ({c.select}): teacher {r.base_acc:.4f}, "
+            f"cut {r.cut_acc:.4f} (probe {r.cut_probe_acc:.4f}), after {c.recovery} "
+            f"{r.recovered_acc:.4f}; dropped blocks {r.dropped}; chance {r.chance:.3f}"
+            + "".join("\n" + claim_line(cl) for cl in r.claims))
 
 
 TABLE_KS = (1, 2, 4, 6)
@@ -80,9 +80,9 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
             none, kd = [], []
             for s in seeds:
                 r = results[arch, k, s]
-                none.append(r["cut_acc"])
-                kd.append(r["recovered_acc"])
-                teacher.append(r["base_acc"])
+                none.append(r.cut_acc)
+                kd.append(r.recovered_acc)
+                teacher.append(r.base_acc)
             cells.append(f"{statistics.mean(none):>10.4f} {statistics.mean(kd):>8.4f}")
         print(f"{arch:<9} {statistics.mean(teacher):>8.4f} " + " ".join(cells))
     print(f"\nClaims (noise from the spread of {len(seeds)} seed(s)):")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional, Sequence
 
 from lab import estimates
@@ -27,7 +27,6 @@ from lab.experiment import check, entry, param, seed_param
 from lab.experiments.delete.claims import page_claims, run_claims, sweep_claims
 from lab.ops import search, selection
 from lab.ops.recover import RECOVERIES, RecoveryConfig, recover
-from lab.runtime.plain import to_plain
 from lab.runtime.progress import Progress, span
 
 ARCHS = ("plain", "residual")  # names of lab/core/recipes.MODELS
@@ -116,8 +115,36 @@ def _compare_selections(t: Trained, k: int, seed: int) -> dict[str, dict[str, An
     return {m: selection.outcomes(t.model, t.data, m, k, streams.seed_of("select.draw", seed)) for m in SELECTIONS}
 
 
-@entry("delete")
-def run(cfg: DeleteConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class DeleteResult:
+    """`run`'s answer: one deletion (accuracies held-out unless their name says probe). Field names are the stored
+    keys."""
+
+    config: DeleteConfig
+    base_acc: float
+    base_probe_acc: float
+    chance: float
+    n_blocks: int
+    dropped: list[int]
+    cut_probe_acc: float
+    route: list[int]
+    cut_acc: float
+    recovered_acc: float
+    curve_steps: list[int]
+    curve_acc: list[float]
+    recovery_seconds: float
+    outcomes: dict[str, Any]  # packed per-input outcomes: "cut", "recovered", "base", "single" (one per block)
+    per_class: dict[str, list[float]]  # "base", "cut", "recovered": accuracy within each class
+    single_block_acc: list[float]
+    selections: dict[str, dict[str, Any]]  # by selection method: its cut's probe and held-out accuracy (a table)
+    block_influence: list[float]
+    train_seconds: float
+    n_test: int
+    claims: list[dict[str, Any]] = field(default_factory=list)
+
+
+@entry("delete", result=DeleteResult)
+def run(cfg: DeleteConfig, progress: Progress) -> DeleteResult:
     """One deletion experiment (cached). Accuracies are held-out unless their name says probe."""
     t = trained(cfg.spec, span(progress, 0.0, 0.6))
     d, m = t.data, t.model
@@ -127,7 +154,8 @@ def run(cfg: DeleteConfig, progress: Progress) -> dict[str, Any]:
     rec = _cut_and_recover(t, dropped, rc, span(progress, 0.6, 1.0))
     student = rec.pop("student")
     single = [_outcomes(m, d, without(m.n_blocks, [i])) for i in range(m.n_blocks)]
-    out = {
+    rec["outcomes"] = {**rec["outcomes"], "base": _outcomes(m, d), "single": single}
+    out = DeleteResult(**{
         "config": cfg,
         "base_acc": accuracy(m, d.test.x, d.test.y),
         "base_probe_acc": accuracy(m, d.probe.x, d.probe.y),
@@ -146,10 +174,8 @@ def run(cfg: DeleteConfig, progress: Progress) -> dict[str, Any]:
         "block_influence": search.block_influence(m, d.probe.x),
         "train_seconds": t.info["seconds"],
         "n_test": len(d.test.y),
-    }
-    out["outcomes"] = {**rec["outcomes"], "base": _outcomes(m, d), "single": single}
-    out["claims"] = run_claims(to_plain(out))
-    return out
+    })
+    return replace(out, claims=run_claims(out))
 
 
 @dataclass(frozen=True)
@@ -169,10 +195,42 @@ class SweepConfig:
         return cls(cfg.select, cfg.recovery, cfg.steps, cfg.seed, cfg.blocks, cfg.width, cfg.epochs)
 
 
-@entry("delete-sweep")
-def sweep(cfg: SweepConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class SweepRow:
+    """One k of the sweep: the blocks deleted and the held-out accuracy of the cut, before and after recovery."""
+
+    k: int
+    dropped: list[int]
+    cut_acc: float
+    recovered_acc: float
+
+
+@dataclass(frozen=True)
+class SweepArch:
+    """One architecture of the sweep."""
+
+    base_acc: float
+    single_block_acc: list[float]
+    rows: list[SweepRow]  # k = 0 .. all blocks
+    outcomes: dict[str, Any]  # packed per-input outcomes: "base", "single", "cut" and "recovered" (one per k)
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """`sweep`'s answer. Field names are the stored keys."""
+
+    config: SweepConfig
+    archs: dict[str, SweepArch]  # by architecture
+    chance: float
+    n_test: int
+    claims: list[dict[str, Any]] = field(default_factory=list)
+
+
+@entry("delete-sweep", result=SweepResult)
+def sweep(cfg: SweepConfig, progress: Progress) -> SweepResult:
     """Accuracy against blocks deleted, before and after recovery, for plain and residual (cached)."""
-    out: dict[str, Any] = {"config": cfg, "archs": {}}
+    archs: dict[str, SweepArch] = {}
+    chance, n_test = 0.0, 0
     n_blocks = cfg.blocks
     n_jobs = len(ARCHS) * (n_blocks + 1)
     job = 0
@@ -189,22 +247,21 @@ def sweep(cfg: SweepConfig, progress: Progress) -> dict[str, Any]:
             rc = RecoveryConfig(method=cfg.recovery if k > 0 else "none", steps=cfg.steps, seed=cfg.seed,
                                 eval_every=max(cfg.steps, 1))
             rec = _cut_and_recover(t, list(dropped), rc, span(progress, job / n_jobs, (job + 1) / n_jobs))
-            rows.append({"k": k, "dropped": sorted(dropped), "cut_acc": rec["cut_acc"],
-                         "recovered_acc": rec["recovered_acc"]})
+            rows.append(SweepRow(k=k, dropped=sorted(dropped), cut_acc=rec["cut_acc"],
+                                 recovered_acc=rec["recovered_acc"]))
             cut.append(rec["outcomes"]["cut"])
             recovered.append(rec["outcomes"]["recovered"])
             job += 1
         single = [_outcomes(m, d, without(m.n_blocks, [i])) for i in range(m.n_blocks)]
-        out["archs"][arch] = {
-            "base_acc": accuracy(m, d.test.x, d.test.y),
-            "single_block_acc": [float(estimates.unpack(o).mean()) for o in single],
-            "rows": rows,
-            "outcomes": {"base": _outcomes(m, d), "single": single, "cut": cut, "recovered": recovered},
-        }
-        out["chance"] = d.chance
-        out["n_test"] = len(d.test.y)
-    out["claims"] = sweep_claims(to_plain(out))
-    return out
+        archs[arch] = SweepArch(
+            base_acc=accuracy(m, d.test.x, d.test.y),
+            single_block_acc=[float(estimates.unpack(o).mean()) for o in single],
+            rows=rows,
+            outcomes={"base": _outcomes(m, d), "single": single, "cut": cut, "recovered": recovered},
+        )
+        chance, n_test = d.chance, len(d.test.y)
+    out = SweepResult(config=cfg, archs=archs, chance=chance, n_test=n_test)
+    return replace(out, claims=sweep_claims(out))
 
 
 @dataclass(frozen=True)
@@ -225,20 +282,42 @@ class RaceConfig:
         return cls(cfg.arch, cfg.k, cfg.select, cfg.steps, cfg.seed, cfg.blocks, cfg.width, cfg.epochs)
 
 
-@entry("delete-race")
-def race(cfg: RaceConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Curve:
+    """Held-out accuracy at the recovery steps."""
+
+    curve_steps: list[int]
+    curve_acc: list[float]
+
+
+@dataclass(frozen=True)
+class RaceResult:
+    """`race`'s answer: CE and KD from the same cut. Field names are the stored keys."""
+
+    config: RaceConfig
+    dropped: list[int]
+    base_acc: float
+    n_test: int
+    outcomes: dict[str, Any]  # packed per-input outcomes: "base", and "ce" / "kd" (one per curve step)
+    ce: Curve
+    kd: Curve
+
+
+@entry("delete-race", result=RaceResult)
+def race(cfg: RaceConfig, progress: Progress) -> RaceResult:
     """CE against KD from the same cut, same steps, same batches: held-out curves with per-input outcomes."""
     t = trained(mlp_spec(cfg.arch, cfg.seed, cfg.blocks, cfg.width, cfg.epochs), span(progress, 0.0, 0.5))
     d, m = t.data, t.model
     dropped = selection.to_drop(cfg.select, m, cfg.k, d.probe.x, d.probe.y, streams.seed_of("select.draw", cfg.seed))
-    out: dict[str, Any] = {"config": cfg, "dropped": sorted(dropped), "base_acc": accuracy(m, d.test.x, d.test.y),
-                           "n_test": len(d.test.y), "outcomes": {"base": _outcomes(m, d)}}
+    outcomes: dict[str, Any] = {"base": _outcomes(m, d)}
+    curves: dict[str, Curve] = {}
     for i, method in enumerate(("ce", "kd")):
         rc = RecoveryConfig(method=method if cfg.k > 0 else "none", steps=cfg.steps, seed=cfg.seed)
         rec = _cut_and_recover(t, dropped, rc, span(progress, 0.5 + 0.25 * i, 0.75 + 0.25 * i), curve_outcomes=True)
-        out[method] = {"curve_steps": rec["curve_steps"], "curve_acc": rec["curve_acc"]}
-        out["outcomes"][method] = rec["outcomes"]["curve"]
-    return out
+        curves[method] = Curve(curve_steps=rec["curve_steps"], curve_acc=rec["curve_acc"])
+        outcomes[method] = rec["outcomes"]["curve"]
+    return RaceResult(config=cfg, dropped=sorted(dropped), base_acc=accuracy(m, d.test.x, d.test.y),
+                      n_test=len(d.test.y), outcomes=outcomes, ce=curves["ce"], kd=curves["kd"])
 
 
 @dataclass(frozen=True)
@@ -255,17 +334,59 @@ class ShallowConfig:
         return cls(cfg.arch, cfg.seed, cfg.width, cfg.epochs)
 
 
-@entry("delete-shallow")
-def shallow(cfg: ShallowConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ShallowResult:
+    """`shallow`'s answer. Field names are the stored keys."""
+
+    config: ShallowConfig
+    blocks: int
+    acc: float
+    chance: float
+    n_test: int
+    train_seconds: float
+    outcomes: dict[str, str]  # packed per-input outcomes: "model"
+
+
+@entry("delete-shallow", result=ShallowResult)
+def shallow(cfg: ShallowConfig, progress: Progress) -> ShallowResult:
     """Held-out accuracy of the one-block MLP trained from scratch (its own stored model), with its outcomes."""
     t = trained(mlp_spec(cfg.arch, cfg.seed, SHALLOW_BLOCKS, cfg.width, cfg.epochs), progress)
     d, m = t.data, t.model
-    return {"config": cfg, "blocks": SHALLOW_BLOCKS, "acc": accuracy(m, d.test.x, d.test.y), "chance": d.chance,
-            "n_test": len(d.test.y), "train_seconds": t.info["seconds"], "outcomes": {"model": _outcomes(m, d)}}
+    return ShallowResult(config=cfg, blocks=SHALLOW_BLOCKS, acc=accuracy(m, d.test.x, d.test.y), chance=d.chance,
+                         n_test=len(d.test.y), train_seconds=t.info["seconds"], outcomes={"model": _outcomes(m, d)})
 
 
-@entry("delete-student")
-def student_init(cfg: DeleteConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class StudentCurve:
+    """A student's KD: held-out accuracy at its start, at its end and at the curve's steps."""
+
+    start_acc: float
+    final_acc: float
+    curve_steps: list[int]
+    curve_acc: list[float]
+
+
+@dataclass(frozen=True)
+class RandomInitCurve(StudentCurve):
+    """The student from a random init, with its distillation's wall clock."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class StudentResult:
+    """`student_init`'s answer. Field names are the stored keys."""
+
+    config: DeleteConfig
+    kept: list[int]
+    base_acc: float
+    inherited: StudentCurve
+    random_init: RandomInitCurve
+    n_test: int
+
+
+@entry("delete-student", result=StudentResult)
+def student_init(cfg: DeleteConfig, progress: Progress) -> StudentResult:
     """DistilBERT-style student (every other teacher block, then KD) against the same shape from scratch."""
     t = trained(cfg.spec, span(progress, 0.0, 0.4))
     keep = tuple(range(0, t.model.n_blocks, 2))  # every other teacher block: 0, 2, 4, 6
@@ -276,17 +397,17 @@ def student_init(cfg: DeleteConfig, progress: Progress) -> dict[str, Any]:
     d = t.data
     t0 = time.perf_counter()
     log = recover(fresh, keep, d, rc, teacher=t.model, progress=span(progress, 0.7, 1.0))
-    return {
-        "config": cfg,
-        "kept": list(keep),
-        "base_acc": accuracy(t.model, d.test.x, d.test.y),
-        "inherited": {"start_acc": inherited["cut_acc"], "final_acc": inherited["recovered_acc"],
-                      "curve_steps": inherited["curve_steps"], "curve_acc": inherited["curve_acc"]},
-        "random_init": {"start_acc": log.test_acc[0], "final_acc": log.test_acc[-1],
-                        "curve_steps": log.steps, "curve_acc": log.test_acc,
-                        "seconds": time.perf_counter() - t0},
-        "n_test": len(d.test.y),
-    }
+    return StudentResult(
+        config=cfg,
+        kept=list(keep),
+        base_acc=accuracy(t.model, d.test.x, d.test.y),
+        inherited=StudentCurve(start_acc=inherited["cut_acc"], final_acc=inherited["recovered_acc"],
+                               curve_steps=inherited["curve_steps"], curve_acc=inherited["curve_acc"]),
+        random_init=RandomInitCurve(start_acc=log.test_acc[0], final_acc=log.test_acc[-1],
+                                    curve_steps=log.steps, curve_acc=log.test_acc,
+                                    seconds=time.perf_counter() - t0),
+        n_test=len(d.test.y),
+    )
 
 
 def claims_of(cfg: DeleteConfig, compute: Callable[..., Any] = lambda fn, c: fn(c)) -> list[dict[str, Any]]:
