@@ -1,4 +1,4 @@
-"""Figures of the Rearrange-layers page, built from the plain-data profiles of lab.experiments.rearrange."""
+"""Figures of the Rearrange-layers page, built from the typed results of lab.experiments.rearrange."""
 
 from __future__ import annotations
 
@@ -26,14 +26,14 @@ SHORT = {"identity": "trained order", "skip": "skip one", "skip-first": "skip fi
 
 
 @figure
-def operations(profiles: dict[str, dict[str, Any]], chosen: str) -> go.Figure:
+def operations(profiles: dict[str, Any], chosen: str) -> go.Figure:
     """Share of the trained accuracy each operation keeps, one bar per model (the chosen model drawn solid)."""
     fig = go.Figure()
     names = [n for n, _ in rows.SUMMARY]
     for mo, prof in profiles.items():
         s = rows.summary(prof)
         mine = mo == chosen
-        fig.add_bar(x=[SHORT[n] for n in names], y=[s[n]["acc"] / prof["base_acc"] for n in names],
+        fig.add_bar(x=[SHORT[n] for n in names], y=[s[n]["acc"] / prof.base_acc for n in names],
                     name=recipes.model(mo).label + (" (chosen)" if mine else ""),
                     marker={"color": MODEL_COLOURS[mo], "opacity": 1.0 if mine else 0.45,
                             "pattern": {"shape": MODEL_PATTERNS[mo], "fgcolor": "#ffffff", "solidity": 0.35},
@@ -45,7 +45,7 @@ def operations(profiles: dict[str, dict[str, Any]], chosen: str) -> go.Figure:
     # 10 % of the ViTs'), drawn as traces so the legend names them and hover says whose it is.
     xs = [SHORT[n] for n in names]
     for i, (mo, prof) in enumerate(profiles.items()):
-        share = prof["chance"] / prof["base_acc"]
+        share = prof.chance / prof.base_acc
         fig.add_scatter(x=xs, y=[share] * len(xs), mode="lines", name="chance (share of each model's accuracy)",
                         legendgroup="chance", showlegend=i == 0,
                         line={"color": theme.CHANCE, "dash": "dot", "width": 2},
@@ -61,9 +61,9 @@ def operations(profiles: dict[str, dict[str, Any]], chosen: str) -> go.Figure:
 
 
 @figure
-def per_block(prof: dict[str, Any]) -> go.Figure:
+def per_block(prof: Any) -> go.Figure:
     """Accuracy after skipping, swapping or repeating each block (the ends included), for the chosen model."""
-    n, ops = prof["n_blocks"], prof["ops"]
+    n, ops = prof.n_blocks, prof.ops
     fig = go.Figure()
     symbols = {"skip": "circle", "swap": "diamond", "repeat": "square"}
     for op, symbol in symbols.items():
@@ -74,8 +74,8 @@ def per_block(prof: dict[str, Any]) -> go.Figure:
                               "repeat": "repeat b in place of all blocks"}[op],
                         mode="lines+markers", line={"color": colour}, marker={"symbol": symbol, "size": 11},
                         hovertemplate="b=%{x}: %{y:.1%}<extra>" + op + "</extra>")
-    common.base_line(fig, prof["base_acc"], "trained", position="top left")
-    common.chance_line(fig, prof["chance"])
+    common.base_line(fig, prof.base_acc, "trained", position="top left")
+    common.chance_line(fig, prof.chance)
     for x0 in (-0.5, n - 1.5):  # the ends: a faint neutral band, no meaning colour
         fig.add_vrect(x0=x0, x1=x0 + 1, fillcolor=theme.MARK, opacity=0.1, line_width=0)
     fig.update_xaxes(title="block b (shaded: the first and last)", dtick=1, range=[-0.5, n - 0.5])
@@ -84,12 +84,13 @@ def per_block(prof: dict[str, Any]) -> go.Figure:
 
 
 @figure
-def route(r: dict[str, Any], title: str | None = "", height: int = 380) -> go.Figure:
-    """What the chosen route runs: one column per sequential step, a parallel group stacked in one column."""
-    n = r["n_blocks"]
+def route(r: Any, title: str | None = "", height: int = 380) -> go.Figure:
+    """What the chosen route runs (`rearrange.run`'s result): one column per sequential step, a parallel group
+    stacked in one column."""
+    n = r.n_blocks
     xs, ys, text = [], [], []
     path_x, path_y = [-1], [-0.5]  # from the stem
-    for step, st in enumerate(r["steps"]):
+    for step, st in enumerate(r.steps):
         blocks = st["parallel"] if isinstance(st, dict) else [st]
         for b in blocks:
             xs.append(step)
@@ -97,9 +98,9 @@ def route(r: dict[str, Any], title: str | None = "", height: int = 380) -> go.Fi
             text.append(str(b))
         path_x.append(step)
         path_y.append(sum(blocks) / len(blocks))
-    path_x.append(len(r["steps"]))
+    path_x.append(len(r.steps))
     path_y.append(n - 0.5)
-    mid = set(r["middle"])
+    mid = set(r.middle)
     fig = go.Figure()
     fig.add_scatter(x=path_x, y=path_y, mode="lines", line={"color": theme.MARK, "width": 1.5}, opacity=0.6,
                     hoverinfo="skip", showlegend=False)
@@ -112,24 +113,24 @@ def route(r: dict[str, Any], title: str | None = "", height: int = 380) -> go.Fi
                         marker={"symbol": "square", "size": 34, "color": colour},
                         hovertemplate="step %{x}: block %{y}<extra></extra>")
     fig.add_annotation(x=-1, y=-0.5, text="stem", showarrow=False, font={"size": 14})
-    fig.add_annotation(x=len(r["steps"]), y=n - 0.5, text="head", showarrow=False, font={"size": 14})
-    for st in r["steps"]:
+    fig.add_annotation(x=len(r.steps), y=n - 0.5, text="head", showarrow=False, font={"size": 14})
+    for st in r.steps:
         if isinstance(st, dict):
-            step = r["steps"].index(st)
+            step = r.steps.index(st)
             fig.add_annotation(x=step, y=max(st["parallel"]) + 0.9, text=st["reduce"], showarrow=False,
                                font={"size": theme.SMALL_FONT})
-    fig.update_xaxes(title="sequential step", range=[-1.6, len(r["steps"]) + 0.6],
-                     tickvals=list(range(len(r["steps"]))), zeroline=False)
+    fig.update_xaxes(title="sequential step", range=[-1.6, len(r.steps) + 0.6],
+                     tickvals=list(range(len(r.steps))), zeroline=False)
     fig.update_yaxes(title="block", range=[n - 0.2, -1.2], tickvals=list(range(n)), zeroline=False)
     if title == "":  # the default: say what the route costs
-        title = f"What runs: {r['block_runs']} block runs in {r['depth']} steps"
+        title = f"What runs: {r.block_runs} block runs in {r.depth} steps"
     return theme.layout(fig, title, height=height)
 
 
 @figure
-def similarity(prof: dict[str, Any], kind: str) -> go.Figure:
+def similarity(prof: Any, kind: str) -> go.Figure:
     """Cosine or linear-CKA similarity between the hidden states after every pair of slots, values written in."""
-    sim = prof["similarity"]
+    sim = prof.similarity
     z = sim[kind]
     labels = sim["labels"]
     extra, hover = {}, "%{y} vs %{x}: %{z:.3f}<extra></extra>"
@@ -156,7 +157,7 @@ SPAN_NAMES = {"skip": "skip the window", "repeat": "repeat its first block in it
 
 
 @figure
-def spans(profiles: dict[str, dict[str, Any]]) -> go.Figure:
+def spans(profiles: dict[str, Any]) -> go.Figure:
     """Accuracy against span (how many middle blocks the operation touches), one panel per model, one line per
     operation; each point is the mean over every window of that span."""
     models = list(profiles)
@@ -170,8 +171,8 @@ def spans(profiles: dict[str, dict[str, Any]]) -> go.Figure:
                             showlegend=col == 1, mode="lines+markers", line={"color": SPAN_COLOURS[op], "width": 3},
                             marker={"symbol": SPAN_SYMBOLS[op], "size": 10},
                             hovertemplate="span %{x}: %{y:.1%}<extra>" + op + "</extra>", row=1, col=col)
-        for y, colour, dash, name in ((prof["base_acc"], theme.TRAINED_ORDER, "dash", "trained order"),
-                                      (prof["chance"], theme.CHANCE, "dot", "chance")):
+        for y, colour, dash, name in ((prof.base_acc, theme.TRAINED_ORDER, "dash", "trained order"),
+                                      (prof.chance, theme.CHANCE, "dot", "chance")):
             fig.add_scatter(x=[0.8, sw["spans"][-1] + 0.2], y=[y, y], mode="lines", name=name, legendgroup=name,
                             showlegend=col == 1, line={"color": colour, "dash": dash, "width": 2},
                             hovertemplate=f"{name}: {y:.1%}<extra>{mo}</extra>", row=1, col=col)
@@ -182,7 +183,7 @@ def spans(profiles: dict[str, dict[str, Any]]) -> go.Figure:
 
 
 @figure
-def loops(prof: dict[str, Any]) -> go.Figure:
+def loops(prof: Any) -> go.Figure:
     """Parallel-loop: accuracy against the loop count K, one line per span (darker: longer), best K marked."""
     sw = rows.span_sweep(prof)
     fig = go.Figure()
@@ -197,9 +198,9 @@ def loops(prof: dict[str, Any]) -> go.Figure:
         fig.add_scatter(x=[best], y=[ys[best - 1]], mode="markers", showlegend=False, hoverinfo="skip",
                         marker={"symbol": "star", "size": 18, "color": colour, "line": {"color": theme.MARK,
                                                                                          "width": 1.5}})
-    common.base_line(fig, prof["base_acc"], "trained", position="top left")
-    common.chance_line(fig, prof["chance"])
+    common.base_line(fig, prof.base_acc, "trained", position="top left")
+    common.chance_line(fig, prof.chance)
     fig.update_xaxes(title="loop count K (the parallel window run K times)", dtick=1)
     common.accuracy_axis(fig)
-    return theme.layout(fig, f"Parallel, looped: {recipes.model(prof['model']).label} (stars: best K per span)",
+    return theme.layout(fig, f"Parallel, looped: {recipes.model(prof.model).label} (stars: best K per span)",
                         height=460)

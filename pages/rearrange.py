@@ -67,22 +67,22 @@ def what_of(s: dict) -> str:
     return what
 
 
-def metrics_of(r: dict, s: dict) -> list[classroom.Metric]:
+def metrics_of(r: rearrange.RearrangeResult, s: dict) -> list[classroom.Metric]:
     """The number cards of one setting (this one or the pinned one)."""
     what = what_of(s)
-    return [classroom.Metric("Trained order", pct(r["base_acc"]),
+    return [classroom.Metric("Trained order", pct(r.base_acc),
                              help="All blocks in their trained order, on held-out data."),
-            classroom.Metric(what[:1].upper() + what[1:], pct(r["acc"]), **classroom.delta(r["acc"], r["base_acc"]),
+            classroom.Metric(what[:1].upper() + what[1:], pct(r.acc), **classroom.delta(r.acc, r.base_acc),
                              help="Held-out accuracy after the operation; the model's weights are unchanged."
-                                  + (f" Mean of {r['draws']} random orders." if r["draws"] > 1 else "")),
-            classroom.Metric("Block runs", f"{r['block_runs']} in {r['depth']} steps",
+                                  + (f" Mean of {r.draws} random orders." if r.draws > 1 else "")),
+            classroom.Metric("Block runs", f"{r.block_runs} in {r.depth} steps",
                              help=f"How many block evaluations the route costs (the trained order: "
-                                  f"{r['n_blocks']}), and in how many sequential steps (a parallel group is one "
+                                  f"{r.n_blocks}), and in how many sequential steps (a parallel group is one "
                                   "step)."),
-            classroom.Metric("Chance", pct(r["chance"]), help="Always guessing the most common held-out class.")]
+            classroom.Metric("Chance", pct(r.chance), help="Always guessing the most common held-out class.")]
 
 
-def main_figure(r: dict, title: str | None, height: int):
+def main_figure(r: rearrange.RearrangeResult, title: str | None, height: int):
     """What the setting's route runs, step by step."""
     return figs.route(r, "" if title is None else title, height=height)
 
@@ -97,8 +97,8 @@ with page.results():
     pr = jobs.run("Training or loading the pinned setting's model", rearrange.run, pcfg) if pcfg else None
     page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None, main_figure, r, pr, key="route")
     page.reproduce(rearrange.run, cfg, figs.route)
-    st.markdown(f"**Route:** `{r['route']}`" + (" (the first of the random orders)" if r["draws"] > 1 else "")
-                + f" · **middle:** blocks {r['middle']}")
+    st.markdown(f"**Route:** `{r.route}`" + (" (the first of the random orders)" if r.draws > 1 else "")
+                + f" · **middle:** blocks {r.middle}")
 
 what = what_of(page.settings())
 comparison = jobs.run("Training or loading the other models for comparison", rearrange.compare,
@@ -123,7 +123,7 @@ if profiles is not None:
     left, right = st.columns(2)
     charts.show(figs.similarity(mine, "cosine"), "fig_cos", left)
     charts.show(figs.similarity(mine, "cka"), "fig_cka", right)
-    sim = mine["similarity"]
+    sim = mine.similarity
     st.caption(f"The hidden state after the stem and after each block of the trained order, on "
                f"{sim.get('inputs', '?')} held-out inputs ({sim.get('features', '?')} features each). Left: mean "
                "cosine similarity (per input, and per token for the ViT). Right: linear CKA, which ignores rotations "
@@ -188,9 +188,9 @@ text.show_code([rearrange_claims.model_claims, rows.span_sweep, rearrange_claims
                 rearrange_claims.shuffle_claim])
 
 text.section("What the simulations show")
-lines = [f"In its trained order the {recipes.model(model).label} scores **{pct(r['base_acc'])}** (chance "
-         f"{pct(r['chance'])}); **{what}** gives **{pct(r['acc'])}** ({pts_between(r['acc'], r['base_acc'])}) for "
-         f"{r['block_runs']} block runs."]
+lines = [f"In its trained order the {recipes.model(model).label} scores **{pct(r.base_acc)}** (chance "
+         f"{pct(r.chance)}); **{what}** gives **{pct(r.acc)}** ({pts_between(r.acc, r.base_acc)}) for "
+         f"{r.block_runs} block runs."]
 if profiles is not None:
     s = rows.summary(mine)
     best = max((k for k in s if k != "identity"), key=lambda k: s[k]["acc"])

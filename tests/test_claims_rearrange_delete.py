@@ -43,7 +43,7 @@ def fake_profile(model: str = "vit-sequential", base: float = 0.95, chance: floa
                  first: float = 0.3, last: float = 0.3, mid: float = 0.9, swap: float = 0.9, repeat: float = 0.3,
                  skip_middle: float = 0.6, parallel: float = 0.8, other: float = 0.8,
                  uniform: float | None = None, seed: int = 0, span_skip=lambda s: 0.9 - 0.1 * s,
-                 span_repeat=lambda s: 0.3, loop_peak=lambda s: s, loop_drop: float = 0.05) -> dict[str, Any]:
+                 span_repeat=lambda s: 0.3, loop_peak=lambda s: s, loop_drop: float = 0.05) -> R.RearrangeProfile:
     """A profile with the real one's keys (every operation, argument, ends, loop count, span window) and per-input
     outcomes of the chosen accuracies; parallel-loop over a span s peaks at K = loop_peak(s), losing loop_drop per
     step of K away."""
@@ -96,8 +96,9 @@ def fake_profile(model: str = "vit-sequential", base: float = 0.95, chance: floa
                     for red in (R.REDUCES if op in routes.REDUCE_OPS else (None,)):
                         for k in (range(1, routes.MAX_LOOPS + 1) if op in routes.LOOP_OPS else (routes.LOOPS,)):
                             put(R.row_key(op, win[0], red, ends, k, sp), spanned(op, sp, k))
-    return {"config": {"model": model, "seed": seed}, "model": model, "n_blocks": n, "n_test": n_test,
-            "base_acc": base, "chance": chance, "ops": ops, "outcomes": outs}
+    return R.RearrangeProfile(config=R.ModelSeed(model, seed), model=model, n_blocks=n, n_test=n_test, base_acc=base,
+                              chance=chance, ops=ops, outcomes=outs, similarity={}, train_seconds=0.0,
+                              train_curve=[], eval_seconds=0.0)
 
 
 def one(claims: list[dict[str, Any]], name: str) -> dict[str, Any]:
@@ -229,8 +230,8 @@ def test_best_loops_compares_the_two_argmaxes_at_the_long_span():
 
 def test_span_sweep_averages_every_window_of_a_span():
     prof = fake_profile()
-    n = prof["n_blocks"]
-    prof["ops"][R.row_key("skip", 1, None, "keep", routes.LOOPS, 2)]["acc"] = 0.0  # one of the three windows of span 2
+    n = prof.n_blocks
+    prof.ops[R.row_key("skip", 1, None, "keep", routes.LOOPS, 2)]["acc"] = 0.0  # one of the three windows of span 2
     sw = rows.span_sweep(prof)
     assert sw["spans"] == [1, 2, 3, 4] and len(routes.windows(n, "keep", 2)) == 3
     assert sw["curves"]["skip"][1] == pytest.approx((0.0 + 2 * 0.7) / 3, abs=2 / 397)

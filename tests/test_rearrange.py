@@ -235,29 +235,29 @@ def test_profile_is_consistent_store_is_honoured_and_a_second_call_trains_nothin
     monkeypatch.setattr(zoo, "train", lambda *a, **k: calls.append(1) or real(*a, **k))
     first = R.run(R.RearrangeConfig(model="residual", op="loop"), store=store)
     assert len(calls) == 1
-    assert first["block_runs"] == 7 + 5 and first["depth"] == 12
+    assert first.block_runs == 7 + 5 and first.depth == 12
     prof = R.profile(R.ModelSeed("residual", 0), store=store)
-    assert prof["ops"][R.row_key("identity")]["acc"] == prof["base_acc"]  # the route path equals forward()
-    assert all(len(row) == 8 for row in prof["similarity"]["cka"])  # stem + 7 blocks
-    assert prof["n_test"] == 4000 and first["n_test"] == 4000
+    assert prof.ops[R.row_key("identity")]["acc"] == prof.base_acc  # the route path equals forward()
+    assert all(len(row) == 8 for row in prof.similarity["cka"])  # stem + 7 blocks
+    assert prof.n_test == 4000 and first.n_test == 4000
     loop3 = R.run(R.RearrangeConfig(model="residual", op="loop", loops=3), store=store)
-    assert loop3["block_runs"] == 2 + 3 * 5 and loop3["acc"] == prof["ops"][R.row_key("loop", loops=3)]["acc"]
-    assert [c["key"] for c in first["claims"]] == [c["key"] for c in RC.model_claims([prof])]
-    claims.check(first["claims"])  # complete records, decided by paired tests, on a real (quick) profile
-    assert all(c["measured"]["se_kind"] == "paired" for c in first["claims"])
-    for key, row in prof["ops"].items():  # every row's stored per-input outcomes are its accuracy
-        assert abs(selection.scores(prof["outcomes"][key]).mean() - row["acc"]) < 1e-6, key
+    assert loop3.block_runs == 2 + 3 * 5 and loop3.acc == prof.ops[R.row_key("loop", loops=3)]["acc"]
+    assert [c["key"] for c in first.claims] == [c["key"] for c in RC.model_claims([prof])]
+    claims.check(first.claims)  # complete records, decided by paired tests, on a real (quick) profile
+    assert all(c["measured"]["se_kind"] == "paired" for c in first.claims)
+    for key, row in prof.ops.items():  # every row's stored per-input outcomes are its accuracy
+        assert abs(selection.scores(prof.outcomes[key]).mean() - row["acc"]) < 1e-6, key
     for b in routes.middle(7, "keep"):  # the stored sweep: span 1 is the single-block skip, read from the same profile
-        assert prof["ops"][R.row_key("skip", b, span=1)]["acc"] == prof["ops"][R.row_key("skip", b)]["acc"]
-    whole = prof["ops"][R.row_key("parallel-loop", 1, "mean", "keep", 3, 5)]["acc"]
-    assert whole == prof["ops"][R.row_key("parallel-loop", reduce="mean", loops=3)]["acc"]
-    sw = first["span_sweep"]
+        assert prof.ops[R.row_key("skip", b, span=1)]["acc"] == prof.ops[R.row_key("skip", b)]["acc"]
+    whole = prof.ops[R.row_key("parallel-loop", 1, "mean", "keep", 3, 5)]["acc"]
+    assert whole == prof.ops[R.row_key("parallel-loop", reduce="mean", loops=3)]["acc"]
+    sw = first.span_sweep
     assert sw["spans"] == [1, 2, 3, 4, 5] and len(sw["loop_curves"]["3"]) == routes.MAX_LOOPS
-    assert all(abs(prof["similarity"]["cosine"][i][i] - 1) < 1e-6 for i in range(8))
+    assert all(abs(prof.similarity["cosine"][i][i] - 1) < 1e-6 for i in range(8))
     zoo._memo.clear()  # a fresh process: the model must come from the store, not from memory
     again = R.run(R.RearrangeConfig(model="residual", op="parallel", reduce="sum"), store=store)
-    assert len(calls) == 1 and again["base_acc"] == first["base_acc"]
-    assert again["acc"] == prof["ops"][R.row_key("parallel", reduce="sum")]["acc"]
+    assert len(calls) == 1 and again.base_acc == first.base_acc
+    assert again.acc == prof.ops[R.row_key("parallel", reduce="sum")]["acc"]
     assert len(list((tmp_path / "s").rglob("*.safetensors"))) == 1
 
 

@@ -25,50 +25,50 @@ SCALE = ("here a 6-block ViT on 8x8 digits or a 7-block residual MLP on a synthe
 
 
 # Per-input held-out scores of a profile's rows (the outcomes every claim pairs: the same inputs for every row).
-def _o(prof: dict[str, Any], key: str) -> np.ndarray:
-    return selection.scores(prof["outcomes"][key])
+def _o(prof: Any, key: str) -> np.ndarray:
+    return selection.scores(prof.outcomes[key])
 
 
-def _mid(prof: dict[str, Any], op: str) -> np.ndarray:
+def _mid(prof: Any, op: str) -> np.ndarray:
     """Per-input share of the middle blocks b for which a block operation (ends kept) gets the input right: the
     exact average over every b."""
-    return np.mean([_o(prof, row_key(op, b)) for b in valid_blocks(op, prof["n_blocks"], "keep")], axis=0)
+    return np.mean([_o(prof, row_key(op, b)) for b in valid_blocks(op, prof.n_blocks, "keep")], axis=0)
 
 
-def _skip(prof: dict[str, Any], b: int) -> np.ndarray:
+def _skip(prof: Any, b: int) -> np.ndarray:
     return _o(prof, row_key("skip", b, ends="include"))
 
 
-def _base(prof: dict[str, Any]) -> np.ndarray:
+def _base(prof: Any) -> np.ndarray:
     return _o(prof, row_key("identity"))
 
 
-def _over_windows(prof: dict[str, Any], op: str, sp: int, kk: int = LOOPS, reduce: str = "mean") -> np.ndarray:
+def _over_windows(prof: Any, op: str, sp: int, kk: int = LOOPS, reduce: str = "mean") -> np.ndarray:
     """Per-input share over every window of span `sp` (ends kept) of a spanned operation."""
-    n = prof["n_blocks"]
+    n = prof.n_blocks
     red = reduce if op in REDUCE_OPS else None
     return np.mean([_o(prof, row_key(op, w[0], red, "keep", kk, sp)) for w in windows(n, "keep", sp)], axis=0)
 
 
-def _pooled(per_seed: Sequence[list[dict[str, Any]]], profs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _pooled(per_seed: Sequence[list[dict[str, Any]]], profs: Sequence[Any]) -> list[dict[str, Any]]:
     """One seed's claims as they are; several seeds' pooled (each test's estimate over the seeds' spread)."""
     if len(per_seed) == 1:
         return list(per_seed[0])
-    return pool_claims(per_seed, [p["config"]["seed"] for p in profs])
+    return pool_claims(per_seed, [p.config.seed for p in profs])
 
 
-def model_claims(profs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def model_claims(profs: Sequence[Any]) -> list[dict[str, Any]]:
     """The per-model claims of Lad et al. and Sun et al. (one profile per seed; several seeds are pooled: their
     spread is the noise), each a `lab.claims` record decided by paired tests on the same held-out inputs."""
     return _pooled([_model_claims(p) + _sweep_claims(p) for p in profs], profs)
 
 
-def _model_claims(p: dict[str, Any]) -> list[dict[str, Any]]:
-    mo, n = p["model"], p["n_blocks"]
+def _model_claims(p: Any) -> list[dict[str, Any]]:
+    mo, n = p.model, p.n_blocks
     who = recipes.model(mo).label
     base = _base(p)
     b_mean = float(base.mean())
-    chance = p["chance"]
+    chance = p.chance
     out = []
 
     # 1. The ends are the most sensitive: skipping either end costs more than skipping any middle block.
@@ -156,7 +156,7 @@ def _model_claims(p: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def sweep_claims(profs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def sweep_claims(profs: Sequence[Any]) -> list[dict[str, Any]]:
     """Sun et al.'s claims over the span sweep of one model (one profile per seed, pooled; ends kept, parallel by
     mean)."""
     return _pooled([_sweep_claims(p) for p in profs], profs)
@@ -188,14 +188,14 @@ def loops_decision(lo: Sequence[np.ndarray], hi: Sequence[np.ndarray], hi_span: 
     return test(name, e, ">=", 0.0), k_lo, k_hi, big + small - k_hi
 
 
-def loops_test(prof: dict[str, Any], lo: int, hi: int) -> tuple[dict[str, Any], int, int, int]:
+def loops_test(prof: Any, lo: int, hi: int) -> tuple[dict[str, Any], int, int, int]:
     """`loops_decision` on a profile's parallel-loop rows (mean of updates, each span averaged over its windows)."""
     rows = {sp: [_over_windows(prof, "parallel-loop", sp, kk) for kk in range(1, MAX_LOOPS + 1)] for sp in (lo, hi)}
     return loops_decision(rows[lo], rows[hi], hi)
 
 
-def _sweep_claims(p: dict[str, Any]) -> list[dict[str, Any]]:
-    mo = p["model"]
+def _sweep_claims(p: Any) -> list[dict[str, Any]]:
+    mo = p.model
     who = recipes.model(mo).label
     sw = span_sweep(p)
     spans = sw["spans"]
@@ -251,10 +251,10 @@ def _sweep_claims(p: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _shares(prof: dict[str, Any]) -> dict[str, np.ndarray]:
+def _shares(prof: Any) -> dict[str, np.ndarray]:
     """Per-input scores of every SUMMARY operation (block operations: the exact mean over the middle blocks),
     divided by the model's trained accuracy: each input's contribution to the share of accuracy kept."""
-    n = prof["n_blocks"]
+    n = prof.n_blocks
     b = float(_base(prof).mean())
     out = {}
     for name, _ in SUMMARY:
@@ -274,9 +274,9 @@ def _shares(prof: dict[str, Any]) -> dict[str, np.ndarray]:
     return out
 
 
-def _random_var(prof: dict[str, Any]) -> float:
+def _random_var(prof: Any) -> float:
     """The draw variance of the random-order operation's mean accuracy, as a share of the trained accuracy."""
-    accs = prof["ops"][row_key("random")]["accs"]
+    accs = prof.ops[row_key("random")]["accs"]
     b = float(_base(prof).mean())
     return statistics.variance(accs) / len(accs) / (b * b) if len(accs) > 1 else 0.0
 
@@ -285,7 +285,7 @@ def _plus(e: estimates.Estimate, var: float, words: str) -> estimates.Estimate:
     return estimates.Estimate(e.value, math.sqrt(e.se * e.se + var), e.se_kind, e.n, e.how + words)
 
 
-def _shuffle_claim(seq: dict[str, Any], shu: dict[str, Any]) -> dict[str, Any]:
+def _shuffle_claim(seq: Any, shu: Any) -> dict[str, Any]:
     a, b = _shares(seq), _shares(shu)
     names = list(a)
     w = 1.0 / len(names)
@@ -317,13 +317,13 @@ def _shuffle_claim(seq: dict[str, Any], shu: dict[str, Any]) -> dict[str, Any]:
         f"LayerShuffle {pct(base_b)}.", "ViT")
 
 
-def shuffle_claim(seqs: Sequence[dict[str, Any]], shus: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def shuffle_claim(seqs: Sequence[Any], shus: Sequence[Any]) -> dict[str, Any]:
     """LayerShuffle against sequential training (profiles of both ViTs, one per seed, pooled over seeds): the share
     of its trained accuracy each keeps, operation by operation."""
     return _pooled([[_shuffle_claim(a, b)] for a, b in zip(seqs, shus, strict=True)], seqs)[0]
 
 
-def claims(profiles: dict[str, Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
+def claims(profiles: dict[str, Sequence[Any]]) -> list[dict[str, Any]]:
     """Every claim the given profiles can test: {model: [profile per seed]} (the last claim needs both ViTs)."""
     out = [c for mo in profiles for c in model_claims(profiles[mo])]
     if "vit-sequential" in profiles and "vit-shuffle" in profiles:

@@ -92,8 +92,27 @@ def similarity(model: RoutedModel, x: torch.Tensor) -> dict[str, Any]:
             "cka_biased": biased, "inputs": len(x), "features": int(states[0][0].numel())}
 
 
-@entry("rearrange-profile")
-def profile(cfg: ModelSeed, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RearrangeProfile:
+    """`profile`'s answer: every operation with every argument on one trained model (`ops`, keyed by `row_key`),
+    each row's per-input held-out outcomes (packed), and the layer-similarity maps."""
+
+    config: ModelSeed
+    model: str
+    n_blocks: int
+    n_test: int
+    base_acc: float
+    chance: float
+    ops: dict[str, dict[str, Any]]  # row_key -> acc, block_runs, depth, route, steps, op, its arguments
+    outcomes: dict[str, str]  # row_key -> packed per-input outcomes (random: packed counts over the draws)
+    similarity: dict[str, Any]  # `similarity`
+    train_seconds: float
+    train_curve: list[float]
+    eval_seconds: float
+
+
+@entry("rearrange-profile", result=RearrangeProfile)
+def profile(cfg: ModelSeed, progress: Progress) -> RearrangeProfile:
     """Held-out accuracy and cost of every operation with every argument, and the similarity maps (cached)."""
     t = trained(cfg.spec, span(progress, 0.0, 0.9))
     m, d = t.model, t.data
@@ -160,10 +179,10 @@ def profile(cfg: ModelSeed, progress: Progress) -> dict[str, Any]:
                         reduce=red, ends="keep", loops=kk, span=sp)
     progress(0.97, "layer similarity")
     sim = similarity(m, x[:SIM_INPUTS])
-    return {"config": cfg, "model": cfg.model, "n_blocks": n, "n_test": len(y), "base_acc": accuracy(m, x, y),
-            "chance": d.chance,
-            "ops": ops, "outcomes": outcomes, "similarity": sim, "train_seconds": t.info["seconds"],
-            "train_curve": t.info["test_acc"], "eval_seconds": time.perf_counter() - t0}
+    return RearrangeProfile(config=cfg, model=cfg.model, n_blocks=n, n_test=len(y), base_acc=accuracy(m, x, y),
+                            chance=d.chance, ops=ops, outcomes=outcomes, similarity=sim,
+                            train_seconds=t.info["seconds"], train_curve=t.info["test_acc"],
+                            eval_seconds=time.perf_counter() - t0)
 
 
 # -- one question -------------------------------------------------------------------------------------------
@@ -201,16 +220,37 @@ class RearrangeConfig:
         return ModelSeed(self.model, self.seed)
 
 
-@entry("rearrange")
-def run(cfg: RearrangeConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RearrangeResult:
+    """`run`'s answer: one operation's held-out accuracy and cost, read from the model's profile, with the profile's
+    span sweep and the model's claims."""
+
+    config: RearrangeConfig
+    n_blocks: int
+    base_acc: float
+    acc: float
+    block_runs: int
+    depth: int  # sequential steps (a parallel group is one)
+    route: str
+    steps: list[Any]  # `plain_steps`: ints, and {"parallel": [...], ...} for a parallel group
+    draws: int  # random orders averaged (1 for every other operation)
+    chance: float
+    n_test: int
+    middle: list[int]
+    span_sweep: dict[str, Any]  # rows.span_sweep
+    claims: list[dict[str, Any]]
+
+
+@entry("rearrange", result=RearrangeResult)
+def run(cfg: RearrangeConfig, progress: Progress) -> RearrangeResult:
     """One operation's accuracy and cost, read from the model's profile."""
     prof = profile(cfg.model_cfg, progress)
-    row = prof["ops"][row_key(cfg.op, cfg.block, cfg.reduce, cfg.ends, cfg.loops, cfg.span)]
-    return {"config": cfg, "n_blocks": prof["n_blocks"], "base_acc": prof["base_acc"], "acc": row["acc"],
-            "block_runs": row["block_runs"], "depth": row["depth"], "route": row["route"], "steps": row["steps"],
-            "draws": row.get("draws", 1), "chance": prof["chance"], "n_test": prof["n_test"],
-            "middle": list(middle(prof["n_blocks"], cfg.ends)), "span_sweep": span_sweep(prof),
-            "claims": model_claims([prof])}
+    row = prof.ops[row_key(cfg.op, cfg.block, cfg.reduce, cfg.ends, cfg.loops, cfg.span)]
+    return RearrangeResult(
+        config=cfg, n_blocks=prof.n_blocks, base_acc=prof.base_acc, acc=row["acc"],
+        block_runs=row["block_runs"], depth=row["depth"], route=row["route"], steps=row["steps"],
+        draws=row.get("draws", 1), chance=prof.chance, n_test=prof.n_test,
+        middle=list(middle(prof.n_blocks, cfg.ends)), span_sweep=span_sweep(prof), claims=model_claims([prof]))
 
 
 @dataclass(frozen=True)
@@ -220,7 +260,7 @@ class SeedConfig:
     seed: int = 0
 
 
-def all_models(cfg: SeedConfig, progress: Progress = silent) -> dict[str, dict[str, Any]]:
+def all_models(cfg: SeedConfig, progress: Progress = silent) -> dict[str, RearrangeProfile]:
     """The profile of every model at one seed (each cached on its own)."""
     return {mo: profile(ModelSeed(mo, cfg.seed), span(progress, i / len(MODELS), (i + 1) / len(MODELS)))
             for i, mo in enumerate(MODELS)}
@@ -235,13 +275,13 @@ def compare(cfg: SeedConfig, progress: Progress = silent) -> dict[str, Any]:
 def table(seeds: list[int], progress: Progress = silent, pool: Pool = serial) -> dict[str, Any]:
     """Models x SUMMARY operations, mean over seeds, with the claims on all seeds (profiles computed by `pool`)."""
     jobs = [(mo, s) for mo in MODELS for s in seeds]
-    per: dict[str, list[dict[str, Any]]] = {}
+    per: dict[str, list[RearrangeProfile]] = {}
     profs = pool([(profile, ModelSeed(mo, s)) for mo, s in jobs], progress)
     for (mo, _), prof in zip(jobs, profs, strict=True):
         per.setdefault(mo, []).append(prof)
     means = {mo: mean_profiles(ps) for mo, ps in per.items()}
     return {"seeds": seeds, "rows": {mo: summary(p) for mo, p in means.items()},
-            "base_acc": {mo: p["base_acc"] for mo, p in means.items()},
-            "chance": {mo: p["chance"] for mo, p in means.items()},
-            "n_blocks": {mo: p["n_blocks"] for mo, p in means.items()}, "claims": claims(per),
-            "seconds": {mo: [p["train_seconds"] for p in ps] for mo, ps in per.items()}}
+            "base_acc": {mo: p.base_acc for mo, p in means.items()},
+            "chance": {mo: p.chance for mo, p in means.items()},
+            "n_blocks": {mo: p.n_blocks for mo, p in means.items()}, "claims": claims(per),
+            "seconds": {mo: [p.train_seconds for p in ps] for mo, ps in per.items()}}

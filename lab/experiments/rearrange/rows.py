@@ -4,6 +4,7 @@ claims.py and the page read them."""
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from typing import Any, Optional, Sequence
 
@@ -29,9 +30,10 @@ SUMMARY = (  # (name, label): the table's and the figure's operations, ends kept
     ("parallel-sum", "parallel middle (sum)"), ("parallel-loop", "parallel, looped twice (mean)"))
 
 
-def summary(prof: dict[str, Any]) -> dict[str, dict[str, float]]:
-    """One accuracy and cost per SUMMARY operation (a block operation: the mean over the middle blocks)."""
-    n, ops = prof["n_blocks"], prof["ops"]
+def summary(prof: Any) -> dict[str, dict[str, float]]:
+    """One accuracy and cost per SUMMARY operation (a block operation: the mean over the middle blocks) of a
+    profile (`experiment.RearrangeProfile`)."""
+    n, ops = prof.n_blocks, prof.ops
 
     def mean_of(op: str) -> dict[str, float]:
         rows = [ops[row_key(op, b)] for b in valid_blocks(op, n, "keep")]
@@ -55,21 +57,21 @@ def summary(prof: dict[str, Any]) -> dict[str, dict[str, float]]:
     return out
 
 
-def mean_profiles(profiles: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The mean over seeds of profiles of one model: every accuracy averaged, the rest from the first."""
+def mean_profiles(profiles: Sequence[Any]) -> Any:
+    """The mean over seeds of profiles of one model (`experiment.RearrangeProfile`): every accuracy averaged, the
+    rest from the first."""
     first = profiles[0]
-    ops = {k: {**row, "acc": statistics.mean(p["ops"][k]["acc"] for p in profiles)} for k, row in first["ops"].items()}
-    return {**first, "ops": ops, "base_acc": statistics.mean(p["base_acc"] for p in profiles),
-            "seeds": [p["config"]["seed"] for p in profiles]}
+    ops = {k: {**row, "acc": statistics.mean(p.ops[k]["acc"] for p in profiles)} for k, row in first.ops.items()}
+    return dataclasses.replace(first, ops=ops, base_acc=statistics.mean(p.base_acc for p in profiles))
 
 
 SWEEP_OPS = ("skip", "reverse", "repeat", "parallel")  # the span figure's lines (parallel: by the chosen reduce)
 
 
-def span_sweep(prof: dict[str, Any], ends: str = "keep", reduce: str = "mean") -> dict[str, Any]:
+def span_sweep(prof: Any, ends: str = "keep", reduce: str = "mean") -> dict[str, Any]:
     """How far each operation reaches, read from a profile: for every span, the mean accuracy over every window of
     that span (`curves[op][i]` for `spans[i]`), and parallel-loop's accuracy against K (`loop_curves[str(span)]`)."""
-    n, ops = prof["n_blocks"], prof["ops"]
+    n, ops = prof.n_blocks, prof.ops
     spans = list(range(1, len(middle(n, ends)) + 1))
     ks = list(range(1, MAX_LOOPS + 1))
 
