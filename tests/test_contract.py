@@ -44,7 +44,7 @@ def test_cli_flags_are_the_config_fields(name):
 
 
 def test_every_experiment_is_covered():
-    assert len(CONFIGS) == 7 and len(DECLARED) >= 9  # 7 configs, reinit's focus, 2 pages' own controls
+    assert len(CONFIGS) == 8 and len(DECLARED) >= 10  # 8 configs, reinit's focus, 2 pages' own controls
 
 
 @pytest.mark.parametrize("cls", DECLARED, ids=lambda c: c.__name__)
