@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Optional
 
@@ -103,15 +104,16 @@ def distance_vs_damage(results: dict[str, dict[str, Any]], norm: str = "rel2") -
 
 
 @figure
-def per_class(f: dict[str, Any], title: str | None = "Which classes suffer?", height: int = 420) -> go.Figure:
-    """Accuracy within each class: trained, after the change, after recovery (when there was one)."""
-    return common.per_class(f, title, height, "trained", "layer changed")
+def per_class(f: Any, title: str | None = "Which classes suffer?", height: int = 420) -> go.Figure:
+    """Accuracy within each class (a FocusResult): trained, after the change, after recovery (when there was one)."""
+    return common.per_class(dataclasses.asdict(f), title, height, "trained", "layer changed")  # the helper reads dicts
 
 
 @figure
-def recovery_curve(f: dict[str, Any]) -> go.Figure:
-    """Held-out accuracy of the changed network during recovery, with the trained model and chance."""
-    return common.recovery_curve(f, "How fast does it come back?", f"recovering ({f['config']['recovery']})",
+def recovery_curve(f: Any) -> go.Figure:
+    """Held-out accuracy of the changed network during recovery (a FocusResult), with the trained model and chance."""
+    return common.recovery_curve(dataclasses.asdict(f), "How fast does it come back?",
+                                 f"recovering ({f.config.recovery})",
                                  cut_label="layer changed", base_label="trained")
 
 

@@ -67,19 +67,19 @@ page.toolbar()
 def metrics_of(f: dict, s: dict) -> list[classroom.Metric]:
     """The number cards of one change (this one or the pinned one)."""
     what = "re-randomised" if s["op"] == "rerand" else "re-initialised"
-    out = [classroom.Metric("Trained (held-out)", pct(f["base_acc"]), help="The unchanged trained model."),
-           classroom.Metric(f"{s['layer']} {what}", pct(f["cut_acc"]), **classroom.delta(f["cut_acc"], f["base_acc"]),
-                            help=f"The changed model keeps {f['kept_share']:.0%} of the trained model's accuracy "
+    out = [classroom.Metric("Trained (held-out)", pct(f.base_acc), help="The unchanged trained model."),
+           classroom.Metric(f"{s['layer']} {what}", pct(f.cut_acc), **classroom.delta(f.cut_acc, f.base_acc),
+                            help=f"The changed model keeps {f.kept_share:.0%} of the trained model's accuracy "
                                  "above chance.")]
     if s["recovery"] != "none":
-        back = f["steps_to_recover"]
-        out.append(classroom.Metric(f"After {s['steps']} steps of {s['recovery']}", pct(f["recovered_acc"]),
-                                    **classroom.delta(f["recovered_acc"], f["base_acc"], " vs trained"),
+        back = f.steps_to_recover
+        out.append(classroom.Metric(f"After {s['steps']} steps of {s['recovery']}", pct(f.recovered_acc),
+                                    **classroom.delta(f.recovered_acc, f.base_acc, " vs trained"),
                                     help="Back within 1 point of the trained model after "
                                          + (f"{back} steps." if back is not None else "more steps than were run.")))
     else:
         out.append(classroom.Metric("Recovery", "off", help="Choose fine-tune or distil to retrain the network."))
-    out.append(classroom.Metric("Chance", pct(f["chance"]), help="Always guessing the most common held-out class."))
+    out.append(classroom.Metric("Chance", pct(f.chance), help="Always guessing the most common held-out class."))
     return out
 
 

@@ -11,7 +11,7 @@ from .apptest_util import assert_clean, open_page
 def _page_claims(settings: dict) -> list[dict]:
     """The claims the page must draw, computed here from the same (stored, quick-mode) results."""
     maps = {m: reinit.run(reinit.ReinitConfig(model=m, seed=settings["seed"])) for m in reinit.MODELS}
-    out = reinit.claims(maps) + reinit.focus(described.focus_config(settings))["claims"]
+    out = reinit.claims(maps) + reinit.focus(described.focus_config(settings)).claims
     g = described.group_config(settings)
     out += reinit.group(g).claims if g else []
     if described.width_configs(settings):

@@ -171,14 +171,14 @@ def test_focus_agrees_with_the_heatmap_and_recovers(plain):
     i = r["layers"].index("blocks.0")
     f = reinit.focus(reinit.FocusConfig("plain", 0, layer="blocks.0", op="reinit", checkpoint=0, recovery="kd",
                                         steps=60, **TINY))
-    assert f["cut_acc"] == pytest.approx(r["acc"][i][1])
-    assert f["curve_steps"][0] == 0 and f["curve_steps"][-1] == 60
-    assert f["recovered_acc"] > f["cut_acc"]
-    assert len(f["per_class"]["cut"]) == plain.data.n_classes
-    assert f["steps_to_recover"] is None or f["steps_to_recover"] in f["curve_steps"]
+    assert f.cut_acc == pytest.approx(r["acc"][i][1])
+    assert f.curve_steps[0] == 0 and f.curve_steps[-1] == 60
+    assert f.recovered_acc > f.cut_acc
+    assert len(f.per_class["cut"]) == plain.data.n_classes
+    assert f.steps_to_recover is None or f.steps_to_recover in f.curve_steps
     # the focus's outcomes are the map's cell, input by input (the claim pairs them with the trained model's)
-    assert f["outcomes"]["cut"] == r["outcomes"][i][1] and f["outcomes"]["base"] == r["base_outcomes"]
-    C.check(f["claims"])
+    assert f.outcomes["cut"] == r["outcomes"][i][1] and f.outcomes["base"] == r["base_outcomes"]
+    C.check(f.claims)
     with pytest.raises(ValueError, match="no checkpoint at epoch 7"):
         reinit.focus(reinit.FocusConfig("plain", 0, layer="stem", checkpoint=7, **TINY))
 

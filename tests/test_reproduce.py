@@ -106,8 +106,8 @@ def test_the_reinit_focus_command_prints_the_focus_numbers(quick):
     with contextlib.redirect_stdout(out):
         assert main([*shlex.split(cmd)[4:], "--json"]) == 0
     printed, expected = json.loads(out.getvalue())["result"]["focus"], reinit.focus(fc)
-    assert {k: printed[k] for k in ("cut_acc", "recovered_acc")} == {k: expected[k] for k in ("cut_acc",
-                                                                                            "recovered_acc")}
+    assert {k: printed[k] for k in ("cut_acc", "recovered_acc")} == {k: getattr(expected, k) for k in ("cut_acc",
+                                                                                                     "recovered_acc")}
 
 
 def test_downloads_name_no_folder_of_the_server(monkeypatch):

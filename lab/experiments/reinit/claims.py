@@ -240,22 +240,22 @@ def _plain_config(c: Any) -> dict[str, Any]:
     return c if isinstance(c, dict) else dataclasses.asdict(c)
 
 
-def focus_claims(f: dict[str, Any], model_name: str) -> list[dict[str, Any]]:
-    """The layer in focus (of the model labelled `model_name`), against the paper's notion of a robust layer (this
-    lab's 90 % threshold), paired."""
-    c, n = _plain_config(f["config"]), f["n_test"]
-    what = "re-randomised" if c["op"] == "rerand" else f"re-initialised to t = {c['checkpoint']}"
-    thr = f["chance"] + ROBUST_KEEP * (f["base_acc"] - f["chance"])
+def focus_claims(f: Any, model_name: str) -> list[dict[str, Any]]:
+    """The layer in focus (a FocusResult of experiment.py, read by attribute; of the model labelled `model_name`),
+    against the paper's notion of a robust layer (this lab's 90 % threshold), paired."""
+    c, n = f.config, f.n_test
+    what = "re-randomised" if c.op == "rerand" else f"re-initialised to t = {c.checkpoint}"
+    thr = f.chance + ROBUST_KEEP * (f.base_acc - f.chance)
     return [C.claim(
         "reinit.focus-robust", f"The layer in focus is robust to this change ({what})", SOURCE,
-        {"cut_acc": f["cut_acc"], "base_acc": f["base_acc"], "chance": f["chance"], "threshold": thr, "n_test": n},
+        {"cut_acc": f.cut_acc, "base_acc": f.base_acc, "chance": f.chance, "threshold": thr, "n_test": n},
         f"the changed model keeps at least {ROBUST_KEEP:.0%} of the above-chance accuracy (above {pct(thr)}): "
         f"acc − {ROBUST_KEEP:g} × trained ≥ {1 - ROBUST_KEEP:g} × chance, paired over the same inputs, by more than "
         f"{Z:g} standard errors",
-        [keeps_test("keeps >= 90 %", f["outcomes"]["cut"], f["outcomes"]["base"], ROBUST_KEEP, f["chance"], ">=")],
-        f"{c['layer']} {what}: {pct(f['cut_acc'])} (trained {pct(f['base_acc'])}, chance {pct(f['chance'])}); "
-        f"it keeps {f['kept_share']:.0%} of the above-chance accuracy.", subject=f"{model_name}, "
-        f"{c['layer']}")]
+        [keeps_test("keeps >= 90 %", f.outcomes["cut"], f.outcomes["base"], ROBUST_KEEP, f.chance, ">=")],
+        f"{c.layer} {what}: {pct(f.cut_acc)} (trained {pct(f.base_acc)}, chance {pct(f.chance)}); "
+        f"it keeps {f.kept_share:.0%} of the above-chance accuracy.", subject=f"{model_name}, "
+        f"{c.layer}")]
 
 
 def paired_bootstrap(vectors: list[Any], fn: Any, draws: Optional[int] = None, seed: int = 0) -> float:

@@ -97,11 +97,11 @@ def needs(settings: dict[str, Any]) -> list[Need]:
     return maps + [Need("the change in focus", reinit.focus, f)] + extra
 
 
-def claims_of(results: dict[str, dict[str, Any]], focus: Optional[dict[str, Any]] = None,
+def claims_of(results: dict[str, dict[str, Any]], focus: Optional[reinit.FocusResult] = None,
               group: Optional[GroupResult] = None, widths: Optional[dict[str, Any]] = None) -> list[dict[str, Any]]:
     """The page's claims from what it computed: the maps' (and plain against residual), the change in focus, the
     group, the width sweep (the page draws exactly this list)."""
-    return (reinit.claims(results) + (focus["claims"] if focus is not None else [])
+    return (reinit.claims(results) + (focus.claims if focus is not None else [])
             + (group.claims if group is not None else []) + (widths["claims"] if widths is not None else []))
 
 
@@ -162,11 +162,11 @@ def summary(r: dict[str, Any]) -> str:
     text = heatmap_text(r)
     f = r.get("focus")
     if f:
-        c = f["config"]
-        what = "re-randomised" if c["op"] == "rerand" else f"re-initialised to epoch {c['checkpoint']}"
-        text += (f"\n{c['layer']} {what}: {f['cut_acc']:.4f} (keeps {f['kept_share']:.0%} of the above-chance "
-                 f"accuracy); after {c['recovery']} {c['steps']} steps: {f['recovered_acc']:.4f}, back within 1 point "
-                 f"after {f['steps_to_recover'] if f['steps_to_recover'] is not None else 'never'} steps")
+        c = f.config
+        what = "re-randomised" if c.op == "rerand" else f"re-initialised to epoch {c.checkpoint}"
+        text += (f"\n{c.layer} {what}: {f.cut_acc:.4f} (keeps {f.kept_share:.0%} of the above-chance "
+                 f"accuracy); after {c.recovery} {c.steps} steps: {f.recovered_acc:.4f}, back within 1 point "
+                 f"after {f.steps_to_recover if f.steps_to_recover is not None else 'never'} steps")
     g = r.get("group")
     if g:
         text += (f"\ngroup {g.layers}: together {g.group_acc:.4f} (damage {g.group_damage:+.4f}); alone "
@@ -175,7 +175,7 @@ def summary(r: dict[str, Any]) -> str:
                  f"kept: together {g.claims[0]['measured']['group_kept_share']:.3f}, the product of the single "
                  f"shares (independent damages) {g.claims[0]['measured']['product_of_single_shares']:.3f}")
     return text + "\nAgainst the paper:\n" + claim_lines(r["claims"] + (g.claims if g else [])
-                                                        + (f["claims"] if f else []))
+                                                        + (f.claims if f else []))
 
 
 def focus_flags(p: argparse.ArgumentParser) -> None:

@@ -19,7 +19,7 @@ import copy
 import functools
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 import torch
@@ -257,8 +257,29 @@ def changed_model(t: Trained, layer: str, op: str, checkpoint: int, redraw_seed:
     return surgery.with_layer(t.model, layer, source_weights(t, op, checkpoint, redraw_seed))
 
 
-@entry("reinit-focus")
-def focus(cfg: FocusConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class FocusResult:
+    """`focus`'s answer: one layer changed once, then recovered (accuracies held-out). Field names are the stored
+    keys."""
+
+    config: FocusConfig
+    base_acc: float
+    cut_acc: float
+    recovered_acc: float
+    chance: float
+    n_test: int
+    kept_share: float
+    per_class: dict[str, list[float]]  # "base", "cut", "recovered": accuracy within each class
+    curve_steps: list[int]
+    curve_acc: list[float]
+    steps_to_recover: Optional[int]  # the first curve step back within RECOVERED_GAP of the trained model
+    outcomes: dict[str, str]  # packed per-input outcomes: "base", "cut"
+    recovery_seconds: float
+    claims: list[dict[str, Any]] = field(default_factory=list)
+
+
+@entry("reinit-focus", result=FocusResult)
+def focus(cfg: FocusConfig, progress: Progress) -> FocusResult:
     """One layer changed once: overall and per-class held-out accuracy, then the recovery curve (cached)."""
     t = trained(cfg.base.spec, span(progress, 0.0, 0.5))
     d = t.data
@@ -270,7 +291,7 @@ def focus(cfg: FocusConfig, progress: Progress) -> dict[str, Any]:
     t0 = time.perf_counter()
     log = recover(student, student.full_route, d, rc, teacher=t.model, progress=span(progress, 0.5, 1.0))
     back = next((s for s, a in zip(log.steps, log.test_acc, strict=True) if a >= trained_acc - RECOVERED_GAP), None)
-    out = {
+    out = FocusResult(**{
         "config": cfg,
         "base_acc": trained_acc,
         "cut_acc": log.test_acc[0],
@@ -288,8 +309,8 @@ def focus(cfg: FocusConfig, progress: Progress) -> dict[str, Any]:
         "steps_to_recover": back,
         "outcomes": {"base": E.pack(base_ok), "cut": E.pack(cut_ok)},
         "recovery_seconds": time.perf_counter() - t0,
-    }
-    return {**out, "claims": focus_claims(out, MODEL_NAMES[cfg.model])}
+    })
+    return replace(out, claims=focus_claims(out, MODEL_NAMES[cfg.model]))
 
 
 def claims(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
