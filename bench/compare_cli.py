@@ -39,7 +39,7 @@ COMMANDS: dict[str, list[str]] = {
     "reinit-default": ["reinit"],
     "reinit-residual-focus-kd": ["reinit", "--model", "residual", "--layer", "blocks.2", "--op", "rerand",
                                  "--recovery", "kd", "--steps", "100"],
-    "reinit-vit-small-focus": ["reinit", "--model", "vit", "--depth", "3", "--epochs", "4", "--layer", "head",
+    "reinit-vit-small-focus": ["reinit", "--model", "vit", "--blocks", "3", "--epochs", "4", "--layer", "head",
                                "--checkpoint", "1"],
     # issue 18 (descriptors and the lab/ layout): the experiments added since
     "iot-default": ["iot"],
@@ -70,13 +70,18 @@ RENAMES: dict[tuple[str, str], str] = {
     ("shuffle", "pruning.*.trained_order_mean"): "pruning.*.trained_order.mean",
     ("shuffle", "comparison.*.random_order_acc"): "comparison.*.random_orders",
     ("shuffle", "comparison.*.position_probe_acc"): "comparison.*.probe.acc",
+    # Re-initialise counts its model's depth in blocks, as every model of the lab (--blocks 3 is the old --depth 3
+    # for the ViT; the default, None, is the same model either way)
+    ("reinit", "config.depth"): "config.blocks",
+    ("reinit", "focus.config.depth"): "focus.config.blocks",
 }
 
 # Issue 18 moved lab/ into folders: a claim's `source` that names a file names it at its new path.
 PATH_RENAMES = {"lab/recover.py": "lab/ops/recover.py", "lab/recipes.py": "lab/core/recipes.py",
                 "lab/lens.py": "lab/ops/layer_lens.py", "lab/iot.py": "lab/experiments/iot/routing.py",
                 "lab/ops/order_routing.py": "lab/experiments/iot/routing.py",
-                "lab/prune.py": "lab/ops/prune.py", "lab/selection.py": "lab/ops/selection.py",
+                "lab/prune.py": "lab/ops/selection.py", "lab/ops/prune.py": "lab/ops/selection.py",
+                "lab/selection.py": "lab/ops/selection.py",
                 "lab/search.py": "lab/ops/search.py", "lab/surgery.py": "lab/ops/surgery.py",
                 "lab/embed.py": "lab/ops/embed.py", "lab/train.py": "lab/core/train.py",
                 "lab/streams.py": "lab/core/streams.py", "lab/zoo.py": "lab/core/zoo.py"}
