@@ -5,13 +5,15 @@ A full (generation 2) collection walks every container object the collector trac
 long. Python starts one by itself whenever enough survivors pile up, i.e. at a random page run.
 
 The policy:
-- after every page run, `gc.freeze()` moves what survived the run out of the collector's view (O(1): the tracked
-  lists are spliced). Automatic collections then only ever walk objects younger than the last run: a few
-  milliseconds. Freezing stops nothing from being freed by reference counting; only garbage in reference cycles
-  waits, in the frozen set, for the next step.
+- after every page run, a collection of the objects made since the last run frees the run's own garbage cycles
+  (it walks only those: everything older is frozen), then `gc.freeze()` moves the survivors out of the collector's
+  view (O(1): the tracked lists are spliced). Automatic collections then only ever walk objects younger than the
+  last run. Freezing stops nothing from being freed by reference counting; only an old object that later dies in
+  a reference cycle (an evicted cache entry, say) waits, in the frozen set, for the next step.
 - `sweep()` gives everything back to the collector, collects it all once, and freezes the survivors again. A
   daemon thread runs it when no page has run for IDLE_S and the frozen set has grown by SWEEP_GROWTH objects since
-  the last sweep, so the walk happens when no student waits for it, and memory held by cycles is bounded.
+  the last sweep, so the walk happens when no student waits for it; on a server that is never idle it runs anyway
+  once the frozen set has grown by FORCE_GROWTH, so memory held by cycles stays bounded.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ log = logging.getLogger(__name__)
 
 IDLE_S = 5.0  # no page run for this long: the server is idle enough for a full collection
 SWEEP_GROWTH = 200_000  # objects frozen since the last sweep before another one is worth its pause
+FORCE_GROWTH = 2_000_000  # ... and before one is due even while pages keep running
 CHECK_EVERY_S = 2.0
 
 _lock = threading.Lock()
@@ -35,6 +38,7 @@ def after_run() -> None:
     """End of a page run: what survived it leaves the collector's view."""
     with _lock:
         _state["last_run"] = time.monotonic()
+    gc.collect()
     gc.freeze()
 
 
@@ -51,11 +55,12 @@ def sweep() -> int:
 
 
 def due(now: float) -> bool:
-    """Whether the sweeper should sweep now: idle long enough, and enough frozen since the last sweep."""
+    """Whether the sweeper should sweep now: idle long enough and enough frozen since the last sweep, or so much
+    frozen that it cannot wait for idle time."""
     with _lock:
         idle = now - _state["last_run"] >= IDLE_S
-        grown = gc.get_freeze_count() - _state["frozen_after_sweep"] >= SWEEP_GROWTH
-    return idle and grown
+        grown = gc.get_freeze_count() - _state["frozen_after_sweep"]
+    return (idle and grown >= SWEEP_GROWTH) or grown >= FORCE_GROWTH
 
 
 def _sweeper() -> None:

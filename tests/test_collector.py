@@ -46,4 +46,16 @@ def test_the_sweeper_waits_for_idle_time_and_enough_growth(monkeypatch):
     collector.after_run()
     assert not collector.due(collector._state["last_run"] + 0.1)  # grown, but a page just ran
     assert collector.due(collector._state["last_run"] + collector.IDLE_S + 1)
+    monkeypatch.setattr(collector, "FORCE_GROWTH", 150)
+    assert collector.due(collector._state["last_run"] + 0.1)  # a server that is never idle still sweeps
     del keep
+
+
+def test_a_runs_own_garbage_cycles_are_freed_at_its_end():
+    gc.collect()
+    gc.freeze()  # what came before the run
+    dead = Node()
+    ref = weakref.ref(dead)
+    del dead  # a cycle that died during the run
+    collector.after_run()
+    assert ref() is None
