@@ -1,4 +1,5 @@
-"""Figures of the Re-initialise page, built from the plain-data results of lab.experiments.reinit."""
+"""Figures of the Re-initialise page, built from the typed results of lab.experiments.reinit (read by attribute:
+ReinitResult, FocusResult, GroupResult) and the width sweep's plain data."""
 
 from __future__ import annotations
 
@@ -17,12 +18,12 @@ from .figcache import figure
 SCALE = "Viridis"
 
 
-def _title(r: dict[str, Any]) -> str:
-    return f"<b>{r['model_name']}</b><br>trained {r['base_acc']:.1%} · chance {r['chance']:.1%}"
+def _title(r: Any) -> str:
+    return f"<b>{r.model_name}</b><br>trained {r.base_acc:.1%} · chance {r.chance:.1%}"
 
 
 @figure
-def heatmaps(results: dict[str, dict[str, Any]], focus: Optional[tuple[str, str, str]] = None,
+def heatmaps(results: dict[str, Any], focus: Optional[tuple[str, str, str]] = None,
              height: int = 520) -> go.Figure:
     """One robustness map per model, side by side on one colour scale (held-out accuracy after one change).
 
@@ -30,21 +31,21 @@ def heatmaps(results: dict[str, dict[str, Any]], focus: Optional[tuple[str, str,
     """
     names = list(results)
     # subplot widths follow the number of columns, so every cell is about as wide as every other
-    widths = [len(results[m]["checkpoints"]) for m in names]
+    widths = [len(results[m].checkpoints) for m in names]
     # Wide gaps: each panel has its own row labels (blocks.0 ...), which overlapped the panel to their left.
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=[_title(results[m]) for m in names],
                         horizontal_spacing=0.09, column_widths=[w / sum(widths) for w in widths])
     for j, m in enumerate(names, start=1):
         r = results[m]
         # stem at the bottom, head on top: the order data flows; "blocks.3" is shown as "b3" to leave room
-        rows = [_short(n) for n in reversed(r["layers"])]
-        z = list(reversed(r["acc"]))
-        fig.add_heatmap(z=z, x=r["checkpoints"], y=rows, coloraxis="coloraxis", row=1, col=j,
+        rows = [_short(n) for n in reversed(r.layers)]
+        z = list(reversed(r.acc))
+        fig.add_heatmap(z=z, x=r.checkpoints, y=rows, coloraxis="coloraxis", row=1, col=j,
                         text=[[f"{v:.0%}" for v in row] for row in z], texttemplate="%{text}",
                         textfont={"size": theme.SMALL_FONT},
-                        hovertemplate="%{y}, %{x}: %{z:.1%}<extra>" + r["model_name"] + "</extra>")
-        if focus and focus[0] == m and focus[1] in r["layers"] and focus[2] in r["checkpoints"]:
-            xi, yi = r["checkpoints"].index(focus[2]), rows.index(_short(focus[1]))
+                        hovertemplate="%{y}, %{x}: %{z:.1%}<extra>" + r.model_name + "</extra>")
+        if focus and focus[0] == m and focus[1] in r.layers and focus[2] in r.checkpoints:
+            xi, yi = r.checkpoints.index(focus[2]), rows.index(_short(focus[1]))
             fig.add_shape(type="rect", x0=xi - 0.5, x1=xi + 0.5, y0=yi - 0.5, y1=yi + 0.5, row=1, col=j,
                           line={"color": "#FFFFFF", "width": 5})
             fig.add_shape(type="rect", x0=xi - 0.5, x1=xi + 0.5, y0=yi - 0.5, y1=yi + 0.5, row=1, col=j,
@@ -65,7 +66,7 @@ def _short(layer: str) -> str:
 
 
 @figure
-def distance_vs_damage(results: dict[str, dict[str, Any]], norm: str = "rel2") -> go.Figure:
+def distance_vs_damage(results: dict[str, Any], norm: str = "rel2") -> go.Figure:
     """Each layer's distance from its initialisation against the accuracy lost when re-initialised to t = 0.
 
     Only each model's most damaged and farthest-moved layers carry a label (all of them would overlap); hover
@@ -74,18 +75,18 @@ def distance_vs_damage(results: dict[str, dict[str, Any]], norm: str = "rel2") -
     fig = go.Figure()
     everything = []
     for m, r in results.items():
-        pts = [(x, d, layer) for x, d, layer in zip(r["distance"][norm], r["damage"], r["layers"], strict=True)
+        pts = [(x, d, layer) for x, d, layer in zip(r.distance[norm], r.damage, r.layers, strict=True)
                if x is not None]
         if not pts:
             continue
-        everything += [(x, d, layer, r["model_name"]) for x, d, layer in pts]
-        rho = r["rank_corr"][norm]
+        everything += [(x, d, layer, r.model_name) for x, d, layer in pts]
+        rho = r.rank_corr[norm]
         fig.add_scatter(x=[p[0] for p in pts], y=[p[1] for p in pts], customdata=[p[2] for p in pts],
                         mode="markers", marker={"color": theme.ARCH_COLOURS.get(m, theme.ORIGINAL), "size": 13,
                                                 "line": {"color": "black", "width": 1}},
-                        name=f"{r['model_name']} ρ = {'n/a' if rho is None else f'{rho:+.2f}'}",
+                        name=f"{r.model_name} ρ = {'n/a' if rho is None else f'{rho:+.2f}'}",
                         hovertemplate="%{customdata}: distance %{x:.3f}, lost %{y:.1%}<extra>"
-                                      + r["model_name"] + "</extra>")
+                                      + r.model_name + "</extra>")
     # Two labels in all, placed away from each other (one label per model per extreme would collide): the layer
     # whose reset hurt most, and the one that moved farthest. Hover names every point.
     if everything:
@@ -118,13 +119,13 @@ def recovery_curve(f: Any) -> go.Figure:
 
 
 @figure
-def distance_bars(results: dict[str, dict[str, Any]], norm: str = "rel2") -> go.Figure:
+def distance_bars(results: dict[str, Any], norm: str = "rel2") -> go.Figure:
     """Distance from initialisation per layer, one bar group per model."""
     fig = go.Figure()
     for m, r in results.items():
-        fig.add_bar(x=r["layers"], y=[v if v is not None else 0 for v in r["distance"][norm]],
-                    name=r["model_name"], marker_color=theme.ARCH_COLOURS.get(m, theme.ORIGINAL),
-                    hovertemplate="%{x}: %{y:.3f}<extra>" + r["model_name"] + "</extra>")
+        fig.add_bar(x=r.layers, y=[v if v is not None else 0 for v in r.distance[norm]],
+                    name=r.model_name, marker_color=theme.ARCH_COLOURS.get(m, theme.ORIGINAL),
+                    hovertemplate="%{x}: %{y:.3f}<extra>" + r.model_name + "</extra>")
     fig.update_yaxes(title="relative 2-norm" if norm == "rel2" else "inf-norm")
     fig.update_xaxes(title="layer", type="category")
     return theme.layout(fig, "How far each layer moved from its initial draw", barmode="group", height=460)

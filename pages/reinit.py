@@ -203,16 +203,16 @@ text.show_code([surgery.layer_of, surgery.swapped, reinit.heatmap, reinit.change
 text.section("What the simulations show")
 lines = []
 for r in results.values():
-    t0 = [row[1] for row in r["acc"]]
-    rr = [row[0] for row in r["acc"]]
+    t0 = [row[1] for row in r.acc]
+    rr = [row[0] for row in r.acc]
     worst, best = min(range(len(t0)), key=lambda i: t0[i]), max(range(len(t0)), key=lambda i: t0[i])
-    rho = r["rank_corr"]["rel2"]
+    rho = r.rank_corr["rel2"]
     lines.append(
-        f"**{r['model_name']}** (trained {pct(r['base_acc'])}, chance {pct(r['chance'])}, {r['n_test']:,} held-out "
-        f"inputs). Re-initialised to t = 0: from {pct(t0[worst])} (`{r['layers'][worst]}`) to {pct(t0[best])} "
-        f"(`{r['layers'][best]}`). Re-randomised: from {pct(min(rr))} to {pct(max(rr))}. Distance vs damage: "
-        f"Spearman ρ = {'n/a' if rho is None else f'{rho:+.2f}'}. The map took {r['heatmap_seconds']:.2f} s "
-        f"({r['heatmap_cpu_seconds']:.2f} s of CPU).")
+        f"**{r.model_name}** (trained {pct(r.base_acc)}, chance {pct(r.chance)}, {r.n_test:,} held-out "
+        f"inputs). Re-initialised to t = 0: from {pct(t0[worst])} (`{r.layers[worst]}`) to {pct(t0[best])} "
+        f"(`{r.layers[best]}`). Re-randomised: from {pct(min(rr))} to {pct(max(rr))}. Distance vs damage: "
+        f"Spearman ρ = {'n/a' if rho is None else f'{rho:+.2f}'}. The map took {r.heatmap_seconds:.2f} s "
+        f"({r.heatmap_cpu_seconds:.2f} s of CPU).")
 st.markdown("\n".join(f"- {x}" for x in lines))
 st.markdown("Look at the stem's row (the bottom one) of each heatmap, at how the re-randomise column differs from "
             "the t = 0 column, and at where each model's points lie in the distance–damage plot.")

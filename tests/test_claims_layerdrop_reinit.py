@@ -8,6 +8,7 @@ with outcome vectors of exactly the accuracy asked for, on inputs drawn by a see
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from types import SimpleNamespace as NS
 
@@ -60,11 +61,14 @@ def fake_map(model="plain", t0=None, rr=None, late=None, dist=None, n=N, base=BA
         outs.append([base_v if a == base else vec(a, f"{model}-{i}-{j}", n) for j, a in enumerate(row)])
     damage = [base - a for a in t0]
     dist = list(dist or [0.1 * (i + 1) for i in range(k)])
-    r = {"model": model, "model_name": reinit.MODEL_NAMES[model], "layers": LAYERS, "epochs": epochs,
-         "checkpoints": reinit.column_labels(epochs), "acc": rows, "outcomes": outs, "base_acc": base,
-         "base_outcomes": base_v, "chance": CHANCE, "n_test": n, "damage": damage,
-         "distance": {"rel2": dist, "inf": dist}, "rank_corr": {"rel2": reinit._rank_corr(dist, damage), "inf": None}}
-    return {**r, "claims": RC.model_claims(r)}
+    r = reinit.ReinitResult(
+        config=reinit.ReinitConfig(model=model), model=model, model_name=reinit.MODEL_NAMES[model], task="fake",
+        train_seconds=0.0, layers=LAYERS, n_params=[0] * k, epochs=epochs, checkpoints=reinit.column_labels(epochs),
+        acc=rows, outcomes=outs, base_acc=base, base_outcomes=base_v, chance=CHANCE,
+        distance={"rel2": dist, "inf": dist}, damage=damage,
+        rank_corr={"rel2": reinit._rank_corr(dist, damage), "inf": None}, n_test=n, verdict_t0=[], verdict_rerand=[],
+        redraw_seed=0, heatmap_seconds=0.0)
+    return dataclasses.replace(r, claims=RC.model_claims(r))
 
 
 CRIT = CHANCE + RC.CRITICAL_KEEP * (BASE - CHANCE)  # 0.475: below it a layer is critical
@@ -73,52 +77,52 @@ CRIT = CHANCE + RC.CRITICAL_KEEP * (BASE - CHANCE)  # 0.475: below it a layer is
 @pytest.mark.parametrize("stem,want", [(0.06, True), (0.88, False), (CRIT + 0.002, None)])
 def test_plain_first_layer_critical(stem, want):
     r = fake_map(t0=[stem] + [BASE] * 8)
-    assert verdict(r["claims"], "reinit.plain-first-layer-critical") is want
+    assert verdict(r.claims, "reinit.plain-first-layer-critical") is want
 
 
 @pytest.mark.parametrize("t0,late,want", [(0.2, 0.8, True), (0.8, 0.2, False), (0.5, 0.505, None)])
 def test_plain_first_layer_damage_falls_with_t(t0, late, want):
     r = fake_map(t0=[t0] + [BASE] * 8, late=[late] + [BASE] * 8)
-    assert verdict(r["claims"], "reinit.plain-first-layer-damage-falls") is want
+    assert verdict(r.claims, "reinit.plain-first-layer-damage-falls") is want
 
 
 def test_damage_falls_cannot_tell_without_a_middle_checkpoint():
     r = fake_map(t0=[0.1] + [BASE] * 8, epochs=[0, 1])  # quick mode: trained one epoch
-    assert verdict(r["claims"], "reinit.plain-first-layer-damage-falls") is None
+    assert verdict(r.claims, "reinit.plain-first-layer-damage-falls") is None
 
 
 @pytest.mark.parametrize("stem,weakest,want", [(0.2, 0.85, True), (0.85, 0.2, False), (0.5, 0.505, None)])
 def test_plain_later_layers_more_robust(stem, weakest, want):
     r = fake_map(t0=[stem, BASE, BASE, weakest] + [BASE] * 5)
-    assert verdict(r["claims"], "reinit.plain-later-layers-more-robust") is want
+    assert verdict(r.claims, "reinit.plain-later-layers-more-robust") is want
 
 
 @pytest.mark.parametrize("odd,want", [(0.05, True), (0.85, False), (CRIT - 0.005, None)])
 def test_plain_rerand_fatal(odd, want):
     r = fake_map(rr=[0.05] * 4 + [odd] + [0.05] * 4)
-    assert verdict(r["claims"], "reinit.plain-rerand-fatal") is want
+    assert verdict(r.claims, "reinit.plain-rerand-fatal") is want
 
 
 @pytest.mark.parametrize("model", ["plain", "residual", "vit"])
 def test_rerand_hurts_at_least_as_much_with_a_margin(model):
     key = f"reinit.{model}-rerand-hurts-more"
-    assert verdict(fake_map(model, rr=[0.3] * 9)["claims"], key) is True
-    assert verdict(fake_map(model, t0=[0.3] * 9, rr=[0.6] * 9)["claims"], key) is False
+    assert verdict(fake_map(model, rr=[0.3] * 9).claims, key) is True
+    assert verdict(fake_map(model, t0=[0.3] * 9, rr=[0.6] * 9).claims, key) is False
     # re-randomising 1 pt better than re-initialising, on average: exactly the margin, inside the noise
-    assert verdict(fake_map(model, t0=[0.5] * 9, rr=[0.51] * 9)["claims"], key) is None
+    assert verdict(fake_map(model, t0=[0.5] * 9, rr=[0.51] * 9).claims, key) is None
     # untouched by both changes: non-inferior (the point of a margin: equality is not "cannot tell")
-    assert verdict(fake_map(model)["claims"], key) is True
+    assert verdict(fake_map(model).claims, key) is True
 
 
 def test_moved_least_is_robust_three_ways():
     key = "reinit.plain-moved-least-robust"
     t0 = [0.9 - 0.08 * i for i in range(9)]  # damage grows layer by layer
-    assert verdict(fake_map(t0=t0, dist=[0.1 * (i + 1) for i in range(9)])["claims"], key) is True
-    assert verdict(fake_map(t0=t0, dist=[1.0 - 0.1 * i for i in range(9)])["claims"], key) is False
-    assert verdict(fake_map(t0=t0, dist=[0.3, 0.1, 0.5, 0.2, 0.9, 0.4, 0.6, 0.8, 0.7])["claims"], key) is None
+    assert verdict(fake_map(t0=t0, dist=[0.1 * (i + 1) for i in range(9)]).claims, key) is True
+    assert verdict(fake_map(t0=t0, dist=[1.0 - 0.1 * i for i in range(9)]).claims, key) is False
+    assert verdict(fake_map(t0=t0, dist=[0.3, 0.1, 0.5, 0.2, 0.9, 0.4, 0.6, 0.8, 0.7]).claims, key) is None
     # a perfect ranking of damages that are all inside the noise is no evidence
     tiny = [BASE - 0.001 * i for i in range(9)]
-    assert verdict(fake_map(t0=tiny, dist=[0.1 * (i + 1) for i in range(9)])["claims"], key) is None
+    assert verdict(fake_map(t0=tiny, dist=[0.1 * (i + 1) for i in range(9)]).claims, key) is None
 
 
 @pytest.mark.parametrize("res,plain,want", [(0.85, 0.2, True), (0.2, 0.85, False), (0.5, 0.502, None)])

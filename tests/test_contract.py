@@ -64,7 +64,7 @@ def test_an_entry_point_uses_the_callers_store_all_the_way_down(tmp_path):
     store = Store(tmp_path / "private")
     cfg = reinit.ReinitConfig(model="residual", seed=5, blocks=2, width=8, epochs=1)
     r = reinit.run(cfg, store=store)
-    assert r["base_acc"] >= 0
+    assert r.base_acc >= 0
     kinds = {p.name for p in (tmp_path / "private").iterdir()}
     assert {"reinit", "model"} <= kinds  # the trained model went to the private store too
     assert reinit.run(cfg, store=store) == r  # and the second call is a read

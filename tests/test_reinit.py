@@ -168,16 +168,16 @@ def test_cli_rejects_unknown_layer(plain, capsys):
 
 def test_focus_agrees_with_the_heatmap_and_recovers(plain):
     r = reinit.run(reinit.ReinitConfig("plain", 0, **TINY))
-    i = r["layers"].index("blocks.0")
+    i = r.layers.index("blocks.0")
     f = reinit.focus(reinit.FocusConfig("plain", 0, layer="blocks.0", op="reinit", checkpoint=0, recovery="kd",
                                         steps=60, **TINY))
-    assert f.cut_acc == pytest.approx(r["acc"][i][1])
+    assert f.cut_acc == pytest.approx(r.acc[i][1])
     assert f.curve_steps[0] == 0 and f.curve_steps[-1] == 60
     assert f.recovered_acc > f.cut_acc
     assert len(f.per_class["cut"]) == plain.data.n_classes
     assert f.steps_to_recover is None or f.steps_to_recover in f.curve_steps
     # the focus's outcomes are the map's cell, input by input (the claim pairs them with the trained model's)
-    assert f.outcomes["cut"] == r["outcomes"][i][1] and f.outcomes["base"] == r["base_outcomes"]
+    assert f.outcomes["cut"] == r.outcomes[i][1] and f.outcomes["base"] == r.base_outcomes
     C.check(f.claims)
     with pytest.raises(ValueError, match="no checkpoint at epoch 7"):
         reinit.focus(reinit.FocusConfig("plain", 0, layer="stem", checkpoint=7, **TINY))
@@ -202,9 +202,9 @@ def test_heatmap_shortcut_matches_a_full_forward_pass(which, request):
 def test_a_group_of_one_layer_is_that_layer_alone(plain):
     r = reinit.run(reinit.ReinitConfig("plain", 0, **TINY))
     for op, col in (("reinit", 1), ("rerand", 0)):
-        for i, layer in enumerate(r["layers"]):
+        for i, layer in enumerate(r.layers):
             g = reinit.group(reinit.GroupConfig("plain", 0, layers=layer, op=op, **TINY))
-            assert g.group_acc == g.single_accs[0] == pytest.approx(r["acc"][i][col]), (op, layer)
+            assert g.group_acc == g.single_accs[0] == pytest.approx(r.acc[i][col]), (op, layer)
             assert g.group_damage == pytest.approx(g.sum_single_damage)
             assert g.claims[0]["holds"] is None  # the same change twice: nothing to tell
 
@@ -252,7 +252,7 @@ def test_width_sweep_maps_each_width_and_rejects_the_vit():
     assert w["widths"] == [8, 16] and w["layers"] == ["stem", "blocks.0", "blocks.1", "head"]
     for j, width in enumerate(w["widths"]):
         r = reinit.run(reinit.ReinitConfig("plain", 0, blocks=2, width=width, epochs=1))
-        assert w["t0_acc"][j] == [row[1] for row in r["acc"]]
+        assert w["t0_acc"][j] == [row[1] for row in r.acc]
     assert w["claims"][0]["key"] == "reinit.plain-wider-more-robust-top"
     with pytest.raises(ValueError, match="for the MLPs"):
         reinit.width_sweep("vit", 0)

@@ -55,28 +55,29 @@ SOURCE = ("Zhang, Bengio, Singer, Are All Layers Created Equal? (2019; JMLR 2022
           "accuracy kept are this lab's thresholds (the paper reads its heatmaps by eye)")
 
 
-def column(r: dict[str, Any], label: str) -> list[float]:
-    """One heatmap column (a list over layers): `RERAND` or `t=e`."""
-    j = r["checkpoints"].index(label)
-    return [row[j] for row in r["acc"]]
+def column(r: Any, label: str) -> list[float]:
+    """One heatmap column (a list over layers): `RERAND` or `t=e`. Here `r`, a map, is a ReinitResult of
+    experiment.py (read by attribute)."""
+    j = r.checkpoints.index(label)
+    return [row[j] for row in r.acc]
 
 
-def _cells(r: dict[str, Any], label: str) -> list[np.ndarray]:
+def _cells(r: Any, label: str) -> list[np.ndarray]:
     """One heatmap column's per-input held-out outcomes, one vector per layer."""
-    j = r["checkpoints"].index(label)
-    return [E.as_scores(row[j]) for row in r["outcomes"]]
+    j = r.checkpoints.index(label)
+    return [E.as_scores(row[j]) for row in r.outcomes]
 
 
-def _threshold(r: dict[str, Any], share: float) -> float:
+def _threshold(r: Any, share: float) -> float:
     """The accuracy that keeps `share` of the trained model's above-chance accuracy."""
-    return r["chance"] + share * (r["base_acc"] - r["chance"])
+    return r.chance + share * (r.base_acc - r.chance)
 
 
-def _plain_claims(r: dict[str, Any]) -> list[dict[str, Any]]:
+def _plain_claims(r: Any) -> list[dict[str, Any]]:
     """The paper's fully-connected-net claims, on the plain MLP's map."""
-    n, layers, base, chance = r["n_test"], r["layers"], r["base_acc"], r["chance"]
+    n, layers, base, chance = r.n_test, r.layers, r.base_acc, r.chance
     t0, rr = column(r, "t=0"), column(r, RERAND)
-    c0, crr, cb = _cells(r, "t=0"), _cells(r, RERAND), E.as_scores(r["base_outcomes"])
+    c0, crr, cb = _cells(r, "t=0"), _cells(r, RERAND), E.as_scores(r.base_outcomes)
     first = layers[0]
     crit = _threshold(r, CRITICAL_KEEP)
     out = [C.claim(
@@ -88,8 +89,8 @@ def _plain_claims(r: dict[str, Any]) -> list[dict[str, Any]]:
         f"same inputs, by more than {Z:g} standard errors",
         [keeps_test(f"{first} at t = 0 keeps < {CRITICAL_KEEP:.0%}", c0[0], cb, CRITICAL_KEEP, chance, "<=")],
         f"{first} re-initialised to t = 0: {pct(t0[0])} (trained {pct(base)}, chance {pct(chance)}, critical below "
-        f"{pct(crit)}).", subject=r["model_name"])]
-    epochs = r["epochs"]
+        f"{pct(crit)}).", subject=r.model_name)]
+    epochs = r.epochs
     late = [e for e in epochs if 0 < e < epochs[-1]]
     if late:
         e = late[-1]
@@ -107,7 +108,7 @@ def _plain_claims(r: dict[str, Any]) -> list[dict[str, Any]]:
         "weights from later in training hurt less", SOURCE, measured,
         "accuracy with the first layer from the last checkpoint before the end is above its accuracy at t = 0, "
         f"paired over the same inputs, by more than {Z:g} standard errors; no such checkpoint: cannot tell",
-        [C.test("late checkpoint minus t = 0", est, ">=", 0.0)], detail, subject=r["model_name"]))
+        [C.test("late checkpoint minus t = 0", est, ">=", 0.0)], detail, subject=r.model_name))
     later = list(range(1, len(layers)))
     w = min(later, key=lambda i: t0[i])
     out.append(C.claim(
@@ -117,7 +118,7 @@ def _plain_claims(r: dict[str, Any]) -> list[dict[str, Any]]:
         f"same inputs by more than {Z:g} standard errors",
         [C.test(f"{layers[i]} minus {first} at t = 0", E.paired(c0[i], c0[0]), ">=", 0.0) for i in later],
         f"at t = 0: {first} {pct(t0[0])}; the weakest later layer, {layers[w]}, {pct(t0[w])} "
-        f"({pts(t0[w] - t0[0])}).", subject=r["model_name"]))
+        f"({pts(t0[w] - t0[0])}).", subject=r.model_name))
     tests = [keeps_test(f"{layers[i]} re-randomised keeps < {CRITICAL_KEEP:.0%}", crr[i], cb, CRITICAL_KEEP, chance,
                         "<=") for i in range(len(layers))]
     worst = max(range(len(rr)), key=lambda i: rr[i])
@@ -127,14 +128,14 @@ def _plain_claims(r: dict[str, Any]) -> list[dict[str, Any]]:
         f"every layer, re-randomised, keeps less than {CRITICAL_KEEP:.0%} of the above-chance accuracy (below "
         f"{pct(crit)}), each paired with the trained model by more than {Z:g} standard errors", tests,
         f"re-randomised: {sum(t['holds'] is True for t in tests)} of {len(rr)} layers clearly below {pct(crit)}; the "
-        f"least damaged is {layers[worst]} at {pct(rr[worst])}.", subject=r["model_name"]))
+        f"least damaged is {layers[worst]} at {pct(rr[worst])}.", subject=r.model_name))
     return out
 
 
-def model_claims(r: dict[str, Any]) -> list[dict[str, Any]]:
+def model_claims(r: Any) -> list[dict[str, Any]]:
     """The claims one model's map can test: the fully connected net's (plain MLP), and two for every model."""
-    n, layers = r["n_test"], r["layers"]
-    out = _plain_claims(r) if r["model"] == "plain" else []
+    n, layers = r.n_test, r.layers
+    out = _plain_claims(r) if r.model == "plain" else []
     c0, crr = _cells(r, "t=0"), _cells(r, RERAND)
     # the mean over every layer (exact: no layer sampled), per input, paired
     est = E.paired(np.mean(c0, axis=0), np.mean(crr, axis=0))
@@ -142,7 +143,7 @@ def model_claims(r: dict[str, Any]) -> list[dict[str, Any]]:
                                                                                             strict=True)]
     against = [t["name"] for t in per_layer if t["holds"] is False]
     out.append(C.claim(
-        f"reinit.{r['model']}-rerand-hurts-more", "Re-randomising a layer hurts at least as much as re-initialising "
+        f"reinit.{r.model}-rerand-hurts-more", "Re-randomising a layer hurts at least as much as re-initialising "
         "it to its own initial draw", SOURCE + "; tested on the mean over every layer of the model",
         {"mean_t0_minus_rerand": est.value, "margin": RERAND_MARGIN, "layers_against": against, "n_test": n},
         f"non-inferiority with a margin of {100 * RERAND_MARGIN:g} pt: the mean over layers of (accuracy at t = 0 "
@@ -151,7 +152,7 @@ def model_claims(r: dict[str, Any]) -> list[dict[str, Any]]:
         [C.test("mean over layers of t = 0 minus re-randomised", est, ">=", -RERAND_MARGIN)],
         f"mean over {len(layers)} layers: t = 0 keeps {pts(est.value)} more than a fresh draw (se "
         f"{100 * est.se:.2f} pts)" + (f"; clearly more than the margin the other way for {', '.join(against)}."
-                                     if against else "."), subject=r["model_name"]))
+                                     if against else "."), subject=r.model_name))
     out.append(_moved_least_claim(r))
     return out
 
@@ -166,13 +167,13 @@ def rho_bootstrap(dist: list[float], damage_rows: np.ndarray, draws: int, seed: 
     return float(np.std(vals, ddof=1)) if len(vals) > 1 else 0.0
 
 
-def _moved_least_claim(r: dict[str, Any]) -> dict[str, Any]:
+def _moved_least_claim(r: Any) -> dict[str, Any]:
     """Spearman's rho of distance from init and damage at t = 0 above 0: its error the larger of the spread of rho
     over unrelated rankings (1/sqrt(L - 1), exact under no ties) and its bootstrap over the inputs."""
-    n, dist = r["n_test"], r["distance"]["rel2"]
-    cb, c0 = E.as_scores(r["base_outcomes"]), _cells(r, "t=0")
+    n, dist = r.n_test, r.distance["rel2"]
+    cb, c0 = E.as_scores(r.base_outcomes), _cells(r, "t=0")
     keep = [i for i, x in enumerate(dist) if x is not None]
-    damage = [r["damage"][i] for i in keep]
+    damage = [r.damage[i] for i in keep]
     rho = metrics.spearman([dist[i] for i in keep], damage) if len(keep) >= 3 else float("nan")
     visible = [i for i in keep if E.verdict(*_damage(cb, c0[i]), Z) is True]
     if math.isnan(rho) or not visible:
@@ -190,14 +191,14 @@ def _moved_least_claim(r: dict[str, Any]) -> dict[str, Any]:
         detail = (f"Spearman ρ(distance, damage) = {rho:+.2f} over {len(keep)} layers ({len(visible)} with damage "
                   f"beyond the noise); error ±{est.se:.2f} ({est.how}).")
     return C.claim(
-        f"reinit.{r['model']}-moved-least-robust", "The layers that moved least from their initialisation are the "
+        f"reinit.{r.model}-moved-least-robust", "The layers that moved least from their initialisation are the "
         "robust ones", SOURCE + "; the distance is ||θ_T − θ_0||₂ / ||θ_0||₂ per layer",
         {"rho": None if math.isnan(rho) else rho, "n_layers": len(keep), "layers_with_damage": len(visible),
          "n_test": n},
         f"Spearman's ρ of distance and damage at t = 0 is above 0 by more than {Z:g} standard errors (the larger of "
         "1/sqrt(L − 1), its spread over unrelated rankings, and its bootstrap over the inputs); no layer with damage "
         "beyond the noise: cannot tell", [C.test("Spearman rho", est, ">=", 0.0, unit="")], detail,
-        subject=r["model_name"])
+        subject=r.model_name)
 
 
 def _damage(base: np.ndarray, changed: np.ndarray) -> tuple[float, str, float, float]:
@@ -213,13 +214,13 @@ def _compare(a: np.ndarray, b: np.ndarray) -> E.Estimate:
     return E.independent(E.accuracy(a), E.accuracy(b))
 
 
-def residual_claim(plain: dict[str, Any], res: dict[str, Any]) -> dict[str, Any]:
+def residual_claim(plain: Any, res: Any) -> dict[str, Any]:
     """Residual blocks keep more accuracy than plain ones, re-initialised (t = 0) and re-randomised alike: the mean
     over every hidden block and both changes, per input, paired."""
-    def blocks(r: dict[str, Any]) -> np.ndarray:
-        idx = [i for i, layer in enumerate(r["layers"]) if layer.startswith("blocks.")]
-        js = (r["checkpoints"].index(RERAND), r["checkpoints"].index("t=0"))
-        return np.mean([E.as_scores(r["outcomes"][i][j]) for i in idx for j in js], axis=0)
+    def blocks(r: Any) -> np.ndarray:
+        idx = [i for i, layer in enumerate(r.layers) if layer.startswith("blocks.")]
+        js = (r.checkpoints.index(RERAND), r.checkpoints.index("t=0"))
+        return np.mean([E.as_scores(r.outcomes[i][j]) for i in idx for j in js], axis=0)
 
     bp, br = blocks(plain), blocks(res)
     est = _compare(br, bp)
@@ -227,7 +228,7 @@ def residual_claim(plain: dict[str, Any], res: dict[str, Any]) -> dict[str, Any]
     return C.claim(
         "reinit.residual-more-robust", "Residual nets have more robust layers than plain ones", SOURCE
         + "; both MLPs share their width, depth, recipe and test inputs and differ only in the skip connection",
-        {"residual_blocks_mean": mr, "plain_blocks_mean": mp, "n_test": plain["n_test"]},
+        {"residual_blocks_mean": mr, "plain_blocks_mean": mp, "n_test": plain.n_test},
         "mean accuracy over the hidden blocks, re-initialised to t = 0 and re-randomised, is higher in the residual "
         f"MLP, paired over the same inputs by more than {Z:g} standard errors",
         [C.test("residual minus plain", est, ">=", 0.0)],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Optional
 
 from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults
@@ -20,6 +20,7 @@ from lab.experiments.reinit.experiment import (
     GroupConfig,
     GroupResult,
     ReinitConfig,
+    ReinitResult,
 )
 from lab.runtime.progress import text_progress
 
@@ -97,7 +98,7 @@ def needs(settings: dict[str, Any]) -> list[Need]:
     return maps + [Need("the change in focus", reinit.focus, f)] + extra
 
 
-def claims_of(results: dict[str, dict[str, Any]], focus: Optional[reinit.FocusResult] = None,
+def claims_of(results: dict[str, ReinitResult], focus: Optional[reinit.FocusResult] = None,
               group: Optional[GroupResult] = None, widths: Optional[dict[str, Any]] = None) -> list[dict[str, Any]]:
     """The page's claims from what it computed: the maps' (and plain against residual), the change in focus, the
     group, the width sweep (the page draws exactly this list)."""
@@ -122,21 +123,21 @@ def _fmt(v: Optional[float]) -> str:
     return "n/a" if v is None else f"{v:+.2f}"
 
 
-def heatmap_text(r: dict[str, Any]) -> str:
+def heatmap_text(r: ReinitResult) -> str:
     """The robustness map as a fixed-width table: one row per layer, held-out accuracy per column."""
-    cols = r["checkpoints"]
-    lines = [f"{r['model_name']} ({r['task']}): trained {r['base_acc']:.4f}, chance {r['chance']:.4f}; "
+    cols = r.checkpoints
+    lines = [f"{r.model_name} ({r.task}): trained {r.base_acc:.4f}, chance {r.chance:.4f}; "
              f"held-out accuracy after changing one layer (columns: re-randomise, then re-initialise to epoch t)",
              f"{'layer':<10} " + " ".join(f"{c:>12}" for c in cols) + f" {'rel dist':>9} {'inf dist':>9}  verdict t=0"]
-    for i, layer in enumerate(r["layers"]):
-        rel = r["distance"]["rel2"][i]
-        lines.append(f"{layer:<10} " + " ".join(f"{a:>12.4f}" for a in r["acc"][i])
-                     + f" {'n/a' if rel is None else f'{rel:.3f}':>9} {r['distance']['inf'][i]:>9.3f}"
-                     + f"  {r['verdict_t0'][i]}")
-    rc = r["rank_corr"]
+    for i, layer in enumerate(r.layers):
+        rel = r.distance["rel2"][i]
+        lines.append(f"{layer:<10} " + " ".join(f"{a:>12.4f}" for a in r.acc[i])
+                     + f" {'n/a' if rel is None else f'{rel:.3f}':>9} {r.distance['inf'][i]:>9.3f}"
+                     + f"  {r.verdict_t0[i]}")
+    rc = r.rank_corr
     lines.append(f"Spearman(distance, damage at t=0): rel 2-norm {_fmt(rc['rel2'])}, inf-norm {_fmt(rc['inf'])}; "
-                 f"heatmap computed in {r['heatmap_seconds']:.2f} s "
-                 f"({r.get('heatmap_cpu_seconds', float('nan')):.2f} s of CPU)")
+                 f"heatmap computed in {r.heatmap_seconds:.2f} s "
+                 f"({r.heatmap_cpu_seconds:.2f} s of CPU)")
     return "\n".join(lines)
 
 
@@ -144,22 +145,29 @@ SHARED = ("model", "seed", "blocks", "width", "epochs")  # FocusConfig fields th
 
 
 def answer(cfg: ReinitConfig, args: argparse.Namespace) -> dict[str, Any]:
-    """The map, plus the layer in focus (--layer) under "focus" and the group (--layers) under "group" when asked
-    for, each whole with its own claims."""
-    r = reinit.run(cfg, progress=text_progress)
+    """The map's fields (a ReinitResult's, unchanged), plus the layer in focus (--layer) under "focus" and the group
+    (--layers) under "group" when asked for, each whole with its own claims."""
+    m = reinit.run(cfg, progress=text_progress)
+    r: dict[str, Any] = {f.name: getattr(m, f.name) for f in fields(m)}
     if args.layer is not None:
         focus = {f: getattr(args, f) for f in ("op", "checkpoint", "recovery", "steps")}
         fc = FocusConfig(**{f: getattr(cfg, f) for f in SHARED}, layer=args.layer, **focus)
-        r = {**r, "focus": reinit.focus(fc, progress=text_progress)}
+        r["focus"] = reinit.focus(fc, progress=text_progress)
     if args.layers is not None:
         gc = GroupConfig(**{f: getattr(cfg, f) for f in SHARED}, layers=args.layers, op=args.op,
                          checkpoint=args.checkpoint)
-        r = {**r, "group": reinit.group(gc, progress=text_progress)}
+        r["group"] = reinit.group(gc, progress=text_progress)
     return r
 
 
+def map_of(answer: dict[str, Any]) -> ReinitResult:
+    """The map of an `answer` (its ReinitResult fields, without the focus and the group)."""
+    return ReinitResult(**{f.name: answer[f.name] for f in fields(ReinitResult)})
+
+
 def summary(r: dict[str, Any]) -> str:
-    text = heatmap_text(r)
+    m = map_of(r)
+    text = heatmap_text(m)
     f = r.get("focus")
     if f:
         c = f.config
@@ -174,7 +182,7 @@ def summary(r: dict[str, Any]) -> str:
                  + f"; sum of single damages {g.sum_single_damage:+.4f}; share of the above-chance accuracy "
                  f"kept: together {g.claims[0]['measured']['group_kept_share']:.3f}, the product of the single "
                  f"shares (independent damages) {g.claims[0]['measured']['product_of_single_shares']:.3f}")
-    return text + "\nAgainst the paper:\n" + claim_lines(r["claims"] + (g.claims if g else [])
+    return text + "\nAgainst the paper:\n" + claim_lines(m.claims + (g.claims if g else [])
                                                         + (f.claims if f else []))
 
 
@@ -213,7 +221,7 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
     cfgs = [ReinitConfig(model=model, seed=args.seed) for model in args.models]
     results = {}
     for r in pool([(reinit.run, c) for c in cfgs], text_progress):
-        results[r["model"]] = r
+        results[r.model] = r
         print(heatmap_text(r))
         print()
     print("Against the paper:\n" + claim_lines(reinit.claims(results)))

@@ -202,14 +202,45 @@ def heatmap(t: Trained, redraw_seed: int, progress: Progress = silent) -> dict[s
     }
 
 
-@entry("reinit")
-def run(cfg: ReinitConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ReinitResult:
+    """`run`'s answer: one model's robustness map (held-out accuracies; rows = layers, columns = `checkpoints`:
+    re-randomised, then re-initialised to each checkpoint epoch). Field names are the stored keys."""
+
+    config: ReinitConfig
+    model: str
+    model_name: str
+    task: str
+    train_seconds: float
+    layers: list[str]
+    n_params: list[int]
+    epochs: list[int]
+    checkpoints: list[str]  # the column labels: RERAND, then "t=<epoch>"
+    acc: list[list[float]]  # acc[layer][column]
+    outcomes: list[list[str]]  # packed per-input outcomes of every cell
+    base_acc: float
+    base_outcomes: str
+    chance: float
+    distance: dict[str, list[Optional[float]]]  # "rel2", "inf": each layer's distance from its initialisation
+    damage: list[float]  # trained accuracy minus the t = 0 column
+    rank_corr: dict[str, Optional[float]]  # "rel2", "inf": Spearman(distance, damage)
+    n_test: int
+    verdict_t0: list[str]
+    verdict_rerand: list[str]
+    redraw_seed: int
+    heatmap_seconds: float
+    heatmap_cpu_seconds: float = float("nan")  # not in results stored before it was measured
+    claims: list[dict[str, Any]] = field(default_factory=list)
+
+
+@entry("reinit", result=ReinitResult)
+def run(cfg: ReinitConfig, progress: Progress) -> ReinitResult:
     """The robustness map of one model (cached). Accuracies are held-out."""
     t = trained(cfg.spec, span(progress, 0.0, 0.9))
     out = heatmap(t, cfg.redraw_seed, span(progress, 0.9, 1.0))
-    r = {"config": cfg, "model": cfg.model, "model_name": MODEL_NAMES[cfg.model], "task": t.spec.task,
-         "train_seconds": t.info["seconds"], **out}
-    return {**r, "claims": model_claims(r)}
+    r = ReinitResult(config=cfg, model=cfg.model, model_name=MODEL_NAMES[cfg.model], task=t.spec.task,
+                     train_seconds=t.info["seconds"], **out)
+    return replace(r, claims=model_claims(r))
 
 
 @dataclass(frozen=True)
@@ -313,9 +344,9 @@ def focus(cfg: FocusConfig, progress: Progress) -> FocusResult:
     return replace(out, claims=focus_claims(out, MODEL_NAMES[cfg.model]))
 
 
-def claims(results: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def claims(results: dict[str, ReinitResult]) -> list[dict[str, Any]]:
     """Every claim the given maps test: each model's own, then plain against residual when both are there."""
-    out = [c for m in MODELS if m in results for c in results[m]["claims"]]
+    out = [c for m in MODELS if m in results for c in results[m].claims]
     if "plain" in results and "residual" in results:
         out.append(residual_claim(results["plain"], results["residual"]))
     return out
@@ -418,9 +449,9 @@ def width_sweep(model: str, seed: int, widths: tuple[int, ...] = WIDTHS, progres
         raise ValueError("a width sweep needs at least two widths")
     maps = pool([(run, ReinitConfig(model=model, seed=seed, blocks=blocks, width=w, epochs=epochs)) for w in ws],
                 progress)
-    out = {"model": model, "model_name": MODEL_NAMES[model], "seed": seed, "widths": ws, "layers": maps[0]["layers"],
+    out = {"model": model, "model_name": MODEL_NAMES[model], "seed": seed, "widths": ws, "layers": maps[0].layers,
            "t0_acc": [column(m, "t=0") for m in maps], "rerand_acc": [column(m, RERAND) for m in maps],
-           "base_acc": [m["base_acc"] for m in maps], "chance": maps[0]["chance"], "n_test": maps[0]["n_test"],
-           "t0_outcomes": [[row[m["checkpoints"].index("t=0")] for row in m["outcomes"]] for m in maps],
-           "base_outcomes": [m["base_outcomes"] for m in maps]}
+           "base_acc": [m.base_acc for m in maps], "chance": maps[0].chance, "n_test": maps[0].n_test,
+           "t0_outcomes": [[row[m.checkpoints.index("t=0")] for row in m.outcomes] for m in maps],
+           "base_outcomes": [m.base_outcomes for m in maps]}
     return {**out, "claims": [width_claim(out)]}
