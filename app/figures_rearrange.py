@@ -123,7 +123,7 @@ def route(r: Any, title: str | None = "", height: int = 380) -> go.Figure:
                      tickvals=list(range(len(r.steps))), zeroline=False)
     fig.update_yaxes(title="block", range=[n - 0.2, -1.2], tickvals=list(range(n)), zeroline=False)
     if title == "":  # the default: say what the route costs
-        title = f"What runs: {r.block_runs} block runs in {r.depth} steps"
+        title = f"What runs: {r.block_runs} block runs in {r.sequential_steps} steps"
     return theme.layout(fig, title, height=height)
 
 

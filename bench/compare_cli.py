@@ -74,6 +74,8 @@ RENAMES: dict[tuple[str, str], str] = {
     # for the ViT; the default, None, is the same model either way)
     ("reinit", "config.depth"): "config.blocks",
     ("reinit", "focus.config.depth"): "focus.config.blocks",
+    # Rearrange's "depth" counted a route's sequential steps, not blocks: it says so now
+    ("rearrange", "depth"): "sequential_steps",
 }
 
 # Issue 18 moved lab/ into folders: a claim's `source` that names a file names it at its new path.

@@ -75,7 +75,7 @@ def metrics_of(r: rearrange.RearrangeResult, s: dict) -> list[classroom.Metric]:
             classroom.Metric(what[:1].upper() + what[1:], pct(r.acc), **classroom.delta(r.acc, r.base_acc),
                              help="Held-out accuracy after the operation; the model's weights are unchanged."
                                   + (f" Mean of {r.draws} random orders." if r.draws > 1 else "")),
-            classroom.Metric("Block runs", f"{r.block_runs} in {r.depth} steps",
+            classroom.Metric("Block runs", f"{r.block_runs} in {r.sequential_steps} steps",
                              help=f"How many block evaluations the route costs (the trained order: "
                                   f"{r.n_blocks}), and in how many sequential steps (a parallel group is one "
                                   "step)."),

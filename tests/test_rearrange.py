@@ -235,7 +235,7 @@ def test_profile_is_consistent_store_is_honoured_and_a_second_call_trains_nothin
     monkeypatch.setattr(zoo, "train", lambda *a, **k: calls.append(1) or real(*a, **k))
     first = R.run(R.RearrangeConfig(model="residual", op="loop"), store=store)
     assert len(calls) == 1
-    assert first.block_runs == 7 + 5 and first.depth == 12
+    assert first.block_runs == 7 + 5 and first.sequential_steps == 12
     prof = R.profile(R.ModelSeed("residual", 0), store=store)
     assert prof.ops[R.row_key("identity")]["acc"] == prof.base_acc  # the route path equals forward()
     assert all(len(row) == 8 for row in prof.similarity["cka"])  # stem + 7 blocks

@@ -61,7 +61,7 @@ def summary(r: rearrange.RearrangeResult) -> str:
     mean = f" (mean of {r.draws} random orders; first: {r.route})" if r.draws > 1 else f" [{r.route}]"
     return (f"{recipes.model(c.model).label}, {routes.OPS[c.op].label}{mean}: held-out "
             f"{r.acc:.4f} (trained order {r.base_acc:.4f}, chance {r.chance:.3f}); "
-            f"{r.block_runs} block runs in {r.depth} sequential steps (trained: {r.n_blocks})"
+            f"{r.block_runs} block runs in {r.sequential_steps} sequential steps (trained: {r.n_blocks})"
             + "".join("\n" + claim_line(cl) for cl in r.claims))
 
 

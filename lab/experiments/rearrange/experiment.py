@@ -11,7 +11,8 @@ The operations act on the *middle* of the model; with `ends="keep"` the first an
   repeat         block b run in place of every middle block   skip-middle  no middle at all (the floor)
   loop           the middle run K times (`loops`)             parallel the middle as one parallel group
   parallel-loop  the parallel group run K times (Sun et al.'s loop_parallel)
-Cost is counted in block runs (`base.block_runs`); `depth` counts sequential steps (a parallel group is one).
+Cost is counted in block runs (`base.block_runs`); `sequential_steps` counts the route's steps (a parallel group
+is one).
 
 Caching follows what each piece depends on: `profile(ModelSeed)` trains (or loads) one model and evaluates every
 operation with every argument, plus the layer-similarity maps; it is cheap once the model exists (evaluations
@@ -66,7 +67,7 @@ SIM_INPUTS = 1000  # held-out inputs of the similarity maps (the digits have 397
 
 
 def random_routes(n: int, ends: str, seed: int, draws: int = RANDOM_DRAWS) -> list[tuple[int, ...]]:
-    """`draws` random orders of the middle, the ends in place; the same for every model of a depth and seed."""
+    """`draws` random orders of the middle, the ends in place; the same for every model of a block count and seed."""
     gen = streams.generator("rearrange.random", seed, n, ENDS.index(ends))
     return [random_order(n, ends, gen) for _ in range(draws)]
 
@@ -103,7 +104,7 @@ class RearrangeProfile:
     n_test: int
     base_acc: float
     chance: float
-    ops: dict[str, dict[str, Any]]  # row_key -> acc, block_runs, depth, route, steps, op, its arguments
+    ops: dict[str, dict[str, Any]]  # row_key -> acc, block_runs, sequential_steps, route, steps, op, its arguments
     outcomes: dict[str, str]  # row_key -> packed per-input outcomes (random: packed counts over the draws)
     similarity: dict[str, Any]  # `similarity`
     train_seconds: float
@@ -128,7 +129,7 @@ def profile(cfg: ModelSeed, progress: Progress) -> RearrangeProfile:
     def add(key: str, steps: Sequence[StepLike], right: Optional[torch.Tensor] = None, **extra: Any) -> None:
         right = _correct(m, pre.rest(steps), y) if right is None else right
         outcomes[key] = estimates.pack(right)
-        ops[key] = {"acc": float(right.float().mean()), "block_runs": block_runs(steps), "depth": len(steps),
+        ops[key] = {"acc": float(right.float().mean()), "block_runs": block_runs(steps), "sequential_steps": len(steps),
                     "route": label(steps), "steps": plain_steps(steps), **extra}
 
     for ends in ENDS:
@@ -156,7 +157,7 @@ def profile(cfg: ModelSeed, progress: Progress) -> RearrangeProfile:
                 outcomes[key] = selection.pack_counts(torch.stack(rights).sum(0).numpy(), len(routes))
                 ops[key] = {
                     "acc": statistics.mean(accs), "acc_min": min(accs), "acc_max": max(accs), "accs": accs,
-                    "draws": len(accs), "block_runs": n, "depth": n, "route": label(routes[0]),
+                    "draws": len(accs), "block_runs": n, "sequential_steps": n, "route": label(routes[0]),
                     "steps": plain_steps(routes[0]), "op": op, "ends": ends}
             else:
                 add(row_key(op, ends=ends), route_of(op, n, ends=ends), op=op, ends=ends)
@@ -230,7 +231,7 @@ class RearrangeResult:
     base_acc: float
     acc: float
     block_runs: int
-    depth: int  # sequential steps (a parallel group is one)
+    sequential_steps: int  # a parallel group is one step
     route: str
     steps: list[Any]  # `plain_steps`: ints, and {"parallel": [...], ...} for a parallel group
     draws: int  # random orders averaged (1 for every other operation)
@@ -248,7 +249,7 @@ def run(cfg: RearrangeConfig, progress: Progress) -> RearrangeResult:
     row = prof.ops[row_key(cfg.op, cfg.block, cfg.reduce, cfg.ends, cfg.loops, cfg.span)]
     return RearrangeResult(
         config=cfg, n_blocks=prof.n_blocks, base_acc=prof.base_acc, acc=row["acc"],
-        block_runs=row["block_runs"], depth=row["depth"], route=row["route"], steps=row["steps"],
+        block_runs=row["block_runs"], sequential_steps=row["sequential_steps"], route=row["route"], steps=row["steps"],
         draws=row.get("draws", 1), chance=prof.chance, n_test=prof.n_test,
         middle=list(middle(prof.n_blocks, cfg.ends)), span_sweep=span_sweep(prof), claims=model_claims([prof]))
 

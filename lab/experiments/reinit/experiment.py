@@ -57,6 +57,19 @@ REDRAW_OFFSET = streams.seed_of("init.redraw", 0)
 
 RECOVERED_GAP = 0.01  # "recovered" = back within one point of the trained model's held-out accuracy
 
+# The shape of a smaller model for a quick look, shared by every config of the page (the same fields, the same flags).
+def blocks_param() -> Any:
+    return param(None, "A smaller model for a quick look (default: the classroom model).", lo=1, hi=32)
+
+
+def width_param() -> Any:
+    return param(None, "Width of the smaller model (default: the classroom model).", lo=4, hi=1024)
+
+
+def epochs_param() -> Any:
+    return param(None, "Training epochs (default: the classroom recipe).", lo=1, hi=200)
+
+
 @dataclass(frozen=True)
 class ReinitConfig:
     """One model's robustness map. blocks / width / epochs: None = the classroom model (tests shrink them)."""
@@ -64,10 +77,9 @@ class ReinitConfig:
     model: str = param("plain", "The trained network whose layers are changed one at a time.", label="Model",
                        choices=MODELS, labels=MODEL_NAMES)
     seed: int = seed_param("Training seed (re-randomisation draws from seed + 1,000,003).")
-    blocks: Optional[int] = param(None, "A smaller model for a quick look (default: the classroom model).", lo=1,
-                                 hi=32)
-    width: Optional[int] = param(None, "Width of the smaller model (default: the classroom model).", lo=4, hi=1024)
-    epochs: Optional[int] = param(None, "Training epochs (default: the classroom recipe).", lo=1, hi=200)
+    blocks: Optional[int] = blocks_param()
+    width: Optional[int] = width_param()
+    epochs: Optional[int] = epochs_param()
 
     def __post_init__(self) -> None:
         check(self)
@@ -257,10 +269,9 @@ class FocusConfig:
     recovery: str = param("none", "After the change: nothing, fine-tune on the labels, or distil from the trained "
                           "model.", label="Recovery", choices=RECOVERIES, labels=RECOVERY_LABELS)
     steps: int = param(300, "Recovery steps.", label="Recovery steps", lo=0, hi=20_000)
-    blocks: Optional[int] = param(None, "A smaller model for a quick look (default: the classroom model).", lo=1,
-                                 hi=32)
-    width: Optional[int] = param(None, "Width of the smaller model (default: the classroom model).", lo=4, hi=1024)
-    epochs: Optional[int] = param(None, "Training epochs (default: the classroom recipe).", lo=1, hi=200)
+    blocks: Optional[int] = blocks_param()
+    width: Optional[int] = width_param()
+    epochs: Optional[int] = epochs_param()
 
     def __post_init__(self) -> None:
         check(self)
@@ -375,10 +386,9 @@ class GroupConfig:
                     label="Operation", choices=OPS, labels=OP_LABELS)
     checkpoint: int = param(0, "The epoch to re-initialise the layers to (0 = the initial draw).", label="Checkpoint",
                             lo=0, hi=200)
-    blocks: Optional[int] = param(None, "A smaller model for a quick look (default: the classroom model).", lo=1,
-                                 hi=32)
-    width: Optional[int] = param(None, "Width of the smaller model (default: the classroom model).", lo=4, hi=1024)
-    epochs: Optional[int] = param(None, "Training epochs (default: the classroom recipe).", lo=1, hi=200)
+    blocks: Optional[int] = blocks_param()
+    width: Optional[int] = width_param()
+    epochs: Optional[int] = epochs_param()
 
     def __post_init__(self) -> None:
         check(self)

@@ -431,20 +431,11 @@ def all_orders_of(table: OrdersTable, depth: int) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class ShuffleResult:
-    """`run`'s answer: one trained mode, evaluated (the keys of `model_summary`, the pieces, the comparison modes'
-    pieces the claims read, the claims and the block x slot maps the page draws)."""
+class ShuffleResult(ModelSummary):
+    """`run`'s answer: one trained mode, evaluated (the fields of `model_summary` with the run's config, the pieces,
+    the comparison modes' pieces the claims read, the claims and the block x slot maps the page draws)."""
 
-    config: ShuffleConfig
-    mode: str
-    n_blocks: int
-    chance: float
-    n_test: int
-    base_acc: float
-    reversed_acc: float
-    outcomes: dict[str, str]  # packed per-input outcomes: "base" (trained order), "reversed"
-    train_seconds: float
-    train_curve: list[float]
+    config: ShuffleConfig  # type: ignore[assignment] - the run's config in place of the model's
     random_orders: dict[str, Any]  # `random_order_stats`
     all_orders: Optional[dict[str, Any]]  # `orders_table` with its block x slot map; None past MAX_ALL_ORDERS
     pruning: list[dict[str, Any]]  # `pruning`
