@@ -6,11 +6,18 @@ They read the lab's result vocabulary (docs/ARCHITECTURE.md): `base_acc`, `cut_a
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Optional
 
 import plotly.graph_objects as go
 
 from . import theme
+
+
+def fields_of(r: Any) -> Any:
+    """A typed result as the dict its stored JSON holds; plain data (a dict, a list, None) as it is. Figures take
+    either: a page may hand them a stored result or data it joined itself."""
+    return dataclasses.asdict(r) if dataclasses.is_dataclass(r) and not isinstance(r, type) else r
 
 
 def chance_line(fig: go.Figure, chance: float, position: str = "bottom right", **kw: Any) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import plotly.graph_objects as go
@@ -63,13 +62,13 @@ def versus_k(sweep: Any) -> go.Figure:
 @figure
 def per_class(r: Any, title: str | None = "Which classes suffer?", height: int = 420) -> go.Figure:
     """Accuracy within each class: teacher, cut, recovered (the page's main figure)."""
-    return common.per_class(dataclasses.asdict(r), title, height, "original", "cut")  # the shared helper reads dicts
+    return common.per_class(common.fields_of(r), title, height, "original", "cut")  # the shared helper reads dicts
 
 
 @figure
 def recovery_curve(r: Any) -> go.Figure:
     """Held-out accuracy of the cut network during recovery."""
-    return common.recovery_curve(dataclasses.asdict(r), "Recovery curve", f"recovering ({r.config.recovery})")
+    return common.recovery_curve(common.fields_of(r), "Recovery curve", f"recovering ({r.config.recovery})")
 
 
 @figure

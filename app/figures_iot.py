@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Optional
 
 import plotly.graph_objects as go
@@ -18,11 +17,6 @@ TITLE_ACCURACY = "Every candidate order, and what choosing per input buys"
 
 # Order j's look everywhere on the page (bars, stacks, legend): order 0 is the trained order (its meaning colour,
 # black), the others the categorical set, hatched once the colours run out (theme.ORDER_COLOURS).
-
-
-def _plain(r: Any) -> Any:
-    """A typed result as the dict its stored JSON holds (figures also take that plain data, e.g. a joined run)."""
-    return dataclasses.asdict(r) if dataclasses.is_dataclass(r) and not isinstance(r, type) else r
 
 
 def order_colour(j: int) -> str:
@@ -58,7 +52,7 @@ def accuracy(tr: IOTTraining | dict[str, Any], obs: Optional[IOTObservation | di
              title: Optional[str] = TITLE_ACCURACY, height: int = 460) -> go.Figure:
     """Each candidate order (IOT's shared weights; trained alone when Part 1 is in), then the methods (`tr`: Part 2,
     typed, or a joined run's plain data; `obs`: Part 1, typed or plain)."""
-    tr, obs = _plain(tr), _plain(obs)
+    tr, obs = common.fields_of(tr), common.fields_of(obs)
     m = len(tr["orders"])
     names = [f"order {j}" for j in range(m)]
     fig = go.Figure()
@@ -112,7 +106,7 @@ def _faded(colour: str, alpha: float) -> str:
 @figure
 def class_choices(tr: IOTTraining | dict[str, Any]) -> go.Figure:
     """A stacked bar per class: the share of its held-out inputs that the predictor sends to each order."""
-    tr = _plain(tr)
+    tr = common.fields_of(tr)
     per = tr["choice_share_per_class"]
     classes = [str(c) for c in range(len(per))]
     fig = go.Figure()
@@ -135,7 +129,7 @@ def _legend_below(fig: go.Figure, entries: int) -> go.Figure:
 @figure
 def confusion(tr: IOTTraining | dict[str, Any]) -> go.Figure:
     """Order chosen by the predictor (rows) against the order with the lowest loss for that input (columns)."""
-    tr = _plain(tr)
+    tr = common.fields_of(tr)
     c = tr["choice_confusion"]
     m = len(c)
     names = [f"order {j}" for j in range(m)]
@@ -153,7 +147,7 @@ def confusion(tr: IOTTraining | dict[str, Any]) -> go.Figure:
 def collapse(on: IOTTraining | dict[str, Any], off: IOTTraining | dict[str, Any]) -> go.Figure:
     """Per epoch: the share of inputs sent to the most chosen order, and held-out IOT accuracy, with the
     exploration term on and off."""
-    on, off = _plain(on), _plain(off)
+    on, off = common.fields_of(on), common.fields_of(off)
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12,
                         subplot_titles=("share of inputs on the most chosen order", "held-out accuracy (IOT)"))
     # On and off are one setting's two states, not stages of a model: one neutral colour, told apart by dash and

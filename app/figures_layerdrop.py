@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import plotly.graph_objects as go
@@ -51,7 +50,7 @@ def versus_p(profiles: list[Any], strategy: str, chosen_p: float, keep: int,
              title: str | None = None, height: int = 420, run: Any = None) -> go.Figure:
     """Accuracy against blocks kept, one line per training rate p, under one pruning strategy; with `run` (a
     LayerDrop result), the paper's two baselines at its kept depth r: depth r from scratch, and distilled."""
-    run = _fields(run)
+    run = common.fields_of(run)
     fig = go.Figure()
     for prof in profiles:
         p, by_strategy, _, _ = _rate(prof)
@@ -133,19 +132,14 @@ def p_star(profiles: list[Any], chosen_p: float, keep: int, strategy: str) -> go
 @figure
 def recovery_curve(r: Any) -> go.Figure:
     """Held-out accuracy of the pruned model during KD recovery (`layerdrop.run`'s result)."""
-    return common.recovery_curve(_fields(r), "What fine-tuning (distillation) adds on top", "pruned, distilling",
-                                 cut_label=None, base_label="full model", height=360)
-
-
-def _fields(r: Any) -> Any:
-    """A result's fields by name: `layerdrop.run`'s typed result as a dict (a dict, or None, as it is)."""
-    return dataclasses.asdict(r) if dataclasses.is_dataclass(r) and not isinstance(r, type) else r
+    return common.recovery_curve(common.fields_of(r), "What fine-tuning (distillation) adds on top",
+                                 "pruned, distilling", cut_label=None, base_label="full model", height=360)
 
 
 def versus_p_of_run(r: Any, height: int = 420) -> go.Figure:
     """The page's main figure from `layerdrop.run`'s result (a notebook's): one line per reference rate under the
     run's strategy, from the curves the result carries."""
-    r = _fields(r)
+    r = common.fields_of(r)
     c = r["config"]
     get = c.get if isinstance(c, dict) else lambda k: getattr(c, k)
     return versus_p(r["by_p"], get("strategy"), get("p"), get("keep"), None, height, r)

@@ -3,7 +3,6 @@ ReinitResult, FocusResult, GroupResult) and the width sweep's plain data."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any, Optional
 
@@ -107,13 +106,13 @@ def distance_vs_damage(results: dict[str, Any], norm: str = "rel2") -> go.Figure
 @figure
 def per_class(f: Any, title: str | None = "Which classes suffer?", height: int = 420) -> go.Figure:
     """Accuracy within each class (a FocusResult): trained, after the change, after recovery (when there was one)."""
-    return common.per_class(dataclasses.asdict(f), title, height, "trained", "layer changed")  # the helper reads dicts
+    return common.per_class(common.fields_of(f), title, height, "trained", "layer changed")  # the helper reads dicts
 
 
 @figure
 def recovery_curve(f: Any) -> go.Figure:
     """Held-out accuracy of the changed network during recovery (a FocusResult), with the trained model and chance."""
-    return common.recovery_curve(dataclasses.asdict(f), "How fast does it come back?",
+    return common.recovery_curve(common.fields_of(f), "How fast does it come back?",
                                  f"recovering ({f.config.recovery})",
                                  cut_label="layer changed", base_label="trained")
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Optional
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from app import figures_common as common
 from app import theme
 from app.figcache import figure
 from lab.experiments.shuffle.experiment import MODE_LABELS, ShuffleResult
@@ -16,11 +16,6 @@ from lab.experiments.shuffle.experiment import MODE_LABELS, ShuffleResult
 # page; the model is the panel. Training modes, where they are the series (the probe bars), take the lab's
 # categorical set.
 MODE_COLOURS = theme.MODE_COLOURS
-
-
-def _plain(r: Any) -> Any:
-    """A typed result as the dict its stored JSON holds (figures also take that plain data, e.g. a joined run)."""
-    return dataclasses.asdict(r) if dataclasses.is_dataclass(r) and not isinstance(r, type) else r
 
 
 def _panel_title(r: dict[str, Any], prefix: str = "") -> str:
@@ -160,7 +155,7 @@ def orders_of_run(r: ShuffleResult | dict[str, Any], height: int = 420) -> go.Fi
     """The page's main figure from `shuffle.run`'s result (a notebook's; or its plain data): the sequential model's
     panel, then the other one, as the page draws them (the page's pieces are plain dicts, so the run's panel is
     too)."""
-    mine = _plain(r)
+    mine = common.fields_of(r)
     other = "sequential" if mine["mode"] != "sequential" else "shuffle"
     b = mine["comparison"][other]
     return order_distribution([mine, b] if mine["mode"] == "sequential" else [b, mine], height=height)

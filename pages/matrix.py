@@ -157,7 +157,7 @@ else:
 
 text.section("When it breaks")
 st.markdown(f"""
-- **397 held-out digits.** Differences of a point or two are inside the noise: a claim then says it cannot tell,
+- **397 held-out digits.** Differences of a point or two are inside the noise: a claim then leaves the verdict open,
   and offers more seeds.
 - **One block in six is a big cut.** The papers delete a few layers of 32 to 80; here one block is a sixth of the
   depth, so every deletion is large.

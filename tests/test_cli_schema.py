@@ -31,11 +31,12 @@ RUNS: dict[str, tuple[list[str], bool, str | None]] = {
     "delete": (["--arch", "plain", "--k", "2", "--select", "evenly-spaced", "--recovery", "none"], True, None),
     "shuffle": (["--mode", "shuffle", "--depth", "3", "--orders", "5", "--seed", "0"], True, None),
     # the map, a layer in focus and a group: every part the command can add (tests/test_reinit.py's tiny MLP)
-    "reinit": (["--model", "plain", "--seed", "0", "--depth", "3", "--width", "32", "--epochs", "2", "--layer",
+    "reinit": (["--model", "plain", "--seed", "0", "--blocks", "2", "--width", "32", "--epochs", "2", "--layer",
                 "blocks.0", "--steps", "20", "--layers", "blocks.0,blocks.1"], False, None),
     "layerdrop": (["--p", "0.2", "--keep", "3", "--strategy", "last"], False, "tiny_specs"),
-    "iot": (["--model", "mlp", "--m", "3", "--explore", "0.3", "--seed", "2"], True, None),
+    "iot": (["--model", "residual", "--m", "3", "--explore", "0.3", "--seed", "2"], True, None),
     "rearrange": (["--model", "residual", "--op", "parallel", "--reduce", "sum"], True, None),
+    "matrix": (["--seed", "0"], True, None),
     "lens": (["--model", "residual", "--route-op", "swap", "--block", "1"], True, None),
 }
 _printed: dict[str, dict[str, Any]] = {}  # each command runs once per session; the other tests read its envelope

@@ -68,7 +68,8 @@ def test_every_question_is_about_a_real_setting_and_a_claim_its_experiment_makes
     for q in questions.of(page):
         assert QUESTION.fullmatch(q.key), q.key
         assert q.preset == "" or q.preset in keys, (q.key, q.preset)
-    source = Path(__import__(d.config.__module__, fromlist=["x"]).__file__).read_text()  # the experiment's science
+    folder = Path(__import__(d.config.__module__, fromlist=["x"]).__file__).parent  # the experiment's folder
+    source = "\n".join(f.read_text() for f in sorted(folder.glob("*.py")) if f.name != "questions.py")
     for q in questions.of(page):
         # a key is written whole, or as an f-string whose fixed parts surround a model name
         parts = [re.escape(x) for x in re.split(r"vit-sequential|vit-shuffle|plain|residual|kd|ce", q.claim)]
