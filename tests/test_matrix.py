@@ -355,3 +355,23 @@ def test_a_quick_run_has_every_row_column_profile_and_claim(tmp_path, monkeypatc
     assert [c["key"] for c in r["claims"]] == list(MC.KEYS)
     again = matrix.run(matrix.MatrixConfig(seed=0, orders=2), store=store)  # a read (NaN != NaN: compare JSON)
     assert json.dumps(again, sort_keys=True, default=str) == json.dumps(r, sort_keys=True, default=str)
+
+
+def test_simulated_nulls_hold_falsely_at_most_five_percent_of_the_time():
+    """Under the null (deleting attention and deleting the MLP cost the same, in every recipe; early-exit training
+    changes nothing) the paired claims say "holds" at most 5 % of the time (1-sided tests at z = 2: about 2 %)."""
+    from lab.experiments.matrix import claims as MC
+
+    rng = np.random.default_rng(0)
+    n, sims, falsely = 397, 400, {"attention": 0, "early_exit": 0}
+    for _ in range(sims):
+        rows = {}
+        for name in ("sequential", "early-exit"):
+            a, m, ex = (rng.random(n) < 0.8 for _ in range(3))
+            rows[name] = {"label": name, "per_input": {"base": np.ones(n), "no_attn": a, "no_mlp": m, "exit": ex},
+                          "acc": {"no_attn": float(a.mean()), "no_mlp": float(m.mean()), "exit": float(ex.mean())},
+                          "exit_mid_slot": 3, "profiles": {"exit": [float(ex.mean())] * 6}, "route": list(range(6)),
+                          "base_acc": 1.0}
+        for key, fn in (("attention", MC.attention), ("early_exit", MC.early_exit)):
+            falsely[key] += fn(rows)["holds"] is True
+    assert all(v / sims <= 0.05 for v in falsely.values()), falsely
