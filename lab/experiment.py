@@ -49,6 +49,14 @@ def seed_param(help: str = "Fixes the initial weights, the data order and every 
     return param(0, help, label="Seed", lo=0, hi=SEED_MAX)
 
 
+def task_param(default: Optional[str] = None) -> Any:
+    """The task field of a config whose models can train on another data set (lab/core/recipes.py: on_task); None
+    (the default) is each model's own task. Validate it with recipes.check_task in `__post_init__`."""
+    return param(default, "The data the models are trained and tested on: a ready-made task, or (MLPs) your own CSV "
+                 "named by its content hash (csv:<16 hex digits>; on the command line --data PATH). Another task "
+                 "trains its own models by the same recipe (more epochs on a smaller task).", label="Task")
+
+
 def field_type(cls: type, name: str) -> type:
     """The plain type of a field (int for `Optional[int]`)."""
     hint = typing.get_type_hints(cls)[name]

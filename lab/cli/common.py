@@ -5,8 +5,10 @@ experiment's config dataclass (flags, choices, defaults and help come from its `
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 from lab.experiment import Pool, add_arguments, from_arguments, serial
@@ -53,6 +55,19 @@ def emit(name: str, config: Any, result: Any, as_json: bool, summary: Callable[[
     print(json.dumps(envelope(name, config, result)) if as_json else summary(result))
 
 
+def data_task(path: str, label: Optional[str] = None) -> str:
+    """The task name of a CSV file given on the command line (stored in the active store, as an upload is); a
+    ValueError that says what is wrong with it."""
+    from lab.core.data_csv import save_csv
+    from lab.runtime.store import resolve
+
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ValueError(f"cannot read --data {path}: {exc.strerror or exc}") from None
+    return save_csv(resolve(None).root, data, label)
+
+
 def command(sub: argparse._SubParsersAction, name: str, help: str, config: type,
             answer: Callable[[Any, argparse.Namespace], Any], summary: Callable[[Any], str],
             extra: Optional[Callable[[argparse.ArgumentParser], None]] = None) -> argparse.ArgumentParser:
@@ -66,8 +81,15 @@ def command(sub: argparse._SubParsersAction, name: str, help: str, config: type,
     p.add_argument("--json", action="store_true", help="print one JSON object: {schema_version, command, config, "
                    "result} with the whole result (docs/cli-output.schema.json)")
 
+    takes_data = any(f.name == "task" for f in dataclasses.fields(config))
+    if takes_data:
+        p.add_argument("--data", default=None, metavar="PATH", help="your own CSV (numeric feature columns and a "
+                       "label column): checked, stored under its content hash in the lab's store, and used as --task")
+        p.add_argument("--label", default=None, help="with --data: the label column (default: the last column)")
+
     def go(args: argparse.Namespace) -> int:
-        cfg = from_arguments(config, args)
+        override = {"task": data_task(args.data, args.label)} if takes_data and args.data is not None else {}
+        cfg = from_arguments(config, args, **override)
         emit(name, cfg, answer(cfg, args), args.json, summary)
         return 0
 

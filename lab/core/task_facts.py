@@ -68,7 +68,7 @@ def task_facts(name: str, store: Optional[Store] = None) -> TaskFacts:
         table = load_table(resolve(store).root, name)
         dropped = f"; left out (not numeric): {', '.join(table.dropped)}" if table.dropped else ""
         classes = ", ".join(table.classes[:8]) + (", ..." if len(table.classes) > 8 else "")
-        label = f"Your CSV ({name[len('csv:'):][:16]})"
+        label = task_label(name)
         about = (f"Your own table: {len(table.y):,} rows, {len(table.features)} numeric features{dropped}; "
                  f"label column '{table.label}' with classes {classes}.")
         source, probe_in_train = f"uploaded file, sha256 {table.sha256}", False
@@ -79,6 +79,13 @@ def task_facts(name: str, store: Optional[Store] = None) -> TaskFacts:
     return TaskFacts(name=name, label=label, about=about, n_train=len(data.train), n_probe=len(data.probe),
                      n_test=len(data.test), n_features=data.n_features, n_classes=data.n_classes,
                      chance=data.chance, source=source, probe_in_train=probe_in_train)
+
+
+def task_label(name: str) -> str:
+    """A task's short label for a menu, without building it (a CSV: its hash)."""
+    if is_csv_task(name):
+        return f"Your CSV ({name[len('csv:'):][:16]})"
+    return _TEXT[name][0] if name in _TEXT else name
 
 
 def known_tasks() -> tuple[str, ...]:

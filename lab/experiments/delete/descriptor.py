@@ -15,7 +15,7 @@ from lab.experiments.delete import experiment as delete
 from lab.experiments.delete.experiment import DeleteConfig, RaceConfig, ShallowConfig, SweepConfig
 from lab.runtime.progress import text_progress
 
-CONTROLS = controls(DeleteConfig, names=("arch", "k", "select", "recovery", "steps", "seed"))
+CONTROLS = controls(DeleteConfig, names=("arch", "task", "k", "select", "recovery", "steps", "seed"))
 DEFAULTS = defaults(CONTROLS)
 PRESETS = (
     preset(DEFAULTS, "plain1", "Plain, 1 deleted, no recovery",

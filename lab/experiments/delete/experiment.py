@@ -20,10 +20,10 @@ from typing import Any, Callable, Optional, Sequence
 from lab import estimates
 from lab.core import streams
 from lab.core.models import accuracy, correct, per_class_accuracy
-from lab.core.recipes import MLP_BLOCKS, MLP_EPOCHS, MLP_WIDTH, labels, mlp_spec
+from lab.core.recipes import MLP_BLOCKS, MLP_EPOCHS, MLP_WIDTH, check_task, labels, mlp_spec, on_task
 from lab.core.routes import without
 from lab.core.zoo import ModelSpec, Trained, build, trained
-from lab.experiment import check, entry, param, seed_param
+from lab.experiment import check, entry, param, seed_param, task_param
 from lab.experiments.delete.claims import page_claims, run_claims, sweep_claims
 from lab.ops import search, selection
 from lab.ops.recover import RECOVERIES, RecoveryConfig, recover
@@ -52,9 +52,11 @@ class DeleteConfig:
     blocks: int = param(MLP_BLOCKS, "Blocks of the teacher.", lo=1, hi=15, cli=False)
     width: int = param(MLP_WIDTH, "Width of the teacher.", lo=4, hi=1024, cli=False)
     epochs: int = param(MLP_EPOCHS, "Training epochs of the teacher.", lo=1, hi=200, cli=False)
+    task: str = task_param("synthetic")
 
     def __post_init__(self) -> None:
         check(self)
+        check_task(self.task, "mlp")
         n_blocks = self.blocks
         if not 0 <= self.k <= n_blocks:
             raise ValueError(f"k={self.k} is out of range: the {n_blocks}-block MLP has {n_blocks} deletable "
@@ -63,7 +65,7 @@ class DeleteConfig:
 
     @property
     def spec(self) -> ModelSpec:
-        return mlp_spec(self.arch, self.seed, self.blocks, self.width, self.epochs)
+        return on_task(mlp_spec(self.arch, self.seed, self.blocks, self.width, self.epochs), self.task)
 
     @property
     def recovery_cfg(self) -> RecoveryConfig:
@@ -189,10 +191,11 @@ class SweepConfig:
     blocks: int = MLP_BLOCKS  # the recipe's MLP (lab/core/recipes.py), as DeleteConfig's defaults
     width: int = MLP_WIDTH
     epochs: int = MLP_EPOCHS
+    task: str = "synthetic"
 
     @classmethod
     def of(cls, cfg: DeleteConfig) -> "SweepConfig":
-        return cls(cfg.select, cfg.recovery, cfg.steps, cfg.seed, cfg.blocks, cfg.width, cfg.epochs)
+        return cls(cfg.select, cfg.recovery, cfg.steps, cfg.seed, cfg.blocks, cfg.width, cfg.epochs, cfg.task)
 
 
 @dataclass(frozen=True)
@@ -235,7 +238,7 @@ def sweep(cfg: SweepConfig, progress: Progress) -> SweepResult:
     n_jobs = len(ARCHS) * (n_blocks + 1)
     job = 0
     for arch in ARCHS:
-        t = trained(mlp_spec(arch, cfg.seed, cfg.blocks, cfg.width, cfg.epochs),
+        t = trained(on_task(mlp_spec(arch, cfg.seed, cfg.blocks, cfg.width, cfg.epochs), cfg.task),
                     span(progress, job / n_jobs, (job + 1) / n_jobs))
         d, m = t.data, t.model
         order = search.greedy(m, n_blocks, d.probe.x, d.probe.y) if cfg.select == "greedy" else None
@@ -276,10 +279,11 @@ class RaceConfig:
     blocks: int = MLP_BLOCKS
     width: int = MLP_WIDTH
     epochs: int = MLP_EPOCHS
+    task: str = "synthetic"
 
     @classmethod
     def of(cls, cfg: DeleteConfig) -> "RaceConfig":
-        return cls(cfg.arch, cfg.k, cfg.select, cfg.steps, cfg.seed, cfg.blocks, cfg.width, cfg.epochs)
+        return cls(cfg.arch, cfg.k, cfg.select, cfg.steps, cfg.seed, cfg.blocks, cfg.width, cfg.epochs, cfg.task)
 
 
 @dataclass(frozen=True)
@@ -306,7 +310,8 @@ class RaceResult:
 @entry("delete-race", result=RaceResult)
 def race(cfg: RaceConfig, progress: Progress) -> RaceResult:
     """CE against KD from the same cut, same steps, same batches: held-out curves with per-input outcomes."""
-    t = trained(mlp_spec(cfg.arch, cfg.seed, cfg.blocks, cfg.width, cfg.epochs), span(progress, 0.0, 0.5))
+    t = trained(on_task(mlp_spec(cfg.arch, cfg.seed, cfg.blocks, cfg.width, cfg.epochs), cfg.task),
+                span(progress, 0.0, 0.5))
     d, m = t.data, t.model
     dropped = selection.to_drop(cfg.select, m, cfg.k, d.probe.x, d.probe.y, streams.seed_of("select.draw", cfg.seed))
     outcomes: dict[str, Any] = {"base": _outcomes(m, d)}
@@ -328,10 +333,11 @@ class ShallowConfig:
     seed: int = 0
     width: int = MLP_WIDTH
     epochs: int = MLP_EPOCHS
+    task: str = "synthetic"
 
     @classmethod
     def of(cls, cfg: DeleteConfig) -> "ShallowConfig":
-        return cls(cfg.arch, cfg.seed, cfg.width, cfg.epochs)
+        return cls(cfg.arch, cfg.seed, cfg.width, cfg.epochs, cfg.task)
 
 
 @dataclass(frozen=True)
@@ -350,7 +356,7 @@ class ShallowResult:
 @entry("delete-shallow", result=ShallowResult)
 def shallow(cfg: ShallowConfig, progress: Progress) -> ShallowResult:
     """Held-out accuracy of the one-block MLP trained from scratch (its own stored model), with its outcomes."""
-    t = trained(mlp_spec(cfg.arch, cfg.seed, SHALLOW_BLOCKS, cfg.width, cfg.epochs), progress)
+    t = trained(on_task(mlp_spec(cfg.arch, cfg.seed, SHALLOW_BLOCKS, cfg.width, cfg.epochs), cfg.task), progress)
     d, m = t.data, t.model
     return ShallowResult(config=cfg, blocks=SHALLOW_BLOCKS, acc=accuracy(m, d.test.x, d.test.y), chance=d.chance,
                          n_test=len(d.test.y), train_seconds=t.info["seconds"], outcomes={"model": _outcomes(m, d)})

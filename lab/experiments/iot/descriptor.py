@@ -16,7 +16,8 @@ from lab.experiments.iot.experiment import IOTConfig
 from lab.runtime.plain import to_plain
 from lab.runtime.progress import silent, text_progress
 
-CONTROLS = controls(IOTConfig, names=("model", "space", "m", "explore", "exploit", "gumbel", "seed"))
+CONTROLS = controls(IOTConfig, names=("model", "task", "space", "m", "explore", "exploit", "gumbel",
+                                            "seed"))
 DEFAULTS = defaults(CONTROLS)
 PRESETS = (
     preset(DEFAULTS, "collapse", "Switch exploration off", "Without the exploration term, does one "

@@ -34,7 +34,7 @@ from lab.core.models.base import RoutedModel
 from lab.core.models.vit import ViTConfig
 from lab.core.train import train
 from lab.core.zoo import ModelSpec, Trained, build, task, trained
-from lab.experiment import Pool, check, entry, param, seed_param, serial
+from lab.experiment import Pool, check, entry, param, seed_param, serial, task_param
 from lab.experiments.iot import claims as iot_claims
 from lab.experiments.iot import routing
 from lab.runtime.cores import lanes
@@ -84,19 +84,21 @@ class IOTConfig:
                          "softmax.", label="Gumbel-softmax")
     seed: int = seed_param("Fixes the initial weights, the data order, the candidate orders and the Gumbel draws: "
                            "same seed, same numbers.")
+    task: Optional[str] = task_param()
 
     def __post_init__(self) -> None:
         check(self)
         _check_space(self.model, self.space, self.m)
+        object.__setattr__(self, "task", recipes.model_task(self.model, self.task))
 
     @property
     def spec(self) -> ModelSpec:
         """The sequential model and the recipe every model of the run trains with."""
-        return recipes.model(self.model).spec(self.seed)
+        return recipes.model_spec_on(self.model, self.seed, self.task)
 
     @property
     def observe_cfg(self) -> ObserveConfig:
-        return ObserveConfig(self.model, self.space, self.m, self.seed)
+        return ObserveConfig(self.model, self.space, self.m, self.seed, self.task)
 
     def explore_pair(self) -> tuple[IOTConfig, IOTConfig]:
         """(exploration on, off) for the collapse figure: this run and its twin; 'on' is the default weight when
@@ -113,10 +115,12 @@ class FixedConfig:
     space: str = "blocks"
     index: int = 1
     seed: int = 0
+    task: Optional[str] = None
 
     def __post_init__(self) -> None:
         if self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}; choose one of {', '.join(MODELS)}")
+        object.__setattr__(self, "task", recipes.model_task(self.model, self.task))
         _check_space(self.model, self.space, self.index + 1)
         if not 1 <= self.index < M_MAX:
             raise ValueError(f"candidate index must be 1..{M_MAX - 1}, got {self.index}")
@@ -130,9 +134,11 @@ class ObserveConfig:
     space: str = "blocks"
     m: int = M_DEFAULT
     seed: int = 0
+    task: Optional[str] = None
 
     def __post_init__(self) -> None:
-        IOTConfig(model=self.model, space=self.space, m=self.m, seed=self.seed)  # the same rules and messages
+        object.__setattr__(self, "task", IOTConfig(model=self.model, space=self.space, m=self.m, seed=self.seed,
+                                                   task=self.task).task)  # the same rules and messages
 
 
 @dataclass(frozen=True)
@@ -142,9 +148,10 @@ class SeedControlConfig:
     model: str = "residual"
     m: int = M_DEFAULT
     seed: int = 0
+    task: Optional[str] = None
 
     def __post_init__(self) -> None:
-        IOTConfig(model=self.model, m=self.m, seed=self.seed)
+        object.__setattr__(self, "task", IOTConfig(model=self.model, m=self.m, seed=self.seed, task=self.task).task)
 
 
 CONTROL_SEED_BASE = 10_000  # the control's extra seeds: apart from every page seed, disjoint between run seeds
@@ -336,7 +343,7 @@ def compare(spec: ModelSpec, cfg: IOTConfig, progress: Progress = silent,
 
 def fixed_logits(cfg: FixedConfig, progress: Progress = silent) -> tuple[torch.Tensor, torch.Tensor, dict[str, Any]]:
     """(test logits, probe logits, record) of one model trained alone in one candidate order (stored)."""
-    t = _sequential(recipes.model(cfg.model).spec(cfg.seed), span(progress, 0.0, 0.1))
+    t = _sequential(recipes.model_spec_on(cfg.model, cfg.seed, cfg.task), span(progress, 0.0, 0.1))
     order = _orders(cfg.space, cfg.index + 1, cfg.seed, t.model.n_blocks)[cfg.index]
     d = t.data
 
@@ -373,7 +380,7 @@ def seed_control(cfg: SeedControlConfig, progress: Progress) -> SeedControl:
 
     def one(s: int) -> Callable[[Progress], tuple[torch.Tensor, torch.Tensor, Any]]:
         def go(report: Progress) -> tuple[torch.Tensor, torch.Tensor, Any]:
-            t = _sequential(recipes.model(cfg.model).spec(s), report)
+            t = _sequential(recipes.model_spec_on(cfg.model, s, cfg.task), report)
             ident = [routing.identity_order(t.model.n_blocks)]
             return routing.order_logits(t.model, t.data.test.x, ident)[0], routing.order_logits(t.model, t.data.probe.x,
                                                                                          ident)[0], t.data
@@ -416,7 +423,7 @@ class IOTObservation:
 def observe(cfg: ObserveConfig, progress: Progress) -> IOTObservation:
     """Part 1: M orders each trained alone (identity = the sequential model); accuracies on held-out data; and the
     seed control (`seed_control`) its oracle gap is judged against."""
-    t = _sequential(recipes.model(cfg.model).spec(cfg.seed), span(progress, 0.0, 1 / cfg.m))
+    t = _sequential(recipes.model_spec_on(cfg.model, cfg.seed, cfg.task), span(progress, 0.0, 1 / cfg.m))
     d = t.data
     orders = _orders(cfg.space, cfg.m, cfg.seed, t.model.n_blocks)
     seq_te = routing.order_logits(t.model, d.test.x, orders)  # the sequential model run in every candidate order
@@ -424,7 +431,7 @@ def observe(cfg: ObserveConfig, progress: Progress) -> IOTObservation:
     tests, probes, seconds = [seq_te[0]], [seq_pr[0]], [t.info["seconds"]]
 
     def alone(j: int) -> Callable[[Progress], tuple[torch.Tensor, torch.Tensor, dict[str, Any]]]:
-        return lambda report: fixed_logits(FixedConfig(cfg.model, cfg.space, j, cfg.seed), report)
+        return lambda report: fixed_logits(FixedConfig(cfg.model, cfg.space, j, cfg.seed, cfg.task), report)
 
     # independent trainings (each its own seeds and stream): side by side when a core is free (lab/runtime/cores.py)
     for te, pr, meta in lanes([alone(j) for j in range(1, cfg.m)], span(progress, 1 / cfg.m, 0.8)):
@@ -446,7 +453,8 @@ def observe(cfg: ObserveConfig, progress: Progress) -> IOTObservation:
         sequential_order_acc=routing.observe(seq_te, d.test.y)["order_acc"],
         fixed_train_seconds=seconds,
         **out,
-        seed_control=seed_control(SeedControlConfig(cfg.model, cfg.m, cfg.seed), span(progress, 0.8, 1.0)),
+        seed_control=seed_control(SeedControlConfig(cfg.model, cfg.m, cfg.seed, cfg.task),
+                                  span(progress, 0.8, 1.0)),
     )
 
 

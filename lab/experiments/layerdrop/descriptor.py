@@ -14,7 +14,7 @@ from lab.experiments.layerdrop import experiment as layerdrop
 from lab.experiments.layerdrop.experiment import BaselineConfig, CompareConfig, LayerDropConfig, ProfileConfig
 from lab.runtime.progress import text_progress
 
-CONTROLS = controls(LayerDropConfig, names=("model", "p", "keep", "strategy", "recovery", "seed"))
+CONTROLS = controls(LayerDropConfig, names=("model", "task", "p", "keep", "strategy", "recovery", "seed"))
 DEFAULTS = defaults(CONTROLS)
 PRESETS = (
     preset(DEFAULTS, "half", "Half depth, ordinary model", "p = 0 pruned to 4 of 8 blocks by every other: "
@@ -37,13 +37,14 @@ def needs(settings: dict[str, Any]) -> list[Need]:
     """This run and the reference models of the comparison (one trained model per rate), and the depth-r models
     trained from scratch and distilled."""
     cfg = config_of(settings)
-    ps = CompareConfig(cfg.model, cfg.p, cfg.seed).ps
-    b = BaselineConfig(cfg.model, cfg.keep, cfg.seed)
+    ps = CompareConfig(cfg.model, cfg.p, cfg.seed, cfg.task).ps
+    b = BaselineConfig(cfg.model, cfg.keep, cfg.seed, cfg.task)
     base = ([Need(f"depth {cfg.keep} from scratch", layerdrop.scratch, b),
              Need(f"depth {cfg.keep} distilled", layerdrop.distil, b)]
             if cfg.keep < layerdrop.n_blocks(cfg.model) else [])
     return ([Need("this run", layerdrop.run, cfg)]
-            + [Need(f"the model at p = {q:g}", layerdrop.profile, ProfileConfig(cfg.model, q, cfg.seed)) for q in ps]
+            + [Need(f"the model at p = {q:g}", layerdrop.profile, ProfileConfig(cfg.model, q, cfg.seed, cfg.task))
+               for q in ps]
             + base)
 
 

@@ -27,10 +27,17 @@ from lab import estimates as E
 from lab.core import streams
 from lab.core.data import Dataset
 from lab.core.models import RoutedModel, accuracy, correct
-from lab.core.recipes import LAYERDROP_MODELS, layerdrop_blocks, layerdrop_scratch_spec, layerdrop_spec
+from lab.core.recipes import (
+    LAYERDROP_MODELS,
+    check_task,
+    layerdrop_blocks,
+    layerdrop_scratch_spec,
+    layerdrop_spec,
+    on_task,
+)
 from lab.core.routes import without
 from lab.core.zoo import ModelSpec, Trained, trained
-from lab.experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial
+from lab.experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial, task_param
 from lab.experiments.layerdrop.claims import (
     beats_scratch_claim,
     claims,
@@ -52,6 +59,14 @@ P_GRID = (0.0, 0.2, 0.5)  # the reference rates of the table and of the page's f
 EXACT_SUBSETS = 35  # random pruning averages every subset when there are at most this many (C(8, k) for k != 3..5)
 RANDOM_DRAWS = 8  # otherwise this many distinct subsets, drawn without replacement (their spread joins the error)
 model_spec = layerdrop_spec
+
+
+def own_task(model: str, task: Optional[str]) -> Optional[str]:
+    """The task a config names: None for the model's own (so both spellings share one result), else checked."""
+    if task is None or task == model_spec(model, 0.0, 0).task:
+        return None
+    check_task(task, "vit" if model == "vit" else "mlp")
+    return task
 scratch_spec = layerdrop_scratch_spec
 n_blocks = layerdrop_blocks
 
@@ -70,6 +85,7 @@ class ProfileConfig:
     model: str = "residual"
     p: float = 0.5
     seed: int = 0
+    task: Optional[str] = None  # None: the model's own task
 
     def __post_init__(self) -> None:
         if self.model not in MODELS:
@@ -77,10 +93,11 @@ class ProfileConfig:
         object.__setattr__(self, "p", check_p(self.p))
         if not 0 <= self.seed <= SEED_MAX:
             raise ValueError(f"the seed must be a whole number from 0 to {SEED_MAX}")
+        object.__setattr__(self, "task", own_task(self.model, self.task))
 
     @property
     def spec(self) -> ModelSpec:
-        return model_spec(self.model, self.p, self.seed)
+        return on_task(model_spec(self.model, self.p, self.seed), self.task)
 
 
 def random_subsets(n: int, k: int, seed: int) -> tuple[list[list[int]], bool]:
@@ -160,12 +177,13 @@ def profile(cfg: ProfileConfig, progress: Progress) -> LayerDropProfile:
                             eval_seconds=time.perf_counter() - t0)
 
 
-def profiles(model: str, ps: list[float], seed: int, progress: Progress = silent) -> dict[float, LayerDropProfile]:
+def profiles(model: str, ps: list[float], seed: int, progress: Progress = silent,
+             task: Optional[str] = None) -> dict[float, LayerDropProfile]:
     """Profiles for several rates, one model each; progress advances evenly over the models."""
     ps = sorted({check_p(p) for p in ps})
     out = {}
     for i, p in enumerate(ps):
-        out[p] = profile(ProfileConfig(model, p, seed), span(progress, i / len(ps), (i + 1) / len(ps)))
+        out[p] = profile(ProfileConfig(model, p, seed, task), span(progress, i / len(ps), (i + 1) / len(ps)))
     return out
 
 
@@ -176,6 +194,7 @@ class CompareConfig:
     model: str = "residual"
     p: float = 0.5
     seed: int = 0
+    task: Optional[str] = None
 
     @property
     def ps(self) -> list[float]:
@@ -184,7 +203,7 @@ class CompareConfig:
 
 def compare(cfg: CompareConfig, progress: Progress = silent) -> list[LayerDropProfile]:
     """Profiles of every rate in cfg.ps, ascending p (each one cached on its own)."""
-    return list(profiles(cfg.model, cfg.ps, cfg.seed, progress).values())
+    return list(profiles(cfg.model, cfg.ps, cfg.seed, progress, cfg.task).values())
 
 
 @dataclass(frozen=True)
@@ -204,10 +223,12 @@ class LayerDropConfig:
     recovery: str = param("none", "Distil the pruned model from its own full route afterwards.", label="Recovery",
                           choices=("none", "kd"), labels={"none": "none", "kd": "distil (KD)"})
     steps: int = param(500, "Recovery steps.", label="Recovery steps", lo=0, hi=20_000)
+    task: Optional[str] = task_param()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "p", check_p(self.p))
         check(self)
+        object.__setattr__(self, "task", own_task(self.model, self.task))
         n = n_blocks(self.model)
         if not 1 <= self.keep <= n:
             raise ValueError(f"keep={self.keep} is out of range: the {self.model} model has {n} blocks, "
@@ -216,7 +237,7 @@ class LayerDropConfig:
 
     @property
     def profile_cfg(self) -> ProfileConfig:
-        return ProfileConfig(self.model, self.p, self.seed)
+        return ProfileConfig(self.model, self.p, self.seed, self.task)
 
 
 def _recover(t: Trained, kept: list[int], cfg: LayerDropConfig, progress: Progress) -> dict[str, Any]:
@@ -263,14 +284,15 @@ class LayerDropResult:
 def run(cfg: LayerDropConfig, progress: Progress) -> LayerDropResult:
     """One LayerDrop question (cached). Accuracies are held-out unless their name says probe."""
     # every reference rate too: the claims compare them (each profile is cached on its own, as the page needs them)
-    by_p = profiles(cfg.model, CompareConfig(cfg.model, cfg.p, cfg.seed).ps, cfg.seed, span(progress, 0.0, 0.7))
+    ps = CompareConfig(cfg.model, cfg.p, cfg.seed, cfg.task).ps
+    by_p = profiles(cfg.model, ps, cfg.seed, span(progress, 0.0, 0.7), cfg.task)
     prof = by_p[cfg.p]
     t = trained(cfg.profile_cfg.spec)  # already built by the profile: a memo or file read
     n = prof.n_blocks
     here = prof.strategies[cfg.strategy][cfg.keep]
     sc = di = None
     if cfg.keep < n:  # the paper's two baselines at this kept depth (each cached on its own)
-        base = BaselineConfig(cfg.model, cfg.keep, cfg.seed)
+        base = BaselineConfig(cfg.model, cfg.keep, cfg.seed, cfg.task)
         sc = scratch(base, span(progress, 0.7, 0.8))
         di = distil(base, span(progress, 0.8, 0.9))
     rec: dict[str, Any] = {}
@@ -300,10 +322,12 @@ class BaselineConfig:
     model: str = "residual"
     keep: int = 4
     seed: int = 0
+    task: Optional[str] = None
 
     def __post_init__(self) -> None:
         if self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}; choose one of {', '.join(MODELS)}")
+        object.__setattr__(self, "task", own_task(self.model, self.task))
         n = n_blocks(self.model)
         if not 1 <= self.keep < n:
             raise ValueError(f"a baseline needs 1 <= keep < {n} (the {self.model} model has {n} blocks)")
@@ -326,7 +350,7 @@ class ScratchResult:
 @entry("layerdrop-scratch", result=ScratchResult)
 def scratch(cfg: BaselineConfig, progress: Progress) -> ScratchResult:
     """A model of depth r trained from scratch with the ordinary (p = 0) recipe, same epochs (cached)."""
-    t = trained(scratch_spec(cfg.model, cfg.keep, cfg.seed), progress)
+    t = trained(on_task(scratch_spec(cfg.model, cfg.keep, cfg.seed), cfg.task), progress)
     d = t.data
     ok = correct(t.model, d.test.x, d.test.y)
     return ScratchResult(config=cfg, n_blocks=t.model.n_blocks, scratch_acc=E.accuracy(ok).value,
@@ -357,7 +381,7 @@ class DistilResult:
 def distil(cfg: BaselineConfig, progress: Progress) -> DistilResult:
     """Depth r distilled from the full ordinary (p = 0) model (cached): the student starts from the teacher's every
     other blocks (DistilBERT's initialisation) and learns by KD on that route, for as many inputs as training saw."""
-    t = trained(model_spec(cfg.model, 0.0, cfg.seed), span(progress, 0.0, 0.3))
+    t = trained(on_task(model_spec(cfg.model, 0.0, cfg.seed), cfg.task), span(progress, 0.0, 0.3))
     d = t.data
     kept = selection.kept(t.model.n_blocks, selection.every_other(t.model.n_blocks, cfg.keep))
     rc = RecoveryConfig(method="kd", seed=cfg.seed)

@@ -15,7 +15,7 @@ from lab.experiments.lens.experiment import LensConfig
 from lab.runtime.progress import text_progress
 
 # The page calls the route change "change" in its links (change=delete); the config's field is `route_op`.
-CONTROLS = controls(LensConfig, names=("model", "change", "block", "seed"), aliases={"change": "route_op"})
+CONTROLS = controls(LensConfig, names=("model", "task", "change", "block", "seed"), aliases={"change": "route_op"})
 DEFAULTS = defaults(CONTROLS)
 PRESETS = (
     preset(DEFAULTS, "plain", "Plain MLP", "The plain MLP's lens, slot by slot: where does it decide? Then "

@@ -26,7 +26,7 @@ from lab.core.models.base import logits_of
 from lab.core.recipes import ModelSeed, layerdrop_blocks
 from lab.core.routes import without
 from lab.core.zoo import trained
-from lab.experiment import Pool, check, entry, param, seed_param, serial
+from lab.experiment import Pool, check, entry, param, seed_param, serial, task_param
 from lab.experiments.lens.claims import BOOTSTRAP, claims
 from lab.ops import layer_lens as lens
 from lab.runtime.progress import Progress, silent, span
@@ -200,14 +200,16 @@ class LensConfig:
     block: int = param(2, "Block b of delete and swap, numbered from 0.", label="Block b", lo=0,
                        hi=layerdrop_blocks("residual") - 1)
     seed: int = seed_param("Fixes the trained model (the same seeds as the other pages) and the random order.")
+    task: Optional[str] = task_param()
 
     def __post_init__(self) -> None:
         check(self)
         route_of(self.route_op, recipes.model(self.model).blocks, self.block, self.seed)
+        object.__setattr__(self, "task", recipes.model_task(self.model, self.task))
 
     @property
     def model_cfg(self) -> ModelSeed:
-        return ModelSeed(self.model, self.seed)
+        return ModelSeed(self.model, self.seed, self.task)
 
 
 @torch.no_grad()

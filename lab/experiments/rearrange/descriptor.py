@@ -10,14 +10,14 @@ from lab.catalog.descriptor import Descriptor, Table, config_from, controls, def
 from lab.catalog.presets import Need, preset
 from lab.claims import claim_line
 from lab.core import recipes, routes
-from lab.core.recipes import ModelSeed
 from lab.experiment import Pool
 from lab.experiments.rearrange import experiment as rearrange
 from lab.experiments.rearrange.experiment import MODELS, RearrangeConfig
 from lab.experiments.rearrange.rows import SUMMARY
 from lab.runtime.progress import text_progress
 
-CONTROLS = controls(RearrangeConfig, names=("model", "op", "block", "reduce", "loops", "span", "ends", "seed"))
+CONTROLS = controls(RearrangeConfig, names=("model", "task", "op", "block", "reduce", "loops", "span", "ends",
+                                                   "seed"))
 DEFAULTS = defaults(CONTROLS)
 PRESETS = (
     preset(DEFAULTS, "repeat", "Repeat vs skip", "One middle block run in place of the whole middle; then "
@@ -47,13 +47,14 @@ def needs(settings: dict[str, Any]) -> list[Need]:
     of every model at the seed (the comparison figure and the claims)."""
     cfg = config_of(settings)
     return ([Need("this operation", rearrange.run, cfg)]
-            + [Need(f"the {recipes.model(mo).label}, every operation", rearrange.profile, ModelSeed(mo, cfg.seed))
-               for mo in MODELS])
+            + [Need(f"the {recipes.model(mo).label}, every operation", rearrange.profile,
+                    rearrange.SeedConfig(cfg.seed, cfg.task).model_seed(mo)) for mo in MODELS])
 
 
 def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
     """The claims the page shows for a complete setting: every model's profile at the setting's seed."""
-    return rearrange.compare(rearrange.SeedConfig(config_of(settings).seed))["claims"]
+    cfg = config_of(settings)
+    return rearrange.compare(rearrange.SeedConfig(cfg.seed, cfg.task))["claims"]
 
 
 def summary(r: rearrange.RearrangeResult) -> str:

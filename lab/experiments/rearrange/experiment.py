@@ -54,7 +54,7 @@ from lab.core.routes import (
     windows,
 )
 from lab.core.zoo import trained
-from lab.experiment import Pool, check, entry, param, seed_param, serial
+from lab.experiment import Pool, check, entry, param, seed_param, serial, task_param
 from lab.experiments.rearrange.claims import claims, model_claims
 from lab.experiments.rearrange.rows import mean_profiles, row_key, span_sweep, summary
 from lab.ops import selection
@@ -211,14 +211,16 @@ class RearrangeConfig:
                       "operation acts on every block (a control).", label="First and last blocks", choices=ENDS,
                       labels=ENDS_LABELS)
     seed: int = seed_param("Fixes the trained model (the same seeds as the other pages) and the random orders.")
+    task: Optional[str] = task_param()
 
     def __post_init__(self) -> None:
         check(self)
         check_op(self.op, recipes.model(self.model).blocks, self.block, self.ends, self.span)
+        object.__setattr__(self, "task", recipes.model_task(self.model, self.task))
 
     @property
     def model_cfg(self) -> ModelSeed:
-        return ModelSeed(self.model, self.seed)
+        return ModelSeed(self.model, self.seed, self.task)
 
 
 @dataclass(frozen=True)
@@ -256,14 +258,18 @@ def run(cfg: RearrangeConfig, progress: Progress) -> RearrangeResult:
 
 @dataclass(frozen=True)
 class SeedConfig:
-    """Every model at one seed (the page's comparison)."""
+    """Every model at one seed (the page's comparison), each on `task` where it can read it (else its own)."""
 
     seed: int = 0
+    task: Optional[str] = None
+
+    def model_seed(self, model: str) -> ModelSeed:
+        return ModelSeed(model, self.seed, recipes.readable(self.task, recipes.model(model).family))
 
 
 def all_models(cfg: SeedConfig, progress: Progress = silent) -> dict[str, RearrangeProfile]:
     """The profile of every model at one seed (each cached on its own)."""
-    return {mo: profile(ModelSeed(mo, cfg.seed), span(progress, i / len(MODELS), (i + 1) / len(MODELS)))
+    return {mo: profile(cfg.model_seed(mo), span(progress, i / len(MODELS), (i + 1) / len(MODELS)))
             for i, mo in enumerate(MODELS)}
 
 

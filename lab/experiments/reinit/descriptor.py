@@ -42,7 +42,8 @@ class ReinitPage:
 
 
 CONTROLS = controls(ReinitConfig, FocusConfig, ReinitPage,
-                    names=("model", "seed", "layer", "op", "checkpoint", "recovery", "steps", "group", "sweep"))
+                    names=("model", "task", "seed", "layer", "op", "checkpoint", "recovery", "steps", "group",
+                           "sweep"))
 DEFAULTS = defaults(CONTROLS)
 PRESETS = (
     preset(DEFAULTS, "stem", "Plain MLP: reset the stem, distil", "The bottom layer of a fully connected "
@@ -67,31 +68,40 @@ PRESETS = (
 
 def focus_config(settings: dict[str, Any]) -> FocusConfig:
     """The focus config of a complete page setting (the page's main config)."""
-    return config_from(FocusConfig, settings, CONTROLS, model=settings["model"], seed=settings["seed"])
+    return config_from(FocusConfig, settings, CONTROLS, model=settings["model"], seed=settings["seed"],
+                       task=settings["task"])
 
 
 def group_config(settings: dict[str, Any]) -> Optional[GroupConfig]:
     """The group of a page setting (its layers changed together, with the focus's operation), None for no group."""
-    names = [x for x in reinit.layer_names(ReinitConfig(settings["model"], settings["seed"]))
+    names = [x for x in reinit.layer_names(ReinitConfig(settings["model"], settings["seed"],
+                                                        task=settings["task"]))
              if x in settings["group"]]
     if not names:
         return None
     return GroupConfig(model=settings["model"], seed=settings["seed"], layers=",".join(names), op=settings["op"],
-                       checkpoint=settings["checkpoint"])
+                       checkpoint=settings["checkpoint"], task=settings["task"])
+
+
+def map_config(model: str, seed: int, task: Optional[str]) -> ReinitConfig:
+    """The robustness map of one of the page's three models on the page's task (the ViT keeps its own task when it
+    cannot read the page's: a table)."""
+    return ReinitConfig(model=model, seed=seed, task=reinit.task_for(model, task))
 
 
 def width_configs(settings: dict[str, Any]) -> list[ReinitConfig]:
     """The maps of the width sweep (the MLP in focus at every width), when the page's sweep is on."""
     if settings["sweep"] != "on" or settings["model"] not in WIDTH_MODELS:
         return []
-    return [ReinitConfig(model=settings["model"], seed=settings["seed"], width=w) for w in WIDTHS]
+    return [ReinitConfig(model=settings["model"], seed=settings["seed"], width=w, task=settings["task"])
+            for w in WIDTHS]
 
 
 def needs(settings: dict[str, Any]) -> list[Need]:
     """The three robustness maps (the page always shows all of them), the change in focus, the group, and the
     width sweep when it is on."""
     f = focus_config(settings)
-    maps = [Need(f"map of the {MODEL_NAMES[m]}", reinit.run, ReinitConfig(model=m, seed=f.seed)) for m in MODELS]
+    maps = [Need(f"map of the {MODEL_NAMES[m]}", reinit.run, map_config(m, f.seed, f.task)) for m in MODELS]
     g = group_config(settings)
     extra = [Need("the layers changed together", reinit.group, g)] if g else []
     extra += [Need(f"the {MODEL_NAMES[c.model]} at width {c.width}", reinit.run, c) for c in width_configs(settings)]
@@ -109,12 +119,12 @@ def claims_of(results: dict[str, ReinitResult], focus: Optional[reinit.FocusResu
 def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
     """The claims the page shows for a complete setting, computing (cached entries) what they rest on."""
     seed = settings["seed"]
-    results = {m: reinit.run(ReinitConfig(model=m, seed=seed)) for m in MODELS}
+    results = {m: reinit.run(map_config(m, seed, settings["task"])) for m in MODELS}
     g = group_config(settings)
     wcfgs = width_configs(settings)
     for c in wcfgs:
         reinit.run(c)
-    w = reinit.width_sweep(settings["model"], seed) if wcfgs else None
+    w = reinit.width_sweep(settings["model"], seed, task=settings["task"]) if wcfgs else None
     return claims_of(results, reinit.focus(focus_config(settings)), reinit.group(g) if g else None, w)
 
 
@@ -141,7 +151,7 @@ def heatmap_text(r: ReinitResult) -> str:
     return "\n".join(lines)
 
 
-SHARED = ("model", "seed", "blocks", "width", "epochs")  # FocusConfig fields that ReinitConfig already has
+SHARED = ("model", "seed", "blocks", "width", "epochs", "task")  # FocusConfig fields that ReinitConfig already has
 
 
 def answer(cfg: ReinitConfig, args: argparse.Namespace) -> dict[str, Any]:

@@ -27,9 +27,9 @@ import torch
 from lab import estimates as E
 from lab.core import metrics, streams
 from lab.core.models import RoutedModel, correct, per_class_accuracy
-from lab.core.recipes import labels, reinit_spec
+from lab.core.recipes import check_task, labels, on_task, reinit_spec
 from lab.core.zoo import BUILDERS, ModelSpec, Trained, build, effective, trained
-from lab.experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial
+from lab.experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial, task_param
 from lab.experiments.reinit.claims import (
     RERAND,
     column,
@@ -80,19 +80,33 @@ class ReinitConfig:
     blocks: Optional[int] = blocks_param()
     width: Optional[int] = width_param()
     epochs: Optional[int] = epochs_param()
+    task: Optional[str] = task_param()
 
     def __post_init__(self) -> None:
         check(self)
+        check_task(self.task, "vit" if self.model == "vit" else "mlp")
+        if self.task is not None and self.task == model_spec(self.model, self.seed).task:
+            object.__setattr__(self, "task", None)  # the model's own task: one spelling, one result
         if not 0 <= self.seed <= SEED_MAX - REDRAW_OFFSET:
             raise ValueError("the seed must be a non-negative integer below 2**31 - 1,000,004")
 
     @property
     def spec(self) -> ModelSpec:
-        return model_spec(self.model, self.seed, self.blocks, self.width, self.epochs)
+        return on_task(model_spec(self.model, self.seed, self.blocks, self.width, self.epochs), self.task)
 
     @property
     def redraw_seed(self) -> int:
         return streams.seed_of("init.redraw", self.seed)
+
+
+def task_for(model: str, task: Optional[str]) -> Optional[str]:
+    """The task a page's setting gives `model`: `task` when the model can read it, else the model's own (None): the
+    ViT reads images and sequences, never a table."""
+    from lab.core.recipes import FAMILY_TASKS
+
+    if task is None or model != "vit" or task in FAMILY_TASKS["vit"]:
+        return task
+    return None
 
 
 def layer_names(cfg: ReinitConfig) -> list[str]:
@@ -272,15 +286,16 @@ class FocusConfig:
     blocks: Optional[int] = blocks_param()
     width: Optional[int] = width_param()
     epochs: Optional[int] = epochs_param()
+    task: Optional[str] = task_param()
 
     def __post_init__(self) -> None:
         check(self)
-        ReinitConfig(self.model, self.seed, self.blocks, self.width, self.epochs)  # validates the shared fields
+        _ = self.base  # validates the shared fields
         RecoveryConfig(method=self.recovery, steps=self.steps)  # validates steps
 
     @property
     def base(self) -> ReinitConfig:
-        return ReinitConfig(self.model, self.seed, self.blocks, self.width, self.epochs)
+        return ReinitConfig(self.model, self.seed, self.blocks, self.width, self.epochs, self.task)
 
 
 def source_weights(t: Trained, op: str, checkpoint: int, redraw_seed: int) -> dict[str, torch.Tensor]:
@@ -389,6 +404,7 @@ class GroupConfig:
     blocks: Optional[int] = blocks_param()
     width: Optional[int] = width_param()
     epochs: Optional[int] = epochs_param()
+    task: Optional[str] = task_param()
 
     def __post_init__(self) -> None:
         check(self)
@@ -402,7 +418,7 @@ class GroupConfig:
 
     @property
     def base(self) -> ReinitConfig:
-        return ReinitConfig(self.model, self.seed, self.blocks, self.width, self.epochs)
+        return ReinitConfig(self.model, self.seed, self.blocks, self.width, self.epochs, self.task)
 
 
 @dataclass(frozen=True)
@@ -449,7 +465,8 @@ WIDTH_MODELS = ("plain", "residual")
 
 
 def width_sweep(model: str, seed: int, widths: tuple[int, ...] = WIDTHS, progress: Progress = silent,
-                pool: Pool = serial, blocks: Optional[int] = None, epochs: Optional[int] = None) -> dict[str, Any]:
+                pool: Pool = serial, blocks: Optional[int] = None, epochs: Optional[int] = None,
+                task: Optional[str] = None) -> dict[str, Any]:
     """The robustness map of the MLP at each width (same depth, recipe and seed), with the width claim; depth and
     epochs: None = the classroom model (tests shrink them)."""
     if model not in WIDTH_MODELS:
@@ -457,8 +474,8 @@ def width_sweep(model: str, seed: int, widths: tuple[int, ...] = WIDTHS, progres
     ws = sorted(set(widths))
     if len(ws) < 2:
         raise ValueError("a width sweep needs at least two widths")
-    maps = pool([(run, ReinitConfig(model=model, seed=seed, blocks=blocks, width=w, epochs=epochs)) for w in ws],
-                progress)
+    maps = pool([(run, ReinitConfig(model=model, seed=seed, blocks=blocks, width=w, epochs=epochs, task=task))
+                 for w in ws], progress)
     out = {"model": model, "model_name": MODEL_NAMES[model], "seed": seed, "widths": ws, "layers": maps[0].layers,
            "t0_acc": [column(m, "t=0") for m in maps], "rerand_acc": [column(m, RERAND) for m in maps],
            "base_acc": [m.base_acc for m in maps], "chance": maps[0].chance, "n_test": maps[0].n_test,

@@ -30,7 +30,7 @@ class ShufflePage:
         check(self)
 
 
-CONTROLS = controls(ShuffleConfig, ShufflePage, names=("mode", "depth", "orders", "colour", "removed", "seed"))
+CONTROLS = controls(ShuffleConfig, ShufflePage, names=("mode", "task", "depth", "orders", "colour", "removed", "seed"))
 DEFAULTS = defaults(CONTROLS)
 PRESETS = (
     preset(DEFAULTS, "seq", "Sequential in random order", "How much does an ordinary ViT lose when its "
@@ -59,7 +59,7 @@ def needs(settings: dict[str, Any]) -> list[Need]:
     cfg = config_of(settings)
     other = "sequential" if cfg.mode != "sequential" else "shuffle"
     mine = ModelConfig.of(cfg)
-    theirs = ModelConfig(other, cfg.depth, cfg.seed, cfg.epochs)
+    theirs = ModelConfig(other, cfg.depth, cfg.seed, cfg.epochs, cfg.task)
     out = [Need("this model", shuffle.model_summary, mine),
            Need("the comparison model", shuffle.model_summary, theirs),
            Need("random orders", shuffle.random_order_stats, cfg),
@@ -71,7 +71,7 @@ def needs(settings: dict[str, Any]) -> list[Need]:
     if "shuffle" in shuffle.claim_modes(cfg.mode) and cfg.mode != "shuffle" and other != "shuffle":
         # the claims compare this probe with plain LayerShuffle's (that model trains if no one has yet)
         out.append(Need("LayerShuffle's slot probe", shuffle.probe_and_view,
-                        ModelConfig("shuffle", cfg.depth, cfg.seed, cfg.epochs)))
+                        ModelConfig("shuffle", cfg.depth, cfg.seed, cfg.epochs, cfg.task)))
     return out
 
 

@@ -30,10 +30,10 @@ from lab import estimates as E
 from lab.core import streams
 from lab.core.data import Dataset
 from lab.core.models import RoutedModel, correct
-from lab.core.recipes import VIT_EPOCHS, VIT_MODE_LABELS, VIT_MODES, vit_spec
+from lab.core.recipes import VIT_EPOCHS, VIT_MODE_LABELS, VIT_MODES, check_task, on_task, vit_spec
 from lab.core.routes import random_permutation
 from lab.core.zoo import ModelSpec, orders_budget, trained
-from lab.experiment import check, entry, param, seed_param
+from lab.experiment import check, entry, param, seed_param, task_param
 from lab.experiments.shuffle import claims as shuffle_claims
 from lab.ops import embed, walk
 from lab.runtime.plain import to_plain
@@ -68,13 +68,15 @@ class ShuffleConfig:
     seed: int = seed_param("Fixes the initial weights, the data order and the training orders: same seed, same "
                            "numbers.")
     epochs: int = param(VIT_EPOCHS, "Training epochs.", lo=1, hi=200, cli=False)
+    task: str = task_param("digits")
 
     def __post_init__(self) -> None:
         check(self)
+        check_task(self.task, "vit")
 
     @property
     def spec(self) -> ModelSpec:
-        return vit_spec(self.mode, self.depth, self.seed, self.epochs)
+        return on_task(vit_spec(self.mode, self.depth, self.seed, self.epochs), self.task)
 
 
 # -- evaluation helpers (work on any RoutedModel) -----------------------------------------------------------
@@ -239,14 +241,15 @@ class ModelConfig:
     depth: int = 6
     seed: int = 0
     epochs: int = VIT_EPOCHS
+    task: str = "digits"
 
     @classmethod
     def of(cls, cfg: ShuffleConfig) -> "ModelConfig":
-        return cls(cfg.mode, cfg.depth, cfg.seed, cfg.epochs)
+        return cls(cfg.mode, cfg.depth, cfg.seed, cfg.epochs, cfg.task)
 
     @property
     def spec(self) -> ModelSpec:
-        return vit_spec(self.mode, self.depth, self.seed, self.epochs)
+        return on_task(vit_spec(self.mode, self.depth, self.seed, self.epochs), self.task)
 
 
 def walks_all_orders(depth: int) -> bool:
