@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, jobs, text
+from app import charts, claims_view, classroom, controls, jobs, task_control, text
 from app import figures_iot as figs
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
@@ -26,6 +26,7 @@ with page.controls():
     model = controls.param(C, "model", help="residual: the Delete page's residual MLP (7 blocks, synthetic "
                                             "20-class task, seconds). vit-sequential: the digits ViT trained in "
                                             "order (6 blocks, minutes).")
+    task = task_control.task_select(C, recipes.model(model).family, recipes.model(model).task)
     space = controls.param(C, "space", help="Block orders: permutations of the blocks. ViT only: one sub-layer "
                                             "order for every block (the paper's space: attention first or MLP "
                                             "first everywhere, so M = 2), or attention first or MLP first chosen "
@@ -38,7 +39,7 @@ with page.controls():
 page.toolbar()
 
 cfg = controls.make_config(iot.IOTConfig, model=model, space=space, m=m, explore=explore, exploit=exploit,
-                           gumbel=gumbel, seed=seed)
+                           gumbel=gumbel, seed=seed, task=task)
 on_cfg, off_cfg = cfg.explore_pair()
 pending = jobs.Pending()
 

@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, jobs, text
+from app import charts, claims_view, classroom, controls, jobs, task_control, text
 from app import figures_lens as figs
 from app.text import pts_between
 from lab.catalog.descriptor import PAGE_SEED_MAX
@@ -27,6 +27,7 @@ with page.controls():
                                 "Delete page's residual and plain MLPs (synthetic 20-class task, 7 blocks), the "
                                 "Shuffle page's 6-block ViT on 8x8 digits trained in order or with LayerShuffle, and "
                                 "the LayerDrop page's residual MLP (8 blocks, trained with p = 0.5).")
+    task = task_control.task_select(Config, recipes.model(model).family, recipes.model(model).task)
     n = recipes.model(model).blocks
     route_op = controls.param(Config, "route_op", key="change",
                               help="Draw the lens of the same frozen model after a change of route beside the "
@@ -38,7 +39,7 @@ with page.controls():
     seed = controls.param(Config, "seed", "number", hi=PAGE_SEED_MAX)
 page.toolbar()
 
-cfg = controls.make_config(Config, model=model, route_op=route_op, block=block, seed=seed)
+cfg = controls.make_config(Config, model=model, route_op=route_op, block=block, seed=seed, task=task)
 
 
 def metrics_of(r: lens.LensResult, s: dict) -> list[classroom.Metric]:

@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, jobs, text
+from app import charts, claims_view, classroom, controls, jobs, task_control, text
 from app import figures_rearrange as figs
 from app.text import pts_between
 from lab.catalog.descriptor import PAGE_SEED_MAX
@@ -28,6 +28,7 @@ with page.controls():
                                 "vit-sequential / vit-shuffle: the Shuffle page's 6-block ViT on 8x8 digits, trained "
                                 "in order or with LayerShuffle (a random block order at every training step). The "
                                 "models are shared with those pages: if they trained them, nothing trains here.")
+    task = task_control.task_select(Config, recipes.model(model).family, recipes.model(model).task)
     n = recipes.model(model).blocks
     op = controls.param(Config, "op",
                         help="identity: the trained order. skip: leave out block b. swap: swap b and b+1. reverse / "
@@ -51,7 +52,7 @@ with page.controls():
 page.toolbar()
 
 cfg = controls.make_config(Config, model=model, op=op, block=block, reduce=reduce, loops=loops, span=span,
-                           ends=ends, seed=seed)
+                           ends=ends, seed=seed, task=task)
 
 
 def what_of(s: dict) -> str:
@@ -102,7 +103,7 @@ with page.results():
 
 what = what_of(page.settings())
 comparison = jobs.run("Training or loading the other models for comparison", rearrange.compare,
-                      rearrange.SeedConfig(seed))
+                      rearrange.SeedConfig(seed, task))
 profiles = comparison["profiles"] if comparison is not None else None
 if profiles is not None:
     mine = profiles[model]

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, jobs, text
+from app import charts, claims_view, classroom, controls, jobs, task_control, text
 from app import figures_shuffle as figs
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
@@ -35,6 +35,7 @@ st.caption("Train a small vision transformer with its blocks in a random order a
 page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
     mode = controls.param(shuffle.ShuffleConfig, "mode")
+    task = task_control.task_select(shuffle.ShuffleConfig, "vit")
     depth = controls.param(shuffle.ShuffleConfig, "depth", "slider")
     orders = controls.param(shuffle.ShuffleConfig, "orders", options=shuffle.ORDER_CHOICES)
     colour_by = COLOUR_KEYS[controls.param(described.ShufflePage, "colour")]
@@ -46,7 +47,7 @@ removed = min(removed, depth - 1)
 
 page.toolbar()
 
-cfg = shuffle.ShuffleConfig(mode=mode, depth=depth, orders=orders, seed=seed)
+cfg = shuffle.ShuffleConfig(mode=mode, depth=depth, orders=orders, seed=seed, task=task)
 other = "sequential" if mode != "sequential" else "shuffle"
 name = shuffle.MODE_LABELS[mode]
 mine, theirs = shuffle.ModelConfig.of(cfg), shuffle.ModelConfig.of(replace(cfg, mode=other))
@@ -151,7 +152,7 @@ with page.results():
         pending.show()
     pin = page.pinned()
     pcfg = page.config(lambda v: shuffle.ShuffleConfig(mode=v["mode"], depth=v["depth"], orders=v["orders"],
-                                                       seed=v["seed"]), pin) if pin else None
+                                                       seed=v["seed"], task=v["task"]), pin) if pin else None
     pr = None
     if pcfg is not None:
         pbase = jobs.run("Training the pinned setting's ViT", shuffle.model_summary, shuffle.ModelConfig.of(pcfg))

@@ -1,0 +1,211 @@
+"""The task control of a page: which data its models train and are tested on, the task's facts, and (MLPs) your own
+CSV, uploaded once and then named by its content hash so a link and a classmate find the same file.
+
+The control is a URL-bound select (`task=mnist1d`, `task=csv:<16 hex>`). Two kinds of config field:
+- a named default (Delete: `task: str = "synthetic"`): the options are task names and the control returns one;
+- None, "the model's own task" (Re-initialise, LayerDrop: the page's model decides it). The page passes the model's
+  own task name as `default`; the control's first option is then None, shown as that task ("... (the model's own)"),
+  so the page's settings, its presets and its Reset (all of which say None) agree with the control, and switching
+  the model keeps "its own task" instead of handing the ViT's digits to an MLP. The control returns None for it, as
+  the configs want; a link that names the own task (`task=digits` with the ViT) means the same and is dropped.
+A CSV appears among the options once this session uploaded it, or when the link names one that is stored on this
+server; a link naming a CSV that is not stored gets the lab's "link value ignored" notice. Uploads are bounded: a file
+at most lab/core/data_csv.py's MAX_BYTES, UPLOADS_PER_SESSION files per browser session and STORE_DATA_BYTES for
+every stored CSV together. The file is checked and stored in the button's callback (before the control exists in
+that run, so choosing it can set the control); a bad file's message stays under the upload until another file is
+chosen, and changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+import streamlit as st
+
+from app import controls, query
+from lab import experiment
+from lab.core import data_csv
+from lab.core.recipes import FAMILY_TASKS
+from lab.core.task_facts import TaskFacts, task_facts, task_label
+from lab.runtime.store import default_store
+
+log = logging.getLogger("layerlab.upload")
+
+KEY = "task"  # the control's key and URL parameter
+UPLOADED = "_layerlab_csv_tasks"  # this session's uploaded task names, in upload order
+UPLOAD_NOTE = "_layerlab_csv_note"  # (file id, "error" | "success", text) of the last "Use this file"
+FILE_KEY, LABEL_KEY, USE_KEY = "task_csv_file", "task_csv_label", "task_csv_use"
+UPLOADS_PER_SESSION = 5
+STORE_DATA_BYTES = 200_000_000  # every stored CSV of the server together
+OWN = " (the model's own)"
+
+
+def _stored(name: str) -> bool:
+    try:
+        data_csv.find_csv(default_store().root, name)
+        return True
+    except ValueError:
+        return False
+
+
+def _valid_name(name: str) -> bool:
+    try:
+        data_csv.parse_name(name)
+        return True
+    except ValueError:
+        return False
+
+
+def options(family: str, own: Optional[str] = None) -> list[Optional[str]]:
+    """The tasks a model of `family` can read here: the ready-made ones, then (MLPs) this session's uploads and a
+    stored CSV the link names. With `own` (a config whose None is the model's own task), None comes first and
+    stands for `own`, which is then not listed again."""
+    out: list[Optional[str]] = [None] if own is not None else []
+    out += [n for n in FAMILY_TASKS[family] if n != own]
+    if family != "mlp":
+        return out
+    out += [n for n in st.session_state.get(UPLOADED, []) if n not in out and n != own]
+    for raw in controls.link_values(KEY)[:1]:
+        if data_csv.is_csv_task(raw) and raw not in out and _valid_name(raw) and _stored(raw):
+            out.append(raw)
+    return out
+
+
+def label_of(name: Optional[str], own: Optional[str] = None) -> str:
+    """How the control shows an option (None: the model's own task, named)."""
+    return task_label(own) + OWN if name is None and own is not None else task_label(str(name))
+
+
+def task_select(config: type, family: str, default: Optional[str] = None, field: str = "task") -> Optional[str]:
+    """The task control (URL key `task`) for models of `family` ("mlp" or "vit"); a CSV upload below it for MLPs;
+    the chosen task's facts under it. `default`: the task the page starts on (else the config field's default).
+    When the config field's default is None (the model's own task), `default` names that own task and the control
+    returns None for it (see the module docstring). Returns the config's value."""
+    own = default if experiment.default(config, field) is None else None
+    if own is None and default is None:
+        default = experiment.default(config, field)
+    opts = options(family, own)
+    if own is not None:
+        _own_in_link(own)
+        default = None
+    if KEY in st.session_state and st.session_state[KEY] not in opts:
+        del st.session_state[KEY]  # e.g. a CSV chosen, then the ViT: back to the default
+    chosen = controls.select("Task", KEY, tuple(opts), default, labels={n: label_of(n, own) for n in opts},
+                             help="The data the models are trained and tested on. Another task trains its own "
+                                  "models by the same recipe (more epochs on a smaller task), so its first visit "
+                                  "takes longer.")
+    if own is not None:
+        _reword_notice(own)
+    _facts_caption(chosen or own)
+    if family == "mlp":
+        _upload(own)
+    return chosen
+
+
+def _own_in_link(own: str) -> None:
+    """A link that names the model's own task (`task=digits` with the ViT) means the control's None: drop it."""
+    if controls.link_values(KEY) == [own]:
+        del st.query_params[KEY]
+
+
+def _reword_notice(own: str) -> None:
+    """The lab's "link value ignored" notice names the None option as the model's own task, not as None."""
+    for (_, key), notice in st.session_state.get(controls.NOTICES, {}).items():
+        if key == KEY:
+            notice["text"] = (notice["text"].replace("expected one of None, ", f"expected one of {own}, ")
+                              .replace("Using the default, None.", f"Using the model's own task, {own}."))
+
+
+@lru_cache(maxsize=64)
+def _facts_at(root: str, name: str) -> TaskFacts:
+    return task_facts(name, default_store())
+
+
+def facts(name: str) -> Optional[TaskFacts]:
+    """The facts of task `name` (cached per server; a CSV is named by its content, so its facts never change), or
+    None when it cannot be read (a CSV no longer stored)."""
+    try:
+        return _facts_at(str(default_store().root), name)
+    except ValueError:
+        return None
+
+
+def _facts_caption(name: str) -> None:
+    try:
+        f = _facts_at(str(default_store().root), name)
+    except ValueError as exc:
+        st.warning(f"This task cannot be read: {query.plain(exc)}")
+        return
+    st.caption(query.plain(f"{f.label}: {f.n_train:,} training, {f.n_probe:,} probe, {f.n_test:,} held-out inputs; "
+                           f"{f.n_features} features, {f.n_classes} classes, chance {100 * f.chance:.1f} %. "
+                           f"{f.about}"))
+
+
+def _data_bytes() -> int:
+    folder = Path(default_store().root) / data_csv.DATA_DIR
+    return sum(p.stat().st_size for p in folder.glob("*.csv")) if folder.is_dir() else 0
+
+
+def _use_file(own: Optional[str]) -> None:
+    """The callback of "Use this file": check and store the file (nothing stored if bad), then choose it. Runs before
+    the page's script, so it may set the task control; what went wrong is kept for the upload to show."""
+    file = st.session_state.get(FILE_KEY)
+    if file is None:
+        return
+    fid = getattr(file, "file_id", file.name)
+
+    def note(kind: str, text: str) -> None:
+        st.session_state[UPLOAD_NOTE] = (fid, kind, text)
+
+    done = st.session_state.setdefault(UPLOADED, [])
+    data: Any = file.getvalue()
+    if len(done) >= UPLOADS_PER_SESSION:
+        note("error", f"This session has uploaded {UPLOADS_PER_SESSION} files already; reload the page to upload "
+                      "more.")
+        return
+    if len(data) > data_csv.MAX_BYTES:
+        note("error", f"This file is too large: {data_csv.limits()}.")
+        return
+    if _data_bytes() + len(data) > STORE_DATA_BYTES:
+        log.warning("upload refused: the server's CSV folder is full")
+        note("error", "This server's space for uploaded files is full: ask the lecturer to clear it.")
+        return
+    label = str(st.session_state.get(LABEL_KEY) or "").strip() or None
+    try:
+        name = data_csv.save_csv(default_store().root, data, label)
+    except ValueError as exc:
+        note("error", str(exc))
+        return
+    log.info("stored an uploaded CSV as %s (%d bytes)", name, len(data))
+    if name not in done:
+        done.append(name)
+    st.session_state[KEY] = name
+    note("success", f"Stored as {name} and chosen as the task above; a link to this page now names it.")
+
+
+def _upload(own: Optional[str]) -> None:
+    """Your own CSV: checked (one message per fault, nothing stored if bad), stored under its hash, then chosen."""
+    with st.expander("Use your own CSV", icon=":material/upload_file:"):
+        st.markdown(f"Numeric feature columns and one label column (the last, unless you name it); "
+                    f"{data_csv.limits()}, at least {data_csv.MIN_ROWS_PER_CLASS} rows per class, at most "
+                    f"{data_csv.MAX_CLASSES} classes, no missing values. The file is stored on this server under its "
+                    f"content hash, so a link to your setting works for your classmates too.")
+        file = st.file_uploader("CSV file", type=["csv"], key=FILE_KEY,
+                                max_upload_size=max(1, math.ceil(data_csv.MAX_BYTES / 1e6)))
+        st.text_input("Label column (empty: the last column)", key=LABEL_KEY, max_chars=200)
+        st.button("Use this file", key=USE_KEY, on_click=_use_file, args=(own,), disabled=file is None,
+                  icon=":material/check:")
+        kept = st.session_state.get(UPLOAD_NOTE)
+        if kept is None:
+            return
+        fid, kind, text = kept
+        if file is None or getattr(file, "file_id", file.name) != fid:  # another file (or none): the note is old
+            del st.session_state[UPLOAD_NOTE]
+        elif kind == "error":
+            st.error(query.plain(text))
+        else:
+            st.success(query.plain(text))
