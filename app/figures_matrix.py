@@ -1,4 +1,5 @@
-"""Figures of the Train x take apart page, built from the plain-data rows of lab.experiments.matrix.
+"""Figures of the Train x take apart page, built from the typed rows of lab.experiments.matrix (`RowResult`, by
+recipe: the rows computed so far) and its typed `MatrixResult`.
 
 The heatmap is an amount on a grid (the lab's amount scale, fixed to 0..100 % of the above-chance accuracy kept);
 the recipes are categories (app/theme.py's categorical set, sequential and LayerShuffle in the Shuffle page's
@@ -8,11 +9,20 @@ colours), told apart by marker and dash too.
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Optional
 
 import plotly.graph_objects as go
 
-from lab.experiments.matrix.experiment import FT_STEPS, OP_LABELS, OPS, PROFILE_AXIS, RECIPE_LABELS, RECIPES
+from lab.experiments.matrix.experiment import (
+    FT_STEPS,
+    OP_LABELS,
+    OPS,
+    PROFILE_AXIS,
+    RECIPE_LABELS,
+    RECIPES,
+    MatrixResult,
+    RowResult,
+)
 
 from . import figures_common as common
 from . import theme
@@ -29,21 +39,21 @@ SHORT = {"delete": "delete<br>a block", "last_quarter": "delete last<br>quarter"
          "no_mlp": "delete<br>MLP", "linear": "block made<br>linear", "exit": "exit<br>early"}
 
 
-def ordered(rows: dict[str, Any]) -> list[str]:
+def ordered(rows: dict[str, RowResult]) -> list[str]:
     """The recipes present, in the lab's order."""
     return [r for r in RECIPES if r in rows]
 
 
 @figure
-def heatmap(rows: dict[str, Any], title: Optional[str] = "", height: int = 440) -> Optional[go.Figure]:
+def heatmap(rows: dict[str, RowResult], title: Optional[str] = "", height: int = 440) -> Optional[go.Figure]:
     """Share of the above-chance held-out accuracy kept, recipes (rows, those computed so far) x operations; a model
     at chance has no share ("–")."""
     recs = ordered(rows)
     if not recs:
         return None
-    z = [[rows[r]["kept"][op] for op in OPS] for r in recs]
-    acc = [[rows[r]["acc"][op] for op in OPS] for r in recs]
-    names = [f"{RECIPE_LABELS[r]} ({rows[r]['base_acc']:.0%})" for r in recs]
+    z = [[rows[r].kept[op] for op in OPS] for r in recs]
+    acc = [[rows[r].acc[op] for op in OPS] for r in recs]
+    names = [f"{RECIPE_LABELS[r]} ({rows[r].base_acc:.0%})" for r in recs]
     fig = go.Figure()
     fig.add_heatmap(z=z, x=[SHORT[op] for op in OPS], y=names, coloraxis="coloraxis", customdata=acc,
                     text=[["–" if math.isnan(v) else f"{v:.0%}" for v in row] for row in z], texttemplate="%{text}",
@@ -58,20 +68,20 @@ def heatmap(rows: dict[str, Any], title: Optional[str] = "", height: int = 440) 
     return theme.layout(fig, title, height=height)
 
 
-def of_run(r: dict[str, Any]) -> Optional[go.Figure]:
+def of_run(r: MatrixResult) -> Optional[go.Figure]:
     """The heatmap of a whole run (`matrix.run`'s result): what the Reproduce notebook draws."""
-    return heatmap(r["rows"])
+    return heatmap(r.rows)
 
 
 @figure
-def profile(rows: dict[str, Any], op: str, chance: float, height: int = 420) -> Optional[go.Figure]:
+def profile(rows: dict[str, RowResult], op: str, chance: float, height: int = 420) -> Optional[go.Figure]:
     """One column's per-block (per-slot, per-pair, per-order) profile, one line per recipe computed so far."""
     recs = ordered(rows)
     if not recs:
         return None
     fig = go.Figure()
     for i, r in enumerate(recs):
-        ys = rows[r]["profiles"][op]
+        ys = rows[r].profiles[op]
         xs = list(range(len(ys)))
         fig.add_scatter(x=xs, y=ys, name=RECIPE_LABELS[r], mode="lines+markers",
                         line={"color": RECIPE_COLOURS[r], "dash": DASHES[i % len(DASHES)], "width": 2},
@@ -92,14 +102,14 @@ def profile(rows: dict[str, Any], op: str, chance: float, height: int = 420) -> 
 
 
 @figure
-def linearity(rows: dict[str, Any], height: int = 380) -> Optional[go.Figure]:
+def linearity(rows: dict[str, RowResult], height: int = 380) -> Optional[go.Figure]:
     """How linear each block is: R^2 of its least-squares affine map on its update (output - input)."""
     recs = ordered(rows)
     if not recs:
         return None
     fig = go.Figure()
     for r in recs:
-        ys = rows[r]["linear_r2_update"]
+        ys = rows[r].linear_r2_update
         fig.add_bar(x=list(range(len(ys))), y=ys, name=RECIPE_LABELS[r], marker={"color": RECIPE_COLOURS[r]},
                     hovertemplate=f"block %{{x}}: R² %{{y:.3f}}<extra>{RECIPE_LABELS[r]}</extra>")
     fig.update_xaxes(title="block", dtick=1)
@@ -109,16 +119,16 @@ def linearity(rows: dict[str, Any], height: int = 380) -> Optional[go.Figure]:
 
 
 @figure
-def timings(rows: dict[str, Any], height: int = 360) -> Optional[go.Figure]:
+def timings(rows: dict[str, RowResult], height: int = 360) -> Optional[go.Figure]:
     """Seconds to train each row's model, and to fill its columns."""
     recs = ordered(rows)
     if not recs:
         return None
     fig = go.Figure()
     names = [RECIPE_LABELS[r] for r in recs]
-    fig.add_bar(x=names, y=[rows[r]["train_seconds"] for r in recs], name="train the model",
+    fig.add_bar(x=names, y=[rows[r].train_seconds for r in recs], name="train the model",
                 marker={"color": theme.ORIGINAL}, hovertemplate="%{x}: %{y:.0f} s<extra>training</extra>")
-    fig.add_bar(x=names, y=[rows[r]["fill_seconds"] for r in recs], name="fill every column",
+    fig.add_bar(x=names, y=[rows[r].fill_seconds for r in recs], name="fill every column",
                 marker={"color": theme.CUT, "pattern": {"shape": "/"}},
                 hovertemplate="%{x}: %{y:.1f} s<extra>the battery</extra>")
     fig.update_yaxes(title="seconds (one CPU thread)")

@@ -31,7 +31,7 @@ cfg = controls.make_config(Config, seed=seed, orders=orders)
 pending = jobs.Pending()
 
 
-def rows_of(c: matrix.MatrixConfig, label: str = "") -> dict:
+def rows_of(c: matrix.MatrixConfig, label: str = "") -> dict[str, matrix.RowResult]:
     """The rows computed so far (one job per recipe; a row still training is absent)."""
     out = {}
     for rc in c.rows():
@@ -48,15 +48,15 @@ def metrics_of(rows: dict, s: dict) -> list[classroom.Metric]:
         return [classroom.Metric("Rows computed", "0 of 6", help="Every row trains one model (see the bars).")]
     out = [classroom.Metric("Rows computed", f"{len(rows)} of {len(matrix.RECIPES)}",
                             help="One job per recipe; each row is drawn as soon as it exists.")]
-    best = max(rows, key=lambda r: rows[r]["kept"]["delete"])
+    best = max(rows, key=lambda r: rows[r].kept["delete"])
     out.append(classroom.Metric("Loses least to one deletion", matrix.RECIPE_LABELS[best],
-                                f"keeps {pct(rows[best]['kept']['delete'])}", delta_color="off",
+                                f"keeps {pct(rows[best].kept['delete'])}", delta_color="off",
                                 help="Share of the above-chance accuracy kept, mean over the single-block deletions."))
     if "sequential" in rows:
         r = rows["sequential"]
-        out.append(classroom.Metric("Sequential ViT (held-out)", pct(r["base_acc"]),
+        out.append(classroom.Metric("Sequential ViT (held-out)", pct(r.base_acc),
                                     help="The 6-block ViT trained in order, the Shuffle page's model."))
-    out.append(classroom.Metric("Chance", pct(next(iter(rows.values()))["chance"]),
+    out.append(classroom.Metric("Chance", pct(next(iter(rows.values())).chance),
                                 help="Always guessing the most common held-out digit."))
     return out
 
@@ -82,7 +82,7 @@ with page.results():
     pending.show()
 
 if rows:
-    charts.show(figs.profile(rows, op, next(iter(rows.values()))["chance"]), "fig_profile")
+    charts.show(figs.profile(rows, op, next(iter(rows.values())).chance), "fig_profile")
     st.caption(f"{matrix.OP_LABELS[op]}: {matrix.OP_HELP[op]}. Change the operation under *Profile of* in the "
                "sidebar.")
     charts.show(figs.linearity(rows), "fig_linearity")
@@ -139,17 +139,17 @@ if rows:
     lines = []
     for r in figs.ordered(rows):
         x = rows[r]
-        lines.append(f"**{matrix.RECIPE_LABELS[r]}**: {pct(x['base_acc'])} held-out; one block deleted keeps "
-                     f"{pct(x['kept']['delete'])} of its above-chance accuracy, the last quarter "
-                     f"{pct(x['kept']['last_quarter'])}, a random order {pct(x['kept']['random'])}; trained in "
-                     f"{x['train_seconds']:.0f} s, taken apart in {x['fill_seconds']:.1f} s.")
+        lines.append(f"**{matrix.RECIPE_LABELS[r]}**: {pct(x.base_acc)} held-out; one block deleted keeps "
+                     f"{pct(x.kept['delete'])} of its above-chance accuracy, the last quarter "
+                     f"{pct(x.kept['last_quarter'])}, a random order {pct(x.kept['random'])}; trained in "
+                     f"{x.train_seconds:.0f} s, taken apart in {x.fill_seconds:.1f} s.")
     st.markdown("\n".join(f"- {x}" for x in lines))
 else:
     st.markdown("The rows appear here as they are computed.")
 
 text.section("Against the paper")
 if full is not None:
-    claims_view.show(full["claims"], intro=f"Checked on the six rows at seed {seed}; each claim says where it comes "
+    claims_view.show(full.claims, intro=f"Checked on the six rows at seed {seed}; each claim says where it comes "
                      "from and how this lab departs from it (a 6-block ViT on 8x8 digits, not a language model).",
                      page=page)
 else:

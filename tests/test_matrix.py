@@ -29,6 +29,7 @@ from lab.experiments.matrix import claims as MC
 from lab.experiments.matrix import experiment as matrix
 from lab.experiments.matrix import surgery as S
 from lab.ops import layer_lens as lens
+from lab.runtime.plain import to_plain
 from lab.runtime.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -253,28 +254,40 @@ def _outcomes(acc: float, seed: int) -> np.ndarray:
     return v
 
 
+def row_result(recipe: str, **fields) -> matrix.RowResult:
+    """A hand-made RowResult: `fields` as given, every other field a placeholder of its type (the claims read only
+    what they compare)."""
+    route = list(matrix_route(recipe))
+    blocks = S.blocks_of(route)
+    filler = {"route": route, "blocks": blocks, "n_blocks": len(blocks), "n_slots": len(route), "n_test": N,
+              "base_acc": 0.95, "chance": 0.1, "acc": {}, "kept": {}, "profiles": {}, "profile_kept": {}, "quarter": 2,
+              "last_slots": [4, 5], "influence_slots": [4, 5], "influence_route": route[:4],
+              "last_quarter_route": route[:4], "deep_blocks": blocks[len(blocks) // 2:], "linear_r2": [],
+              "linear_r2_update": [], "exit_mid_slot": len(route) // 2, "per_input": {}, "op_seconds": {},
+              "config": matrix.RowConfig(recipe), "recipe": recipe, "label": matrix.RECIPE_LABELS[recipe], "seed": 0,
+              "train_seconds": 0.0, "train_curve": [], "fill_seconds": 0.0}
+    return matrix.RowResult(**{**filler, **fields})
+
+
 def fake_row(recipe: str, base=0.95, delete=0.8, deep=0.8, no_attn=0.9, no_mlp=0.8, exit_=0.5, lq=0.6,
-             infl=0.6, each=(0.5, 0.9, 0.9, 0.9, 0.9, 0.5), r2=(0.5, 0.99), seed=0) -> dict:
+             infl=0.6, each=(0.5, 0.9, 0.9, 0.9, 0.9, 0.5), r2=(0.5, 0.99), seed=0) -> matrix.RowResult:
     base_ok = _outcomes(base, seed)
 
     def share(acc, s):  # a per-input score whose mean is acc
         return _outcomes(acc, seed + s).astype(float)
 
-    route = list(matrix_route(recipe))
     pi = {"base": E.pack(base_ok), "delete": share(delete, 1).tolist(), "delete_deep": share(deep, 2).tolist(),
           "no_attn": share(no_attn, 3).tolist(), "no_mlp": share(no_mlp, 4).tolist(), "exit": share(exit_, 5).tolist(),
           "last_quarter": E.pack(_outcomes(lq, seed + 6)), "influence": E.pack(_outcomes(infl, seed + 7)),
           "delete_each": [E.pack(base_ok & _outcomes(a, seed + 20 + i)) if a < 0.95 else E.pack(base_ok)
                           for i, a in enumerate(each)]}
-    return {"recipe": recipe, "label": matrix.RECIPE_LABELS[recipe], "route": route, "n_blocks": len(set(route)),
-            "n_slots": 6, "base_acc": float(base_ok.mean()), "per_input": pi,
-            "acc": {"no_attn": no_attn, "no_mlp": no_mlp, "influence": infl, "last_quarter": lq, "linear": 0.8},
-            "linear_r2": list(r2),
-            "profiles": {"exit": [0.1, 0.3, 0.4, exit_, 0.6, 0.7, base]}, "exit_mid_slot": 3,
-            "deep_blocks": [3, 4, 5], "quarter": 2, "last_slots": [4, 5], "influence_slots": [1, 4]}
+    return row_result(recipe, base_acc=float(base_ok.mean()), per_input=pi,
+                      acc={"no_attn": no_attn, "no_mlp": no_mlp, "influence": infl, "last_quarter": lq, "linear": 0.8},
+                      linear_r2=list(r2), profiles={"exit": [0.1, 0.3, 0.4, exit_, 0.6, 0.7, base]}, exit_mid_slot=3,
+                      deep_blocks=[3, 4, 5], quarter=2, last_slots=[4, 5], influence_slots=[1, 4])
 
 
-def rows(**per_recipe) -> dict:
+def rows(**per_recipe) -> dict[str, matrix.RowResult]:
     return {r: fake_row(r, seed=10 * i, **per_recipe.get(r.replace("-", "_"), {}))
             for i, r in enumerate(MATRIX_RECIPES)}
 
@@ -307,7 +320,7 @@ def test_the_claims_hold_fail_and_cannot_tell_as_their_rules_say():
     assert verdict(rows(early_exit={"exit_": 0.3}, sequential={"exit_": 0.9}), "early_exit") is False
     # looped: the same outcomes are close; 30 points apart are not
     same = rows()
-    same["looped"]["per_input"]["base"] = same["sequential"]["per_input"]["base"]
+    same["looped"].per_input["base"] = same["sequential"].per_input["base"]
     assert verdict(same, "looped") is True
     assert verdict(rows(looped={"base": 0.6}), "looped") is False
     # LayerNorm scaling: deep deletions cost more / less
@@ -321,11 +334,11 @@ def test_the_claims_hold_fail_and_cannot_tell_as_their_rules_say():
 
 def test_a_claim_inside_the_noise_cannot_tell():
     rs = rows()
-    rs["looped"]["per_input"]["base"] = E.pack(_outcomes(0.9, 99))  # 5 points below: at the margin itself
+    rs["looped"].per_input["base"] = E.pack(_outcomes(0.9, 99))  # 5 points below: at the margin itself
     assert verdict(rs, "looped") is None
     same = rows()
     for r in MATRIX_RECIPES:  # influence picks the very runs the last quarter deletes: no difference at all
-        same[r]["per_input"]["influence"] = same[r]["per_input"]["last_quarter"]
+        same[r].per_input["influence"] = same[r].per_input["last_quarter"]
     assert verdict(same, "influence") is None
 
 
@@ -341,37 +354,43 @@ def test_a_quick_run_has_every_row_column_profile_and_claim(tmp_path, monkeypatc
     monkeypatch.setenv("LAYERLAB_QUICK", "1")
     store = Store(tmp_path / "store")
     r = matrix.run(matrix.MatrixConfig(seed=0, orders=2), store=store)
-    assert list(r["rows"]) == list(MATRIX_RECIPES)
-    t = r["matrix"]
+    assert isinstance(r, matrix.MatrixResult) and list(r.rows) == list(MATRIX_RECIPES)
+    t = r.matrix
     assert t["recipes"] == list(MATRIX_RECIPES) and t["ops"] == list(matrix.OPS)
     assert len(t["kept"]) == 6 and all(len(row) == len(matrix.OPS) for row in t["kept"])
-    for rec, row in r["rows"].items():
-        assert set(row["acc"]) == set(matrix.OPS) and set(row["profiles"]) == set(matrix.OPS)
-        assert len(row["profiles"]["delete"]) == row["n_blocks"] == (3 if rec == "looped" else 6)
-        assert len(row["profiles"]["exit"]) == 7 and row["profiles"]["exit"][-1] == row["base_acc"]
-        assert len(row["profiles"]["random"]) == 2 and set(row["op_seconds"]) >= set(matrix.OPS)
-        assert row["train_seconds"] > 0 and row["fill_seconds"] > 0
-    C.check(r["claims"])
-    assert [c["key"] for c in r["claims"]] == list(MC.KEYS)
+    for rec, row in r.rows.items():
+        assert isinstance(row, matrix.RowResult) and row.recipe == rec and row.config == matrix.RowConfig(rec, 0, 2)
+        assert set(row.acc) == set(matrix.OPS) and set(row.profiles) == set(matrix.OPS)
+        assert len(row.profiles["delete"]) == row.n_blocks == (3 if rec == "looped" else 6)
+        assert len(row.profiles["exit"]) == 7 and row.profiles["exit"][-1] == row.base_acc
+        assert len(row.profiles["random"]) == 2 and set(row.op_seconds) >= set(matrix.OPS)
+        assert row.train_seconds > 0 and row.fill_seconds > 0
+    C.check(r.claims)
+    assert [c["key"] for c in r.claims] == list(MC.KEYS)
+    for c in r.claims:  # every claim names its deciding error and how it was obtained, and so does every test
+        assert c["measured"]["se"] == max(t["se"] for t in c["tests"]) and c["measured"]["se_kind"] in E.SE_KINDS
+        assert all(t["how"] and t["se_kind"] in E.SE_KINDS for t in c["tests"])
     again = matrix.run(matrix.MatrixConfig(seed=0, orders=2), store=store)  # a read (NaN != NaN: compare JSON)
-    assert json.dumps(again, sort_keys=True, default=str) == json.dumps(r, sort_keys=True, default=str)
+    assert isinstance(again, matrix.MatrixResult) and isinstance(again.rows["looped"], matrix.RowResult)
+    assert json.dumps(to_plain(again)) == json.dumps(to_plain(r))
+    # the stored entry is the plain data of the typed result, field for field (its keys are the stored keys)
+    one = matrix.row(matrix.RowConfig("sequential", 0, 2), store=store)
+    assert json.dumps(to_plain(one)) == json.dumps(to_plain(again.rows["sequential"]))
 
 
 def test_simulated_nulls_hold_falsely_at_most_five_percent_of_the_time():
     """Under the null (deleting attention and deleting the MLP cost the same, in every recipe; early-exit training
     changes nothing) the paired claims say "holds" at most 5 % of the time (1-sided tests at z = 2: about 2 %)."""
-    from lab.experiments.matrix import claims as MC
-
     rng = np.random.default_rng(0)
     n, sims, falsely = 397, 400, {"attention": 0, "early_exit": 0}
     for _ in range(sims):
         rows = {}
         for name in ("sequential", "early-exit"):
             a, m, ex = (rng.random(n) < 0.8 for _ in range(3))
-            rows[name] = {"label": name, "per_input": {"base": np.ones(n), "no_attn": a, "no_mlp": m, "exit": ex},
-                          "acc": {"no_attn": float(a.mean()), "no_mlp": float(m.mean()), "exit": float(ex.mean())},
-                          "exit_mid_slot": 3, "profiles": {"exit": [float(ex.mean())] * 6}, "route": list(range(6)),
-                          "base_acc": 1.0}
+            rows[name] = row_result(name, per_input={"base": np.ones(n), "no_attn": a, "no_mlp": m, "exit": ex},
+                                    acc={"no_attn": float(a.mean()), "no_mlp": float(m.mean()),
+                                         "exit": float(ex.mean())},
+                                    exit_mid_slot=3, profiles={"exit": [float(ex.mean())] * 6}, base_acc=1.0)
         for key, fn in (("attention", MC.attention), ("early_exit", MC.early_exit)):
             falsely[key] += fn(rows)["holds"] is True
     assert all(v / sims <= 0.05 for v in falsely.values()), falsely

@@ -1,4 +1,5 @@
-"""Train x take apart: the papers' claims, pure functions of the rows of one seed (experiment.py measures them).
+"""Train x take apart: the papers' claims, pure functions of the rows of one seed (experiment.py measures them; a
+row is its typed `RowResult`, read by attribute).
 
 Every row is measured on the same held-out digits, so two numbers of the matrix are compared paired, input by input
 (lab/estimates.py: `paired`, the spread of the per-input differences); a claim that pools rows averages their
@@ -15,17 +16,20 @@ from lab import claims as C
 from lab import estimates as E
 from lab.claims import Z, pct, pts
 
+RowResult = Any  # experiment.py's RowResult (that module imports this one): a row, read by attribute
+Rows = dict[str, RowResult]  # recipe -> its row
+
 LINEAR_BAR = 0.95  # "nearly linear": R^2 of a block's affine fit at least this
 LOOP_MARGIN = 0.05  # "close": the looped model within 5 points of the sequential model's held-out accuracy
 DEPARTS = ("Here: a 6-block ViT (width 64) on 8x8 digits, 397 held-out digits, not a language model; no retraining "
            "after surgery")
 
 
-def _v(row: dict[str, Any], name: str) -> np.ndarray:
-    return E.as_scores(row["per_input"][name])
+def _v(row: RowResult, name: str) -> np.ndarray:
+    return E.as_scores(row.per_input[name])
 
 
-def _loss(row: dict[str, Any], name: str) -> np.ndarray:
+def _loss(row: RowResult, name: str) -> np.ndarray:
     """Per input: right in the intact model minus the share right after the surgery."""
     return _v(row, "base") - _v(row, name)
 
@@ -39,7 +43,7 @@ def _noise(est: E.Estimate) -> str:
     return C.noise_words(est.se, Z, est.se_kind)
 
 
-def robust(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
+def robust(rows: Rows) -> Optional[dict[str, Any]]:
     if not {"sequential", "layerdrop", "shuffle"} <= set(rows):
         return None
     seq = _loss(rows["sequential"], "delete")
@@ -47,9 +51,9 @@ def robust(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
     for r in ("layerdrop", "shuffle"):
         other = _loss(rows[r], "delete")
         est = E.paired(seq, other)
-        tests.append(C.test(f"sequential's loss minus {rows[r]['label']}'s", est, ">=", 0.0))
+        tests.append(C.test(f"sequential's loss minus {rows[r].label}'s", est, ">=", 0.0))
         measured[f"{r}_loss"] = float(other.mean())
-        parts.append(f"{rows[r]['label']} {_cost(other.mean())} ({pts(est.value)} less, se {100 * est.se:.1f})")
+        parts.append(f"{rows[r].label} {_cost(other.mean())} ({pts(est.value)} less, se {100 * est.se:.1f})")
     return C.claim(
         "robust", "LayerDrop and LayerShuffle models lose less to any single deletion than the sequential model",
         "Fan et al. 2019 (LayerDrop) and Freiberger et al. 2024 (LayerShuffle), on transformers for text and images. "
@@ -60,15 +64,15 @@ def robust(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
         f"Deleting one block costs the sequential model {_cost(seq.mean())} on average; " + "; ".join(parts) + ".")
 
 
-def u_shape(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
+def u_shape(rows: Rows) -> Optional[dict[str, Any]]:
     row = rows.get("sequential")
-    if row is None or "delete_each" not in row["per_input"] or row["n_blocks"] < 3:
+    if row is None or "delete_each" not in row.per_input or row.n_blocks < 3:
         return None
     base = _v(row, "base")
-    loss = [base - E.as_scores(p) for p in row["per_input"]["delete_each"]]
+    loss = [base - E.as_scores(p) for p in row.per_input["delete_each"]]
     middle = np.mean(loss[1:-1], 0)
     first, last = E.paired(loss[0], middle), E.paired(loss[-1], middle)
-    n = row["n_blocks"]
+    n = row.n_blocks
     return C.claim(
         "u_shape", "the first and the last block are the most critical to delete (a U-shape)",
         "Lad, Gurnee, Tegmark 2024, The Remarkable Robustness of LLMs: Stages of Inference? (deleting the first or "
@@ -82,17 +86,17 @@ def u_shape(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
         [C.test("first block's cost minus the middle's", first, ">=", 0.0),
          C.test("last block's cost minus the middle's", last, ">=", 0.0)],
         f"Deleting block 0 costs {_cost(loss[0].mean())}, block {n - 1} {_cost(loss[-1].mean())}, a middle block "
-        f"{_cost(middle.mean())} on average.", subject=row["label"])
+        f"{_cost(middle.mean())} on average.", subject=row.label)
 
 
-def linear(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
-    present = [r for r in rows if rows[r].get("linear_r2")]
+def linear(rows: Rows) -> Optional[dict[str, Any]]:
+    present = [r for r in rows if rows[r].linear_r2]
     if not present:
         return None
-    worst = {r: min(rows[r]["linear_r2"]) for r in present}
+    worst = {r: min(rows[r].linear_r2) for r in present}
     low = min(present, key=lambda r: worst[r])
     est = E.exact(worst[low], "R^2 over every token of the 1,400 training digits (a fit, no resampling)")
-    per = "; ".join(f"{rows[r]['label']} {min(rows[r]['linear_r2']):.2f} to {max(rows[r]['linear_r2']):.2f}"
+    per = "; ".join(f"{rows[r].label} {min(rows[r].linear_r2):.2f} to {max(rows[r].linear_r2):.2f}"
                     for r in present)
     return C.claim(
         "linear", "every block's map from its input to its output is nearly linear",
@@ -103,18 +107,18 @@ def linear(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
         f"the smallest R^2 over every block of every recipe is at least {LINEAR_BAR} (an exact number: a fit, no "
         "sampling error is claimed); below: does not hold",
         [C.test("smallest R^2 of a block's affine fit", est, ">=", LINEAR_BAR, unit="")],
-        f"R^2 from the least to the most linear block: {per}. The least linear: {rows[low]['label']}'s "
-        f"({worst[low]:.2f}); replacing one block by its fit keeps {pct(rows[low]['acc']['linear'])} there.")
+        f"R^2 from the least to the most linear block: {per}. The least linear: {rows[low].label}'s "
+        f"({worst[low]:.2f}); replacing one block by its fit keeps {pct(rows[low].acc['linear'])} there.")
 
 
-def attention(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
-    present = [r for r in rows if "no_attn" in rows[r]["per_input"]]
+def attention(rows: Rows) -> Optional[dict[str, Any]]:
+    present = [r for r in rows if "no_attn" in rows[r].per_input]
     if not present:
         return None
     a = np.mean([_v(rows[r], "no_attn") for r in present], 0)
     m = np.mean([_v(rows[r], "no_mlp") for r in present], 0)
     est = E.paired(a, m)
-    per = "; ".join(f"{rows[r]['label']} {pct(rows[r]['acc']['no_attn'])} vs {pct(rows[r]['acc']['no_mlp'])}"
+    per = "; ".join(f"{rows[r].label} {pct(rows[r].acc['no_attn'])} vs {pct(rows[r].acc['no_mlp'])}"
                     for r in present)
     return C.claim(
         "attention", "attention sub-layers are more deletable than MLP sub-layers",
@@ -129,30 +133,30 @@ def attention(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
         f"MLP sub-layer ({pts(est.value)}). Per recipe: {per}.")
 
 
-def early_exit(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
+def early_exit(rows: Rows) -> Optional[dict[str, Any]]:
     if not {"sequential", "early-exit"} <= set(rows):
         return None
     ee, seq = rows["early-exit"], rows["sequential"]
     est = E.paired(_v(ee, "exit"), _v(seq, "exit"))
-    mid = ee["exit_mid_slot"]
+    mid = ee.exit_mid_slot
     return C.claim(
         "early_exit", "early-exit training makes early exits usable",
         "Elhoushi et al. 2024, LayerSkip (an early-exit loss on every layer of an LLM, with layer dropout and "
         "self-speculative decoding). " + DEPARTS + "; the loss at slot s weighted s / 21, no layer dropout",
         {"early_exit_acc": float(_v(ee, "exit").mean()), "sequential_exit_acc": float(_v(seq, "exit").mean()),
-         "mid_slot": mid, "early_exit_mid_acc": ee["profiles"]["exit"][mid],
-         "sequential_mid_acc": seq["profiles"]["exit"][mid]},
+         "mid_slot": mid, "early_exit_mid_acc": ee.profiles["exit"][mid],
+         "sequential_mid_acc": seq.profiles["exit"][mid]},
         f"the head read after each slot before the last is right more often in the early-exit model than in the "
         f"sequential one, {_noise(est)} (mean over the exits, paired over the held-out digits); below by as much: "
         "does not hold; otherwise cannot tell",
         [C.test("early-exit model minus sequential, mean exit", est, ">=", 0.0)],
-        f"Mean over the exits after slots 1 to {len(ee['route']) - 1}: {pct(_v(ee, 'exit').mean())} against "
-        f"{pct(_v(seq, 'exit').mean())}; after {mid} of {len(ee['route'])} blocks the early-exit model's head reaches "
-        f"{pct(ee['profiles']['exit'][mid])} (sequential {pct(seq['profiles']['exit'][mid])}; its own final "
-        f"{pct(ee['base_acc'])}).")
+        f"Mean over the exits after slots 1 to {len(ee.route) - 1}: {pct(_v(ee, 'exit').mean())} against "
+        f"{pct(_v(seq, 'exit').mean())}; after {mid} of {len(ee.route)} blocks the early-exit model's head reaches "
+        f"{pct(ee.profiles['exit'][mid])} (sequential {pct(seq.profiles['exit'][mid])}; its own final "
+        f"{pct(ee.base_acc)}).")
 
 
-def looped(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
+def looped(rows: Rows) -> Optional[dict[str, Any]]:
     if not {"sequential", "looped"} <= set(rows):
         return None
     lo, seq = rows["looped"], rows["sequential"]
@@ -161,25 +165,25 @@ def looped(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
         "looped", "the looped model is close to the sequential model of the same depth",
         "Saunshi et al. 2025 (ICLR), Reasoning with Latent Thoughts: On the Power of Looped Transformers (a k-layer "
         "block looped L times nearly matches a kL-layer model on reasoning tasks). " + DEPARTS + f"; k = "
-        f"{lo['n_blocks']} blocks run {lo['n_slots'] // max(lo['n_blocks'], 1)} times against 6 blocks, 'close' = "
+        f"{lo.n_blocks} blocks run {lo.n_slots // max(lo.n_blocks, 1)} times against 6 blocks, 'close' = "
         f"within {100 * LOOP_MARGIN:.0f} points",
-        {"looped_acc": lo["base_acc"], "sequential_acc": seq["base_acc"], "margin": LOOP_MARGIN},
+        {"looped_acc": lo.base_acc, "sequential_acc": seq.base_acc, "margin": LOOP_MARGIN},
         f"the held-out accuracy difference (looped minus sequential) lies inside +-{100 * LOOP_MARGIN:.0f} points, "
         f"each bound cleared {_noise(est)}, paired over the held-out digits; outside by as much: does not hold; "
         "otherwise cannot tell",
         [C.test("looped minus sequential, above the lower bound", est, ">=", -LOOP_MARGIN),
          C.test("looped minus sequential, below the upper bound", est, "<=", LOOP_MARGIN)],
-        f"Looped {pct(lo['base_acc'])} against sequential {pct(seq['base_acc'])} ({pts(est.value)}, se "
+        f"Looped {pct(lo.base_acc)} against sequential {pct(seq.base_acc)} ({pts(est.value)}, se "
         f"{100 * est.se:.1f}) with half the distinct weights in its blocks.")
 
 
-def ln_scale(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
+def ln_scale(rows: Rows) -> Optional[dict[str, Any]]:
     if not {"sequential", "ln-scale"} <= set(rows):
         return None
     ln, seq = rows["ln-scale"], rows["sequential"]
     a, b = _loss(ln, "delete_deep"), _loss(seq, "delete_deep")
     est = E.paired(a, b)
-    deep = ", ".join(map(str, ln["deep_blocks"]))
+    deep = ", ".join(map(str, ln.deep_blocks))
     return C.claim(
         "ln_scale", "LayerNorm scaling makes the deepest blocks matter more",
         "Sun et al. 2025, The Curse of Depth in Large Language Models (pre-LN's deep layers are nearly identities; "
@@ -194,17 +198,17 @@ def ln_scale(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
         f"(difference {pts(est.value)}, se {100 * est.se:.1f}).")
 
 
-def influence(rows: dict[str, dict[str, Any]]) -> Optional[dict[str, Any]]:
-    present = [r for r in rows if "influence" in rows[r]["per_input"]]
+def influence(rows: Rows) -> Optional[dict[str, Any]]:
+    present = [r for r in rows if "influence" in rows[r].per_input]
     if not present:
         return None
     a = np.mean([_v(rows[r], "influence") for r in present], 0)
     b = np.mean([_v(rows[r], "last_quarter") for r in present], 0)
     est = E.paired(a, b)
-    same = [rows[r]["label"] for r in present if rows[r]["influence_slots"] == rows[r]["last_slots"]]
-    per = "; ".join(f"{rows[r]['label']} {pct(rows[r]['acc']['influence'])} vs {pct(rows[r]['acc']['last_quarter'])}"
+    same = [rows[r].label for r in present if rows[r].influence_slots == rows[r].last_slots]
+    per = "; ".join(f"{rows[r].label} {pct(rows[r].acc['influence'])} vs {pct(rows[r].acc['last_quarter'])}"
                     for r in present)
-    q = rows[present[0]]["quarter"]
+    q = rows[present[0]].quarter
     return C.claim(
         "influence", "influence-ordered deletion beats the last-quarter baseline",
         "Men et al. 2024 (ShortGPT: delete the layers of lowest block influence); Lu et al. 2024, Reassessing Layer "
@@ -223,6 +227,6 @@ CLAIMS = (robust, u_shape, attention, linear, early_exit, looped, ln_scale, infl
 KEYS = ("robust", "u_shape", "attention", "linear", "early_exit", "looped", "ln_scale", "influence")
 
 
-def claims(rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def claims(rows: Rows) -> list[dict[str, Any]]:
     """The claims the rows present can decide (each a lab/claims.py record)."""
     return [c for c in (f(rows) for f in CLAIMS) if c is not None]

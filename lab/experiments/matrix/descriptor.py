@@ -13,7 +13,7 @@ from lab.catalog.presets import Need, preset
 from lab.claims import claim_line
 from lab.experiment import Pool, check, param
 from lab.experiments.matrix import experiment as matrix
-from lab.experiments.matrix.experiment import OP_LABELS, OPS, RECIPE_LABELS, MatrixConfig
+from lab.experiments.matrix.experiment import OP_LABELS, OPS, RECIPE_LABELS, MatrixConfig, MatrixResult
 from lab.runtime.progress import text_progress
 
 
@@ -58,16 +58,16 @@ def needs(settings: dict[str, Any]) -> list[Need]:
 
 def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
     """The claims the page shows for a complete setting."""
-    return matrix.run(config_of(settings))["claims"]
+    return matrix.run(config_of(settings)).claims
 
 
 def _cell(v: float) -> str:
     return "   nan" if math.isnan(v) else f"{100 * v:6.1f}"
 
 
-def matrix_lines(r: dict[str, Any]) -> list[str]:
+def matrix_lines(r: MatrixResult) -> list[str]:
     """The matrix as text: the share of above-chance accuracy kept (%), recipes x operations."""
-    t = r["matrix"]
+    t = r.matrix
     head = f"{'recipe':<20}{'base %':>8} " + " ".join(f"{op[:9]:>9}" for op in t["ops"])
     out = [head]
     for i, rec in enumerate(t["recipes"]):
@@ -76,12 +76,12 @@ def matrix_lines(r: dict[str, Any]) -> list[str]:
     return out
 
 
-def summary(r: dict[str, Any]) -> str:
-    lines = [f"Train x take apart, seed {r['seed']}: share of the above-chance accuracy kept (%), chance "
-             f"{100 * r['chance']:.1f} %"] + matrix_lines(r)
-    lines.append("seconds: " + ", ".join(f"{RECIPE_LABELS[k]} train {v['train_seconds']:.0f} / fill "
-                                         f"{v['fill_seconds']:.1f}" for k, v in r["rows"].items()))
-    lines += [claim_line(c) for c in r["claims"]]
+def summary(r: MatrixResult) -> str:
+    lines = [f"Train x take apart, seed {r.seed}: share of the above-chance accuracy kept (%), chance "
+             f"{100 * r.chance:.1f} %"] + matrix_lines(r)
+    lines.append("seconds: " + ", ".join(f"{RECIPE_LABELS[k]} train {v.train_seconds:.0f} / fill "
+                                         f"{v.fill_seconds:.1f}" for k, v in r.rows.items()))
+    lines += [claim_line(c) for c in r.claims]
     return "\n".join(lines)
 
 
@@ -92,9 +92,9 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
     seeds = list(range(args.seeds))
     runs = pool([(matrix.run, MatrixConfig(seed=s)) for s in seeds], text_progress)
     for r in runs:
-        print("\n".join([f"\nseed {r['seed']}"] + matrix_lines(r)))
+        print("\n".join([f"\nseed {r.seed}"] + matrix_lines(r)))
     print(f"\nClaims over seeds {seeds}:")
-    for c in C.pool([r["claims"] for r in runs], seeds) if len(seeds) > 1 else runs[0]["claims"]:
+    for c in C.pool([r.claims for r in runs], seeds) if len(seeds) > 1 else runs[0].claims:
         print(claim_line(c))
 
 

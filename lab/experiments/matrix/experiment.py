@@ -9,9 +9,10 @@ early after every slot. Each cell is the held-out accuracy, and its share of the
 (acc - chance) / (base - chance).
 
 `row(RowConfig)` is one cached entry per (recipe, seed): the model (trained once, shared with the other pages
-where the recipe is theirs) and every column with its per-block profile. `run(MatrixConfig)` joins the six rows of
-a seed and computes the claims (claims.py), by key: robust, u_shape, attention, linear, early_exit, looped, ln_scale,
-influence.
+where the recipe is theirs) and every column with its per-block profile, a typed `RowResult`. `run(MatrixConfig)`
+joins the six rows of a seed and computes the claims (claims.py), by key: robust, u_shape, attention, linear,
+early_exit, looped, ln_scale, influence; a typed `MatrixResult`. The results' field names are the stored keys (the
+inner tables stay dicts and lists), so stored results and `python -m lab matrix --json` read as before.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import copy
 import statistics
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 import torch
 
@@ -238,17 +239,52 @@ def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
     }
 
 
-@entry("matrix-row")
-def row(cfg: RowConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RowResult:
+    """`row`'s answer: one recipe's trained model taken apart by every column (accuracies held-out). Field names are
+    the stored keys; the tables by operation (`acc`, `kept`, `profiles`, `per_input`, ...) stay dicts."""
+
+    route: list[int]  # the trained route (block indices; a looped model runs its blocks more than once)
+    blocks: list[int]  # its distinct blocks, in order of first run
+    n_blocks: int
+    n_slots: int  # runs on the route
+    n_test: int
+    base_acc: float
+    chance: float
+    acc: dict[str, float]  # op -> the column's held-out accuracy (OPS)
+    kept: dict[str, float]  # op -> share of the above-chance accuracy kept (NaN for a model at chance)
+    profiles: dict[str, list[float]]  # op -> the per-block (per-slot, per-pair, per-order) numbers (PROFILE_AXIS)
+    profile_kept: dict[str, Optional[list[float]]]  # the same as shares kept (None for influence, not an accuracy)
+    quarter: int  # runs "the last quarter" deletes
+    last_slots: list[int]
+    influence_slots: list[int]  # the runs of lowest block influence (as many as the last quarter)
+    influence_route: list[int]
+    last_quarter_route: list[int]
+    deep_blocks: list[int]  # the deeper half of the blocks
+    linear_r2: list[float]  # per block: R^2 of its affine fit of the output (training split)
+    linear_r2_update: list[float]  # the same of its update (output - input)
+    exit_mid_slot: int
+    per_input: dict[str, Any]  # the per-input outcomes the claims pair: packed right/wrong, or shares over runs
+    op_seconds: dict[str, float]
+    config: RowConfig
+    recipe: str
+    label: str
+    seed: int
+    train_seconds: float
+    train_curve: list[float]
+    fill_seconds: float
+
+
+@entry("matrix-row", result=RowResult)
+def row(cfg: RowConfig, progress: Progress) -> RowResult:
     """One recipe at one seed: the trained model (stored, shared) and every column of the battery."""
     t = trained(cfg.spec, span(progress, 0.0, 0.8))
     route = matrix_route(cfg.recipe)
     t0 = time.perf_counter()
     out = measure(t.model, t.data, route, cfg.seed, cfg.orders, span(progress, 0.8, 1.0))
-    out.update({"config": cfg, "recipe": cfg.recipe, "label": RECIPE_LABELS[cfg.recipe], "seed": cfg.seed,
-                "train_seconds": t.info["seconds"], "train_curve": t.info["test_acc"],
-                "fill_seconds": time.perf_counter() - t0})
-    return out
+    return RowResult(**out, config=cfg, recipe=cfg.recipe, label=RECIPE_LABELS[cfg.recipe], seed=cfg.seed,
+                     train_seconds=t.info["seconds"], train_curve=t.info["test_acc"],
+                     fill_seconds=time.perf_counter() - t0)
 
 
 @dataclass(frozen=True)
@@ -266,22 +302,33 @@ class MatrixConfig:
         return [RowConfig(r, self.seed, self.orders) for r in RECIPES]
 
 
-def table_of(rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def table_of(rows: dict[str, RowResult]) -> dict[str, Any]:
     """The matrix of some rows: accuracy and share kept per (recipe, operation), in RECIPES and OPS order."""
     present = [r for r in RECIPES if r in rows]
     return {"recipes": present, "ops": list(OPS),
-            "acc": [[rows[r]["acc"][op] for op in OPS] for r in present],
-            "kept": [[rows[r]["kept"][op] for op in OPS] for r in present],
-            "base_acc": [rows[r]["base_acc"] for r in present]}
+            "acc": [[rows[r].acc[op] for op in OPS] for r in present],
+            "kept": [[rows[r].kept[op] for op in OPS] for r in present],
+            "base_acc": [rows[r].base_acc for r in present]}
 
 
-@entry("matrix")
-def run(cfg: MatrixConfig, progress: Progress) -> dict[str, Any]:
+@dataclass(frozen=True)
+class MatrixResult:
+    """`run`'s answer: the six rows of one seed, their matrix and the claims. Field names are the stored keys."""
+
+    config: MatrixConfig
+    seed: int
+    chance: float
+    matrix: dict[str, Any]  # `table_of(rows)`: recipes, ops, and acc / kept / base_acc by recipe (and op)
+    rows: dict[str, RowResult]  # recipe -> its row
+    claims: list[dict[str, Any]]
+
+
+@entry("matrix", result=MatrixResult)
+def run(cfg: MatrixConfig, progress: Progress) -> MatrixResult:
     """Every row of one seed, the matrix and the claims."""
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[str, RowResult] = {}
     rcs = cfg.rows()
     for i, rc in enumerate(rcs):
         rows[rc.recipe] = row(rc, span(progress, i / len(rcs), (i + 1) / len(rcs)))
-    return {"config": cfg, "seed": cfg.seed, "chance": rows[RECIPES[0]]["chance"], "matrix": table_of(rows),
-            "rows": rows, "claims": claims(rows)}
-
+    return MatrixResult(config=cfg, seed=cfg.seed, chance=rows[RECIPES[0]].chance, matrix=table_of(rows), rows=rows,
+                        claims=claims(rows))
