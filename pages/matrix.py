@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, jobs, text
+from app import charts, claims_view, classroom, controls, jobs, task_control, text
 from app import figures_matrix as figs
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
@@ -21,13 +21,14 @@ st.caption("The same small ViT trained six ways, then taken apart nine ways with
 
 page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
+    task = task_control.task_select(Config, "vit")
     op = controls.param(described.MatrixPage, "op",
                         help="The operation whose per-block profile is drawn under the heatmap: one line per recipe.")
     orders = controls.param(Config, "orders", "slider", hi=60)
     seed = controls.param(Config, "seed", "number", hi=PAGE_SEED_MAX)
 page.toolbar()
 
-cfg = controls.make_config(Config, seed=seed, orders=orders)
+cfg = controls.make_config(Config, seed=seed, orders=orders, task=task)
 pending = jobs.Pending()
 
 
@@ -94,7 +95,7 @@ if rows:
                        file_name=f"layerlab-matrix-seed{seed}.json", mime="application/json",
                        help="Every number on this page, per-input outcomes included.")
 
-facts = task_facts("digits")
+facts = task_facts(task)
 text.section("The idea")
 st.markdown("""
 Papers that take trained networks apart usually study one recipe. Here the recipe is the variable: the same
@@ -157,8 +158,8 @@ else:
 
 text.section("When it breaks")
 st.markdown(f"""
-- **397 held-out digits.** Differences of a point or two are inside the noise: a claim then leaves the verdict open,
-  and offers more seeds.
+- **{facts.n_test:,} held-out inputs.** Differences of a point or two may be inside the noise: a claim then leaves
+  the verdict open, and offers more seeds.
 - **One block in six is a big cut.** The papers delete a few layers of 32 to 80; here one block is a sixth of the
   depth, so every deletion is large.
 - **The looped model has half the distinct weights.** A loss against the sequential model mixes the loop with the
@@ -167,7 +168,7 @@ st.markdown(f"""
   *last quarter + fine-tune* column trains only the head and the last remaining block for a few steps (Lu et al.
   fine-tune longer, on language data). A looped model's last remaining block also runs earlier in its route, so
   fine-tuning it changes that run too.
-- **A tiny task.** {facts.n_classes} classes of 8x8 images; what a language model keeps in its deep layers may not
+- **A tiny task.** {facts.label}, {facts.n_classes} classes; what a language model keeps in its deep layers may not
   show here.
 """)
 

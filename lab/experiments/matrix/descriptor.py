@@ -28,7 +28,7 @@ class MatrixPage:
         check(self)
 
 
-CONTROLS = controls(MatrixPage, MatrixConfig, names=("op", "orders", "seed"))
+CONTROLS = controls(MatrixPage, MatrixConfig, names=("task", "op", "orders", "seed"))
 DEFAULTS = defaults(CONTROLS)
 PRESETS = (
     preset(DEFAULTS, "sublayers", "Attention or MLP?", "Delete one block's attention sub-layer: how much is lost, "

@@ -27,10 +27,17 @@ import torch
 
 from lab import estimates as E
 from lab.core import streams
-from lab.core.recipes import MATRIX_RECIPE_LABELS, MATRIX_RECIPES, matrix_route, matrix_spec
+from lab.core.recipes import (
+    MATRIX_RECIPE_LABELS,
+    MATRIX_RECIPES,
+    check_task,
+    matrix_route,
+    matrix_spec,
+    on_task,
+)
 from lab.core.routes import random_permutation
 from lab.core.zoo import ModelSpec, trained
-from lab.experiment import check, entry, param, seed_param
+from lab.experiment import check, entry, param, seed_param, task_param
 from lab.experiments.matrix import surgery as S
 from lab.experiments.matrix.claims import claims
 from lab.ops.recover import RecoveryConfig, recover
@@ -83,13 +90,15 @@ class RowConfig:
     seed: int = seed_param("Fixes the trained model (the same seeds as the other pages) and the random orders.")
     orders: int = param(ORDERS, "Random orders of the route each model is run in (the mean is the column).",
                         label="Random orders", lo=2, hi=200)
+    task: str = task_param("digits")
 
     def __post_init__(self) -> None:
         check(self)
+        check_task(self.task, "vit")
 
     @property
     def spec(self) -> ModelSpec:
-        return matrix_spec(self.recipe, self.seed)
+        return on_task(matrix_spec(self.recipe, self.seed), self.task)
 
 
 def _shares(rows: list[torch.Tensor]) -> torch.Tensor:
@@ -207,12 +216,13 @@ def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
 
     progress(0.7, "fitting each block's linear map")
     t0 = time.perf_counter()
-    lin_acc, r2, r2u = [], [], []
+    lin_acc, r2, r2u, r2se = [], [], [], []
     for b in blocks:
-        lin, fit = S.fit_linear(m, data.train.x, route, b)
+        lin, fit = S.fit_linear(m, data.train.x, route, b, seed)
         lin_acc.append(float(S.outcomes(m, x, y, route, {b: lin}).double().mean()))
         r2.append(fit["r2"])
         r2u.append(fit["r2_update"])
+        r2se.append(fit["r2_se"])
     prof["linear"] = lin_acc
     acc["linear"] = statistics.fmean(lin_acc)
     timed("linear")
@@ -234,7 +244,8 @@ def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
         "quarter": q, "last_slots": last, "influence_slots": chosen,
         "influence_route": list(S.without_slots(route, chosen)),
         "last_quarter_route": list(S.without_slots(route, last)),
-        "deep_blocks": deep, "linear_r2": r2, "linear_r2_update": r2u, "exit_mid_slot": n // 2,
+        "deep_blocks": deep, "linear_r2": r2, "linear_r2_update": r2u, "linear_r2_se": r2se,
+        "exit_mid_slot": n // 2,
         "per_input": per_input, "op_seconds": secs,
     }
 
@@ -263,6 +274,7 @@ class RowResult:
     deep_blocks: list[int]  # the deeper half of the blocks
     linear_r2: list[float]  # per block: R^2 of its affine fit of the output (training split)
     linear_r2_update: list[float]  # the same of its update (output - input)
+    linear_r2_se: list[float]  # linear_r2's standard error over the training inputs (a bootstrap over them)
     exit_mid_slot: int
     per_input: dict[str, Any]  # the per-input outcomes the claims pair: packed right/wrong, or shares over runs
     op_seconds: dict[str, float]
@@ -294,12 +306,14 @@ class MatrixConfig:
     seed: int = seed_param("Fixes the trained models (the same seeds as the other pages) and the random orders.")
     orders: int = param(ORDERS, "Random orders of the route each model is run in (the mean is the column).",
                         label="Random orders", lo=2, hi=200)
+    task: str = task_param("digits")
 
     def __post_init__(self) -> None:
         check(self)
+        check_task(self.task, "vit")
 
     def rows(self) -> list[RowConfig]:
-        return [RowConfig(r, self.seed, self.orders) for r in RECIPES]
+        return [RowConfig(r, self.seed, self.orders, self.task) for r in RECIPES]
 
 
 def table_of(rows: dict[str, RowResult]) -> dict[str, Any]:
