@@ -26,7 +26,11 @@ def quick(monkeypatch):
 
 def test_the_command_names_every_flag_and_a_config_without_a_subcommand_has_none():
     assert reproduce.command(CFG) == ("python -m lab delete --arch plain --k 1 --select greedy --recovery kd "
-                                      "--steps 100 --seed 3")
+                                      "--steps 100 --seed 3 --task synthetic")
+    mine = reproduce.command(delete.DeleteConfig(task="csv:0123456789abcdef"))
+    assert shlex.split(mine, comments=True)[-2:] == ["--task", "csv:0123456789abcdef"]  # runs where it is stored
+    assert "# csv:0123456789abcdef: an uploaded CSV; on another machine pass the file with --data PATH" in mine
+    assert "--task" not in reproduce.command(rearrange.RearrangeConfig(task="digits"))  # the model's own: None
     assert reproduce.command(rearrange.RearrangeConfig()).startswith("python -m lab rearrange --model ")
     assert reproduce.command(layerdrop.LayerDropConfig(p=0.2)).count("--p 0.2") == 1
     assert reproduce.command(delete.SweepConfig()) is None  # the sweep has no subcommand of its own

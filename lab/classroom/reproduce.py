@@ -72,7 +72,11 @@ def command(cfg: Any) -> Optional[str]:
         base = own(cfg)
         args = cli_args(base) + cli_args(cfg, skip=[f.name for f in dataclasses.fields(base)])
     env = "LAYERLAB_QUICK=1 " if quick.quick() else ""
-    return env + shlex.join(["python", "-m", "lab", name, *args])
+    line = env + shlex.join(["python", "-m", "lab", name, *args])
+    task = getattr(cfg, "task", None)
+    if isinstance(task, str) and task.startswith("csv:"):  # the file is in this server's store, not the reader's
+        line += f"  # {task}: an uploaded CSV; on another machine pass the file with --data PATH instead of --task"
+    return line
 
 
 def _config_source(cfg: Any) -> str:
