@@ -1,6 +1,6 @@
 """The claims of every page's default view at given seeds, as a table (for before/after comparisons of the rules).
 
-    PYTHONPATH=. .venv/bin/python bench/claims_table.py --seeds 0 1 --out claims.json
+    PYTHONPATH=. .venv/bin/python bench/claims_table.py --seeds 0 1 [--task mnist1d] --out claims.json
 
 Computes what each page's default setting needs (every `Need` of the descriptor, in this process, into the active
 store), then collects the claims those results carry and, where the descriptor has one, the page's own claim
@@ -17,6 +17,7 @@ from typing import Any
 
 from lab import catalog
 from lab.claims import VERDICTS
+from lab.runtime.plain import to_plain
 
 
 def claims_of(d: Any, settings: dict[str, Any]) -> list[dict[str, Any]]:
@@ -26,7 +27,7 @@ def claims_of(d: Any, settings: dict[str, Any]) -> list[dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for need in d.needs(settings):
         r = need.fn(need.cfg)
-        for c in (r.get("claims", []) if isinstance(r, dict) else []):
+        for c in to_plain(r).get("claims", []) if isinstance(to_plain(r), dict) else []:
             out.setdefault(c["key"] + "|" + str(c.get("subject", "")), c)
     return list(out.values())
 
@@ -36,13 +37,14 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     ap.add_argument("--pages", nargs="*", default=None)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--task", default=None, help="the task of every page's setting (default: each page's own)")
     args = ap.parse_args()
     rows = []
     chosen = [catalog.descriptors()[p] for p in args.pages] if args.pages else catalog.descriptors().values()
     for d in chosen:
         for s in args.seeds:
             t0 = time.perf_counter()
-            settings = {**d.defaults, "seed": s}
+            settings = {**d.defaults, "seed": s, **({"task": args.task} if args.task else {})}
             new = []
             for c in claims_of(d, settings):
                 m = c["measured"]
