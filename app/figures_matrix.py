@@ -18,7 +18,6 @@ from lab.experiments.matrix.experiment import (
     OP_LABELS,
     OPS,
     PROFILE_AXIS,
-    RECIPE_LABELS,
     RECIPES,
     MatrixResult,
     RowResult,
@@ -53,7 +52,7 @@ def heatmap(rows: dict[str, RowResult], title: Optional[str] = "", height: int =
         return None
     z = [[rows[r].kept[op] for op in OPS] for r in recs]
     acc = [[rows[r].acc[op] for op in OPS] for r in recs]
-    names = [f"{RECIPE_LABELS[r]} ({rows[r].base_acc:.0%})" for r in recs]
+    names = [f"{rows[r].label} ({rows[r].base_acc:.0%})" for r in recs]
     fig = go.Figure()
     fig.add_heatmap(z=z, x=[SHORT[op] for op in OPS], y=names, coloraxis="coloraxis", customdata=acc,
                     text=[["–" if math.isnan(v) else f"{v:.0%}" for v in row] for row in z], texttemplate="%{text}",
@@ -83,10 +82,10 @@ def profile(rows: dict[str, RowResult], op: str, chance: float, height: int = 42
     for i, r in enumerate(recs):
         ys = rows[r].profiles[op]
         xs = list(range(len(ys)))
-        fig.add_scatter(x=xs, y=ys, name=RECIPE_LABELS[r], mode="lines+markers",
+        fig.add_scatter(x=xs, y=ys, name=rows[r].label, mode="lines+markers",
                         line={"color": RECIPE_COLOURS[r], "dash": DASHES[i % len(DASHES)], "width": 2},
                         marker={"symbol": SYMBOLS[i % len(SYMBOLS)], "size": 10},
-                        hovertemplate=f"{PROFILE_AXIS[op]} %{{x}}: %{{y:.3f}}<extra>{RECIPE_LABELS[r]}</extra>")
+                        hovertemplate=f"{PROFILE_AXIS[op]} %{{x}}: %{{y:.3f}}<extra>{rows[r].label}</extra>")
     axis = {"exit": "exit after this many block runs (0: the stem)", "swap": "runs s and s+1 swapped (s)",
             "random": "random order (draw)",
             "healed": f"fine-tuning step (x {FT_STEPS // 3})", "influence": "slot (block run)",
@@ -110,8 +109,8 @@ def linearity(rows: dict[str, RowResult], height: int = 380) -> Optional[go.Figu
     fig = go.Figure()
     for r in recs:
         ys = rows[r].linear_r2_update
-        fig.add_bar(x=list(range(len(ys))), y=ys, name=RECIPE_LABELS[r], marker={"color": RECIPE_COLOURS[r]},
-                    hovertemplate=f"block %{{x}}: R² %{{y:.3f}}<extra>{RECIPE_LABELS[r]}</extra>")
+        fig.add_bar(x=list(range(len(ys))), y=ys, name=rows[r].label, marker={"color": RECIPE_COLOURS[r]},
+                    hovertemplate=f"block %{{x}}: R² %{{y:.3f}}<extra>{rows[r].label}</extra>")
     fig.update_xaxes(title="block", dtick=1)
     fig.update_yaxes(title="R² of the block's update", range=[0, 1])
     theme.layout(fig, "How linear is each block? (fitted on the training split)", height=height, barmode="group")
@@ -125,7 +124,7 @@ def timings(rows: dict[str, RowResult], height: int = 360) -> Optional[go.Figure
     if not recs:
         return None
     fig = go.Figure()
-    names = [RECIPE_LABELS[r] for r in recs]
+    names = [rows[r].label for r in recs]
     fig.add_bar(x=names, y=[rows[r].train_seconds for r in recs], name="train the model",
                 marker={"color": theme.ORIGINAL}, hovertemplate="%{x}: %{y:.0f} s<extra>training</extra>")
     fig.add_bar(x=names, y=[rows[r].fill_seconds for r in recs], name="fill every column",

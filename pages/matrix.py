@@ -7,6 +7,7 @@ from app import charts, claims_view, classroom, controls, jobs, task_control, te
 from app import figures_matrix as figs
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
+from lab.core import recipes
 from lab.core.task_facts import task_facts
 from lab.experiments.matrix import claims as matrix_claims
 from lab.experiments.matrix import descriptor as described
@@ -21,14 +22,19 @@ st.caption("The same small ViT trained six ways, then taken apart nine ways with
 
 page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
-    task = task_control.task_select(Config, "vit")
+    model = controls.param(Config, "model")
+    family = "vit" if model == "vit" else "mlp"
+    own = matrix.own_task_of(model)
+    task = task_control.task_select(Config, family, own)
     op = controls.param(described.MatrixPage, "op",
                         help="The operation whose per-block profile is drawn under the heatmap: one line per recipe.")
     orders = controls.param(Config, "orders", "slider", hi=60)
     seed = controls.param(Config, "seed", "number", hi=PAGE_SEED_MAX)
 page.toolbar()
 
-cfg = controls.make_config(Config, seed=seed, orders=orders, task=task)
+cfg = controls.make_config(Config, seed=seed, orders=orders, task=task, model=model)
+n_rows = len(cfg.rows())
+what = "ViT" if model == "vit" else "residual MLP"
 pending = jobs.Pending()
 
 
@@ -36,7 +42,8 @@ def rows_of(c: matrix.MatrixConfig, label: str = "") -> dict[str, matrix.RowResu
     """The rows computed so far (one job per recipe; a row still training is absent)."""
     out = {}
     for rc in c.rows():
-        got = pending.get(f"{label}Training and taking apart the ViT trained {matrix.RECIPE_LABELS[rc.recipe]}",
+        got = pending.get(f"{label}Training and taking apart the {what} trained "
+                          f"{recipes.matrix_label(rc.recipe, rc.model)}",
                           matrix.row, rc)
         if got is not None:
             out[rc.recipe] = got
@@ -46,19 +53,20 @@ def rows_of(c: matrix.MatrixConfig, label: str = "") -> dict[str, matrix.RowResu
 def metrics_of(rows: dict, s: dict) -> list[classroom.Metric]:
     """The number cards of one setting: the rows present."""
     if not rows:
-        return [classroom.Metric("Rows computed", "0 of 6", help="Every row trains one model (see the bars).")]
-    out = [classroom.Metric("Rows computed", f"{len(rows)} of {len(matrix.RECIPES)}",
+        return [classroom.Metric("Rows computed", f"0 of {n_rows}", help="Every row trains one model (see the bars).")]
+    out = [classroom.Metric("Rows computed", f"{len(rows)} of {n_rows}",
                             help="One job per recipe; each row is drawn as soon as it exists.")]
     best = max(rows, key=lambda r: rows[r].kept["delete"])
-    out.append(classroom.Metric("Loses least to one deletion", matrix.RECIPE_LABELS[best],
+    out.append(classroom.Metric("Loses least to one deletion", rows[best].label,
                                 f"keeps {pct(rows[best].kept['delete'])}", delta_color="off",
                                 help="Share of the above-chance accuracy kept, mean over the single-block deletions."))
     if "sequential" in rows:
         r = rows["sequential"]
-        out.append(classroom.Metric("Sequential ViT (held-out)", pct(r.base_acc),
-                                    help="The 6-block ViT trained in order, the Shuffle page's model."))
+        out.append(classroom.Metric(f"Sequential {what} (held-out)", pct(r.base_acc),
+                                    help="The model trained in order (the Shuffle page's ViT, or the LayerDrop page's "
+                                         "residual MLP at p = 0)."))
     out.append(classroom.Metric("Chance", pct(next(iter(rows.values())).chance),
-                                help="Always guessing the most common held-out digit."))
+                                help="Always guessing the most common held-out class."))
     return out
 
 
@@ -68,7 +76,7 @@ def main_figure(rows: dict, title: str | None, height: int):
 
 with page.results():
     rows = rows_of(cfg)
-    complete = len(rows) == len(matrix.RECIPES)
+    complete = len(rows) == n_rows
     full = pending.get("Joining the rows and judging the claims", matrix.run, cfg) if complete else None
     page.about(full)
     pin = page.pinned()
@@ -140,7 +148,7 @@ if rows:
     lines = []
     for r in figs.ordered(rows):
         x = rows[r]
-        lines.append(f"**{matrix.RECIPE_LABELS[r]}**: {pct(x.base_acc)} held-out; one block deleted keeps "
+        lines.append(f"**{x.label}**: {pct(x.base_acc)} held-out; one block deleted keeps "
                      f"{pct(x.kept['delete'])} of its above-chance accuracy, the last quarter "
                      f"{pct(x.kept['last_quarter'])}, a random order {pct(x.kept['random'])}; trained in "
                      f"{x.train_seconds:.0f} s, taken apart in {x.fill_seconds:.1f} s.")

@@ -282,8 +282,51 @@ MATRIX_LAYERDROP_P = 0.5
 MATRIX_LOOP = (3, 2)  # k distinct blocks run L times: k x L = VIT_BLOCKS block runs
 
 
-def matrix_spec(recipe: str, seed: int) -> ModelSpec:
-    """The digits ViT of one recipe of the matrix (6 block runs each; the looped model has 3 blocks run twice)."""
+# The residual MLP's rows, where the recipes apply (it has no LayerNorm to scale): LayerDrop's 8-block residual MLP
+# (sequential = its p = 0 model, LayerDrop = the LayerDrop page's p = 0.5 model: the same stored weights), LayerShuffle,
+# looped 4 x 2 and the early-exit loss, each with the LayerDrop page's MLP recipe.
+MATRIX_MODELS = ("vit", "mlp")
+MATRIX_MODEL_LABELS = {"vit": "ViT (6 blocks, 8x8 digits)", "mlp": "residual MLP (8 blocks, synthetic task)"}
+MATRIX_MLP_RECIPES = ("sequential", "layerdrop", "shuffle", "looped", "early-exit")
+MATRIX_MLP_LOOP = (4, 2)
+
+
+def matrix_label(recipe: str, model: str = "vit") -> str:
+    """A recipe's label for a model family (the looped MLP runs 4 blocks twice)."""
+    if model == "mlp" and recipe == "looped":
+        return "looped {} x {}".format(*MATRIX_MLP_LOOP)
+    return MATRIX_RECIPE_LABELS[recipe]
+
+
+def matrix_recipes(model: str) -> tuple[str, ...]:
+    """The matrix's recipes (rows) of a model family."""
+    if model not in MATRIX_MODELS:
+        raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MATRIX_MODELS)}")
+    return MATRIX_RECIPES if model == "vit" else MATRIX_MLP_RECIPES
+
+
+def _matrix_mlp_spec(recipe: str, seed: int) -> ModelSpec:
+    if recipe not in MATRIX_MLP_RECIPES:
+        raise ValueError(f"recipe {recipe!r} does not apply to the residual MLP; choose one of "
+                         f"{', '.join(MATRIX_MLP_RECIPES)}")
+    if recipe in ("sequential", "layerdrop"):
+        return layerdrop_spec("residual", MATRIX_LAYERDROP_P if recipe == "layerdrop" else 0.0, seed)
+    base = layerdrop_spec("residual", 0.0, seed)
+    if recipe == "shuffle":
+        return replace(base, train=replace(base.train, mode="shuffle"))
+    if recipe == "looped":
+        k, loops = MATRIX_MLP_LOOP
+        return ModelSpec(replace(base.model, blocks=k), replace(base.train, mode="looped", loops=loops))
+    return replace(base, train=replace(base.train, early_exit=True))
+
+
+def matrix_spec(recipe: str, seed: int, model: str = "vit") -> ModelSpec:
+    """The model of one recipe of the matrix: the digits ViT (6 block runs each; the looped model has 3 blocks run
+    twice), or the residual MLP (8 block runs; looped: 4 blocks run twice)."""
+    if model == "mlp":
+        return _matrix_mlp_spec(recipe, seed)
+    if model != "vit":
+        raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MATRIX_MODELS)}")
     if recipe == "sequential":
         return vit_spec("sequential", VIT_BLOCKS, seed)
     if recipe == "shuffle":
@@ -303,14 +346,15 @@ def matrix_spec(recipe: str, seed: int) -> ModelSpec:
     raise ValueError(f"unknown recipe {recipe!r}; choose one of {', '.join(MATRIX_RECIPES)}")
 
 
-def matrix_route(recipe: str) -> tuple[int, ...]:
+def matrix_route(recipe: str, model: str = "vit") -> tuple[int, ...]:
     """The trained route of a recipe's model: its blocks in order (the looped model's k blocks, L times)."""
-    if recipe not in MATRIX_RECIPES:
-        raise ValueError(f"unknown recipe {recipe!r}; choose one of {', '.join(MATRIX_RECIPES)}")
+    recipes = matrix_recipes(model)
+    if recipe not in recipes:
+        raise ValueError(f"unknown recipe {recipe!r}; choose one of {', '.join(recipes)}")
     if recipe == "looped":
-        k, loops = MATRIX_LOOP
+        k, loops = MATRIX_LOOP if model == "vit" else MATRIX_MLP_LOOP
         return tuple(range(k)) * loops
-    return tuple(range(VIT_BLOCKS))
+    return tuple(range(VIT_BLOCKS if model == "vit" else LAYERDROP_BLOCKS))
 
 
 def model_task(name: str, task: Optional[str]) -> Optional[str]:

@@ -11,9 +11,10 @@ from lab import claims as C
 from lab.catalog.descriptor import Descriptor, Table, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
 from lab.claims import claim_line
+from lab.core.recipes import matrix_label
 from lab.experiment import Pool, check, param
 from lab.experiments.matrix import experiment as matrix
-from lab.experiments.matrix.experiment import OP_LABELS, OPS, RECIPE_LABELS, MatrixConfig, MatrixResult
+from lab.experiments.matrix.experiment import OP_LABELS, OPS, MatrixConfig, MatrixResult
 from lab.runtime.progress import text_progress
 
 
@@ -28,7 +29,7 @@ class MatrixPage:
         check(self)
 
 
-CONTROLS = controls(MatrixPage, MatrixConfig, names=("task", "op", "orders", "seed"))
+CONTROLS = controls(MatrixPage, MatrixConfig, names=("model", "task", "op", "orders", "seed"))
 DEFAULTS = defaults(CONTROLS)
 PRESETS = (
     preset(DEFAULTS, "sublayers", "Attention or MLP?", "Delete one block's attention sub-layer: how much is lost, "
@@ -52,7 +53,9 @@ def config_of(settings: dict[str, Any]) -> MatrixConfig:
 def needs(settings: dict[str, Any]) -> list[Need]:
     """One row per recipe (each its own job, drawn as it lands), then the matrix with its claims."""
     cfg = config_of(settings)
-    return [Need(f"the ViT trained {RECIPE_LABELS[rc.recipe]}, taken apart", matrix.row, rc) for rc in cfg.rows()] + [
+    what = "ViT" if cfg.model == "vit" else "residual MLP"
+    return [Need(f"the {what} trained {matrix_label(rc.recipe, rc.model)}, taken apart", matrix.row, rc)
+            for rc in cfg.rows()] + [
         Need("the matrix and its claims", matrix.run, cfg)]
 
 
@@ -71,7 +74,7 @@ def matrix_lines(r: MatrixResult) -> list[str]:
     head = f"{'recipe':<20}{'base %':>8} " + " ".join(f"{op[:9]:>9}" for op in t["ops"])
     out = [head]
     for i, rec in enumerate(t["recipes"]):
-        out.append(f"{RECIPE_LABELS[rec]:<20}{100 * t['base_acc'][i]:8.1f} "
+        out.append(f"{r.rows[rec].label:<20}{100 * t['base_acc'][i]:8.1f} "
                    + " ".join(f"{_cell(v):>9}" for v in t["kept"][i]))
     return out
 
@@ -79,7 +82,7 @@ def matrix_lines(r: MatrixResult) -> list[str]:
 def summary(r: MatrixResult) -> str:
     lines = [f"Train x take apart, seed {r.seed}: share of the above-chance accuracy kept (%), chance "
              f"{100 * r.chance:.1f} %"] + matrix_lines(r)
-    lines.append("seconds: " + ", ".join(f"{RECIPE_LABELS[k]} train {v.train_seconds:.0f} / fill "
+    lines.append("seconds: " + ", ".join(f"{v.label} train {v.train_seconds:.0f} / fill "
                                          f"{v.fill_seconds:.1f}" for k, v in r.rows.items()))
     lines += [claim_line(c) for c in r.claims]
     return "\n".join(lines)
@@ -106,7 +109,8 @@ DESCRIPTOR = Descriptor(
   block, the last quarter or the least influential, swap, shuffle, delete a sub-layer, make a block linear, exit
   early). Does how a network is trained decide what can be removed?""",
     config=MatrixConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of, run=matrix.run,
-    cli_help="the recipe x surgery matrix of the digits ViT: every row, per-block profiles and the claims",
+    cli_help="the recipe x surgery matrix of the digits ViT (or the residual MLP, --model mlp): every row, "
+             "per-block profiles and the claims",
     cli_summary=summary, demo=("op", "seed"), claims=claims, page_controls=MatrixPage,
     table=Table("the recipe x surgery matrix at each seed, and the claims pooled over the seeds", (seeds_axis(),),
                 table),

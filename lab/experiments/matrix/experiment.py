@@ -27,10 +27,15 @@ import torch
 
 from lab import estimates as E
 from lab.core import streams
+from lab.core.models import ViT
 from lab.core.recipes import (
+    MATRIX_MODEL_LABELS,
+    MATRIX_MODELS,
     MATRIX_RECIPE_LABELS,
     MATRIX_RECIPES,
     check_task,
+    matrix_label,
+    matrix_recipes,
     matrix_route,
     matrix_spec,
     on_task,
@@ -73,7 +78,25 @@ OP_HELP = {
               "blocks",
     "exit": "the head read after a slot before the last; the mean over those exits",
 }
+MODELS = MATRIX_MODELS
+MODEL_LABELS = MATRIX_MODEL_LABELS
+MODEL_HELP = ("The model trained by every recipe: the Shuffle page's 6-block ViT on 8x8 digits (every recipe and "
+              "operation), or LayerDrop's 8-block residual MLP on the synthetic task (no LayerNorm and no sub-layers: "
+              "the LayerNorm-scaling row and the two sub-layer columns do not apply).")
 ORDERS = 20  # random orders per row (the Shuffle page's "mean over orders")
+
+
+def own_task_of(model: str) -> str:
+    """The task a model family of the matrix trains on by its own recipe."""
+    return matrix_spec("sequential", 0, model).task
+
+
+def own_task(model: str, task: Optional[str]) -> Optional[str]:
+    """A config's task: None for the model's own (one spelling, one result), else checked against the model."""
+    if task is None or task == own_task_of(model):
+        return None
+    check_task(task, "vit" if model == "vit" else "mlp")
+    return task
 
 
 def kept(acc: float, base: float, chance: float) -> float:
@@ -85,20 +108,24 @@ def kept(acc: float, base: float, chance: float) -> float:
 class RowConfig:
     """One recipe's trained model and every surgery on it."""
 
-    recipe: str = param("sequential", "How the 6-block digits ViT was trained.", label="Recipe", choices=RECIPES,
+    recipe: str = param("sequential", "How the model was trained.", label="Recipe", choices=RECIPES,
                         labels=RECIPE_LABELS)
     seed: int = seed_param("Fixes the trained model (the same seeds as the other pages) and the random orders.")
     orders: int = param(ORDERS, "Random orders of the route each model is run in (the mean is the column).",
                         label="Random orders", lo=2, hi=200)
-    task: str = task_param("digits")
+    task: Optional[str] = task_param()
+    model: str = param("vit", MODEL_HELP, label="Model", choices=MODELS, labels=MODEL_LABELS)
 
     def __post_init__(self) -> None:
         check(self)
-        check_task(self.task, "vit")
+        object.__setattr__(self, "task", own_task(self.model, self.task))
+        if self.recipe not in matrix_recipes(self.model):
+            raise ValueError(f"recipe {self.recipe!r} does not apply to the {MODEL_LABELS[self.model]}: choose one "
+                             f"of {', '.join(matrix_recipes(self.model))}")
 
     @property
     def spec(self) -> ModelSpec:
-        return on_task(matrix_spec(self.recipe, self.seed), self.task)
+        return on_task(matrix_spec(self.recipe, self.seed, self.model), self.task)
 
 
 def _shares(rows: list[torch.Tensor]) -> torch.Tensor:
@@ -208,6 +235,10 @@ def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
     progress(0.55, "deleting sub-layers")
     for op, variant in S.VARIANTS.items():
         t0 = time.perf_counter()
+        if not isinstance(m, ViT):  # an MLP block is one sub-layer: the column does not apply
+            prof[op], acc[op] = [], float("nan")
+            timed(op)
+            continue
         outs = [S.outcomes(m, x, y, S.sublayer_steps(route, b, variant)) for b in blocks]
         prof[op] = [float(o.double().mean()) for o in outs]
         acc[op] = statistics.fmean(prof[op])
@@ -291,29 +322,30 @@ class RowResult:
 def row(cfg: RowConfig, progress: Progress) -> RowResult:
     """One recipe at one seed: the trained model (stored, shared) and every column of the battery."""
     t = trained(cfg.spec, span(progress, 0.0, 0.8))
-    route = matrix_route(cfg.recipe)
+    route = matrix_route(cfg.recipe, cfg.model)
     t0 = time.perf_counter()
     out = measure(t.model, t.data, route, cfg.seed, cfg.orders, span(progress, 0.8, 1.0))
-    return RowResult(**out, config=cfg, recipe=cfg.recipe, label=RECIPE_LABELS[cfg.recipe], seed=cfg.seed,
+    return RowResult(**out, config=cfg, recipe=cfg.recipe, label=matrix_label(cfg.recipe, cfg.model), seed=cfg.seed,
                      train_seconds=t.info["seconds"], train_curve=t.info["test_acc"],
                      fill_seconds=time.perf_counter() - t0)
 
 
 @dataclass(frozen=True)
 class MatrixConfig:
-    """The six recipes at one seed: the matrix and its claims."""
+    """Every recipe of a model at one seed: the matrix and its claims."""
 
     seed: int = seed_param("Fixes the trained models (the same seeds as the other pages) and the random orders.")
     orders: int = param(ORDERS, "Random orders of the route each model is run in (the mean is the column).",
                         label="Random orders", lo=2, hi=200)
-    task: str = task_param("digits")
+    task: Optional[str] = task_param()
+    model: str = param("vit", MODEL_HELP, label="Model", choices=MODELS, labels=MODEL_LABELS)
 
     def __post_init__(self) -> None:
         check(self)
-        check_task(self.task, "vit")
+        object.__setattr__(self, "task", own_task(self.model, self.task))
 
     def rows(self) -> list[RowConfig]:
-        return [RowConfig(r, self.seed, self.orders, self.task) for r in RECIPES]
+        return [RowConfig(r, self.seed, self.orders, self.task, self.model) for r in matrix_recipes(self.model)]
 
 
 def table_of(rows: dict[str, RowResult]) -> dict[str, Any]:
@@ -344,5 +376,5 @@ def run(cfg: MatrixConfig, progress: Progress) -> MatrixResult:
     rcs = cfg.rows()
     for i, rc in enumerate(rcs):
         rows[rc.recipe] = row(rc, span(progress, i / len(rcs), (i + 1) / len(rcs)))
-    return MatrixResult(config=cfg, seed=cfg.seed, chance=rows[RECIPES[0]].chance, matrix=table_of(rows), rows=rows,
+    return MatrixResult(config=cfg, seed=cfg.seed, chance=rows[rcs[0].recipe].chance, matrix=table_of(rows), rows=rows,
                         claims=claims(rows))
