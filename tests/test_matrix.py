@@ -263,7 +263,8 @@ def row_result(recipe: str, **fields) -> matrix.RowResult:
               "base_acc": 0.95, "chance": 0.1, "acc": {}, "kept": {}, "profiles": {}, "profile_kept": {}, "quarter": 2,
               "last_slots": [4, 5], "influence_slots": [4, 5], "influence_route": route[:4],
               "last_quarter_route": route[:4], "deep_blocks": blocks[len(blocks) // 2:], "linear_r2": [],
-              "linear_r2_update": [], "exit_mid_slot": len(route) // 2, "per_input": {}, "op_seconds": {},
+              "linear_r2_update": [], "linear_r2_se": [], "exit_mid_slot": len(route) // 2, "per_input": {},
+              "op_seconds": {},
               "config": matrix.RowConfig(recipe), "recipe": recipe, "label": matrix.RECIPE_LABELS[recipe], "seed": 0,
               "train_seconds": 0.0, "train_curve": [], "fill_seconds": 0.0}
     return matrix.RowResult(**{**filler, **fields})
@@ -283,7 +284,8 @@ def fake_row(recipe: str, base=0.95, delete=0.8, deep=0.8, no_attn=0.9, no_mlp=0
                           for i, a in enumerate(each)]}
     return row_result(recipe, base_acc=float(base_ok.mean()), per_input=pi,
                       acc={"no_attn": no_attn, "no_mlp": no_mlp, "influence": infl, "last_quarter": lq, "linear": 0.8},
-                      linear_r2=list(r2), profiles={"exit": [0.1, 0.3, 0.4, exit_, 0.6, 0.7, base]}, exit_mid_slot=3,
+                      linear_r2=list(r2), linear_r2_se=[0.002] * len(r2),
+                      profiles={"exit": [0.1, 0.3, 0.4, exit_, 0.6, 0.7, base]}, exit_mid_slot=3,
                       deep_blocks=[3, 4, 5], quarter=2, last_slots=[4, 5], influence_slots=[1, 4])
 
 
@@ -307,7 +309,7 @@ def test_the_claims_hold_fail_and_cannot_tell_as_their_rules_say():
     # the U-shape on the sequential model: first and last cost most / the middle costs most
     assert verdict(rows(sequential={"each": (0.3, 0.95, 0.95, 0.95, 0.95, 0.3)}), "u_shape") is True
     assert verdict(rows(sequential={"each": (0.95, 0.3, 0.3, 0.3, 0.3, 0.95)}), "u_shape") is False
-    # linearity: an exact number against its bar
+    # linearity: every block's R^2 against the bar, each by 2 of its bootstrap errors (0.002 here)
     assert verdict(rows(**{r.replace("-", "_"): {"r2": (0.97, 0.99)} for r in MATRIX_RECIPES}), "linear") is True
     assert verdict(rows(), "linear") is False
     # attention against MLP, pooled over recipes

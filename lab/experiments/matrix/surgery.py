@@ -18,7 +18,7 @@ from typing import Any, Optional, Sequence
 
 import torch
 
-from lab.core import metrics
+from lab.core import metrics, streams
 from lab.core.models import RoutedModel
 from lab.core.models.base import Step, logits_of
 from lab.core.models.vit import NO_ATTN, NO_MLP
@@ -113,19 +113,49 @@ def r2(pred: torch.Tensor, target: torch.Tensor) -> float:
     return 1.0 - sse / sst if sst > 0 else float("nan")
 
 
+R2_DRAWS = 1000  # bootstrap draws of a block's R^2 over the training inputs
+
+
+def r2_se(pred: torch.Tensor, target: torch.Tensor, groups: torch.Tensor, gen: torch.Generator,
+          draws: int = R2_DRAWS) -> float:
+    """The standard error of `r2(pred, target)` as an estimate of the map's R^2 on inputs like these: the inputs
+    (`groups`: the input of each row, e.g. the digit a token belongs to; every run of a looped block pooled) resampled
+    with replacement, `draws` times (a cluster bootstrap: tokens of one input are not independent). The fit and the
+    target's mean are held fixed; the fit's own optimism, about (1 - R^2) x (width + 1) / rows, is far below it here
+    (tests/test_matrix_nulls.py)."""
+    t = target.double()
+    k = int(groups.max()) + 1
+    sse = torch.zeros(k, dtype=torch.float64).index_add_(0, groups, ((t - pred.double()) ** 2).sum(1))
+    sst = torch.zeros(k, dtype=torch.float64).index_add_(0, groups, ((t - t.mean(0)) ** 2).sum(1))
+    pick = torch.randint(0, k, (draws, k), generator=gen)
+    boot = 1.0 - sse[pick].sum(1) / sst[pick].sum(1)
+    return float(boot.std())
+
+
 @torch.no_grad()
 def fit_linear(model: RoutedModel, x_train: torch.Tensor, route: Sequence[int],
-               block: int) -> tuple[Linear, dict[str, float]]:
+               block: int, seed: int = 0) -> tuple[Linear, dict[str, float]]:
     """The least-squares affine map of `block` (every token, every run of the block on the route, pooled) fitted on
-    the training inputs, with its linearity: R^2 of the block's output and of its update (output - input)."""
+    the training inputs, with its linearity: R^2 of the block's output and of its update (output - input), and the
+    output's R^2's standard error over the training inputs (`r2_se`; `seed` seeds its bootstrap)."""
     states = lens.slot_states(model, x_train, tuple(route))
     slots = [s for s, b in enumerate(route) if b == block]
-    w = states[0].shape[-1]
+    n, w = states[0].shape[0], states[0].shape[-1]
+    tokens = states[0][0].numel() // w  # rows per input and run
     xin = torch.cat([states[s].reshape(-1, w) for s in slots])
     xout = torch.cat([states[s + 1].reshape(-1, w) for s in slots])
+    inputs = torch.arange(len(xin)) // tokens % n  # the input of every row (the runs are stacked)
+    return affine_fit(xin, xout, inputs, streams.generator("matrix.r2-bootstrap", seed, block))
+
+
+def affine_fit(xin: torch.Tensor, xout: torch.Tensor, inputs: torch.Tensor,
+               gen: torch.Generator) -> tuple[Linear, dict[str, float]]:
+    """The least-squares affine map from the rows `xin` to the rows `xout`, with R^2 of the output and of the update
+    (output - input), and the output R^2's standard error over the inputs (`inputs`: the input of every row)."""
     a, c = lens.fit_affine(xin, xout)
     pred = (xin.double() @ a.double() + c.double())
-    return (a, c), {"r2": r2(pred, xout), "r2_update": r2(pred - xin.double(), xout.double() - xin.double())}
+    return (a, c), {"r2": r2(pred, xout), "r2_update": r2(pred - xin.double(), xout.double() - xin.double()),
+                    "r2_se": r2_se(pred, xout, inputs, gen)}
 
 
 @torch.no_grad()
