@@ -1,7 +1,7 @@
 """Train x take apart: the papers' claims, pure functions of the rows of one seed (experiment.py measures them; a
 row is its typed `RowResult`, read by attribute).
 
-Every row is measured on the same held-out digits, so two numbers of the matrix are compared paired, input by input
+Every row is measured on the same held-out inputs, so two numbers of the matrix are compared paired, input by input
 (lab/estimates.py: `paired`, the spread of the per-input differences); a claim that pools rows averages their
 per-input scores first. A claim is left out while a row it needs is missing (the page draws rows as they land).
 """
@@ -16,6 +16,7 @@ import numpy as np
 from lab import claims as C
 from lab import estimates as E
 from lab.claims import Z, pct, pts
+from lab.core.task_facts import task_label
 from lab.experiments.matrix.surgery import R2_DRAWS
 
 RowResult = Any  # experiment.py's RowResult (that module imports this one): a row, read by attribute
@@ -23,8 +24,21 @@ Rows = dict[str, RowResult]  # recipe -> its row
 
 LINEAR_BAR = 0.95  # "nearly linear": R^2 of a block's affine fit at least this
 LOOP_MARGIN = 0.05  # "close": the looped model within 5 points of the sequential model's held-out accuracy
-DEPARTS = ("Here: a 6-block ViT (width 64) on 8x8 digits, 397 held-out digits, not a language model; no retraining "
-           "after surgery")
+
+
+def departs(rows: Rows) -> str:
+    """How this lab's setting departs from the papers': the model, the task and its held-out size, no retraining."""
+    row = next(iter(rows.values()))
+    cfg = row.config
+    what = ("a 6-block ViT (width 64)" if cfg.model == "vit" else "an 8-block residual MLP (width 128)")
+    task = task_label(cfg.task) if cfg.task else ("8x8 digits" if cfg.model == "vit" else "a synthetic 20-class task")
+    return (f"Here: {what} on {task}, {row.n_test:,} held-out inputs, not a language model; no retraining after "
+            "surgery")
+
+
+def _slots(rows: Rows) -> int:
+    """Block runs of the sequential route (6 for the ViT, 8 for the MLP)."""
+    return rows["sequential"].n_slots if "sequential" in rows else next(iter(rows.values())).n_slots
 
 
 def _v(row: RowResult, name: str) -> np.ndarray:
@@ -59,9 +73,9 @@ def robust(rows: Rows) -> Optional[dict[str, Any]]:
     return C.claim(
         "robust", "LayerDrop and LayerShuffle models lose less to any single deletion than the sequential model",
         "Fan et al. 2019 (LayerDrop) and Freiberger et al. 2024 (LayerShuffle), on transformers for text and images. "
-        + DEPARTS + "; the loss is the mean over the 6 single-block deletions",
+        + departs(rows) + f"; the loss is the mean over the {_slots(rows)} single-block deletions",
         measured, "for both LayerDrop and LayerShuffle, the sequential model's mean loss over single-block deletions "
-        "exceeds theirs by more than 2 standard errors (paired over the held-out digits); smaller by as much: does "
+        "exceeds theirs by more than 2 standard errors (paired over the held-out inputs); smaller by as much: does "
         "not hold; otherwise cannot tell", tests,
         f"Deleting one block costs the sequential model {_cost(seq.mean())} on average; " + "; ".join(parts) + ".")
 
@@ -78,12 +92,13 @@ def u_shape(rows: Rows) -> Optional[dict[str, Any]]:
     return C.claim(
         "u_shape", "the first and the last block are the most critical to delete (a U-shape)",
         "Lad, Gurnee, Tegmark 2024, The Remarkable Robustness of LLMs: Stages of Inference? (deleting the first or "
-        "the last layer of an LLM hurts most, the middle layers little). " + DEPARTS + "; on the sequential model, "
+        "the last layer of an LLM hurts most, the middle layers little). " + departs(rows)
+        + "; on the sequential model, "
         f"block 0 and block {n - 1} against the mean of blocks 1 to {n - 2}",
         {"first_loss": float(loss[0].mean()), "last_loss": float(loss[-1].mean()),
          "middle_loss": float(middle.mean())},
         "deleting the first block, and deleting the last, each cost more than deleting a middle block (their "
-        "mean) by more than 2 standard errors, paired over the held-out digits; either costing less by as much: "
+        "mean) by more than 2 standard errors, paired over the held-out inputs; either costing less by as much: "
         "does not hold; otherwise cannot tell",
         [C.test("first block's cost minus the middle's", first, ">=", 0.0),
          C.test("last block's cost minus the middle's", last, ">=", 0.0)],
@@ -112,18 +127,18 @@ def linear(rows: Rows) -> Optional[dict[str, Any]]:
     r, b = min(blocks, key=lambda rb: _above_bar(rows[rb[0]].linear_r2[rb[1]], rows[rb[0]].linear_r2_se[rb[1]]))
     value, se = rows[r].linear_r2[b], rows[r].linear_r2_se[b]
     est = E.Estimate(value, se, "bootstrap", 0, f"{rows[r].label}'s block {b}: R^2 over every token of the training "
-                     f"digits, its error a bootstrap over the digits ({R2_DRAWS:,} draws, the fit held fixed)")
+                     f"digits, its error a bootstrap over the inputs ({R2_DRAWS:,} draws, the fit held fixed)")
     per = "; ".join(f"{rows[k].label} {min(rows[k].linear_r2):.2f} to {max(rows[k].linear_r2):.2f}"
                     for k in present)
     return C.claim(
         "linear", "every block's map from its input to its output is nearly linear",
         "Razzhigaev et al. 2024, Your Transformer is Secretly Linear (Procrustes similarity of consecutive LLM "
-        "embeddings ~0.99). " + DEPARTS + f"; linearity = R^2 of the least-squares affine map of each block "
-        f"(every token of the training digits), 'nearly' = at least {LINEAR_BAR}, over {len(present)} recipes",
+        "embeddings ~0.99). " + departs(rows) + f"; linearity = R^2 of the least-squares affine map of each block "
+        f"(every token of the training inputs), 'nearly' = at least {LINEAR_BAR}, over {len(present)} recipes",
         {"min_r2": worst[low], "deciding_r2": value, "deciding_block": f"{rows[r].label} {b}",
          "recipes": len(present)},
         f"every block's R^2 is at least {LINEAR_BAR}, each by more than 2 of its standard errors (a bootstrap over "
-        "the training digits; one test per block, all must hold: the block fewest standard errors above the bar "
+        "the training inputs; one test per block, all must hold: the block fewest standard errors above the bar "
         "decides); one block below by as much: does not hold; otherwise cannot tell",
         [C.test("R^2 of the block closest to (or furthest below) the bar", est, ">=", LINEAR_BAR, unit="")],
         f"R^2 from the least to the most linear block: {per}. The least linear: {rows[low].label}'s "
@@ -143,11 +158,12 @@ def attention(rows: Rows) -> Optional[dict[str, Any]]:
     return C.claim(
         "attention", "attention sub-layers are more deletable than MLP sub-layers",
         "He et al. 2024, What Matters in Transformers? Not All Attention Is Needed (LLMs, attention layers dropped "
-        "by similarity). " + DEPARTS + f"; each block's sub-layer deleted alone, averaged over the blocks and over "
+        "by similarity). " + departs(rows)
+        + "; each block's sub-layer deleted alone, averaged over the blocks and over "
         f"{len(present)} recipes",
         {"no_attn_acc": float(a.mean()), "no_mlp_acc": float(m.mean()), "recipes": len(present)},
         f"held-out accuracy with one attention sub-layer deleted exceeds that with one MLP sub-layer deleted, "
-        f"{_noise(est)}, paired over the held-out digits; below by as much: does not hold; otherwise cannot tell",
+        f"{_noise(est)}, paired over the held-out inputs; below by as much: does not hold; otherwise cannot tell",
         [C.test("attention deleted minus MLP deleted", est, ">=", 0.0)],
         f"Mean over recipes and blocks: {pct(a.mean())} without an attention sub-layer, {pct(m.mean())} without an "
         f"MLP sub-layer ({pts(est.value)}). Per recipe: {per}.")
@@ -162,12 +178,14 @@ def early_exit(rows: Rows) -> Optional[dict[str, Any]]:
     return C.claim(
         "early_exit", "early-exit training makes early exits usable",
         "Elhoushi et al. 2024, LayerSkip (an early-exit loss on every layer of an LLM, with layer dropout and "
-        "self-speculative decoding). " + DEPARTS + "; the loss at slot s weighted s / 21, no layer dropout",
+        "self-speculative decoding). " + departs(rows)
+        + f"; the loss at slot s weighted s / {_slots(rows) * (_slots(rows) + 1) // 2}, no layer "
+        "dropout",
         {"early_exit_acc": float(_v(ee, "exit").mean()), "sequential_exit_acc": float(_v(seq, "exit").mean()),
          "mid_slot": mid, "early_exit_mid_acc": ee.profiles["exit"][mid],
          "sequential_mid_acc": seq.profiles["exit"][mid]},
         f"the head read after each slot before the last is right more often in the early-exit model than in the "
-        f"sequential one, {_noise(est)} (mean over the exits, paired over the held-out digits); below by as much: "
+        f"sequential one, {_noise(est)} (mean over the exits, paired over the held-out inputs); below by as much: "
         "does not hold; otherwise cannot tell",
         [C.test("early-exit model minus sequential, mean exit", est, ">=", 0.0)],
         f"Mean over the exits after slots 1 to {len(ee.route) - 1}: {pct(_v(ee, 'exit').mean())} against "
@@ -184,12 +202,12 @@ def looped(rows: Rows) -> Optional[dict[str, Any]]:
     return C.claim(
         "looped", "the looped model is close to the sequential model of the same depth",
         "Saunshi et al. 2025 (ICLR), Reasoning with Latent Thoughts: On the Power of Looped Transformers (a k-layer "
-        "block looped L times nearly matches a kL-layer model on reasoning tasks). " + DEPARTS + f"; k = "
-        f"{lo.n_blocks} blocks run {lo.n_slots // max(lo.n_blocks, 1)} times against 6 blocks, 'close' = "
+        "block looped L times nearly matches a kL-layer model on reasoning tasks). " + departs(rows) + f"; k = "
+        f"{lo.n_blocks} blocks run {lo.n_slots // max(lo.n_blocks, 1)} times against {_slots(rows)} blocks, 'close' = "
         f"within {100 * LOOP_MARGIN:.0f} points",
         {"looped_acc": lo.base_acc, "sequential_acc": seq.base_acc, "margin": LOOP_MARGIN},
         f"the held-out accuracy difference (looped minus sequential) lies inside +-{100 * LOOP_MARGIN:.0f} points, "
-        f"each bound cleared {_noise(est)}, paired over the held-out digits; outside by as much: does not hold; "
+        f"each bound cleared {_noise(est)}, paired over the held-out inputs; outside by as much: does not hold; "
         "otherwise cannot tell",
         [C.test("looped minus sequential, above the lower bound", est, ">=", -LOOP_MARGIN),
          C.test("looped minus sequential, below the upper bound", est, "<=", LOOP_MARGIN)],
@@ -207,11 +225,12 @@ def ln_scale(rows: Rows) -> Optional[dict[str, Any]]:
     return C.claim(
         "ln_scale", "LayerNorm scaling makes the deepest blocks matter more",
         "Sun et al. 2025, The Curse of Depth in Large Language Models (pre-LN's deep layers are nearly identities; "
-        "scaling each LayerNorm's output by 1/sqrt(layer) makes them contribute). " + DEPARTS + f"; 'matter' = the "
+        "scaling each LayerNorm's output by 1/sqrt(layer) makes them contribute). " + departs(rows)
+        + "; 'matter' = the "
         f"held-out accuracy lost when one of the deeper half of the blocks ({deep}) is deleted",
         {"ln_scale_deep_loss": float(a.mean()), "sequential_deep_loss": float(b.mean())},
         f"deleting one of the deeper blocks costs the LayerNorm-scaled model more than the sequential one, "
-        f"{_noise(est)}, paired over the held-out digits; less by as much: does not hold; otherwise cannot tell",
+        f"{_noise(est)}, paired over the held-out inputs; less by as much: does not hold; otherwise cannot tell",
         [C.test("loss with LayerNorm scaling minus without", est, ">=", 0.0)],
         f"Deleting one of blocks {deep} costs the LayerNorm-scaled model {_cost(a.mean())}, the sequential one "
         f"{_cost(b.mean())} "
@@ -232,12 +251,12 @@ def influence(rows: Rows) -> Optional[dict[str, Any]]:
     return C.claim(
         "influence", "influence-ordered deletion beats the last-quarter baseline",
         "Men et al. 2024 (ShortGPT: delete the layers of lowest block influence); Lu et al. 2024, Reassessing Layer "
-        "Pruning in LLMs, found deleting the last layers (reverse order) as good or better. " + DEPARTS +
+        "Pruning in LLMs, found deleting the last layers (reverse order) as good or better. " + departs(rows) +
         f"; {q} of 6 runs deleted, influence measured on the probe split, averaged over {len(present)} recipes",
         {"influence_acc": float(a.mean()), "last_quarter_acc": float(b.mean()), "recipes": len(present),
          "same_choice": len(same)},
         f"held-out accuracy after deleting the {q} runs of lowest influence exceeds that after deleting the last {q}, "
-        f"{_noise(est)}, paired over the held-out digits (mean over recipes); below by as much: does not hold; "
+        f"{_noise(est)}, paired over the held-out inputs (mean over recipes); below by as much: does not hold; "
         "otherwise cannot tell", [C.test("influence order minus last quarter", est, ">=", 0.0)],
         f"Mean over recipes: {pct(a.mean())} by influence, {pct(b.mean())} for the last quarter ({pts(est.value)}). "
         f"Per recipe: {per}." + (f" Influence picked the last quarter itself for: {', '.join(same)}." if same else ""))
