@@ -103,7 +103,7 @@ if rows:
                        file_name=f"layerlab-matrix-seed{seed}.json", mime="application/json",
                        help="Every number on this page, per-input outcomes included.")
 
-facts = task_facts(task)
+facts = task_facts(task or own)
 text.section("The idea")
 st.markdown("""
 Papers that take trained networks apart usually study one recipe. Here the recipe is the variable: the same
