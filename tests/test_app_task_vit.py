@@ -1,0 +1,27 @@
+"""AppTest: the task control on a ViT page (the Layer lens): a link naming MNIST-1D runs the lens on it, the claims say
+that their sources describe the default task, and a table task for the ViT is refused by the link parser."""
+
+from lab.experiments.lens import experiment as lens
+
+from .apptest_util import assert_clean, open_with_link
+
+
+def test_a_vit_page_on_mnist1d_runs_and_says_its_claims_are_that_tasks():
+    at = open_with_link("lens", {"task": "mnist1d"})
+    assert_clean(at)
+    assert at.selectbox(key="task").value == "mnist1d"
+    opts = at.selectbox(key="task").options
+    assert "Digits 8x8 (scikit-learn) (the model's own)" in opts and "MNIST-1D (4,000 train)" in opts
+    assert not any("Wine" in o or "Synthetic" in o for o in opts)  # the ViT reads no table
+    r = lens.run(lens.LensConfig(task="mnist1d"))
+    assert r.n_test == 1000  # MNIST-1D's held-out signals, not the 397 digits
+    captions = " ".join(c.value for c in at.caption)
+    assert "this view runs on MNIST-1D (4,000 train)" in captions.replace("\\", "")
+    assert "1,000 held-out" in captions  # the task's facts under the control
+
+
+def test_a_table_task_in_a_vit_pages_link_is_ignored_with_a_notice():
+    at = open_with_link("lens", {"task": "wine"})
+    assert_clean(at)
+    assert at.selectbox(key="task").value is None  # the model's own task
+    assert any("task=wine" in w.value and "ignored" in w.value for w in at.warning)
