@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+import html
+from typing import Any, Optional, Sequence
 
 import plotly.graph_objects as go
 
@@ -59,10 +60,22 @@ def versus_k(sweep: Any) -> go.Figure:
     return theme.layout(fig, f"Deleting more blocks ({cfg.select})")
 
 
+def class_ticks(fig: go.Figure, classes: Optional[Sequence[str]]) -> go.Figure:
+    """Name the class axis's ticks by `classes` (an uploaded CSV's label values) instead of 0, 1, 2, ...: escaped
+    (Plotly reads tags in tick text) and cut to 20 characters."""
+    if classes:
+        text = [html.escape(c if len(c) <= 20 else c[:19] + "…") for c in classes]
+        fig.update_xaxes(tickmode="array", tickvals=[str(i) for i in range(len(text))], ticktext=text)
+    return fig
+
+
 @figure
-def per_class(r: Any, title: str | None = "Which classes suffer?", height: int = 420) -> go.Figure:
-    """Accuracy within each class: teacher, cut, recovered (the page's main figure)."""
-    return common.per_class(common.fields_of(r), title, height, "original", "cut")  # the shared helper reads dicts
+def per_class(r: Any, title: str | None = "Which classes suffer?", height: int = 420,
+              classes: Optional[Sequence[str]] = None) -> go.Figure:
+    """Accuracy within each class: teacher, cut, recovered (the page's main figure); `classes`: the classes' names
+    (else their numbers)."""
+    fig = common.per_class(common.fields_of(r), title, height, "original", "cut")  # the shared helper reads dicts
+    return class_ticks(fig, classes)
 
 
 @figure

@@ -4,7 +4,7 @@ ReinitResult, FocusResult, GroupResult) and the width sweep's plain data."""
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -12,13 +12,23 @@ from plotly.subplots import make_subplots
 from . import figures_common as common
 from . import theme
 from .figcache import figure
+from .figures_delete import class_ticks
 
 # One sequential, colour-blind-safe scale for every heatmap, fixed to 0..100 %, so the three models compare.
 SCALE = "Viridis"
 
 
+DENSE = 12  # more columns than this in all: cells say 93, not 93 %, so the numbers fit in the narrower cells
+
+
+def _task(name: str) -> str:
+    """A map's task, short enough for a panel title (an uploaded CSV by its hash's first digits)."""
+    return f"your CSV {name[4:10]}" if name.startswith("csv:") else name
+
+
 def _title(r: Any) -> str:
-    return f"<b>{r.model_name}</b><br>trained {r.base_acc:.1%} · chance {r.chance:.1%}"
+    """Three short lines: a panel may be a quarter of the figure wide, and one long line ran into its neighbour."""
+    return f"<b>{r.model_name}</b><br>{_task(r.task)}<br>trained {r.base_acc:.1%} · chance {r.chance:.1%}"
 
 
 @figure
@@ -31,6 +41,7 @@ def heatmaps(results: dict[str, Any], focus: Optional[tuple[str, str, str]] = No
     names = list(results)
     # subplot widths follow the number of columns, so every cell is about as wide as every other
     widths = [len(results[m].checkpoints) for m in names]
+    dense = sum(widths) > DENSE
     # Wide gaps: each panel has its own row labels (blocks.0 ...), which overlapped the panel to their left.
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=[_title(results[m]) for m in names],
                         horizontal_spacing=0.09, column_widths=[w / sum(widths) for w in widths])
@@ -40,7 +51,8 @@ def heatmaps(results: dict[str, Any], focus: Optional[tuple[str, str, str]] = No
         rows = [_short(n) for n in reversed(r.layers)]
         z = list(reversed(r.acc))
         fig.add_heatmap(z=z, x=r.checkpoints, y=rows, coloraxis="coloraxis", row=1, col=j,
-                        text=[[f"{v:.0%}" for v in row] for row in z], texttemplate="%{text}",
+                        text=[[f"{100 * v:.0f}" if dense else f"{v:.0%}" for v in row] for row in z],
+                        texttemplate="%{text}",
                         textfont={"size": theme.SMALL_FONT},
                         hovertemplate="%{y}, %{x}: %{z:.1%}<extra>" + r.model_name + "</extra>")
         if focus and focus[0] == m and focus[1] in r.layers and focus[2] in r.checkpoints:
@@ -52,9 +64,10 @@ def heatmaps(results: dict[str, Any], focus: Optional[tuple[str, str, str]] = No
         fig.update_xaxes(tickangle=-45, row=1, col=j)
     # chance and trained accuracy of each model are in its title; the colour bar stays a plain 0..100 % scale
     fig.update_layout(coloraxis={"colorscale": SCALE, "cmin": 0, "cmax": 1,
-                                 "colorbar": {"title": "held-out<br>accuracy", "tickformat": ".0%"}})
+                                 "colorbar": {"title": "held-out<br>accuracy" + ("<br>(cells: %)" if dense else ""),
+                                              "tickformat": ".0%"}})
     theme.layout(fig, None, height=height)
-    fig.update_layout(margin={"l": 50, "r": 20, "t": 90, "b": 90})
+    fig.update_layout(margin={"l": 50, "r": 20, "t": 115, "b": 90})
     fig.update_annotations(font={"size": theme.FONT_SIZE})
     return fig
 
@@ -104,9 +117,11 @@ def distance_vs_damage(results: dict[str, Any], norm: str = "rel2") -> go.Figure
 
 
 @figure
-def per_class(f: Any, title: str | None = "Which classes suffer?", height: int = 420) -> go.Figure:
+def per_class(f: Any, title: str | None = "Which classes suffer?", height: int = 420,
+              classes: Optional[Sequence[str]] = None) -> go.Figure:
     """Accuracy within each class (a FocusResult): trained, after the change, after recovery (when there was one)."""
-    return common.per_class(common.fields_of(f), title, height, "trained", "layer changed")  # the helper reads dicts
+    fig = common.per_class(common.fields_of(f), title, height, "trained", "layer changed")  # the helper reads dicts
+    return class_ticks(fig, classes)
 
 
 @figure

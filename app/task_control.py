@@ -90,7 +90,7 @@ def task_select(config: type, family: str, default: Optional[str] = None, field:
         default = experiment.default(config, field)
     opts = options(family, own)
     if own is not None:
-        _own_in_link(own)
+        _own_link(opts, own)
         default = None
     if KEY in st.session_state and st.session_state[KEY] not in opts:
         del st.session_state[KEY]  # e.g. a CSV chosen, then the ViT: back to the default
@@ -98,26 +98,41 @@ def task_select(config: type, family: str, default: Optional[str] = None, field:
                              help="The data the models are trained and tested on. Another task trains its own "
                                   "models by the same recipe (more epochs on a smaller task), so its first visit "
                                   "takes longer.")
-    if own is not None:
-        _reword_notice(own)
-    _facts_caption(chosen or own)
-    if family == "mlp":
-        _upload(own)
+    # the facts and the upload go where the control goes (the sidebar; hidden when presenting, unless a demo control)
+    with controls._placed(KEY):  # noqa: SLF001
+        _facts_caption(chosen or own)
+        if family == "mlp":
+            _upload(own)
     return chosen
 
 
-def _own_in_link(own: str) -> None:
-    """A link that names the model's own task (`task=digits` with the ViT) means the control's None: drop it."""
-    if controls.link_values(KEY) == [own]:
+def _own_link(opts: list[Optional[str]], own: str) -> None:
+    """The link's task where None stands for the model's own task, checked before the control exists.
+
+    A link that names the own task (`task=digits` with the ViT) means None: the value is dropped. A value the control
+    would reject gets the lab's "link value ignored" notice here, in words that name the own task (app/controls.py
+    would write the option None as "None"), and is dropped as controls.py drops it: the control then keeps its value
+    (the link that it last wrote is marked as seen, so it does not reset it either)."""
+    values = controls.link_values(KEY)
+    if not values:
+        return
+    if values == [own]:
         del st.query_params[KEY]
-
-
-def _reword_notice(own: str) -> None:
-    """The lab's "link value ignored" notice names the None option as the model's own task, not as None."""
-    for (_, key), notice in st.session_state.get(controls.NOTICES, {}).items():
-        if key == KEY:
-            notice["text"] = (notice["text"].replace("expected one of None, ", f"expected one of {own}, ")
-                              .replace("Using the default, None.", f"Using the model's own task, {own}."))
+        return
+    try:
+        query.parse_choice(values, [o for o in opts if o is not None])
+        return
+    except query.Rejected as why:
+        reason = query.plain(why).replace("expected one of ", f"expected one of {own}, ", 1)
+    raw = query.shown(f"&{KEY}=".join(values))
+    keeps = ("The control keeps its current value" if KEY in st.session_state
+             else f"Using the model's own task, {own}")
+    page = controls._page()  # noqa: SLF001 - the notice's key, as app/controls.py writes it
+    st.session_state.setdefault(controls.NOTICES, {})[(page, KEY)] = {
+        "text": f"The link's value `{KEY}={raw}` was ignored: {reason}. {keeps}.",
+        "value": controls._UNSEEN}  # noqa: SLF001 - shown until the control's value changes, as controls.py does
+    st.session_state.setdefault(controls.WRITTEN, {})[(page, KEY)] = None
+    del st.query_params[KEY]
 
 
 @lru_cache(maxsize=64)
@@ -130,6 +145,22 @@ def facts(name: str) -> Optional[TaskFacts]:
     None when it cannot be read (a CSV no longer stored)."""
     try:
         return _facts_at(str(default_store().root), name)
+    except ValueError:
+        return None
+
+
+@lru_cache(maxsize=64)
+def _classes_at(root: str, name: str) -> tuple[str, ...]:
+    return tuple(data_csv.load_table(root, name).classes)
+
+
+def class_names(name: Optional[str]) -> Optional[tuple[str, ...]]:
+    """The class names of an uploaded CSV (its label column's values, in the order of the class numbers), for a
+    figure's axis; None for a ready-made task (its classes are numbers) or a CSV that cannot be read."""
+    if not name or not data_csv.is_csv_task(name):
+        return None
+    try:
+        return _classes_at(str(default_store().root), name)
     except ValueError:
         return None
 

@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, jobs, text
+from app import charts, claims_view, classroom, controls, jobs, query, task_control, text
 from app import figures_delete as figs
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
@@ -19,14 +19,20 @@ page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
     arch = controls.param(delete.DeleteConfig, "arch",
                           help="plain: h = relu(hW + b). residual: h = h + relu(hW + b): each layer adds a correction.")
+    task = task_control.task_select(delete.DeleteConfig, "mlp", "synthetic")
+    n_blocks = delete.DeleteConfig.blocks
+    tf = task_control.facts(task)
+    n_probe = f"{tf.n_probe:,}" if tf else "separate"
     k = controls.param(delete.DeleteConfig, "k", "slider", label="Layers to delete",
-                       help="How many of the 7 hidden-to-hidden blocks to remove (the input and output layers stay).")
+                       help=f"How many of the {n_blocks} hidden-to-hidden blocks to remove (the input and output "
+                            "layers stay).")
     select = controls.param(delete.DeleteConfig, "select", label="Selection method",
                             help="How the blocks to delete are chosen: greedy (one at a time, least harm first), "
                                  "optimal (every subset), evenly-spaced (spread over the depth), influence (blocks "
                                  "that change their input least), random (the average over every possible choice of "
-                                 "k blocks). Greedy and optimal score on a 2,000-example probe set (ties in accuracy "
-                                 "broken by the probe loss); every accuracy shown is on a separate held-out set.")
+                                 "k blocks). Greedy and optimal score on a "
+                                 f"{n_probe}-example probe set (ties in accuracy broken by the probe loss); every "
+                                 "accuracy shown is on a separate held-out set.")
     recovery = controls.param(delete.DeleteConfig, "recovery",
                               help="After cutting, train the smaller net again. none: no training. ce: fine-tune on "
                                    "the labels (cross-entropy). kd: distil, i.e. match the uncut network's outputs.")
@@ -35,16 +41,26 @@ with page.controls():
                           help="Fixes the teacher's initial weights and data order: same seed, same numbers.")
 page.toolbar()
 
-cfg = controls.make_config(delete.DeleteConfig, arch=arch, k=k, select=select, recovery=recovery, steps=steps,
-                           seed=seed)
+cfg = controls.make_config(delete.DeleteConfig, arch=arch, task=task, k=k, select=select, recovery=recovery,
+                           steps=steps, seed=seed)
 rec_label = delete.RECOVERY_LABELS[recovery]
+spec = cfg.spec  # the teacher's shape on this task (lab/core/recipes.py: on_task)
+task_words = tf.label if tf else task
+
+
+def chance_help(r: delete.DeleteResult) -> str:
+    """What chance means on the run's task (a pinned run's may be another)."""
+    f = task_control.facts(r.config.task)
+    on = f"{f.label}, {f.n_classes} classes" if f else r.config.task
+    return f"Always guessing the most common held-out class ({on}): {pct(r.chance)}."
 
 
 def metrics_of(r: delete.DeleteResult, s: dict) -> list[classroom.Metric]:
     """The number cards of one run (this one or the pinned one)."""
     recovered = s["recovery"] != "none" and s["k"] > 0
     return [
-        classroom.Metric("Original (held-out)", pct(r.base_acc), help="The uncut network: stem, 7 blocks, head."),
+        classroom.Metric("Original (held-out)", pct(r.base_acc),
+                         help=f"The uncut network: stem, {n_blocks} blocks, head."),
         classroom.Metric(f"Cut: {s['k']} deleted", pct(r.cut_acc), **classroom.delta(r.cut_acc, r.base_acc),
                          help=f"Blocks deleted: {r.dropped} (original numbering). On the probe set: "
                               f"{pct(r.cut_probe_acc)}."),
@@ -52,8 +68,7 @@ def metrics_of(r: delete.DeleteResult, s: dict) -> list[classroom.Metric]:
                          **classroom.delta(r.recovered_acc, r.base_acc, " vs original"),
                          help=f"After {delete.RECOVERY_LABELS[s['recovery']]}, {s['steps']} steps.") if recovered
         else classroom.Metric("Recovery", "off", help="Nothing was retrained: choose ce or kd to recover."),
-        classroom.Metric("Chance", pct(r.chance), help="Always guessing the most common class: 20 classes, about "
-                                                        "5 %."),
+        classroom.Metric("Chance", pct(r.chance), help=chance_help(r)),
     ]
 
 
@@ -66,7 +81,7 @@ with page.results():
     pr = jobs.run("Training the pinned setting", delete.run, pcfg) if pcfg else None
     page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None,
               lambda res, title, height: figs.per_class(res, None if page.present else "Which classes suffer?",
-                                                        height), r, pr,
+                                                        height, task_control.class_names(res.config.task)), r, pr,
               key="per_class")
     page.reproduce(delete.run, cfg, figs.per_class)
 st.markdown(f"**Deleted blocks:** {r.dropped or 'none'} · **route that runs:** {r.route}")
@@ -77,7 +92,8 @@ else:  # empty figures are not drawn
     st.info("Recovery is off, so there is no recovery curve: choose **ce** or **kd** to retrain the cut network.")
 charts.show(figs.selections(r), "fig_selections")
 
-sweep = jobs.run("Deleting 0 to 7 blocks of both architectures", delete.sweep, delete.SweepConfig.of(cfg))
+sweep = jobs.run(f"Deleting 0 to {n_blocks} blocks of both architectures", delete.sweep,
+                 delete.SweepConfig.of(cfg))
 if sweep is not None:
     left, right = st.columns(2)
     charts.show(figs.single_block(sweep), "fig_single", left)
@@ -89,7 +105,8 @@ shallow = jobs.run("Training a one-block MLP from scratch", delete.shallow, dele
 
 st.download_button("Download this run's numbers (JSON)",
                    text.as_json({"run": r, "sweep": sweep, "race": race, "shallow": shallow}),
-                   file_name=f"layerlab-delete-{arch}-k{k}-{select}-{recovery}-{steps}-seed{seed}.json",
+                   file_name=f"layerlab-delete-{arch}-{task.replace(':', '-')[:24]}-k{k}-{select}-{recovery}-"
+                             f"{steps}-seed{seed}.json",
                    mime="application/json", help="Every number on this page, for your own analysis.")
 
 text.section("The idea")
@@ -102,11 +119,14 @@ the stream it leaves behind is still in the format the next layer expects.
 """)
 
 text.section("How it works")
-st.markdown("""
-1. Train a deep network: a 12 → 128 stem, 7 blocks of 128 → 128, a 128 → 20 head, plain or residual, on a synthetic
-   20-class task (28,000 training inputs; a 2,000-input **probe** set for searching; 4,000 **held-out** inputs for
-   every accuracy reported).
-2. The candidates are the 7 hidden-to-hidden blocks (their input and output widths match).
+mc = spec.model
+sizes = (f": {tf.n_train:,} training inputs, a {tf.n_probe:,}-input **probe** set for searching"
+         + (" (drawn from the training inputs, as the task is small)" if tf.probe_in_train else "")
+         + f" and {tf.n_test:,} **held-out** inputs for every accuracy reported" if tf else "")
+st.markdown(f"""
+1. Train a deep network: a {mc.n_in} → {mc.width} stem, {mc.blocks} blocks of {mc.width} → {mc.width}, a {mc.width} →
+   {mc.n_out} head, plain or residual, for {spec.train.epochs} epochs on **{task_words}**, {mc.n_out} classes{sizes}.
+2. The candidates are the {mc.blocks} hidden-to-hidden blocks (their input and output widths match).
 3. Choose k of them. **Greedy**: k rounds, each deleting the block whose removal (on top of earlier ones) hurts the
    probe accuracy least (ties in accuracy broken by the lower probe loss). **Optimal**: try every subset of size k.
    **Evenly spaced**: spread over the depth. **Influence**: the blocks that turn their input least,
@@ -115,6 +135,8 @@ st.markdown("""
    numbering.
 5. Optionally recover: fine-tune the cut network on the labels, or distil it from the uncut one.
 """)
+if tf:
+    st.caption(query.plain(f"{tf.label}: {tf.about} Source: {tf.source}."))
 
 text.section("The code")
 text.show_code([delete.DeleteConfig, search.greedy, search.block_influence, recover.recover, recover.kd_loss],
@@ -125,7 +147,8 @@ text.show_code([MLP.run_block])
 
 text.section("What the simulations show")
 lines = [
-    f"The **{arch}** teacher scores **{pct(r.base_acc)}** on held-out data (chance {pct(r.chance)}).",
+    f"On {task_words}, the **{arch}** teacher scores **{pct(r.base_acc)}** on {r.n_test:,} held-out inputs "
+    f"(chance {pct(r.chance)}).",
     f"Deleting blocks **{r.dropped}** ({selection.LABELS[select]}) leaves **{pct(r.cut_acc)}** held-out "
     f"({pct(r.cut_probe_acc)} on the probe the search saw).",
 ]
@@ -142,17 +165,20 @@ lines.append(f"At k = {k}, the best held-out cut came from **{best}** ({pct(sel[
              f"{pct(sel['greedy']['test_acc'])}, optimum {pct(sel['optimal']['test_acc'])}, random (average over "
              f"{sel['random']['draws']} subsets) {pct(sel['random']['test_acc'])}.")
 if shallow is not None:
-    lines.append(f"A one-block MLP (stem, one block, head: what 6 of 7 deletions leave) trained from scratch by the "
+    lines.append(f"A one-block MLP (stem, one block, head: what {n_blocks - 1} of {n_blocks} deletions leave) "
+                 "trained from scratch by the "
                  f"teacher's recipe scores **{pct(shallow.acc)}** held-out, against the {arch} teacher's "
                  f"{pct(r.base_acc)}.")
 worst_class = min(range(len(r.per_class["cut"])), key=lambda i: r.per_class["cut"][i])
-lines.append(f"The class hit hardest by the cut is class {worst_class}: {pct(r.per_class['base'][worst_class])} "
+names = task_control.class_names(task)
+worst_name = f"{worst_class} ({query.plain(names[worst_class])})" if names else worst_class
+lines.append(f"The class hit hardest by the cut is class {worst_name}: {pct(r.per_class['base'][worst_class])} "
              f"→ {pct(r.per_class['cut'][worst_class])}.")
 st.markdown("\n".join(f"- {x}" for x in lines))
 
 text.section("Against the paper")
 claims_view.show(delete_claims.page_claims(r, sweep, race), "The papers' statements, checked against this run's "
-                 "numbers. Two accuracies on the same 4,000 held-out inputs are compared input by input "
+                 f"numbers. Two accuracies on the same {r.n_test:,} held-out inputs are compared input by input "
                  "(paired: only the inputs on which they disagree add noise); each rule states the lab's bar:",
                  page=page)
 if sweep is None:

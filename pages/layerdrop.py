@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, jobs, text
+from app import charts, claims_view, classroom, controls, jobs, query, task_control, text
 from app import figures_layerdrop as figs
 from app.text import pts_between
 from lab import claims as lab_claims
@@ -15,7 +15,7 @@ from lab.experiments.layerdrop import descriptor as described
 from lab.experiments.layerdrop import experiment as layerdrop
 from lab.ops import selection
 
-MODEL_LABELS = {"residual": "residual MLP (synthetic task, 8 blocks)", "vit": "ViT (8x8 digits, 8 blocks)"}
+MODEL_NAMES = {"residual": "residual MLP", "vit": "ViT"}
 P_OPTIONS = tuple(round(0.05 * i, 2) for i in range(int(layerdrop.P_MAX / 0.05 + 1e-9) + 1))  # 0, 0.05 .. 0.7
 
 
@@ -37,8 +37,11 @@ st.caption("Train with whole blocks randomly switched off, then cut the model to
 page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
     model = controls.param(layerdrop.LayerDropConfig, "model",
-                           help="residual: a residual MLP on the synthetic 20-class task, trains in seconds. "
-                                "vit: a small pre-norm ViT on scikit-learn's 8x8 digits. Both have 8 blocks.")
+                           help="residual: a residual MLP (its own task: the synthetic 20-class task; it trains in "
+                                "seconds). vit: a small pre-norm ViT (its own task: scikit-learn's 8x8 digits). Both "
+                                "have 8 blocks; the task below can change what they learn.")
+    own_task = layerdrop.model_spec(model, 0.0, 0).task
+    task = task_control.task_select(layerdrop.LayerDropConfig, "vit" if model == "vit" else "mlp", own_task)
     n = layerdrop.n_blocks(model)
     p = p_control()
     keep = controls.param(layerdrop.LayerDropConfig, "keep", "slider", label="Blocks kept (r)", hi=n,
@@ -59,7 +62,11 @@ with page.controls():
 page.toolbar()
 
 p_star = layerdrop_claims.p_star(keep, n)
-cfg = layerdrop.LayerDropConfig(model=model, p=p, keep=keep, strategy=strategy, seed=seed, recovery=recovery)
+cfg = controls.make_config(layerdrop.LayerDropConfig, model=model, p=p, keep=keep, strategy=strategy, seed=seed,
+                           recovery=recovery, task=task)
+tf = task_control.facts(task or own_task)
+task_words = tf.label if tf else (task or own_task)
+model_words = f"{MODEL_NAMES[model]} ({n} blocks) on {task_words}"
 
 
 def metrics_of(r: layerdrop.LayerDropResult, s: dict) -> list[classroom.Metric]:
@@ -88,7 +95,7 @@ def main_figure(run: tuple, title: str | None, height: int):
 
 
 def profiles_of(s: dict, label: str) -> list | None:
-    c = layerdrop.CompareConfig(model=s["model"], p=s["p"], seed=s["seed"])
+    c = layerdrop.CompareConfig(model=s["model"], p=s["p"], seed=s["seed"], task=s["task"])
     return jobs.run(f"{label} (p = {', '.join(f'{q:g}' for q in c.ps)})", layerdrop.compare, c)
 
 
@@ -144,7 +151,8 @@ if r.recovered_acc is not None:
     charts.show(figs.recovery_curve(r), "fig_recovery")
 
 st.download_button("Download this run's numbers (JSON)", text.as_json({"run": r, "profiles": profiles}),
-                   file_name=f"layerlab-layerdrop-{model}-p{p:g}-r{keep}-{strategy}-{recovery}-seed{seed}.json",
+                   file_name=f"layerlab-layerdrop-{model}-{(task or 'own').replace(':', '-')[:24]}-p{p:g}-r{keep}-"
+                             f"{strategy}-{recovery}-seed{seed}.json",
                    mime="application/json", help="Every number on this page, for your own analysis.")
 
 text.section("The idea")
@@ -159,7 +167,7 @@ blocks run on average during training, the paper's rule of thumb to keep r of N 
 
 text.section("How it works")
 st.markdown(f"""
-1. Train the model ({MODEL_LABELS[model]}) with rate p: at each step draw one coin per block, shared by the whole
+1. Train the model, a {model_words}, with rate p: at each step draw one coin per block, shared by the whole
    batch; a block whose coin says *drop* is skipped, its residual stream passes unchanged, and nothing is rescaled.
    p = 0 is the ordinary model (the same weights, exactly).
 2. Prune to r blocks by one of six strategies. **Every other**: drop the blocks at depth d (counted from 1) with
@@ -177,6 +185,8 @@ st.markdown(f"""
    the full model's outputs for as many inputs as training saw; the paper used DistilBERT).
 5. Optionally distil the pruned model from the full one, to see what fine-tuning adds.
 """)
+if tf:
+    st.caption(query.plain(f"{tf.label}: {tf.about} Source: {tf.source}."))
 
 text.section("The code")
 text.show_code([routes.layerdrop_route, selection.every_other_by_rate, selection.every_other, layerdrop_claims.p_star,
@@ -188,8 +198,8 @@ from lab.core.train import train  # noqa: E402 - shown, not used
 text.show_code([train])
 
 text.section("What the simulations show")
-lines = [f"Trained at p = {p:g}, the full {MODEL_LABELS[model]} scores **{pct(r.base_acc)}** on held-out data "
-         f"(chance {pct(r.chance)}); pruned to {keep} blocks by {selection.LABELS[strategy]} it keeps "
+lines = [f"Trained at p = {p:g}, the full {model_words} scores **{pct(r.base_acc)}** on {r.n_test:,} held-out "
+         f"inputs (chance {pct(r.chance)}); pruned to {keep} blocks by {selection.LABELS[strategy]} it keeps "
          f"**{pct(r.cut_acc)}**."]
 if r.scratch_acc is not None:
     lines.append(f"At r = {keep}: depth {keep} from scratch **{pct(r.scratch_acc)}**, distilled from the p = 0 "

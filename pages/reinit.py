@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, jobs, text
+from app import charts, claims_view, classroom, controls, jobs, query, task_control, text
 from app import figures_reinit as figs
 from lab import claims as lab_claims
 from lab import experiment
@@ -32,10 +32,12 @@ with page.controls():
     model = controls.param(reinit.ReinitConfig, "model",
                            help="plain MLP, residual MLP or ViT: the model whose layer is in focus below. "
                                  "The heatmaps always show all three.")
+    own_task = reinit.model_spec(model, 0).task
+    task = task_control.task_select(reinit.ReinitConfig, "vit" if model == "vit" else "mlp", own_task)
     seed = controls.param(reinit.ReinitConfig, "seed", "number", hi=PAGE_SEED_MAX,
                           help="Fixes the models' initial weights and data order, and the fresh draw of a "
                                 "re-randomised layer (seed + 1,000,003): same seed, same numbers.")
-    base = reinit.ReinitConfig(model=model, seed=seed)
+    base = controls.make_config(reinit.ReinitConfig, model=model, seed=seed, task=task)
     layer_opts = reinit.layer_names(base)
     _keep_valid("layer", layer_opts, layer_opts[0])
     layer = controls.select("Layer", "layer", layer_opts, layer_opts[0], labels=LAYER_LABELS,
@@ -62,6 +64,29 @@ with page.controls():
     sweep = controls.param(described.ReinitPage, "sweep")
 
 page.toolbar()
+map_cfgs = {m: described.map_config(m, seed, task) for m in reinit.MODELS}  # the ViT keeps its own task on a table
+map_tasks = {m: c.spec.task for m, c in map_cfgs.items()}
+task_facts = {t: task_control.facts(t) for t in set(map_tasks.values())}
+
+
+def task_words(m: str) -> str:
+    """The task of model m's map, in words."""
+    f = task_facts[map_tasks[m]]
+    return f.label if f else map_tasks[m]
+
+
+def maps_note() -> str | None:
+    """Which task each map is on, when they differ (the ViT reads images and sequences, never a table)."""
+    if len(set(map_tasks.values())) == 1:
+        return None
+    mlps = [m for m in reinit.MODELS if m != "vit"]
+    mlp_own = task is None or model == "vit"
+    vit_own = map_cfgs["vit"].task is None
+    why = (" (the ViT reads images and sequences, not a table)" if vit_own and task is not None and model != "vit"
+           else "")
+    return (f"The {' and '.join(reinit.MODEL_NAMES[m] for m in mlps)} maps are on **{task_words(mlps[0])}**"
+            f"{' (their own task)' if mlp_own else ''}; the ViT's map "
+            f"{'stays on its own task' if vit_own else 'is on'}, **{task_words('vit')}**{why}.")
 
 
 def metrics_of(f: dict, s: dict) -> list[classroom.Metric]:
@@ -86,8 +111,7 @@ def metrics_of(f: dict, s: dict) -> list[classroom.Metric]:
 with page.results():
     results = {}
     for i, m in enumerate(reinit.MODELS):
-        r = jobs.run(f"Robustness map of the {reinit.MODEL_NAMES[m]} ({i + 1} of 3)", reinit.run,
-                     reinit.ReinitConfig(model=m, seed=seed))
+        r = jobs.run(f"Robustness map of the {reinit.MODEL_NAMES[m]} ({i + 1} of 3)", reinit.run, map_cfgs[m])
         if r is not None:
             results[m] = r
     if model not in results:
@@ -100,6 +124,8 @@ with page.results():
     st.caption("Each cell: held-out accuracy after changing that one layer, every other layer as trained (b3 = "
                "blocks.3). Column *re-randomise* is a fresh draw; column *t = e* puts the layer back to its weights "
                "after epoch e. The outlined cell is the one in focus below.")
+    if note := maps_note():
+        st.caption(note)
 
     fcfg = described.focus_config(page.settings())
     f = jobs.run(f"Changing {layer} of the {reinit.MODEL_NAMES[model]}", reinit.focus, fcfg)
@@ -111,7 +137,8 @@ with page.results():
         st.markdown(f"#### In focus: **{layer}** of the {reinit.MODEL_NAMES[model]}, {what}")
         page.show(metrics_of(f, page.settings()), metrics_of(pf, pin) if pf else None,
                   lambda res_, title, height: figs.per_class(res_, None if page.present else "Which classes suffer?",
-                                                             height), f, pf, key="per_class")
+                                                             height, task_control.class_names(res_.config.task)),
+                  f, pf, key="per_class")
         page.reproduce(reinit.focus, fcfg, figs.per_class)
         if recovery != "none":
             charts.show(figs.recovery_curve(f), "fig_recovery")
@@ -137,7 +164,7 @@ with page.results():
     elif wcfgs:
         wmaps = [jobs.run(f"The {reinit.MODEL_NAMES[model]} at width {c.width}", reinit.run, c) for c in wcfgs]
         if all(m is not None for m in wmaps):
-            w = reinit.width_sweep(model, seed)  # every map is in the store (the jobs above): reads only
+            w = reinit.width_sweep(model, seed, task=task)  # every map is in the store (the jobs above): reads only
             st.markdown("#### Width")
             charts.show(figs.width_heatmap(w), "fig_width")
             trained = ", ".join(f"width {x}: {pct(a)}" for x, a in zip(w["widths"], w["base_acc"], strict=True))
@@ -173,15 +200,18 @@ mostly robust blocks. "Against the paper" below checks each of these statements 
 """)
 
 text.section("How it works")
-mlp_spec, vit_spec = reinit.ReinitConfig("plain", seed).spec, reinit.ReinitConfig("vit", seed).spec
+mlp_spec, vit_spec = map_cfgs["plain"].spec, map_cfgs["vit"].spec
 mc, vc = mlp_spec.model, vit_spec.model
+vit_input = (f"a sequence of {vc.seq} values in {vc.seq // vc.patch} patches of {vc.patch}" if vc.seq
+             else f"{vc.image}×{vc.image} images in {vc.patch}×{vc.patch} patches")
 st.markdown(f"""
 1. Train each model once and keep its weights at t = 0 (the initial draw), after a few early epochs and at the end:
    the **plain** and **residual MLPs** ({mc.n_in} → {mc.width} stem, {mc.blocks} blocks of {mc.width}, {mc.width} →
    {mc.n_out} head; the Delete page's teachers, {mlp_spec.train.epochs} epochs, checkpoints
-   {reinit.checkpoint_epochs(reinit.ReinitConfig("plain", seed))}) on the synthetic {mc.n_out}-class task, and a small
-   pre-norm **ViT** ({vc.patch}×{vc.patch} patches, {vc.depth} blocks of width {vc.width}, {vit_spec.train.epochs}
-   epochs, checkpoints {reinit.checkpoint_epochs(reinit.ReinitConfig("vit", seed))}) on the 8×8 handwritten digits.
+   {reinit.checkpoint_epochs(map_cfgs["plain"])}) on **{task_words("plain")}**, {mc.n_out} classes, and a small
+   pre-norm **ViT** ({vit_input}, {vc.depth} blocks of width {vc.width}, {vit_spec.train.epochs}
+   epochs, checkpoints {reinit.checkpoint_epochs(map_cfgs["vit"])}) on **{task_words("vit")}**, {vc.n_classes}
+   classes.
 2. A *layer* is every weight whose name starts with `stem`, `blocks.i` or `head` (for the ViT the stem includes the
    patch projection, CLS token and positions; the head the final LayerNorm and classifier).
 3. For every layer and every column, copy that layer's weights from the checkpoint (or from a freshly built model
@@ -194,6 +224,9 @@ st.markdown(f"""
 6. **Width sweep**: the MLP in focus trained again at widths {", ".join(map(str, reinit.WIDTHS))} (same depth,
    recipe and seed), each layer re-initialised to t = 0; the paper reports more robust top layers in wider nets.
 """)
+for tf in task_facts.values():
+    if tf:
+        st.caption(query.plain(f"{tf.label}: {tf.about} Source: {tf.source}."))
 
 text.section("The code")
 text.show_code([surgery.layer_of, surgery.swapped, reinit.heatmap, reinit.changed_model, surgery.distance_from_init,
@@ -208,34 +241,36 @@ for r in results.values():
     worst, best = min(range(len(t0)), key=lambda i: t0[i]), max(range(len(t0)), key=lambda i: t0[i])
     rho = r.rank_corr["rel2"]
     lines.append(
-        f"**{r.model_name}** (trained {pct(r.base_acc)}, chance {pct(r.chance)}, {r.n_test:,} held-out "
-        f"inputs). Re-initialised to t = 0: from {pct(t0[worst])} (`{r.layers[worst]}`) to {pct(t0[best])} "
-        f"(`{r.layers[best]}`). Re-randomised: from {pct(min(rr))} to {pct(max(rr))}. Distance vs damage: "
-        f"Spearman ρ = {'n/a' if rho is None else f'{rho:+.2f}'}. The map took {r.heatmap_seconds:.2f} s "
+        f"**{r.model_name}** on {task_words(r.model)}: trained {pct(r.base_acc)}, chance {pct(r.chance)}, "
+        f"{r.n_test:,} held-out inputs. Re-initialised to t = 0: from {pct(t0[worst])} (`{r.layers[worst]}`) to "
+        f"{pct(t0[best])} (`{r.layers[best]}`). Re-randomised: from {pct(min(rr))} to {pct(max(rr))}. Distance vs "
+        f"damage: Spearman ρ = {'n/a' if rho is None else f'{rho:+.2f}'}. The map took {r.heatmap_seconds:.2f} s "
         f"({r.heatmap_cpu_seconds:.2f} s of CPU).")
 st.markdown("\n".join(f"- {x}" for x in lines))
 st.markdown("Look at the stem's row (the bottom one) of each heatmap, at how the re-randomise column differs from "
             "the t = 0 column, and at where each model's points lie in the distance–damage plot.")
 
 text.section("Against the paper")
+n_tests = ", ".join(f"{r.n_test:,} for the {r.model_name}" for r in results.values())
 claims_view.show(described.claims_of(results, f, g, w),
                  "Each statement is the paper's; the verdict is this run's, with its numbers and its rule. Every "
-                 "changed model is compared with the trained one on the same held-out inputs (4,000 for the MLPs, "
-                 "397 for the ViT), input by input (paired), and a difference within "
+                 f"changed model is compared with the trained one on the same held-out inputs ({n_tests}), "
+                 "input by input (paired), and a difference within "
                  f"{lab_claims.Z:g} standard errors decides neither way.", page=page)
-st.markdown("""
+st.markdown(f"""
 **Where this lab departs from the paper.** The paper trained fully connected nets on MNIST and ResNets/VGG on
-CIFAR-10, several runs each; here the nets are small MLPs on a synthetic 20-class task and a 6-block ViT on 8×8
-digits, one trained model per seed and one fresh draw per re-randomisation. The paper reads robust and critical off
-its heatmaps; this lab calls a change robust when it keeps at least 90 % of the trained model's accuracy above
-chance and critical when it keeps less than 50 %, and a rank correlation over 8 or 9 layers decides only when it
-is more than two of its null spreads (1/√(L − 1)) from zero. For a group of layers the paper's joint robustness is
-read against independence: the group should keep the product of the shares its layers keep alone.
+CIFAR-10, several runs each; here the nets are small MLPs on {task_words("plain")}, {mc.n_out} classes, and a
+{vc.depth}-block ViT on {task_words("vit")}, one trained model per seed and one fresh draw per re-randomisation. The
+paper reads robust and critical off its heatmaps; this lab calls a change robust when it keeps at least 90 % of the
+trained model's accuracy above chance and critical when it keeps less than 50 %, and a rank correlation over 8 or 9
+layers decides only when it is more than two of its null spreads (1/√(L − 1)) from zero. For a group of layers the
+paper's joint robustness is read against independence: the group should keep the product of the shares its layers
+keep alone.
 """)
 
 text.section("When it breaks")
 st.markdown("""
-- **Small models on small tasks.** The MLPs and the digits ViT are small and trained briefly; the paper's wide nets
+- **Small models on small tasks.** The MLPs and the ViT are small and trained briefly; the paper's wide nets
   on MNIST and CIFAR are not these nets: compare the *pattern*, not the numbers.
 - **One draw.** Re-randomisation uses one fresh draw per seed; change the seed to see how much it varies.
 - **"Layer" is a choice.** Here a ViT layer is a whole transformer block (attention and MLP together); the paper
