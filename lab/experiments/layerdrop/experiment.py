@@ -196,6 +196,9 @@ class CompareConfig:
     seed: int = 0
     task: Optional[str] = None
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "task", own_task(self.model, self.task))
+
     @property
     def ps(self) -> list[float]:
         return sorted({*P_GRID, check_p(self.p)})

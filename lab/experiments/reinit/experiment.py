@@ -290,7 +290,7 @@ class FocusConfig:
 
     def __post_init__(self) -> None:
         check(self)
-        _ = self.base  # validates the shared fields
+        object.__setattr__(self, "task", self.base.task)  # validates the shared fields; the own task is None
         RecoveryConfig(method=self.recovery, steps=self.steps)  # validates steps
 
     @property
@@ -408,6 +408,7 @@ class GroupConfig:
 
     def __post_init__(self) -> None:
         check(self)
+        object.__setattr__(self, "task", self.base.task)  # the own task is None, as in the map's config
         names = parse_layers(self.layers)
         known = layer_names(self.base)  # the base config validates the shared fields
         unknown = [x for x in names if x not in known]
