@@ -30,7 +30,7 @@ from app import controls, query
 from lab import experiment
 from lab.core import data_csv
 from lab.core.recipes import FAMILY_TASKS
-from lab.core.task_facts import TaskFacts, task_facts, task_label
+from lab.core.task_facts import TaskFacts, csv_limits, task_facts, task_label
 from lab.runtime.store import default_store
 
 log = logging.getLogger("layerlab.upload")
@@ -199,7 +199,7 @@ def _use_file(own: Optional[str]) -> None:
                       "more.")
         return
     if len(data) > data_csv.MAX_BYTES:
-        note("error", f"This file is too large: {data_csv.limits()}.")
+        note("error", f"This file is too large: {csv_limits()}.")
         return
     if _data_bytes() + len(data) > STORE_DATA_BYTES:
         log.warning("upload refused: the server's CSV folder is full")
@@ -222,7 +222,7 @@ def _upload(own: Optional[str]) -> None:
     """Your own CSV: checked (one message per fault, nothing stored if bad), stored under its hash, then chosen."""
     with st.expander("Use your own CSV", icon=":material/upload_file:"):
         st.markdown(f"Numeric feature columns and one label column (the last, unless you name it); "
-                    f"{data_csv.limits()}, at least {data_csv.MIN_ROWS_PER_CLASS} rows per class, at most "
+                    f"{csv_limits()}, at least {data_csv.MIN_ROWS_PER_CLASS} rows per class, at most "
                     f"{data_csv.MAX_CLASSES} classes, no missing values. The file is stored on this server under its "
                     f"content hash, so a link to your setting works for your classmates too.")
         file = st.file_uploader("CSV file", type=["csv"], key=FILE_KEY,

@@ -55,7 +55,7 @@ _NAME = re.compile(r"csv:([0-9a-f]{16})(?::(.+))?", re.S)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")  # control characters that never occur in a text table
 
 
-def limits() -> str:
+def _limits() -> str:
     return f"at most {MAX_BYTES / 1e6:g} MB, {MAX_ROWS:,} rows and {MAX_COLUMNS} columns"
 
 
@@ -124,7 +124,7 @@ def _records(text: str) -> tuple[list[list[str]], list[int], str]:
     try:
         for rec in reader:
             if len(records) > MAX_ROWS + 1:
-                raise ValueError(f"This file is too large: {limits()}; it has more than {MAX_ROWS:,} rows. "
+                raise ValueError(f"This file is too large: {_limits()}; it has more than {MAX_ROWS:,} rows. "
                                  "Use a sample of it.")
             if all(not f.strip() for f in rec):
                 continue
@@ -175,7 +175,7 @@ def read_csv(data: bytes, label: Optional[str] = None) -> CsvTable:
     `label`: the label column's name (default: the last column). Non-numeric feature columns are dropped and
     named in the table's `notices` (see the module docstring for every rule)."""
     if len(data) > MAX_BYTES:
-        raise ValueError(f"This file is too large: {limits()}; it has {len(data) / 1e6:.1f} MB. Use a sample of it.")
+        raise ValueError(f"This file is too large: {_limits()}; it has {len(data) / 1e6:.1f} MB. Use a sample of it.")
     if not data.strip():
         raise ValueError("This file is empty: upload a CSV file with a header line and one line per example.")
     sha = hashlib.sha256(data).hexdigest()
@@ -195,7 +195,7 @@ def read_csv(data: bytes, label: Optional[str] = None) -> CsvTable:
         names = [c or f"column {i + 1}" for i, c in enumerate(records[0])]
         body, first_row = records[1:], 2
     if len(body) > MAX_ROWS or width > MAX_COLUMNS:
-        raise ValueError(f"This file is too large: {limits()}; it has {len(body):,} rows and {width} columns. "
+        raise ValueError(f"This file is too large: {_limits()}; it has {len(body):,} rows and {width} columns. "
                          "Use a sample of it.")
     if width < 2 or not body:
         raise ValueError("This file has no numeric feature columns: it needs a header line, one line per example, "

@@ -127,7 +127,7 @@ def linear(rows: Rows) -> Optional[dict[str, Any]]:
     r, b = min(blocks, key=lambda rb: _above_bar(rows[rb[0]].linear_r2[rb[1]], rows[rb[0]].linear_r2_se[rb[1]]))
     value, se = rows[r].linear_r2[b], rows[r].linear_r2_se[b]
     est = E.Estimate(value, se, "bootstrap", 0, f"{rows[r].label}'s block {b}: R^2 over every token of the training "
-                     f"digits, its error a bootstrap over the inputs ({R2_DRAWS:,} draws, the fit held fixed)")
+                     f"inputs, its error a bootstrap over the inputs ({R2_DRAWS:,} draws, the fit held fixed)")
     per = "; ".join(f"{rows[k].label} {min(rows[k].linear_r2):.2f} to {max(rows[k].linear_r2):.2f}"
                     for k in present)
     return C.claim(
