@@ -112,7 +112,7 @@ def test_cli_prints_the_promised_json(capsys, monkeypatch, tmp_path):
     assert len(out["choice_share"]) == 3 and sum(out["choice_share"]) == pytest.approx(1.0)
     assert out["oracle_acc"] >= max(out["order_acc"])
     assert out["config"] == printed["config"] == {"model": "residual", "space": "blocks", "m": 3, "explore": 0.3,
-                                                  "exploit": 0.1, "gumbel": True, "seed": 2}
+                                                  "exploit": 0.1, "gumbel": True, "seed": 2, "task": None}
     confusion = out["choice_confusion"]
     assert sum(map(sum, confusion)) == pytest.approx(1.0)
     assert sum(confusion[j][j] for j in range(3)) == pytest.approx(out["oracle_agreement"], abs=1e-6)
