@@ -236,9 +236,16 @@ class Page:
 
     def _pin_button(self, now: dict[str, Any], row: Any) -> None:
         reg = controls.registry()
-        text = query.pin_text({k: c.to_url(now[k]) for k, c in reg.items() if now[k] != c.default})
+        try:
+            text = query.pin_text({k: c.to_url(now[k]) for k, c in reg.items() if now[k] != c.default})
+        except ValueError:  # a value a pin cannot carry (an uploaded CSV whose label column has "_" in its name)
+            text = None
         with row:
-            if self.pinned() is None:
+            if text is None and self.pinned() is None:
+                st.button("Pin this result", icon=":material/push_pin:", disabled=True, key="layerlab_pin",
+                          help="This setting cannot be pinned: a value in it (e.g. a CSV label column with '_' in "
+                               "its name) cannot be written into a pin. Rename the column, or compare by links.")
+            elif self.pinned() is None:
                 st.button("Pin this result", icon=":material/push_pin:", on_click=_set_pin, args=(text,),
                           key="layerlab_pin", help="Keep this setting on screen: change the controls and the "
                           "metrics and the main figure show the pinned and the current run side by side.")

@@ -89,3 +89,16 @@ def test_a_stored_csv_in_a_link_for_the_vit_is_ignored_with_the_vit_tasks_named(
     assert at.selectbox(key="task").value == name
     assert "Trained (held-out)" in [m.label for m in at.metric]
     assert task_control.class_names(name) == ("no", "yes")
+
+
+def test_a_csv_whose_label_column_a_pin_cannot_carry_runs_with_the_pin_button_off():
+    from lab.core import data_csv
+    from lab.runtime.store import default_store
+
+    rows = ["my_label,a,b"] + [f"{'yes' if i % 2 else 'no'},{i % 7},{i % 5}" for i in range(60)]
+    name = data_csv.save_csv(default_store().root, ("\n".join(rows) + "\n").encode(), "my_label")
+    assert name.endswith(":my_label")  # a label other than the last column is part of the task's name
+    at = open_with_link("delete", {"task": name})
+    assert_clean(at)
+    assert at.selectbox(key="task").value == name
+    assert at.button(key="layerlab_pin").disabled  # "_" cannot be written into a pin: a message, not a crash
