@@ -18,6 +18,14 @@ def test_a_vit_page_on_mnist1d_runs_and_says_its_claims_are_that_tasks():
     captions = " ".join(c.value for c in at.caption)
     assert "this view runs on MNIST-1D (4,000 train)" in captions.replace("\\", "")
     assert "1,000 held-out" in captions  # the task's facts under the control
+    assert "Why this page starts on" not in captions  # said under the default task only
+
+
+def test_the_default_task_says_why_the_page_starts_there():
+    at = open_with_link("lens", {})
+    captions = " ".join(c.value for c in at.caption).replace("\\", "")
+    assert "Why this page starts on Digits 8x8 (scikit-learn): " in captions
+    assert "LayerShuffle only to 50.6 %" in captions
 
 
 def test_a_table_task_in_a_vit_pages_link_is_ignored_with_a_notice():
