@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, jobs, task_control, text
+from app import charts, claims_view, classroom, controls, jobs, query, task_control, text
 from app import figures_shuffle as figs
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
@@ -234,10 +234,15 @@ must make a useful contribution to the residual stream whatever came before it.
 """)
 
 text.section("How it works")
+facts = task_control.facts(task)
+shape = cfg.spec.model
+tokens = (f"{shape.seq // shape.patch} patches of {shape.patch} values give {shape.seq // shape.patch} tokens"
+          if shape.seq else f"{shape.patch}x{shape.patch} patches give {(shape.image // shape.patch) ** 2} tokens")
+data_line = (f"{query.plain(facts.label)}: {facts.n_train:,} training inputs, {facts.n_test:,} held-out inputs "
+             "for every accuracy on this page" if facts else task)
 st.markdown(f"""
-1. **Data**: scikit-learn's 8x8 handwritten digits: 1,400 training images, 397 held-out images for every accuracy
-   on this page.
-2. **Model**: a tiny pre-norm vision transformer: 2x2 patches give 16 tokens plus a CLS token, width 64, 4 heads,
+1. **Data**: {data_line}.
+2. **Model**: a tiny pre-norm vision transformer: {tokens} plus a CLS token, width 64, 4 heads,
    MLP ratio 2, {depth} blocks, a final LayerNorm and a linear head on the CLS token. Each block adds its output to
    a residual stream, so any order of the blocks can run.
 3. **Training modes**: *sequential* always runs 0, 1, 2, ...; *LayerShuffle* draws a new permutation at every
@@ -285,8 +290,8 @@ else:
                 f"{pct(ro['max'])}), reversed order {pct(x['reversed_acc'])}, with {removed} of {depth} blocks "
                 f"removed (random order) {pct(x['pruning'][removed]['random_order']['mean'])}.")
 
-    lines = [line(seq), line(shuf), f"Chance: {pct(seq['chance'])} (the most frequent digit); every accuracy is on "
-             f"the same {seq['n_test']} held-out images, so one image is {100 / seq['n_test']:.2f} points."]
+    lines = [line(seq), line(shuf), f"Chance: {pct(seq['chance'])} (the most frequent class); every accuracy is on "
+             f"the same {seq['n_test']} held-out inputs, so one input is {100 / seq['n_test']:.2f} points."]
     d = shuffle_claims.trained_order_difference(shuf, seq)
     lines.append(f"In their trained orders, {shuffle.MODE_LABELS[shuf['mode']]} minus sequential: "
                  f"{100 * d.value:+.1f} points (standard error {100 * d.se:.1f}, paired on the same images).")

@@ -303,11 +303,11 @@ def _shuffle_claim(seq: Any, shu: Any) -> dict[str, Any]:
         "a LayerShuffle-trained ViT tolerates every operation far better than the sequential one",
         "Freiberger et al. 2024 (LayerShuffle) test random orders and pruning; the comparison over the Painters' "
         "operations and the 10-point bar are this lab's; 6-block ViTs on 8x8 digits, both scored on the same "
-        "held-out images",
+        "held-out inputs",
         {"mean_share_gap": e_m.value, "se_mean": e_m.se, "worst_operation": worst, "worst_share_gap": e_w.value,
          "se_worst": e_w.se, "base_acc_sequential": base_a, "base_acc_shuffle": base_b,
          **{f"gap_{k}": v for k, v in gaps.items()}},
-        f"the share of trained accuracy kept, LayerShuffle minus sequential (paired on the same held-out images), "
+        f"the share of trained accuracy kept, LayerShuffle minus sequential (paired on the same held-out inputs), "
         f"is at least {100 * FAR_BETTER:.0f} points on average over the {len(names)} operations, "
         f"{noise_words(e_m.se, kind='paired')}, and above 0 for the operation where it is smallest, "
         f"{noise_words(e_w.se, kind='paired')}",

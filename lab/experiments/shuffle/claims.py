@@ -72,7 +72,7 @@ def claim_falls_to_chance(seq: dict[str, Any]) -> dict[str, Any]:
                  f"the mean accuracy over {_draws_note(o['exact'], o['count'])} is within {100 * NEAR_CHANCE:.0f} "
                  f"points of chance (at most {pct(bar)}), {noise_words(est.se, kind=est.se_kind)}", [t],
                  f"trained order {pct(seq['base_acc'])}, mean over {_draws_note(o['exact'], o['count'])} "
-                 f"{pct(o['mean'])} (worst {pct(o['min'])}), chance {pct(seq['chance'])}; {n} held-out images",
+                 f"{pct(o['mean'])} (worst {pct(o['min'])}), chance {pct(seq['chance'])}; {n} held-out inputs",
                  subject="sequential")
 
 
@@ -98,7 +98,7 @@ def claim_any_order(shu: dict[str, Any], label: str) -> dict[str, Any]:
                  f"{100 * t_worst['se']:.1f} pts)", [t_mean, t_worst],
                  f"trained order {pct(shu['base_acc'])}, mean over {_draws_note(o['exact'], o['count'])} "
                  f"{pct(o['mean'])} (needs {pct(ch + RETAIN_ANY * margin)}), worst {pct(o['min'])} (needs "
-                 f"{pct(ch + RETAIN_WORST * margin)}), chance {pct(ch)}; {n} held-out images", subject=label)
+                 f"{pct(ch + RETAIN_WORST * margin)}), chance {pct(ch)}; {n} held-out inputs", subject=label)
 
 
 def claim_costs_accuracy(seq: dict[str, Any], shu: dict[str, Any], label: str) -> dict[str, Any]:
@@ -274,5 +274,5 @@ def claims(runs: dict[str, dict[str, Any]], mode: str) -> list[dict[str, Any]]:
 
 
 def trained_order_difference(a: dict[str, Any], b: dict[str, Any]) -> E.Estimate:
-    """a's accuracy in its trained order minus b's, paired on the same held-out images (reported, not judged)."""
+    """a's accuracy in its trained order minus b's, paired on the same held-out inputs (reported, not judged)."""
     return E.paired(_base(a), _base(b))
