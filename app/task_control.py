@@ -203,6 +203,18 @@ def _data_bytes() -> int:
     return sum(p.stat().st_size for p in folder.glob("*.csv")) if folder.is_dir() else 0
 
 
+def refusal(uploaded: int, size: int, stored: int) -> Optional[str]:
+    """Why an upload is refused (None: it may be checked and stored): this session's uploads so far, the file's
+    bytes and the bytes every stored CSV of the server takes."""
+    if uploaded >= UPLOADS_PER_SESSION:
+        return f"This session has uploaded {UPLOADS_PER_SESSION} files already; reload the page to upload more."
+    if size > data_csv.MAX_BYTES:
+        return f"This file is too large: {csv_limits()}."
+    if stored + size > STORE_DATA_BYTES:
+        return "This server's space for uploaded files is full: ask the lecturer to clear it."
+    return None
+
+
 def _use_file(own: Optional[str]) -> None:
     """The callback of "Use this file": check and store the file (nothing stored if bad), then choose it. Runs before
     the page's script, so it may set the task control; what went wrong is kept for the upload to show."""
@@ -216,16 +228,10 @@ def _use_file(own: Optional[str]) -> None:
 
     done = st.session_state.setdefault(UPLOADED, [])
     data: Any = file.getvalue()
-    if len(done) >= UPLOADS_PER_SESSION:
-        note("error", f"This session has uploaded {UPLOADS_PER_SESSION} files already; reload the page to upload "
-                      "more.")
-        return
-    if len(data) > data_csv.MAX_BYTES:
-        note("error", f"This file is too large: {csv_limits()}.")
-        return
-    if _data_bytes() + len(data) > STORE_DATA_BYTES:
-        log.warning("upload refused: the server's CSV folder is full")
-        note("error", "This server's space for uploaded files is full: ask the lecturer to clear it.")
+    why = refusal(len(done), len(data), _data_bytes())
+    if why is not None:
+        log.warning("upload refused: %s", why)
+        note("error", why)
         return
     label = str(st.session_state.get(LABEL_KEY) or "").strip() or None
     try:

@@ -102,3 +102,12 @@ def test_a_csv_whose_label_column_a_pin_cannot_carry_runs_with_the_pin_button_of
     assert_clean(at)
     assert at.selectbox(key="task").value == name
     assert at.button(key="layerlab_pin").disabled  # "_" cannot be written into a pin: a message, not a crash
+
+
+def test_uploads_are_bounded_per_session_per_file_and_per_server():
+    mb = task_control.data_csv.MAX_BYTES
+    assert task_control.refusal(0, 1_000, 0) is None
+    assert "5 files already" in task_control.refusal(task_control.UPLOADS_PER_SESSION, 1_000, 0)
+    assert "too large" in task_control.refusal(0, mb + 1, 0)
+    assert task_control.refusal(0, mb, 0) is None  # the bound itself is allowed
+    assert "space for uploaded files is full" in task_control.refusal(0, 1_000, task_control.STORE_DATA_BYTES)

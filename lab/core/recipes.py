@@ -357,14 +357,19 @@ def matrix_route(recipe: str, model: str = "vit") -> tuple[int, ...]:
     return tuple(range(VIT_BLOCKS if model == "vit" else LAYERDROP_BLOCKS))
 
 
-def model_task(name: str, task: Optional[str]) -> Optional[str]:
-    """A config's task for registry model `name`: None for the model's own (one spelling, one stored result), else
-    `task`, checked against what the model can read (ValueError)."""
-    m = model(name)
-    if task is None or task == m.task:
+def task_or_own(task: Optional[str], own: str, family: str) -> Optional[str]:
+    """A config's task: None for the model's own task `own` (one spelling, one stored result), else `task`, checked
+    against what a model of `family` can read (ValueError)."""
+    if task is None or task == own:
         return None
-    check_task(task, m.family)
+    check_task(task, family)
     return task
+
+
+def model_task(name: str, task: Optional[str]) -> Optional[str]:
+    """A config's task for registry model `name` (`task_or_own`)."""
+    m = model(name)
+    return task_or_own(task, m.task, m.family)
 
 
 def readable(task: Optional[str], family: str) -> Optional[str]:

@@ -29,11 +29,11 @@ from lab.core.data import Dataset
 from lab.core.models import RoutedModel, accuracy, correct
 from lab.core.recipes import (
     LAYERDROP_MODELS,
-    check_task,
     layerdrop_blocks,
     layerdrop_scratch_spec,
     layerdrop_spec,
     on_task,
+    task_or_own,
 )
 from lab.core.routes import without
 from lab.core.zoo import ModelSpec, Trained, trained
@@ -63,10 +63,9 @@ model_spec = layerdrop_spec
 
 def own_task(model: str, task: Optional[str]) -> Optional[str]:
     """The task a config names: None for the model's own (so both spellings share one result), else checked."""
-    if task is None or task == model_spec(model, 0.0, 0).task:
-        return None
-    check_task(task, "vit" if model == "vit" else "mlp")
-    return task
+    return task_or_own(task, model_spec(model, 0.0, 0).task, "vit" if model == "vit" else "mlp")
+
+
 scratch_spec = layerdrop_scratch_spec
 n_blocks = layerdrop_blocks
 

@@ -33,12 +33,12 @@ from lab.core.recipes import (
     MATRIX_MODELS,
     MATRIX_RECIPE_LABELS,
     MATRIX_RECIPES,
-    check_task,
     matrix_label,
     matrix_recipes,
     matrix_route,
     matrix_spec,
     on_task,
+    task_or_own,
 )
 from lab.core.routes import random_permutation
 from lab.core.zoo import ModelSpec, trained
@@ -93,10 +93,7 @@ def own_task_of(model: str) -> str:
 
 def own_task(model: str, task: Optional[str]) -> Optional[str]:
     """A config's task: None for the model's own (one spelling, one result), else checked against the model."""
-    if task is None or task == own_task_of(model):
-        return None
-    check_task(task, "vit" if model == "vit" else "mlp")
-    return task
+    return task_or_own(task, own_task_of(model), "vit" if model == "vit" else "mlp")
 
 
 def kept(acc: float, base: float, chance: float) -> float:

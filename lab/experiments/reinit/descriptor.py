@@ -9,6 +9,7 @@ from typing import Any, Optional
 from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults
 from lab.catalog.presets import Need, preset
 from lab.claims import claim_lines
+from lab.core.recipes import readable
 from lab.experiment import Pool, add_arguments, check, param
 from lab.experiments.reinit import experiment as reinit
 from lab.experiments.reinit.experiment import (
@@ -86,7 +87,7 @@ def group_config(settings: dict[str, Any]) -> Optional[GroupConfig]:
 def map_config(model: str, seed: int, task: Optional[str]) -> ReinitConfig:
     """The robustness map of one of the page's three models on the page's task (the ViT keeps its own task when it
     cannot read the page's: a table)."""
-    return ReinitConfig(model=model, seed=seed, task=reinit.task_for(model, task))
+    return ReinitConfig(model=model, seed=seed, task=readable(task, "vit" if model == "vit" else "mlp"))
 
 
 def width_configs(settings: dict[str, Any]) -> list[ReinitConfig]:

@@ -27,7 +27,7 @@ import torch
 from lab import estimates as E
 from lab.core import metrics, streams
 from lab.core.models import RoutedModel, correct, per_class_accuracy
-from lab.core.recipes import check_task, labels, on_task, reinit_spec
+from lab.core.recipes import labels, on_task, reinit_spec, task_or_own
 from lab.core.zoo import BUILDERS, ModelSpec, Trained, build, effective, trained
 from lab.experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial, task_param
 from lab.experiments.reinit.claims import (
@@ -84,9 +84,8 @@ class ReinitConfig:
 
     def __post_init__(self) -> None:
         check(self)
-        check_task(self.task, "vit" if self.model == "vit" else "mlp")
-        if self.task is not None and self.task == model_spec(self.model, self.seed).task:
-            object.__setattr__(self, "task", None)  # the model's own task: one spelling, one result
+        own = model_spec(self.model, self.seed).task  # the model's own task is None: one spelling, one result
+        object.__setattr__(self, "task", task_or_own(self.task, own, "vit" if self.model == "vit" else "mlp"))
         if not 0 <= self.seed <= SEED_MAX - REDRAW_OFFSET:
             raise ValueError("the seed must be a non-negative integer below 2**31 - 1,000,004")
 
@@ -97,16 +96,6 @@ class ReinitConfig:
     @property
     def redraw_seed(self) -> int:
         return streams.seed_of("init.redraw", self.seed)
-
-
-def task_for(model: str, task: Optional[str]) -> Optional[str]:
-    """The task a page's setting gives `model`: `task` when the model can read it, else the model's own (None): the
-    ViT reads images and sequences, never a table."""
-    from lab.core.recipes import FAMILY_TASKS
-
-    if task is None or model != "vit" or task in FAMILY_TASKS["vit"]:
-        return task
-    return None
 
 
 def layer_names(cfg: ReinitConfig) -> list[str]:
