@@ -338,7 +338,17 @@ class Page:
         else:
             metrics()
             figures()
-        worksheet.log_view(self.name, self.name.capitalize() or "A page", self.describe(self.settings()), drawn.get(""))
+        worksheet.log_view(self.name, self.name.capitalize() or "A page", self.recorded(self.settings()),
+                           drawn.get(""))
+
+    def recorded(self, settings: dict[str, Any]) -> str:
+        """What the worksheet records of a view: the controls off their defaults, and always the task (a page's
+        default task is omitted from `describe`, but a worksheet read later must say what data each view ran on)."""
+        words = self.describe(settings)
+        ctrl = controls.registry().get("task")
+        if ctrl is None or "task" not in settings or settings["task"] != self.defaults.get("task", ctrl.default):
+            return words
+        return f"{words} · {ctrl.label}: {ctrl.show(settings['task'])}"
 
     def about(self, *results: Any) -> None:
         """Results (besides the one given to `show`) whose claims answer this view's workshop question."""
