@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ("home", "delete", "shuffle", "reinit", "layerdrop", "iot", "rearrange", "lens")
+PAGES = ("home", "delete", "shuffle", "reinit", "layerdrop", "iot", "rearrange", "lens", "matrix")
 GOAL_S = 0.1  # the median of a cached view (server-like)
 GOAL_MAX_S = 0.3  # no cached view over this (issue 29: 200 reruns of every page)
 
