@@ -8,7 +8,7 @@ while the newcomer waited (its progress bars and message boxes at the first numb
 with its own server and store, with the load average and the machine's 1-thread matmul peak beside them.
 Goal: first number <= 15 s, settled <= 60 s.
 
-Usage: PYTHONPATH=. .venv/bin/python bench/bench_first_number.py [--pages delete,shuffle] [--limit 900]
+Usage: PYTHONPATH=. .venv/bin/python bench/bench_first_number.py [--pages delete,shuffle] [--limit 900] [--no-warm]
 """
 
 from __future__ import annotations
@@ -55,9 +55,9 @@ def peak_gflops() -> float:
     return 2 * 1024**3 / best / 1e9
 
 
-def one_page(browser: Any, page_name: str, limit: float) -> dict[str, Any]:
+def one_page(browser: Any, page_name: str, limit: float, warm: bool = True) -> dict[str, Any]:
     store = tempfile.mkdtemp(prefix=f"layerlab-first-{page_name}-")
-    env = {"LAYERLAB_QUICK": "0", "LAYERLAB_WARM": "1", "LAYERLAB_ENGINE": "dask"}
+    env = {"LAYERLAB_QUICK": "0", "LAYERLAB_WARM": "1" if warm else "0", "LAYERLAB_ENGINE": "dask"}
     out: dict[str, Any] = {"page": page_name, "first_s": None, "settled_s": None, "said": None}
     with lab_server(store, env=env, log_name="bench-server.log") as url:
         pg = browser.new_page(viewport={"width": 1280, "height": 720})
@@ -89,6 +89,7 @@ def main() -> None:
     ap.add_argument("--pages", default=",".join(PAGES))
     ap.add_argument("--limit", type=float, default=900.0, help="seconds a page may take to settle")
     ap.add_argument("--json", help="also write the figures here")
+    ap.add_argument("--no-warm", action="store_true", help="servers without the background warmer (what it costs)")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -100,7 +101,7 @@ def main() -> None:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         for name in [x for x in args.pages.split(",") if x]:
-            r = one_page(browser, name, args.limit)
+            r = one_page(browser, name, args.limit, warm=not args.no_warm)
             rows.append(r)
             first = "-" if r["first_s"] is None else f"{r['first_s']:.1f} s"
             settled = "-" if r["settled_s"] is None else f"{r['settled_s']:.1f} s"
