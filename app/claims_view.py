@@ -12,10 +12,9 @@ from typing import Any, Sequence
 
 import streamlit as st
 
-from app import controls, jobs, query
+from app import jobs
 from lab.claims import VERDICTS
 from lab.classroom import seeds as lab_seeds
-from lab.core.task_facts import task_label
 
 ICONS = {True: ":material/check_circle:", False: ":material/cancel:", None: ":material/help:"}
 COLOURS = {True: "blue", False: "orange", None: "gray"}  # no red/green pair: readable without colour vision
@@ -67,9 +66,6 @@ def show(claims: Sequence[dict[str, Any]], intro: str = "", page: Any = None) ->
     claims cannot tell offers the seeds that would settle them (`more_seeds`)."""
     if intro:
         st.markdown(intro)
-    note = task_note()
-    if note:
-        st.caption(note)
     if not claims:
         st.info("This setting tests none of the papers' claims.")
         return
@@ -78,21 +74,6 @@ def show(claims: Sequence[dict[str, Any]], intro: str = "", page: Any = None) ->
             st.markdown(block(c))
     if page is not None:
         more_seeds(claims, page)
-
-
-def task_note() -> str:
-    """When the page's task control (app/task_control.py) is off its default: a sentence saying that each claim's
-    source describes the lab's default task, and that this view's numbers are the chosen task's ("" otherwise)."""
-    ctrl = controls.registry().get("task")
-    if ctrl is None:
-        return ""
-    value = st.session_state.get("task", ctrl.default)
-    if value is None or value == ctrl.default:
-        return ""
-    default = "each model's own task" if ctrl.default is None else task_label(ctrl.default)
-    return (f"Each source below names the lab's default setting ({query.plain(default)}); this "
-            f"view runs on {query.plain(task_label(str(value)))}: every number, verdict and error is measured on that "
-            "task.")
 
 
 SEEDS_KEY = "_layerlab_more_seeds"  # session_state: {(page, settings): seeds asked for}

@@ -1,5 +1,5 @@
-"""AppTest: the task control on a ViT page (the Layer lens): a link naming MNIST-1D runs the lens on it, the claims say
-that their sources describe the default task, and a table task for the ViT is refused by the link parser."""
+"""AppTest: the task control on a ViT page (the Layer lens): a link naming MNIST-1D runs the lens on it, each claim's
+source names MNIST-1D (not the default digits), and a table task for the ViT is refused by the link parser."""
 
 from lab.experiments.lens import experiment as lens
 
@@ -16,7 +16,9 @@ def test_a_vit_page_on_mnist1d_runs_and_says_its_claims_are_that_tasks():
     r = lens.run(lens.LensConfig(task="mnist1d"))
     assert r.n_test == 1000  # MNIST-1D's held-out signals, not the 397 digits
     captions = " ".join(c.value for c in at.caption)
-    assert "this view runs on MNIST-1D (4,000 train)" in captions.replace("\\", "")
+    sources = [md.value.replace("\\", "") for md in at.markdown if "Source:" in md.value]
+    assert len(sources) == 3 and all("Here, on MNIST-1D (4,000 train):" in x and "digits" not in x for x in sources)
+    assert "this view runs on" not in captions.replace("\\", "")  # the sources say it: no note
     assert "1,000 held-out" in captions  # the task's facts under the control
     assert "Why this page starts on" not in captions  # said under the default task only
 

@@ -135,9 +135,9 @@ def test_residual_more_robust(res, plain, want):
     assert "reinit.residual-more-robust" not in [c["key"] for c in reinit.claims({"plain": p})]
 
 
-def fake_focus(cut, n=N, op="reinit"):
+def fake_focus(cut, n=N, op="reinit", task=None):
     """The parts of a FocusResult the claim reads (attributes, as the typed result has them)."""
-    f = NS(config=NS(model="plain", layer="blocks.2", op=op, checkpoint=0), base_acc=BASE,
+    f = NS(config=NS(model="plain", layer="blocks.2", op=op, checkpoint=0, task=task), base_acc=BASE,
            cut_acc=cut, chance=CHANCE, n_test=n, kept_share=reinit.kept_share(cut, BASE, CHANCE),
            outcomes={"base": vec(BASE, "focus-base", n), "cut": vec(cut, f"focus-{cut}", n)})
     return RC.focus_claims(f, "plain MLP")
@@ -165,8 +165,8 @@ def test_layer_labels_are_noise_aware():
     assert RC.verdict(vec(CRIT + 0.005, "l3"), b, CHANCE) == "unclear"
 
 
-def fake_group(group_acc, singles, n=N):
-    g = {"config": {"model": "plain", "op": "reinit", "checkpoint": 0},
+def fake_group(group_acc, singles, n=N, task=None):
+    g = {"config": {"model": "plain", "op": "reinit", "checkpoint": 0, "task": task},
          "layers": [f"blocks.{i}" for i in range(len(singles))], "base_acc": BASE, "group_acc": group_acc,
          "single_accs": singles, "n_test": n, "chance": CHANCE,
          "single_damages": [BASE - a for a in singles], "sum_single_damage": sum(BASE - a for a in singles),
@@ -194,13 +194,13 @@ def test_group_of_one_layer_cannot_tell():
     assert verdict(fake_group(0.5, [0.5]), "reinit.group-jointly-fragile") is None
 
 
-def fake_widths(top_by_width, n=N):
+def fake_widths(top_by_width, n=N, task=None):
     widths = [32, 64, 128, 256]
     t0 = [[BASE] * 4 + [a] * 5 for a in top_by_width]  # 9 layers, the upper 5 are the "top"
     outs = [[vec(a, f"w{j}-{i}", n) for i, a in enumerate(row)] for j, row in enumerate(t0)]
     w = {"model": "plain", "model_name": "plain MLP", "seed": 0, "widths": widths, "layers": LAYERS, "t0_acc": t0,
          "rerand_acc": t0, "base_acc": [BASE] * 4, "chance": CHANCE, "n_test": n, "t0_outcomes": outs,
-         "base_outcomes": [vec(BASE, f"w{j}-base", n) for j in range(4)]}
+         "base_outcomes": [vec(BASE, f"w{j}-base", n) for j in range(4)], "task": task}
     return [RC.width_claim(w)]
 
 

@@ -353,11 +353,11 @@ def test_the_race_is_judged_at_the_first_step_either_nears_the_teacher():
 
 
 def fake_run(arch: str = "residual", k: int = 2, recovery: str = "kd", single=None, recovered: float = 0.93,
-             sel=(0.8, 0.7, 0.5)) -> Any:
+             sel=(0.8, 0.7, 0.5), task: str = "synthetic") -> Any:
     """The parts of a DeleteResult the claims read (attributes, as the typed result has them)."""
     single = single or ([0.06] * 7 if arch == "plain" else [0.9] * 7)
     pk = estimates.pack
-    return NS(config=NS(arch=arch, k=k, recovery=recovery, steps=500, select="greedy"),
+    return NS(config=NS(arch=arch, k=k, recovery=recovery, steps=500, select="greedy", task=task),
               n_test=N, n_blocks=7, chance=0.05, base_acc=0.92, recovered_acc=recovered,
               single_block_acc=single,
               selections={m: {"test_acc": a, "outcomes": pk(o(a, m)), "draws": 21 if m == "random" else 1,
@@ -367,7 +367,7 @@ def fake_run(arch: str = "residual", k: int = 2, recovery: str = "kd", single=No
 
 
 def fake_sweep(plain_single=0.06, res_curve=(0.92, 0.90, 0.88, 0.80, 0.70, 0.60, 0.45, 0.1), rec=0.93,
-               recovery: str = "kd", seed: int = 0) -> Any:
+               recovery: str = "kd", seed: int = 0, task: str = "synthetic") -> Any:
     """The parts of a delete SweepResult the claims read."""
     pk = estimates.pack
 
@@ -379,15 +379,15 @@ def fake_sweep(plain_single=0.06, res_curve=(0.92, 0.90, 0.88, 0.80, 0.70, 0.60,
                             "cut": [pk(o(a, f"{name}cut{k}{seed}")) for k, a in enumerate(curve)],
                             "recovered": [pk(o(rec, f"{name}rec{k}{seed}")) for k in range(len(curve))]})
 
-    return NS(config=NS(select="greedy", recovery=recovery, steps=500, seed=seed), n_test=N,
+    return NS(config=NS(select="greedy", recovery=recovery, steps=500, seed=seed, task=task), n_test=N,
               chance=0.05, archs={"plain": arch("p", [plain_single] * 7, [0.92] + [0.05] * 7),
                                   "residual": arch("r", [0.9] * 7, res_curve)}, claims=[])
 
 
-def fake_race(k: int = 2, kd=(0.5, 0.915), ce=(0.5, 0.80)) -> Any:
+def fake_race(k: int = 2, kd=(0.5, 0.915), ce=(0.5, 0.80), task: str = "synthetic") -> Any:
     """The parts of a delete RaceResult the claims read."""
     pk = estimates.pack
-    return NS(config=NS(arch="residual", k=k, select="greedy", steps=25), kd=NS(curve_steps=[0, 25]),
+    return NS(config=NS(arch="residual", k=k, select="greedy", steps=25, task=task), kd=NS(curve_steps=[0, 25]),
               ce=NS(curve_steps=[0, 25]), outcomes={"base": pk(o(0.92, "base")),
                                                     "kd": [pk(o(a, f"kd{j}")) for j, a in enumerate(kd)],
                                                     "ce": [pk(o(a, f"ce{j}")) for j, a in enumerate(ce)]})

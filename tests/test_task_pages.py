@@ -12,10 +12,14 @@ from lab.experiments.layerdrop import descriptor as layerdrop_described
 from .apptest_util import assert_clean, open_page, open_with_link, settle
 
 
-def _text(at) -> str:
-    """The page's words, whitespace folded (markdown wraps its lines) and markdown's escapes dropped."""
-    words = " ".join([md.value for md in at.markdown] + [c.value for c in at.caption])
+def _fold(words: str) -> str:
+    """Whitespace folded (markdown wraps its lines) and markdown's escapes dropped."""
     return " ".join(words.replace("\\", "").split())
+
+
+def _text(at) -> str:
+    """The page's words (markdown and captions), folded."""
+    return _fold(" ".join([md.value for md in at.markdown] + [c.value for c in at.caption]))
 
 
 def test_a_link_to_a_csv_that_is_not_stored_is_ignored_and_the_page_runs_on_the_default():
@@ -39,8 +43,10 @@ def test_wine_on_the_delete_page_runs_and_the_words_follow_the_task():
     assert "44 **held-out** inputs" in how and "20" not in how and "synthetic" not in how
     shows = next(md.value for md in at.markdown if "teacher scores" in md.value)
     assert shows.startswith("- On Wine (scikit-learn), the **residual** teacher") and "44 held-out" in shows
-    # the claims' sources describe the lab's default task (lab/experiments/delete/claims.py); the page says so
-    assert "this view runs on Wine (scikit-learn)" in _text(at)
+    # each claim's source names the task its numbers were measured on, not the lab's default synthetic task
+    sources = [_fold(md.value) for md in at.markdown if "Source:" in md.value]
+    assert sources and all("on Wine (scikit-learn)" in x and "synthetic" not in x for x in sources), sources
+    assert "this view runs on" not in _text(at)  # no note papers over a source any more
     # the page's config carries the task (its Reproduce view names it)
     assert any("wine" in c.value for c in at.code if "DeleteConfig(" in c.value or "python -m lab" in c.value)
     assert delete.DeleteConfig(task="wine").spec.task == "wine"

@@ -6,7 +6,7 @@ Kept out of lab/core/zoo.py on purpose: no trained model depends on these senten
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from lab.core import data_csv
 from lab.core.data_csv import is_csv_task, load_table
@@ -98,3 +98,27 @@ def task_label(name: str) -> str:
 def known_tasks() -> tuple[str, ...]:
     """The ready-made task names (an uploaded CSV is named by its hash instead)."""
     return tuple(TASKS)
+
+
+def task_words(task: Optional[str], own: Optional[str] = None, own_words: str = "") -> str:
+    """The data a result ran on, as a claim's source names it mid-sentence: `own_words` (the recipe's wording of its
+    own task, kept so a default view reads as it always did) when `task` is None (a config's spelling of the model's
+    own task) or `own`; else the task's label, a CSV's in lower case ("your CSV (...)")."""
+    if task is None or task == own:
+        return own_words
+    label = task_label(task)
+    return "your" + label[len("Your"):] if is_csv_task(task) else label
+
+
+def task_clause(task: Optional[str], own: Optional[str] = None, lead: str = "; here on ") -> str:
+    """For a source that names no data: "" on the model's own task (the source reads as before), else `lead` and the
+    task's words, so no source leaves the reader to assume the lab's default data."""
+    return "" if task is None or task == own else lead + task_words(task)
+
+
+def config_task(config: Any) -> Optional[str]:
+    """The task a result's config names: a dataclass in a fresh result, a dict once read back as plain data (None:
+    the model's own task, or a config that names none)."""
+    if config is None:
+        return None
+    return config.get("task") if isinstance(config, dict) else getattr(config, "task", None)

@@ -14,6 +14,7 @@ import numpy as np
 from lab import estimates
 from lab.claims import claim, noise_words, pct, pool, pts, test
 from lab.core.recipes import model
+from lab.core.task_facts import task_clause, task_words
 from lab.ops import selection
 
 # The results are experiment.py's typed results (DeleteResult, SweepResult, RaceResult), read by attribute; that
@@ -28,8 +29,15 @@ SAME = 0.02  # "no longer has an advantage": the architectures within 2 points o
 AS_GOOD = 0.01  # "at least as good": greedy's cut at most 1 point below block influence's (non-inferiority margin)
 AS_FAST = 0.01  # "at least as fast": KD at most 1 point below CE where the first of them nears the teacher
 NEAR_TEACHER = 0.01  # the race is judged at the first curve step where either method is within 1 point of the teacher
-SETTING = ("this lab's deletion setting: greedy block deletion from plain and residual MLPs (7 blocks of width "
-           "128) on a synthetic task, then recovery")
+OWN_TASK = "synthetic"  # the task the configs default to (DeleteConfig.task)
+
+
+def setting(task: str = OWN_TASK) -> str:
+    """This lab's deletion setting, on the task the result ran on (a claim's source names its data: on the synthetic
+    task as it always read, any other task by its label)."""
+    return ("this lab's deletion setting: greedy block deletion from plain and residual MLPs (7 blocks of width "
+            f"128) on {task_words(task, OWN_TASK, 'a synthetic task')}, then recovery")
+
 _RECOVERY_WORDS = {"kd": "distillation from the teacher", "ce": "fine-tuning on the labels"}
 
 Scores = Any  # per-input outcomes: a packed string (estimates.pack / selection.pack_counts) or an array
@@ -39,14 +47,14 @@ def _s(x: Scores) -> np.ndarray:
     return selection.scores(x) if isinstance(x, str) else estimates.as_scores(x)
 
 
-def plain_one_deletion_claim(best_single: Scores, chance: float) -> dict[str, Any]:
+def plain_one_deletion_claim(best_single: Scores, chance: float, task: str = OWN_TASK) -> dict[str, Any]:
     """Plain MLP: deleting any one block, with no recovery, leaves accuracy near chance (the held-out outcomes of
     the least harmful single deletion given)."""
     e = estimates.accuracy(_s(best_single))
     return claim(
         "delete.plain-one-deletion-to-chance", "deleting any one layer of a plain MLP drops accuracy to chance",
         "Veit, Wilber, Belongie 2016 (Section 4: removing a layer of a plain network is fatal), in "
-        f"{SETTING}. 'Near chance' as at most 5 points above it is this lab's bar",
+        f"{setting(task)}. 'Near chance' as at most 5 points above it is this lab's bar",
         {"best_single_deletion_acc": e.value, "chance": chance},
         f"the least harmful single deletion leaves at most chance + {100 * NEAR_CHANCE:.0f} points, "
         f"{noise_words(e.se, kind='binomial')}",
@@ -55,14 +63,14 @@ def plain_one_deletion_claim(best_single: Scores, chance: float) -> dict[str, An
         "plain MLP")
 
 
-def residual_one_deletion_claim(worst_single: Scores, base: Scores) -> dict[str, Any]:
+def residual_one_deletion_claim(worst_single: Scores, base: Scores, task: str = OWN_TASK) -> dict[str, Any]:
     """Residual MLP: deleting any one block barely matters (worst single deletion and teacher, per input)."""
     w, b = _s(worst_single), _s(base)
     e = estimates.paired(w, BARELY * b)
     return claim(
         "delete.residual-one-deletion-barely-matters", "deleting any one block of a residual net barely matters",
         "Veit et al. 2016 (Section 4: residual networks behave like ensembles of shallow paths), on the residual "
-        f"MLP of {SETTING}; 'barely' as at least {BARELY:.0%} of the teacher's accuracy kept is this lab's bar",
+        f"MLP of {setting(task)}; 'barely' as at least {BARELY:.0%} of the teacher's accuracy kept is this lab's bar",
         {"worst_single_deletion_acc": float(w.mean()), "base_acc": float(b.mean()),
          "share_kept": float(w.mean() / max(b.mean(), 1e-12))},
         f"the most harmful single deletion minus {BARELY:.0%} of the teacher (paired on the same held-out inputs) is "
@@ -72,7 +80,7 @@ def residual_one_deletion_claim(worst_single: Scores, base: Scores) -> dict[str,
         f"{pct(w.mean() / max(b.mean(), 1e-12))} of the teacher's {pct(b.mean())}.", "residual MLP")
 
 
-def gradual_claim(cuts: Sequence[Scores], chance: float, select: str) -> dict[str, Any]:
+def gradual_claim(cuts: Sequence[Scores], chance: float, select: str, task: str = OWN_TASK) -> dict[str, Any]:
     """Residual MLP: accuracy declines gradually as blocks are deleted without recovery. `cuts[k]`: the per-input
     held-out outcomes with k blocks deleted (k = 0: the teacher), every k up to all blocks but one."""
     curve = [_s(c) for c in cuts]
@@ -85,7 +93,7 @@ def gradual_claim(cuts: Sequence[Scores], chance: float, select: str) -> dict[st
     return claim(
         "delete.residual-declines-gradually", "a residual MLP loses accuracy gradually as layers are deleted",
         "Veit, Wilber, Belongie 2016 (Section 4: the error of a residual network grows smoothly as more blocks are "
-        f"removed), in {SETTING}; {select} deletion, no recovery; 'gradually' as no "
+        f"removed), in {setting(task)}; {select} deletion, no recovery; 'gradually' as no "
         f"single further deletion costing more than half the margin over chance is this lab's bar",
         {"largest_drop": big["value"], "at_k": k_max, "margin_over_chance": margin, "curve": means,
          "se": big["se"], "se_kind": "paired"},
@@ -102,20 +110,20 @@ def _reach_test(recovered: Scores, base: Scores, name: str) -> dict[str, Any]:
     return test(name, estimates.paired(_s(recovered), _s(base)), ">=", -REACH)
 
 
-def _reach_source(method: str) -> str:
+def _reach_source(method: str, task: str = OWN_TASK) -> str:
     return ("Hinton, Vinyals, Dean 2015 (distillation: a smaller student trained on the teacher's soft targets "
             "comes close to the teacher) and Sanh et al. 2019 (DistilBERT, Section 3: a student initialised from "
-            f"the teacher's layers), in {SETTING}; 'at' as at most {100 * REACH:.0f} point below is this lab's bar; "
-            f"recovery here: {_RECOVERY_WORDS[method]}")
+            f"the teacher's layers), in {setting(task)}; 'at' as at most {100 * REACH:.0f} point below is this lab's "
+            f"bar; recovery here: {_RECOVERY_WORDS[method]}")
 
 
 def recovery_claim(key: str, statement: str, method: str, recovered: Scores, base: Scores, subject: str,
-                   extra: str = "") -> dict[str, Any]:
+                   extra: str = "", task: str = OWN_TASK) -> dict[str, Any]:
     """After recovery the cut net is at or above its teacher (within REACH), paired on the same inputs."""
     t = _reach_test(recovered, base, "recovered - teacher")
     r, b = float(_s(recovered).mean()), float(_s(base).mean())
     return claim(
-        key, statement, _reach_source(method),
+        key, statement, _reach_source(method, task),
         {"recovered_acc": r, "base_acc": b, "difference": t["value"]},
         f"recovered minus teacher (paired on the same held-out inputs) is above -{100 * REACH:.0f} point, "
         f"{noise_words(t['se'], kind='paired')}",
@@ -125,7 +133,7 @@ def recovery_claim(key: str, statement: str, method: str, recovered: Scores, bas
 
 
 def deep_recovery_claim(method: str, k: int, n_blocks: int, steps: int,
-                        pairs: dict[str, tuple[Scores, Scores]]) -> dict[str, Any]:
+                        pairs: dict[str, tuple[Scores, Scores]], task: str = OWN_TASK) -> dict[str, Any]:
     """With recovery, even k of n deleted come back to the teacher: for each architecture, {arch: (recovered,
     teacher)} per-input outcomes, each paired."""
     tests = [_reach_test(rec, base, f"{arch}: recovered - teacher") for arch, (rec, base) in pairs.items()]
@@ -139,14 +147,14 @@ def deep_recovery_claim(method: str, k: int, n_blocks: int, steps: int,
     se = max(t["se"] for t in tests)
     return claim(
         f"delete.{method}-recovers-{k}-of-{n_blocks}", f"with recovery, even {k} of {n_blocks} layers deleted come "
-        "back to the teacher's accuracy", _reach_source(method), measured,
+        "back to the teacher's accuracy", _reach_source(method, task), measured,
         f"for the plain and the residual MLP each, recovered minus teacher (paired) is above -{100 * REACH:.0f} "
         f"point, {noise_words(se, kind='paired')}",
         tests, f"{k} deleted, {steps} steps of {_RECOVERY_WORDS[method]}: {detail}")
 
 
 def arch_gap_claim(method: str, k: int, plain: Scores, residual: Scores, cut_plain: float,
-                   cut_residual: float) -> dict[str, Any]:
+                   cut_residual: float, task: str = OWN_TASK) -> dict[str, Any]:
     """After recovery at the same k the residual MLP no longer beats the plain one: an equivalence within SAME (two
     one-sided paired tests on the same held-out inputs)."""
     e = estimates.paired(_s(residual), _s(plain))
@@ -154,7 +162,7 @@ def arch_gap_claim(method: str, k: int, plain: Scores, residual: Scores, cut_pla
     return claim(
         f"delete.{method}-erases-architecture-gap", "with recovery, the architecture that survived deletion best "
         "no longer has an advantage",
-        f"this lab's comparison after recovery in {SETTING}, following Veit, Wilber, Belongie 2016 (Section 4: "
+        f"this lab's comparison after recovery in {setting(task)}, following Veit, Wilber, Belongie 2016 (Section 4: "
         "residual networks survive deletion, plain ones do not); 'no advantage' as within "
         f"{100 * SAME:.0f} points is this lab's bar",
         {"residual_recovered_acc": rp, "plain_recovered_acc": pp, "difference": e.value,
@@ -167,7 +175,8 @@ def arch_gap_claim(method: str, k: int, plain: Scores, residual: Scores, cut_pla
 
 
 def selection_claim(k: int, greedy: Scores, influence: Scores, rand: Scores, subject: str,
-                    subsets: int, exact: bool = True, draw_accs: Optional[Sequence[float]] = None) -> dict[str, Any]:
+                    subsets: int, exact: bool = True, draw_accs: Optional[Sequence[float]] = None,
+                    task: str = OWN_TASK) -> dict[str, Any]:
     """Greedy search >= block-influence ranking (non-inferiority, margin AS_GOOD) and block influence > a random
     choice (random: the per-input share over every k-subset when `exact`, else over `subsets` draws whose
     accuracies `draw_accs` add their variance); held-out accuracy of each cut, paired on the same inputs."""
@@ -180,7 +189,8 @@ def selection_claim(k: int, greedy: Scores, influence: Scores, rand: Scores, sub
         "delete.greedy-beats-influence-beats-random", "greedy search picks blocks to delete at least as well as "
         "ranking by block influence, which beats a random choice",
         "ShortGPT (Men et al. 2024: block influence = 1 - cos(input, output) per token) against greedy "
-        f"trial deletion on a probe split (in {SETTING}); {rand_words}; held-out accuracy of the cut, no recovery",
+        f"trial deletion on a probe split (in {setting(task)}); {rand_words}; held-out accuracy of the cut, no "
+        "recovery",
         {"greedy_acc": float(g.mean()), "influence_acc": float(i.mean()), "random_acc": float(r.mean()), "k": k,
          "random_subsets": subsets, "random_exact": exact, "se_greedy_influence": gi.se,
          "se_influence_random": ir.se},
@@ -193,7 +203,7 @@ def selection_claim(k: int, greedy: Scores, influence: Scores, rand: Scores, sub
 
 
 def race_claim(steps: Sequence[int], ce: Sequence[Scores], kd: Sequence[Scores], base: Scores,
-               subject: str) -> dict[str, Any]:
+               subject: str, task: str = OWN_TASK) -> dict[str, Any]:
     """KD reaches the teacher at least as fast as cross-entropy fine-tuning: at the first curve step where either
     is within NEAR_TEACHER of the teacher (the last step if neither gets there), KD's held-out accuracy is not below
     CE's by more than AS_FAST (paired on the same inputs)."""
@@ -205,7 +215,8 @@ def race_claim(steps: Sequence[int], ce: Sequence[Scores], kd: Sequence[Scores],
     return claim(
         "delete.kd-as-fast-as-ce", "distillation reaches the teacher at least as fast as fine-tuning on the labels",
         "Hinton et al. 2015 (soft targets carry more information per training case than hard ones); the race at "
-        f"equal steps from the same cut, same batches, and the {100 * AS_FAST:.0f}-point margin are this lab's",
+        f"equal steps from the same cut, same batches, and the {100 * AS_FAST:.0f}-point margin are this lab's"
+        + task_clause(task, OWN_TASK),
         {"at_step": int(steps[j]), "kd_acc": float(kd_s[j].mean()), "ce_acc": float(ce_s[j].mean()),
          "base_acc": float(b.mean()), "difference": e.value, "reached": bool(near)},
         f"at the first curve step where either method is within {100 * NEAR_TEACHER:.0f} point of the teacher (else "
@@ -222,18 +233,19 @@ def run_claims(r: DeleteResult) -> list[dict[str, Any]]:
     arch, k, n_blocks = c.arch, c.k, r.n_blocks
     who = f"{model(arch).label}, {k} of {n_blocks} deleted"
     single = r.single_block_acc
-    out = [plain_one_deletion_claim(o["single"][max(range(n_blocks), key=single.__getitem__)], r.chance)
+    out = [plain_one_deletion_claim(o["single"][max(range(n_blocks), key=single.__getitem__)], r.chance, c.task)
            if arch == "plain" else
-           residual_one_deletion_claim(o["single"][min(range(n_blocks), key=single.__getitem__)], o["base"])]
+           residual_one_deletion_claim(o["single"][min(range(n_blocks), key=single.__getitem__)], o["base"], c.task)]
     if 0 < k < n_blocks:  # k = 0 cuts nothing and k = all leaves one route: every method agrees
         sel = r.selections
         rnd = sel["random"]
         out.append(selection_claim(k, sel["greedy"]["outcomes"], sel["influence"]["outcomes"], rnd["outcomes"],
-                                   model(arch).label, rnd["draws"], rnd.get("exact", True), rnd.get("draw_accs")))
+                                   model(arch).label, rnd["draws"], rnd.get("exact", True), rnd.get("draw_accs"),
+                                   c.task))
     if c.recovery != "none" and k > 0:
         out.append(recovery_claim(f"delete.{c.recovery}-reaches-teacher", "after the cut, recovery brings the "
                                   "network back to its teacher's accuracy", c.recovery, o["recovered"], o["base"],
-                                  who, f" after {c.steps} steps"))
+                                  who, f" after {c.steps} steps", c.task))
     return out
 
 
@@ -243,7 +255,7 @@ def race_claims(rc: RaceResult) -> list[dict[str, Any]]:
     if c.k == 0 or c.steps == 0:
         return []
     who = f"{model(c.arch).label}, {c.k} deleted ({c.select})"
-    return [race_claim(rc.kd.curve_steps, o["ce"], o["kd"], o["base"], who)]
+    return [race_claim(rc.kd.curve_steps, o["ce"], o["kd"], o["base"], who, c.task)]
 
 
 def sweep_claims(sw: SweepResult) -> list[dict[str, Any]]:
@@ -253,17 +265,17 @@ def sweep_claims(sw: SweepResult) -> list[dict[str, Any]]:
     n_blocks = len(pl.single_block_acc)
     best = max(range(n_blocks), key=pl.single_block_acc.__getitem__)
     worst = min(range(n_blocks), key=rs.single_block_acc.__getitem__)
-    out = [plain_one_deletion_claim(pl.outcomes["single"][best], chance),
-           residual_one_deletion_claim(rs.outcomes["single"][worst], rs.outcomes["base"]),
-           gradual_claim(rs.outcomes["cut"][:n_blocks], chance, cfg.select)]
+    out = [plain_one_deletion_claim(pl.outcomes["single"][best], chance, cfg.task),
+           residual_one_deletion_claim(rs.outcomes["single"][worst], rs.outcomes["base"], cfg.task),
+           gradual_claim(rs.outcomes["cut"][:n_blocks], chance, cfg.select, cfg.task)]
     method = cfg.recovery
     if method != "none" and n_blocks > 1:
         k = n_blocks - 1
         out.append(deep_recovery_claim(method, k, n_blocks, cfg.steps, {
             arch: (a.outcomes["recovered"][k], a.outcomes["base"]) for arch, a in (("plain", pl),
-                                                                                       ("residual", rs))}))
+                                                                                       ("residual", rs))}, cfg.task))
         out.append(arch_gap_claim(method, k, pl.outcomes["recovered"][k], rs.outcomes["recovered"][k],
-                                  pl.rows[k].cut_acc, rs.rows[k].cut_acc))
+                                  pl.rows[k].cut_acc, rs.rows[k].cut_acc, cfg.task))
     return out
 
 
@@ -290,13 +302,14 @@ def table_claims_of_runs(results: dict[tuple[str, int, int], DeleteResult], seed
         best = max(range(n_blocks), key=pl.single_block_acc.__getitem__)
         worst = min(range(n_blocks), key=rs.single_block_acc.__getitem__)
         deep = {a: results[a, k, s] for a in ("plain", "residual")}  # the deep-recovery claim compares both
+        task = pl.config.task  # one table, one task
         per_seed.append([
-            plain_one_deletion_claim(pl.outcomes["single"][best], pl.chance),
-            residual_one_deletion_claim(rs.outcomes["single"][worst], rs.outcomes["base"]),
+            plain_one_deletion_claim(pl.outcomes["single"][best], pl.chance, task),
+            residual_one_deletion_claim(rs.outcomes["single"][worst], rs.outcomes["base"], task),
             deep_recovery_claim("kd", k, n_blocks, deep["plain"].config.steps,
-                                {a: (d.outcomes["recovered"], d.outcomes["base"]) for a, d in deep.items()}),
+                                {a: (d.outcomes["recovered"], d.outcomes["base"]) for a, d in deep.items()}, task),
             arch_gap_claim("kd", k, deep["plain"].outcomes["recovered"], deep["residual"].outcomes["recovered"],
-                           deep["plain"].cut_acc, deep["residual"].cut_acc)])
+                           deep["plain"].cut_acc, deep["residual"].cut_acc, task)])
     return pool(per_seed, list(seeds)) if len(seeds) > 1 else per_seed[0]
 
 

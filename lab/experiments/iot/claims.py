@@ -9,6 +9,7 @@ import numpy as np
 
 from lab import estimates as E
 from lab.claims import claim, noise_words, pct, pts, test
+from lab.core.task_facts import task_clause
 
 SOURCE = "Zhu et al. 2021 (IOT, ICLR 2021), on translation (IWSLT14 De-En, decoder sub-layer orders)"
 SPACE_SOURCES = {"blocks": "; here over block orders (the paper reorders sub-layers; the same router applies)",
@@ -23,7 +24,8 @@ COLLAPSE = 0.9  # "the choice collapses": the most chosen order takes at least 9
 
 
 def _source(r: dict[str, Any]) -> str:
-    return SOURCE + SPACE_SOURCES[r["config"]["space"]]
+    """The paper, the lab's space of orders and, off the model's own task (config task None), the task it ran on."""
+    return SOURCE + SPACE_SOURCES[r["config"]["space"]] + task_clause(r["config"].get("task"), lead="; on ")
 
 
 def _training_source(r: dict[str, Any]) -> str:
@@ -207,7 +209,8 @@ def sweep_claims(space: str, runs: Sequence[dict[str, Any]]) -> list[dict[str, A
         return []
     a, b = rs[0], rs[-1]
     ma, mb, n = a["config"]["m"], b["config"]["m"], a["n_test"]
-    src = SOURCE + SPACE_SOURCES[space] + "; the paper's M is the number of candidate orders"
+    src = (SOURCE + SPACE_SOURCES[space] + task_clause(a["config"].get("task"), lead="; on ")
+           + "; the paper's M is the number of candidate orders")
 
     def excess(r: dict[str, Any]) -> np.ndarray:
         (oa, ob), (sa, sb) = fixed_gap(r), seed_gap(r)

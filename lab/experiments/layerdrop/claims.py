@@ -14,6 +14,7 @@ import numpy as np
 from lab import claims as C
 from lab import estimates as E
 from lab.claims import noise_words, pct, pts
+from lab.core.task_facts import config_task, task_clause, task_words
 
 
 def p_star(keep: int, n_blocks: int) -> float:
@@ -24,9 +25,20 @@ def p_star(keep: int, n_blocks: int) -> float:
 
 
 
-SOURCE = ("Fan, Grave, Joulin, Reducing Transformer Depth on Demand with Structured Dropout (ICLR 2020): 16-layer "
-          "Transformers on language tasks, p = 0.2 or 0.5. Here: an 8-block residual MLP on a synthetic 20-class "
-          "task or an 8-block ViT on 8x8 digits, one trained model per rate and seed, pruned with no fine-tuning")
+PAPER = ("Fan, Grave, Joulin, Reducing Transformer Depth on Demand with Structured Dropout (ICLR 2020): 16-layer "
+         "Transformers on language tasks, p = 0.2 or 0.5. Here: ")
+AFTER = ", one trained model per rate and seed, pruned with no fine-tuning"
+SOURCE = PAPER + "an 8-block residual MLP on a synthetic 20-class task or an 8-block ViT on 8x8 digits" + AFTER
+MODEL_WORDS = {"residual": "an 8-block residual MLP", "vit": "an 8-block ViT"}
+
+
+def source(prof: Any) -> str:
+    """The source of a claim on `prof`'s profiles: SOURCE (both models on their own tasks, as it always read) when the
+    profile ran on its model's own task, else the model that ran on the task it ran on."""
+    task = config_task(prof.config)
+    if task is None:
+        return SOURCE
+    return PAPER + f"{MODEL_WORDS.get(prof.config.model, prof.config.model)} on {task_words(task)}" + AFTER
 NEAR = 0.1  # a trained rate "near" p* is within this distance of it
 SIMILAR = 0.02  # "about as good as": within 2 points (the non-inferiority margin)
 ONE_BLOCK_LOSS = 0.1  # "loses little": at most this share of the above-chance accuracy
@@ -57,7 +69,7 @@ def half_depth_claim(prof5: Any, prof0: Any, seeds: str = "") -> dict[str, Any]:
     est = E.paired(scores(prof5, "every-other", keep), scores(prof0, "every-other", keep))
     return C.claim(
         "layerdrop.p05-beats-p0-half-depth", "A model trained with LayerDrop p = 0.5 keeps more accuracy than an "
-        "ordinary one (p = 0) when pruned to half its depth by keeping every other block", SOURCE,
+        "ordinary one (p = 0) when pruned to half its depth by keeping every other block", source(prof0),
         {"acc_p05": acc5, "acc_p0": acc0, "keep": keep, "n_test": prof0.n_test},
         f"held-out accuracy at r = {keep} of {nb} (every other) is higher at p = 0.5, {noise_words(est.se)} "
         "(paired over the same inputs)", [C.test("p = 0.5 minus p = 0", est, ">=", 0.0)],
@@ -89,7 +101,8 @@ def p_star_claim(by_p: dict[float, Any], keep: int, seeds: str = "") -> dict[str
                   f"pts). All: {listing}.")
     return C.claim(
         "layerdrop.p-star-rule", "To keep r of N blocks, train with p* = 1 − r/N: the best training rate for a kept "
-        "depth lies near p*", SOURCE + "; only the rates trained here (0, 0.2, 0.5 and the page's p) compete",
+        "depth lies near p*", source(next(iter(by_p.values())))
+        + "; only the rates trained here (0, 0.2, 0.5 and the page's p) compete",
         measured, f"the best trained rate within {NEAR:g} of p* beats the best rate farther from it (every other "
         f"pruning, r = {keep}), paired over the same inputs, by more than {C.Z:g} standard errors; none near or none "
         "far: cannot tell", [C.test("best near p* minus best far", est, ">=", 0.0)], detail,
@@ -105,7 +118,7 @@ def contiguous_claim(prof: Any) -> dict[str, Any]:
     e2 = E.paired(scores(prof, "every-other", r), scores(prof, "last", r))
     return C.claim(
         "layerdrop.every-other-beats-contiguous", "Keeping every other block beats removing a contiguous run of "
-        "blocks (the first half or the last half)", SOURCE + "; the paper compared these on its LayerDrop model, "
+        "blocks (the first half or the last half)", source(prof) + "; the paper compared these on its LayerDrop model, "
         "here the model trained at p = 0.5",
         {"every_other_acc": eo, "first_half_removed_acc": first, "last_half_removed_acc": last, "keep": r,
          "n_test": n},
@@ -136,7 +149,7 @@ def one_block_claim(prof: Any) -> dict[str, Any]:
         "layerdrop.one-block-costs-little", "An ordinary residual network (no LayerDrop) loses little when one block "
         "is removed", "Veit, Wilber, Belongie (2016), Residual Networks Behave Like Ensembles of Relatively Shallow "
         f"Networks, Sec. 4: ResNets on CIFAR-10/ImageNet. Here: the p = 0 model, the mean over each of its {nb} "
-        "blocks removed alone (exact), no fine-tuning",
+        "blocks removed alone (exact), no fine-tuning" + task_clause(config_task(prof.config), lead="; on "),
         {"base_acc": base, "one_removed_acc": cut, "allowed_loss": allowed, "n_test": n},
         f"removing one block (mean over every block) costs at most {ONE_BLOCK_LOSS:.0%} of the above-chance "
         f"accuracy ({pts(allowed)}): one-removed − {keep:g} × full ≥ {ONE_BLOCK_LOSS:g} × chance, paired over the "
@@ -161,7 +174,8 @@ def first_block_claim(prof: Any) -> dict[str, Any]:
         "to remove than another block", "Sun et al. (2024), Transformer Layers as Painters, and Lad et al. (2024), "
         "The Remarkable Robustness of LLMs: the first layers of a deep network are distinct from the middle ones. "
         f"Here: one block of {nb} removed, block 0 against the mean over each of blocks 1..{nb - 1} removed alone "
-        "(exact)", {"first_removed_acc": first, "other_removed_acc": rand, "n_test": n},
+        "(exact)" + task_clause(config_task(prof.config), lead="; on "),
+        {"first_removed_acc": first, "other_removed_acc": rand, "n_test": n},
         f"accuracy without block 0 is below the mean without one of the other blocks, paired over the same inputs, "
         f"by more than {C.Z:g} standard errors", [C.test("other block removed minus block 0 removed", est, ">=", 0.0)],
         f"trained at p = {p:g}, one block removed: block 0 {pct(first)}, another block (mean of {nb - 1}) {pct(rand)} "
@@ -178,24 +192,24 @@ def claims(by_p: dict[float, Any], keep: int, p: float, scratch_outcomes: Option
     pruned = scores(by_p[p], "every-other", keep)
     if scratch_outcomes is not None:
         out.append(beats_scratch_claim(pruned, E.as_scores(scratch_outcomes), keep, by_p[p].n_blocks, p,
-                                       seeds))
+                                       seeds, source(by_p[p])))
     if distil_outcomes is not None:
         out.append(distillation_claim(pruned, E.as_scores(distil_outcomes), keep, by_p[p].n_blocks, p,
-                                      seeds))
+                                      seeds, source(by_p[p])))
     return out
 
 
 def beats_scratch_claim(pruned: Any, scratch_scores: Any, keep: int, nb: int, p: float,
-                        seeds: str = "") -> dict[str, Any]:
+                        seeds: str = "", src: str = SOURCE) -> dict[str, Any]:
     """The pruned LayerDrop model against a depth-r model trained from scratch: per-input outcomes on the same
-    held-out inputs, paired."""
+    held-out inputs, paired (`src`: `source` of the pruned model's profile)."""
     a, b = E.as_scores(pruned), E.as_scores(scratch_scores)
     pa, sa = float(a.mean()), float(b.mean())
     est = E.exact(0.0, "p = 0 is no LayerDrop model") if p == 0 else E.paired(a, b)
     why = " (p = 0 is no LayerDrop model: choose p > 0)" if p == 0 else ""
     return C.claim(
         "layerdrop.beats-scratch", "A LayerDrop model pruned to depth r is better than a model of depth r trained "
-        "from scratch with the same recipe", SOURCE + "; the scratch model here has the same recipe and epochs",
+        "from scratch with the same recipe", src + "; the scratch model here has the same recipe and epochs",
         {"pruned_acc": pa, "scratch_acc": sa, "p": p, "keep": keep, "n_test": int(a.size)},
         f"every-other pruning of the model trained at p > 0 beats the depth-{keep} model from scratch, paired over "
         f"the same inputs by more than {C.Z:g} standard errors", [C.test("pruned minus scratch", est, ">=", 0.0)],
@@ -204,16 +218,17 @@ def beats_scratch_claim(pruned: Any, scratch_scores: Any, keep: int, nb: int, p:
 
 
 def distillation_claim(pruned: Any, distilled_scores: Any, keep: int, nb: int, p: float,
-                       seeds: str = "") -> dict[str, Any]:
+                       seeds: str = "", src: str = SOURCE) -> dict[str, Any]:
     """The pruned LayerDrop model against depth r distilled from the full ordinary model: non-inferiority with a
-    margin of SIMILAR (distillation ahead by at most 2 points), paired."""
+    margin of SIMILAR (distillation ahead by at most 2 points), paired (`src`: `source` of the pruned model's
+    profile)."""
     a, b = E.as_scores(pruned), E.as_scores(distilled_scores)
     pa, da = float(a.mean()), float(b.mean())
     est = E.exact(0.0, "p = 0 is no LayerDrop model") if p == 0 else E.paired(b, a)
     why = " (p = 0 is no LayerDrop model: choose p > 0)" if p == 0 else ""
     return C.claim(
         "layerdrop.about-as-good-as-distillation", "A LayerDrop model pruned to depth r is about as good as "
-        "distilling the full model into depth r", SOURCE + "; the paper compares with DistilBERT (Sanh et al. "
+        "distilling the full model into depth r", src + "; the paper compares with DistilBERT (Sanh et al. "
         "2019), here the p = 0 model's every other blocks distilled by KD for as many inputs as training saw",
         {"pruned_acc": pa, "distilled_acc": da, "p": p, "keep": keep, "allowed_gap": SIMILAR, "n_test": int(a.size)},
         f"non-inferiority with a margin of {100 * SIMILAR:g} pts: distilled minus pruned is below {100 * SIMILAR:g} "

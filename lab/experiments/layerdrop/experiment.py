@@ -46,6 +46,7 @@ from lab.experiments.layerdrop.claims import (
     p_star,
     p_star_claim,
     scores,
+    source,
 )
 from lab.ops import search, selection
 from lab.ops.recover import RecoveryConfig, recover
@@ -450,6 +451,6 @@ def seed_table_claims(by_p: dict[float, LayerDropProfile], bases: dict[tuple[str
             continue
         p = rule_rate(r, nb)
         pruned = scores(by_p[p], "every-other", r)
-        out.append(beats_scratch_claim(pruned, bases[("scratch", r)].outcomes, r, nb, p))
-        out.append(distillation_claim(pruned, bases[("distilled", r)].outcomes, r, nb, p))
+        out.append(beats_scratch_claim(pruned, bases[("scratch", r)].outcomes, r, nb, p, src=source(by_p[p])))
+        out.append(distillation_claim(pruned, bases[("distilled", r)].outcomes, r, nb, p, src=source(by_p[p])))
     return out

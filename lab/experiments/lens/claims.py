@@ -11,6 +11,7 @@ from lab import claims as C
 from lab import estimates as E
 from lab.claims import Z
 from lab.core import recipes
+from lab.core.task_facts import config_task, task_words
 
 BOOTSTRAP = 200  # resamples of the held-out inputs for the error of a rank correlation
 RHO_BAR = 0.5  # "predicts": Spearman's rho at least this
@@ -42,19 +43,26 @@ def _rank_claim(key: str, statement: str, source: str, chk: dict[str, Any], what
                    subject)
 
 
+def here(task: Optional[str]) -> str:
+    """How a source opens this lab's setting: "Here:" on the model's own task (None; as it always read), else with the
+    task the profile ran on ("Here, on MNIST-1D (4,000 train):")."""
+    return "Here:" if task is None else f"Here, on {task_words(task)}:"
+
+
 def claims(prof: dict[str, Any]) -> list[dict[str, Any]]:
     """The papers' claims on one profile (synthetic `checks` in the tests)."""
     who = recipes.MODELS[prof["model"]].label if prof.get("model") in recipes.MODELS else prof.get("model")
+    at = here(config_task(prof.get("config")))
     chk = prof["checks"]
     out = [
         _rank_claim("influence", "blocks that change their input least cost least to delete",
-                    "Men et al. 2024 (ShortGPT), Block Influence on LLMs, Sec. 3. Here: the lab's small models, "
+                    f"Men et al. 2024 (ShortGPT), Block Influence on LLMs, Sec. 3. {at} the lab's small models, "
                     "influence 1 − cos(input, output) per token averaged over tokens and held-out inputs, cost = "
                     "held-out accuracy lost when that one block is skipped, no retraining", chk["influence"],
                     "a block's influence and the accuracy lost by deleting it", "blocks", who),
         _rank_claim("angular", "the run of n blocks whose input and output are closest in angle costs least to "
                     "delete", "Gromov et al. 2024, The Unreasonable Ineffectiveness of the Deeper Layers, angular "
-                    "distance at the last token of LLMs, then healed. Here: n = 2 neighbours, the distance averaged "
+                    f"distance at the last token of LLMs, then healed. {at} n = 2 neighbours, the distance averaged "
                     "over every token (ViT) or the whole vector (MLP), no healing", chk["angular"],
                     "the angular distance across two neighbouring blocks and the accuracy lost by deleting both",
                     "pairs of neighbours", who),
@@ -69,7 +77,7 @@ def claims(prof: dict[str, Any]) -> list[dict[str, Any]]:
     out.append(C.claim(
         "tuned", "a tuned lens is closer to the final prediction than the logit lens at every layer",
         "Belrose et al. 2023, Eliciting Latent Predictions with the Tuned Lens (affine translators trained on the "
-        "KL to the final output, LLMs). Here: a closed-form least-squares map of what the head reads at each slot "
+        f"KL to the final output, LLMs). {at} a closed-form least-squares map of what the head reads at each slot "
         "onto the final state, fitted on the training split",
         {"kl_gain": gain, "slots": len(gain)},
         f"at every slot before the last, the mean KL to the final prediction drops through the tuned lens by more "

@@ -16,7 +16,7 @@ import numpy as np
 from lab import claims as C
 from lab import estimates as E
 from lab.claims import Z, pct, pts
-from lab.core.task_facts import task_label
+from lab.core.task_facts import task_words
 from lab.experiments.matrix.surgery import R2_DRAWS
 
 RowResult = Any  # experiment.py's RowResult (that module imports this one): a row, read by attribute
@@ -31,7 +31,7 @@ def departs(rows: Rows) -> str:
     row = next(iter(rows.values()))
     cfg = row.config
     what = ("a 6-block ViT (width 64)" if cfg.model == "vit" else "an 8-block residual MLP (width 128)")
-    task = task_label(cfg.task) if cfg.task else ("8x8 digits" if cfg.model == "vit" else "a synthetic 20-class task")
+    task = task_words(cfg.task, None, "8x8 digits" if cfg.model == "vit" else "a synthetic 20-class task")
     return (f"Here: {what} on {task}, {row.n_test:,} held-out inputs, not a language model; no retraining after "
             "surgery")
 

@@ -14,14 +14,26 @@ from lab.claims import claim, noise_words, pct, pts, test
 from lab.claims import pool as pool_claims
 from lab.core import recipes
 from lab.core.routes import BLOCK_OPS, LOOPS, MAX_LOOPS, REDUCE_OPS, middle, valid_blocks, windows
+from lab.core.task_facts import config_task, task_words
 from lab.experiments.rearrange.rows import SUMMARY, row_key, span_sweep
 from lab.ops import selection
 
 TOLERATE = 0.9  # "tolerates": keeps at least 90 % of the trained accuracy (the lab's bar; Lad et al.: 72-95 %)
 GRACEFUL = 0.5  # "degrades gracefully": keeps at least half of the trained model's margin over chance
 FAR_BETTER = 0.10  # "far better": at least 10 points more of its trained accuracy kept, on average
-SCALE = ("here a 6-block ViT on 8x8 digits or a 7-block residual MLP on a synthetic task, scored on held-out "
-         "inputs, where the papers used language models of 24-80 layers and benchmark scores")
+PAPERS_SCALE = ", scored on held-out inputs, where the papers used language models of 24-80 layers and benchmark scores"
+SCALE = "here a 6-block ViT on 8x8 digits or a 7-block residual MLP on a synthetic task" + PAPERS_SCALE
+
+
+def scale(prof: Any) -> str:
+    """How the lab's setting departs from the papers', for a claim on `prof`: SCALE (as it always read) on the model's
+    own task, else the model that ran and the task it ran on."""
+    task = config_task(prof.config)
+    if task is None:
+        return SCALE
+    m = recipes.model(prof.model)
+    what = "ViT" if m.family == "vit" else m.label
+    return f"here a {m.blocks}-block {what} on {task_words(task)}" + PAPERS_SCALE
 
 
 # Per-input held-out scores of a profile's rows (the outcomes every claim pairs: the same inputs for every row).
@@ -78,7 +90,7 @@ def _model_claims(p: Any) -> list[dict[str, Any]]:
     e_first, e_last = estimates.paired(mid, first), estimates.paired(mid, last)
     out.append(claim(
         f"rearrange.{mo}.ends-most-sensitive", "the first and last layers are the most sensitive to skipping",
-        "Lad et al. 2024 (deleting one layer at a time), and Sun et al. 2024; " + SCALE,
+        "Lad et al. 2024 (deleting one layer at a time), and Sun et al. 2024; " + scale(p),
         {"skip_first_acc": float(first.mean()), "skip_last_acc": float(last.mean()),
          "worst_middle_skip_acc": float(mid.mean()), "worst_middle_block": worst_mid, "base_acc": b_mean,
          "se_first": e_first.se, "se_last": e_last.se},
@@ -96,7 +108,7 @@ def _model_claims(p: Any) -> list[dict[str, Any]]:
     out.append(claim(
         f"rearrange.{mo}.middle-tolerates-skip-swap", "middle layers tolerate skipping one or swapping two neighbours",
         "Lad et al. 2024 (one deleted or two adjacent swapped layers keep 72-95 % of accuracy); the 90 % "
-        "bar is this lab's; " + SCALE,
+        "bar is this lab's; " + scale(p),
         {"skip_acc": sk, "swap_acc": sw, "base_acc": b_mean, "skip_share": sk / b_mean, "swap_share": sw / b_mean,
          "se_skip": e_sk.se, "se_swap": e_sw.se},
         f"skipping one middle block and swapping two middle neighbours (each averaged exactly over the middle) minus "
@@ -111,7 +123,7 @@ def _model_claims(p: Any) -> list[dict[str, Any]]:
     e = estimates.paired(swaps, skips)
     out.append(claim(
         f"rearrange.{mo}.swap-cheaper-than-skip", "swapping two adjacent middle layers costs less than skipping one",
-        "Lad et al. 2024 apply both interventions to every layer; comparing them is this lab's; " + SCALE,
+        "Lad et al. 2024 apply both interventions to every layer; comparing them is this lab's; " + scale(p),
         {"swap_acc": sw, "skip_acc": sk, "difference": e.value},
         f"the mean accuracy after a swap minus after a skip (both over the middle, paired on the same held-out "
         f"inputs) is above 0, {noise_words(e.se, kind='paired')}",
@@ -128,7 +140,7 @@ def _model_claims(p: Any) -> list[dict[str, Any]]:
         "that span",
         "Sun et al. 2024 (middle_repeat against skip over the same layers [start, end)); here the span is "
         "the whole middle (every block but the first and last) and the repeated block b is averaged over the "
-        "middle; " + SCALE,
+        "middle; " + scale(p),
         {"repeat_acc": float(reps.mean()), "skip_span_acc": float(gone.mean()), "repeat_min": min(rep_each),
          "repeat_max": max(rep_each), "difference": e.value},
         f"skipping the middle minus running one middle block in each of its slots (mean over b, paired on the same "
@@ -146,7 +158,7 @@ def _model_claims(p: Any) -> list[dict[str, Any]]:
     out.append(claim(
         f"rearrange.{mo}.parallel-graceful", "running the middle layers in parallel degrades gracefully",
         "Sun et al. 2024 (the middle layers' outputs averaged; the mean of updates here is the same for "
-        "residual blocks); 'gracefully' as at least half the margin over chance kept is this lab's bar; " + SCALE,
+        "residual blocks); 'gracefully' as at least half the margin over chance kept is this lab's bar; " + scale(p),
         {"parallel_acc": float(par.mean()), "base_acc": b_mean, "chance": chance, "margin_kept": kept},
         f"the middle in parallel (mean of updates) minus (chance + {GRACEFUL:.0%} of the trained model's margin over "
         f"chance), paired on the same held-out inputs, is above 0, {noise_words(e.se, kind='paired')}",
@@ -216,7 +228,7 @@ def _sweep_claims(p: Any) -> list[dict[str, Any]]:
             "than skipping it",
             "Sun et al. 2024 (middle_repeat against skip over the same [start, end)); here block b is run "
             "in each slot of the window of s blocks from b, averaged exactly over every window of the middle; "
-            + SCALE,
+            + scale(p),
             {"spans": [sp for sp in spans if sp >= 2]},
             f"for every span of 2 blocks or more, skipping the window minus repeating its first block in it (paired "
             f"on the same held-out inputs) is above 0, {noise_words(se, kind='paired')} (the largest error)",
@@ -233,7 +245,7 @@ def _sweep_claims(p: Any) -> list[dict[str, Any]]:
             "layers run in parallel",
             f"Sun et al. 2024 (loop_parallel over [start, end), K iterations); here the window of s "
             f"middle blocks from b run in parallel (mean of updates) K = 1..{MAX_LOOPS} times, averaged over every "
-            "window; " + SCALE,
+            "window; " + scale(p),
             {"span_short": lo, "span_long": hi, "best_k_short": k_lo, "best_k_long": k_hi, "compared_k": other,
              "difference": t["value"]},
             "decided only where the best loop counts are separated: each span's best K chosen on the even-numbered "
@@ -285,6 +297,11 @@ def _plus(e: estimates.Estimate, var: float, words: str) -> estimates.Estimate:
     return estimates.Estimate(e.value, math.sqrt(e.se * e.se + var), e.se_kind, e.n, e.how + words)
 
 
+def vit_data(prof: Any) -> str:
+    """The data a ViT's profile ran on: 8x8 digits (its own task, as the source always read) or the task's label."""
+    return task_words(config_task(prof.config), None, "8x8 digits")
+
+
 def _shuffle_claim(seq: Any, shu: Any) -> dict[str, Any]:
     a, b = _shares(seq), _shares(shu)
     names = list(a)
@@ -302,8 +319,8 @@ def _shuffle_claim(seq: Any, shu: Any) -> dict[str, Any]:
         "rearrange.vit.layershuffle-tolerates-every-operation",
         "a LayerShuffle-trained ViT tolerates every operation far better than the sequential one",
         "Freiberger et al. 2024 (LayerShuffle) test random orders and pruning; the comparison over the Painters' "
-        "operations and the 10-point bar are this lab's; 6-block ViTs on 8x8 digits, both scored on the same "
-        "held-out inputs",
+        f"operations and the 10-point bar are this lab's; 6-block ViTs on {vit_data(seq)}, both scored on the "
+        "same held-out inputs",
         {"mean_share_gap": e_m.value, "se_mean": e_m.se, "worst_operation": worst, "worst_share_gap": e_w.value,
          "se_worst": e_w.se, "base_acc_sequential": base_a, "base_acc_shuffle": base_b,
          **{f"gap_{k}": v for k, v in gaps.items()}},

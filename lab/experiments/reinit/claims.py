@@ -18,6 +18,7 @@ from lab import claims as C
 from lab import estimates as E
 from lab.claims import Z, pct, pts
 from lab.core import metrics
+from lab.core.task_facts import config_task, task_words
 
 RERAND = "re-randomise"  # label of the first heatmap column
 # A layer is robust when a change keeps >= 90 % of the trained model's accuracy above chance, critical when it
@@ -49,10 +50,20 @@ def verdict(changed: Any, base: Any, chance: float) -> str:
     return "sensitive" if robust is False and critical is False else "unclear"
 
 
-SOURCE = ("Zhang, Bengio, Singer, Are All Layers Created Equal? (2019; JMLR 2022), Sec. 3: FCNs on MNIST, ResNets "
-          "on CIFAR-10. Here: MLPs of 7 blocks on a synthetic 20-class task and a 6-block ViT on 8x8 digits, one model "
-          "per seed, one fresh draw per re-randomisation; robust / critical at 90 % / 50 % of the above-chance "
-          "accuracy kept are this lab's thresholds (the paper reads its heatmaps by eye)")
+PAPER = ("Zhang, Bengio, Singer, Are All Layers Created Equal? (2019; JMLR 2022), Sec. 3: FCNs on MNIST, ResNets "
+         "on CIFAR-10. Here: ")
+AFTER = (", one model per seed, one fresh draw per re-randomisation; robust / critical at 90 % / 50 % of the "
+         "above-chance accuracy kept are this lab's thresholds (the paper reads its heatmaps by eye)")
+SOURCE = PAPER + "MLPs of 7 blocks on a synthetic 20-class task and a 6-block ViT on 8x8 digits" + AFTER
+
+
+def source(model: str, task: Optional[str]) -> str:
+    """The source of a claim on `model` ("plain", "residual" or "vit") run on `task`: SOURCE (every model on its own
+    task, as it always read) for the model's own task (None), else that model on the task it ran on."""
+    if task is None:
+        return SOURCE
+    what = "a 6-block ViT" if model == "vit" else "MLPs of 7 blocks"
+    return PAPER + f"{what} on {task_words(task)}" + AFTER
 
 
 def column(r: Any, label: str) -> list[float]:
@@ -80,9 +91,10 @@ def _plain_claims(r: Any) -> list[dict[str, Any]]:
     c0, crr, cb = _cells(r, "t=0"), _cells(r, RERAND), E.as_scores(r.base_outcomes)
     first = layers[0]
     crit = _threshold(r, CRITICAL_KEEP)
+    src = source(r.model, config_task(r.config))
     out = [C.claim(
         "reinit.plain-first-layer-critical", "In a fully connected net the first layer is critical: re-initialising "
-        "it to its initial draw (t = 0) loses most of what training gave", SOURCE,
+        "it to its initial draw (t = 0) loses most of what training gave", src,
         {"first_t0_acc": t0[0], "base_acc": base, "chance": chance, "threshold": crit, "n_test": n},
         f"the first layer ({first}) at t = 0 keeps less than {CRITICAL_KEEP:.0%} of the above-chance accuracy "
         f"(below {pct(crit)}): acc − {CRITICAL_KEEP:g} × trained ≤ {1 - CRITICAL_KEEP:g} × chance, paired over the "
@@ -105,7 +117,7 @@ def _plain_claims(r: Any) -> list[dict[str, Any]]:
         detail = f"This model kept no checkpoint between t = 0 and the end (epochs {epochs}): nothing to compare."
     out.append(C.claim(
         "reinit.plain-first-layer-damage-falls", "The first layer's damage falls as the checkpoint t grows: "
-        "weights from later in training hurt less", SOURCE, measured,
+        "weights from later in training hurt less", src, measured,
         "accuracy with the first layer from the last checkpoint before the end is above its accuracy at t = 0, "
         f"paired over the same inputs, by more than {Z:g} standard errors; no such checkpoint: cannot tell",
         [C.test("late checkpoint minus t = 0", est, ">=", 0.0)], detail, subject=r.model_name))
@@ -113,7 +125,7 @@ def _plain_claims(r: Any) -> list[dict[str, Any]]:
     w = min(later, key=lambda i: t0[i])
     out.append(C.claim(
         "reinit.plain-later-layers-more-robust", "Later layers are more robust to re-initialisation than the first",
-        SOURCE, {"first_t0_acc": t0[0], "weakest_later_t0_acc": t0[w], "n_test": n},
+        src, {"first_t0_acc": t0[0], "weakest_later_t0_acc": t0[w], "n_test": n},
         f"every later layer, re-initialised to t = 0, keeps more accuracy than the first layer, each paired over the "
         f"same inputs by more than {Z:g} standard errors",
         [C.test(f"{layers[i]} minus {first} at t = 0", E.paired(c0[i], c0[0]), ">=", 0.0) for i in later],
@@ -123,7 +135,7 @@ def _plain_claims(r: Any) -> list[dict[str, Any]]:
                         "<=") for i in range(len(layers))]
     worst = max(range(len(rr)), key=lambda i: rr[i])
     out.append(C.claim(
-        "reinit.plain-rerand-fatal", "Re-randomising any layer of a fully connected net is fatal", SOURCE,
+        "reinit.plain-rerand-fatal", "Re-randomising any layer of a fully connected net is fatal", src,
         {"rerand_acc": rr, "threshold": crit, "base_acc": base, "chance": chance, "n_test": n},
         f"every layer, re-randomised, keeps less than {CRITICAL_KEEP:.0%} of the above-chance accuracy (below "
         f"{pct(crit)}), each paired with the trained model by more than {Z:g} standard errors", tests,
@@ -144,7 +156,8 @@ def model_claims(r: Any) -> list[dict[str, Any]]:
     against = [t["name"] for t in per_layer if t["holds"] is False]
     out.append(C.claim(
         f"reinit.{r.model}-rerand-hurts-more", "Re-randomising a layer hurts at least as much as re-initialising "
-        "it to its own initial draw", SOURCE + "; tested on the mean over every layer of the model",
+        "it to its own initial draw", source(r.model, config_task(r.config)) + "; tested on the mean over every layer "
+        "of the model",
         {"mean_t0_minus_rerand": est.value, "margin": RERAND_MARGIN, "layers_against": against, "n_test": n},
         f"non-inferiority with a margin of {100 * RERAND_MARGIN:g} pt: the mean over layers of (accuracy at t = 0 "
         f"minus re-randomised) is above −{100 * RERAND_MARGIN:g} pt by more than {Z:g} standard errors (paired over "
@@ -192,7 +205,7 @@ def _moved_least_claim(r: Any) -> dict[str, Any]:
                   f"beyond the noise); error ±{est.se:.2f} ({est.how}).")
     return C.claim(
         f"reinit.{r.model}-moved-least-robust", "The layers that moved least from their initialisation are the "
-        "robust ones", SOURCE + "; the distance is ||θ_T − θ_0||₂ / ||θ_0||₂ per layer",
+        "robust ones", source(r.model, config_task(r.config)) + "; the distance is ||θ_T − θ_0||₂ / ||θ_0||₂ per layer",
         {"rho": None if math.isnan(rho) else rho, "n_layers": len(keep), "layers_with_damage": len(visible),
          "n_test": n},
         f"Spearman's ρ of distance and damage at t = 0 is above 0 by more than {Z:g} standard errors (the larger of "
@@ -226,7 +239,8 @@ def residual_claim(plain: Any, res: Any) -> dict[str, Any]:
     est = _compare(br, bp)
     mp, mr = float(bp.mean()), float(br.mean())
     return C.claim(
-        "reinit.residual-more-robust", "Residual nets have more robust layers than plain ones", SOURCE
+        "reinit.residual-more-robust", "Residual nets have more robust layers than plain ones",
+        source(plain.model, config_task(plain.config))
         + "; both MLPs share their width, depth, recipe and test inputs and differ only in the skip connection",
         {"residual_blocks_mean": mr, "plain_blocks_mean": mp, "n_test": plain.n_test},
         "mean accuracy over the hidden blocks, re-initialised to t = 0 and re-randomised, is higher in the residual "
@@ -248,7 +262,8 @@ def focus_claims(f: Any, model_name: str) -> list[dict[str, Any]]:
     what = "re-randomised" if c.op == "rerand" else f"re-initialised to t = {c.checkpoint}"
     thr = f.chance + ROBUST_KEEP * (f.base_acc - f.chance)
     return [C.claim(
-        "reinit.focus-robust", f"The layer in focus is robust to this change ({what})", SOURCE,
+        "reinit.focus-robust", f"The layer in focus is robust to this change ({what})",
+        source(c.model, config_task(c)),
         {"cut_acc": f.cut_acc, "base_acc": f.base_acc, "chance": f.chance, "threshold": thr, "n_test": n},
         f"the changed model keeps at least {ROBUST_KEEP:.0%} of the above-chance accuracy (above {pct(thr)}): "
         f"acc − {ROBUST_KEEP:g} × trained ≥ {1 - ROBUST_KEEP:g} × chance, paired over the same inputs, by more than "
@@ -296,7 +311,8 @@ def group_claim(g: dict[str, Any], model_name: str) -> dict[str, Any]:
     what = "re-randomised" if c["op"] == "rerand" else f"re-initialised to t = {c['checkpoint']}"
     return C.claim(
         "reinit.group-jointly-fragile", "Layers can be fragile together: changing a group at once costs more than "
-        "independent single damages would", SOURCE + "; the group and its layers get the same change; the null is "
+        "independent single damages would", source(c["model"], c.get("task"))
+        + "; the group and its layers get the same change; the null is "
         "independence (kept shares multiply), this lab's reading of the paper's joint robustness",
         {"group_kept_share": group_share, "product_of_single_shares": float(np.prod(shares)),
          "single_kept_shares": shares, "group_damage": g["group_damage"], "sum_single_damage": g["sum_single_damage"],
@@ -339,9 +355,9 @@ def width_claim(w: dict[str, Any]) -> dict[str, Any]:
     est = E.Estimate(shares[last] - shares[0], se, "bootstrap", n,
                      f"paired bootstrap over the {n:,} held-out inputs, {BOOTSTRAP} draws")
     return C.claim(
-        f"reinit.{w['model']}-wider-more-robust-top", "Wider networks have more robust top layers", SOURCE
-        + f"; here one MLP per width ({', '.join(map(str, w['widths']))}), the same depth, recipe and seed; top "
-        "layers = the upper half, head included",
+        f"reinit.{w['model']}-wider-more-robust-top", "Wider networks have more robust top layers",
+        source(w["model"], w.get("task")) + f"; here one MLP per width ({', '.join(map(str, w['widths']))}), the "
+        "same depth, recipe and seed; top layers = the upper half, head included",
         {"widths": w["widths"], "top_kept_share": shares, "n_test": n},
         f"the top layers, re-initialised to t = 0 one at a time, keep a larger mean share of the above-chance "
         f"accuracy at width {w['widths'][-1]} than at {w['widths'][0]}, by more than {Z:g} standard errors (paired "

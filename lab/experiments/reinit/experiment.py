@@ -470,5 +470,6 @@ def width_sweep(model: str, seed: int, widths: tuple[int, ...] = WIDTHS, progres
            "t0_acc": [column(m, "t=0") for m in maps], "rerand_acc": [column(m, RERAND) for m in maps],
            "base_acc": [m.base_acc for m in maps], "chance": maps[0].chance, "n_test": maps[0].n_test,
            "t0_outcomes": [[row[m.checkpoints.index("t=0")] for row in m.outcomes] for m in maps],
-           "base_outcomes": [m.base_outcomes for m in maps]}
+           "base_outcomes": [m.base_outcomes for m in maps],
+           "task": maps[0].config.task}  # the width claim's source names it (None: the MLPs' own task)
     return {**out, "claims": [width_claim(out)]}

@@ -13,12 +13,51 @@ import numpy as np
 from lab import estimates as E
 from lab.claims import claim, noise_words, pct, pts, test
 from lab.core.recipes import VIT_MODE_LABELS
+from lab.core.task_facts import config_task, task_clause, task_words
 
-SOURCE = "Freiberger et al. 2024 (LayerShuffle), on ImageNet/CIFAR-100 ViTs; here a 6-block ViT on 8x8 digits"
+OWN_TASK = "digits"  # the task the configs default to (ShuffleConfig.task): the recipe was chosen on it
+PAPER = "Freiberger et al. 2024 (LayerShuffle), on ImageNet/CIFAR-100 ViTs"
+SOURCE = PAPER + "; here a 6-block ViT on 8x8 digits"
 RECIPE_CHOICE = ("the lab's recipe (stem drawn at 0.1 of unit scale, no weight decay) was chosen on a validation "
                  "split among settings in which LayerShuffle trains, partly because it lowers the sequential model's "
                  "accuracy in random orders (47 % on validation, against 68-71 % with a unit-scale stem; "
                  "lab/core/recipes.py): the baseline's fall is partly a choice of recipe")
+# On another task the numbers above are not this task's: the recipe was chosen on its own task, not this one.
+RECIPE_ELSEWHERE = ("the lab's recipe (stem drawn at 0.1 of unit scale, no weight decay) was chosen on a validation "
+                    "split of its own task, not this one, among settings in which LayerShuffle trains, partly because "
+                    "it lowers the sequential model's accuracy in random orders (lab/core/recipes.py): the baseline's "
+                    "fall is partly a choice of recipe")
+
+
+def data(task: str = OWN_TASK) -> str:
+    """The data a run's models read, as a source names it: 8x8 digits (as it always read) or the task's label."""
+    return task_words(task, OWN_TASK, "8x8 digits")
+
+
+def source(task: str = OWN_TASK) -> str:
+    """The paper and this lab's setting on `task`."""
+    return PAPER + f"; here a 6-block ViT on {data(task)}"
+
+
+def recipe_choice(task: str = OWN_TASK) -> str:
+    """How the recipe was chosen, in words true of `task`."""
+    return RECIPE_CHOICE if task == OWN_TASK else RECIPE_ELSEWHERE
+
+
+def inputs(task: str = OWN_TASK, plural: str = "images") -> str:
+    """What one held-out input is, in a rule or a detail: `plural` of the digits ("images", "digits"), else
+    "inputs" (an MNIST-1D signal is no image and no digit)."""
+    return plural if task == OWN_TASK else "inputs"
+
+
+def task_of(runs: dict[str, dict[str, Any]]) -> str:
+    """The task of a run's pieces (every piece of one run reads the same task): the first config a piece carries
+    (ModelSummary's, or the run's own), else the own task (pieces written by hand)."""
+    for r in runs.values():
+        task = config_task(r.get("config"))
+        if task is not None:
+            return task
+    return OWN_TASK
 RETAIN_ANY = 0.9  # "works in any order": the mean over orders keeps 90 % of the trained order's margin
 RETAIN_WORST = 0.5  # ... and the worst order keeps half of it
 NEAR_CHANCE = 0.10  # "falls to near chance": the mean over orders within 10 points of chance
@@ -57,7 +96,7 @@ def _of_scores(scores: np.ndarray, draws: Optional[Sequence[float]]) -> E.Estima
                       est.how + f", plus the variance of {len(draws)} random draws")
 
 
-def claim_falls_to_chance(seq: dict[str, Any]) -> dict[str, Any]:
+def claim_falls_to_chance(seq: dict[str, Any], task: str = OWN_TASK) -> dict[str, Any]:
     """A sequential model run in other orders falls to near chance: its mean over orders is within NEAR_CHANCE of
     chance."""
     o, n = orders_scores(seq), seq["n_test"]
@@ -65,7 +104,7 @@ def claim_falls_to_chance(seq: dict[str, Any]) -> dict[str, Any]:
     est = _of_scores(o["scores"], o["draws"])
     t = test("mean over orders", est, "<=", bar)
     return claim("seq_random_chance", "A sequentially trained ViT run in random block orders falls to near chance",
-                 SOURCE + "; " + RECIPE_CHOICE,
+                 source(task) + "; " + recipe_choice(task),
                  {"sequential_acc": seq["base_acc"], "random_mean": o["mean"], "random_min": o["min"],
                   "orders": o["count"], "exact_over_orders": o["exact"], "chance": seq["chance"], "bar": bar,
                   "n_test": n},
@@ -76,7 +115,7 @@ def claim_falls_to_chance(seq: dict[str, Any]) -> dict[str, Any]:
                  subject="sequential")
 
 
-def claim_any_order(shu: dict[str, Any], label: str) -> dict[str, Any]:
+def claim_any_order(shu: dict[str, Any], label: str, task: str = OWN_TASK) -> dict[str, Any]:
     """A LayerShuffle model works in any order: the mean over orders keeps RETAIN_ANY of the trained order's margin
     above chance, and the worst order keeps RETAIN_WORST of it. mean - chance >= r (base - chance) is
     mean - r base >= (1 - r) chance: a paired difference on the same inputs."""
@@ -87,21 +126,22 @@ def claim_any_order(shu: dict[str, Any], label: str) -> dict[str, Any]:
     t_worst = test("worst order - 0.5 x trained order", E.paired(o["worst"], RETAIN_WORST * base), ">=",
                    (1 - RETAIN_WORST) * ch)
     margin = shu["base_acc"] - ch
-    return claim("shuffle_any_order", "A LayerShuffle-trained ViT works in any block order", SOURCE,
+    return claim("shuffle_any_order", "A LayerShuffle-trained ViT works in any block order", source(task),
                  {"trained_order_acc": shu["base_acc"], "random_mean": o["mean"], "random_min": o["min"],
                   "orders": o["count"], "exact_over_orders": o["exact"], "chance": ch,
                   "threshold_mean": ch + RETAIN_ANY * margin, "threshold_worst": ch + RETAIN_WORST * margin,
                   "n_test": n},
                  f"over {_draws_note(o['exact'], o['count'])}, the mean keeps {RETAIN_ANY:.0%} of the trained "
                  f"order's margin above chance and the worst order keeps {RETAIN_WORST:.0%} of it, each by more than "
-                 f"2 standard errors (paired on the same {n} images: {100 * t_mean['se']:.1f} and "
+                 f"2 standard errors (paired on the same {n} {inputs(task)}: {100 * t_mean['se']:.1f} and "
                  f"{100 * t_worst['se']:.1f} pts)", [t_mean, t_worst],
                  f"trained order {pct(shu['base_acc'])}, mean over {_draws_note(o['exact'], o['count'])} "
                  f"{pct(o['mean'])} (needs {pct(ch + RETAIN_ANY * margin)}), worst {pct(o['min'])} (needs "
                  f"{pct(ch + RETAIN_WORST * margin)}), chance {pct(ch)}; {n} held-out inputs", subject=label)
 
 
-def claim_costs_accuracy(seq: dict[str, Any], shu: dict[str, Any], label: str) -> dict[str, Any]:
+def claim_costs_accuracy(seq: dict[str, Any], shu: dict[str, Any], label: str, task: str = OWN_TASK
+                         ) -> dict[str, Any]:
     """LayerShuffle pays for order robustness: its mean over orders against the sequential model in its trained
     order (the paper's "about 20 %" compares arbitrary orders with the sequential baseline), paired on the images."""
     n = seq["n_test"]
@@ -110,7 +150,7 @@ def claim_costs_accuracy(seq: dict[str, Any], shu: dict[str, Any], label: str) -
     gap = est.value
     return claim("shuffle_costs_accuracy", "A LayerShuffle model in arbitrary orders is less accurate than the "
                  "sequential baseline (the paper: about 20 % lower)",
-                 SOURCE + "; compared here: LayerShuffle's mean over orders against the sequential model in its "
+                 source(task) + "; compared here: LayerShuffle's mean over orders against the sequential model in its "
                  "trained order",
                  {"sequential_acc": seq["base_acc"], "random_mean": o["mean"], "gap": gap,
                   "shuffle_trained_order_acc": shu["base_acc"], "n_test": n},
@@ -129,7 +169,8 @@ def probe_matrix(probe: dict[str, Any], kind: str = "unit") -> np.ndarray:
     return E.unpack(probe["outcomes"][kind]).reshape(o, s, i).mean(1).astype(np.float64)
 
 
-def claim_slot_decodable(r: dict[str, Any], shu: dict[str, Any], label: str) -> dict[str, Any]:
+def claim_slot_decodable(r: dict[str, Any], shu: dict[str, Any], label: str, task: str = OWN_TASK
+                         ) -> dict[str, Any]:
     """-position / -predict: the slot is decodable from the unit-length features, above chance and above plain
     LayerShuffle's probe on the same test orders and digits; errors from a two-way bootstrap over test orders and
     digits (the rows of one order or one digit are not independent)."""
@@ -138,19 +179,20 @@ def claim_slot_decodable(r: dict[str, Any], shu: dict[str, Any], label: str) -> 
     est_c = E.cluster_bootstrap(mine)
     est_d = E.cluster_bootstrap(mine - probe_matrix(q))
     o, _, i = p["shape"]
-    rows = (f"a logistic-regression probe trained on {p['n_train']:,} rows (10 random orders x 100 held-out digits x "
+    what = inputs(task, "digits")
+    rows = (f"a logistic-regression probe trained on {p['n_train']:,} rows (10 random orders x 100 held-out {what} x "
             f"{round(1 / p['chance'])} slots) and tested on {p['n_test']:,} rows of {o} other orders and {i} other "
-            "digits")
+            f"{what}")
     return claim("slot_decodable", "Blocks of a LayerShuffle model told (or asked for) their position leave it "
                  "readable in their outputs", "Freiberger et al. 2024 show outputs clustering by position in UMAP; "
                  "this lab tests it with a linear probe on the unit-length CLS token after each slot (the raw token's "
                  "norm alone tells how many blocks have run), with the lab's split sizes; -predict's stem starts at "
-                 "0.2, the others at 0.1 (lab/core/recipes.py)",
+                 "0.2, the others at 0.1 (lab/core/recipes.py)" + task_clause(task, OWN_TASK),
                  {"probe_acc_unit": p["acc_direction"], "probe_acc_raw": p["acc"], "chance": p["chance"],
                   "shuffle_probe_acc_unit": q["acc_direction"], "shuffle_probe_acc_raw": q["acc"],
                   "n_train_rows": p["n_train"], "n_test_rows": p["n_test"]},
                  "the probe on unit-length features beats chance (1/slots) and plain LayerShuffle's probe on the same "
-                 f"rows, each by more than 2 standard errors (two-way bootstrap over {o} test orders x {i} digits: "
+                 f"rows, each by more than 2 standard errors (two-way bootstrap over {o} test orders x {i} {what}: "
                  f"{100 * est_c.se:.1f} and {100 * est_d.se:.1f} pts)",
                  [test("unit-length probe", est_c, ">=", p["chance"]),
                   test("unit-length probe - LayerShuffle's", est_d, ">=", 0.0)],
@@ -181,7 +223,8 @@ def held_out_spread(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return cells[b, means.argmax(1)][:, ~even].mean(0), cells[b, means.argmin(1)][:, ~even].mean(0)
 
 
-def claim_position_matters(r: dict[str, Any], seq: Optional[dict[str, Any]], label: str) -> dict[str, Any]:
+def claim_position_matters(r: dict[str, Any], seq: Optional[dict[str, Any]], label: str, task: str = OWN_TASK
+                           ) -> dict[str, Any]:
     """Blocks contribute according to their position: from the block x slot map (every order), the mean over blocks
     of (best slot - worst slot), slots chosen on one half of the images and measured on the other (choosing and
     measuring on the same images would find a spread in noise alone), paired over those images, against
@@ -200,10 +243,10 @@ def claim_position_matters(r: dict[str, Any], seq: Optional[dict[str, Any]], lab
     return claim("blocks_by_position", "Blocks of a LayerShuffle model contribute according to their position",
                  "Freiberger et al. 2024 (layers 'learn to contribute differently based on their position', from "
                  "per-layer analyses); here: held-out accuracy of every order, averaged over the orders that put a "
-                 "block in a slot", measured,
+                 "block in a slot" + task_clause(task, OWN_TASK, "; on "), measured,
                  f"a block's accuracy in its best slot exceeds that in its worst by more than {100 * SPREAD_MIN:.0f} "
-                 f"points on average over blocks (best and worst slot chosen on half of the images, measured on the "
-                 f"other half), "
+                 f"points on average over blocks (best and worst slot chosen on half of the {inputs(task)}, measured "
+                 f"on the other half), "
                  f"{noise_words(est.se, kind='paired')}",
                  [test("best - worst slot (held-out half)", est, ">=", SPREAD_MIN)],
                  f"best minus worst slot per block as seen: {', '.join(f'{100 * d:.1f}' for d in seen)} pts; "
@@ -215,7 +258,8 @@ def _prune_scores(r: dict[str, Any], k: int, key: str) -> tuple[np.ndarray, dict
     return np.asarray(row["right"], dtype=np.float64) / len(row["accs"]), row
 
 
-def claim_prunes_gracefully(shu: dict[str, Any], seq: dict[str, Any], label: str) -> dict[str, Any]:
+def claim_prunes_gracefully(shu: dict[str, Any], seq: dict[str, Any], label: str, task: str = OWN_TASK
+                            ) -> dict[str, Any]:
     """A LayerShuffle model degrades gracefully when blocks are removed: with half of them removed (kept blocks in
     random order) it keeps PRUNE_KEEP of its margin above chance, and it beats the sequential model with the same
     blocks removed (kept in their trained order, that model's best case), paired on the same images."""
@@ -236,14 +280,14 @@ def claim_prunes_gracefully(shu: dict[str, Any], seq: dict[str, Any], label: str
     return claim("prune_graceful", "A LayerShuffle model degrades gracefully when blocks are removed at test time, "
                  "unlike the sequential model",
                  "Freiberger et al. 2024 (pruning at test time: LayerShuffle models keep most of their accuracy as "
-                 "layers are removed); here with half the blocks removed, on 8x8 digits",
+                 f"layers are removed); here with half the blocks removed, on {data(task)}",
                  {"removed": k, "pruned_acc": s_row["mean"], "trained_order_acc": shu["base_acc"],
                   "sequential_pruned_acc": q_row["mean"], "share_kept": kept, "chance": ch,
                   "exact": bool(s_row["exact"]), "n_test": n},
                  f"with {k} of {depth} blocks removed ({how}, the rest in random order), {label} keeps at least "
                  f"{PRUNE_KEEP:.0%} of its trained order's margin above chance, and beats the sequential model with "
                  f"the same blocks removed (the rest in their trained order), each by more than 2 standard errors "
-                 f"(paired on the same {n} images)", [t_keep, t_vs],
+                 f"(paired on the same {n} {inputs(task)})", [t_keep, t_vs],
                  f"{k} removed: {label} {pct(s_row['mean'])} ({kept:.0%} of its margin above chance kept; trained "
                  f"order {pct(shu['base_acc'])}), sequential {pct(q_row['mean'])}; chance {pct(ch)}", subject=label)
 
@@ -252,24 +296,25 @@ def claims(runs: dict[str, dict[str, Any]], mode: str) -> list[dict[str, Any]]:
     """The claims a run of `mode` tests, from the pieces of the modes in `claim_modes(mode)` (any piece that is
     missing leaves its claims out): each with its numbers, rule and three-way verdict."""
     out: list[dict[str, Any]] = []
+    task = task_of(runs)
     seq = runs.get("sequential")
     if seq is not None and seq.get("random_orders") is not None:
-        out.append(claim_falls_to_chance(seq))
+        out.append(claim_falls_to_chance(seq, task))
     subject = "shuffle" if mode == "sequential" else mode
     shu = runs.get(subject)
     if shu is not None and shu.get("random_orders") is not None:
         label = VIT_MODE_LABELS[subject]
-        out.append(claim_any_order(shu, label))
+        out.append(claim_any_order(shu, label, task))
         if seq is not None:
-            out.append(claim_costs_accuracy(seq, shu, label))
+            out.append(claim_costs_accuracy(seq, shu, label, task))
         if shu.get("all_orders") and shu["all_orders"].get("outcomes"):
-            out.append(claim_position_matters(shu, seq, label))
+            out.append(claim_position_matters(shu, seq, label, task))
         if seq is not None and shu.get("pruning") and seq.get("pruning") and shu["n_blocks"] >= 2:
-            out.append(claim_prunes_gracefully(shu, seq, label))
+            out.append(claim_prunes_gracefully(shu, seq, label, task))
     r, ref = runs.get(mode), runs.get("shuffle")
     if (mode in ("position", "predict") and r is not None and r.get("probe") is not None and ref is not None
             and ref.get("probe") is not None):
-        out.append(claim_slot_decodable(r, ref, VIT_MODE_LABELS[mode]))
+        out.append(claim_slot_decodable(r, ref, VIT_MODE_LABELS[mode], task))
     return out
 
 
