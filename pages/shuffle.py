@@ -294,7 +294,7 @@ else:
              f"the same {seq['n_test']} held-out inputs, so one input is {100 / seq['n_test']:.2f} points."]
     d = shuffle_claims.trained_order_difference(shuf, seq)
     lines.append(f"In their trained orders, {shuffle.MODE_LABELS[shuf['mode']]} minus sequential: "
-                 f"{100 * d.value:+.1f} points (standard error {100 * d.se:.1f}, paired on the same images).")
+                 f"{100 * d.value:+.1f} points (standard error {100 * d.se:.1f}, paired on the same held-out inputs).")
     lines.append("Slot probe (chance " + pct(r["probe"]["chance"]) + f"; trained on {r['probe']['n_train']:,} rows, "
                  f"tested on {r['probe']['n_test']:,}), unit-length features (raw in brackets): "
                  + ", ".join(f"{shuffle.MODE_LABELS[m]} {pct(p['probe']['acc_direction'])} ({pct(p['probe']['acc'])})"
@@ -306,7 +306,7 @@ if not complete:
     claims_view.pending()
 else:
     claims_view.show(shuffle_claims.claims(runs, mode), "Each statement of the paper, checked against this run's "
-                     "numbers with its rule and the run's noise (held-out images paired input by input, and the "
+                     "numbers with its rule and the run's noise (held-out inputs paired one by one, and the "
                      "draw of random orders where not every order is run):", page=page)
 
 text.section("When it breaks")
@@ -316,7 +316,8 @@ st.markdown("""
   *use* their slot. Compare the modes, not one bar against chance.
 - **Depth 2.** With two blocks there are only two orders; shuffling costs little and shows little.
 - **Shuffling is not free.** A shuffle-trained block must work after any other block, so it cannot specialise.
-  Compare the two models' trained-order accuracies under "What the simulations show" (paired on the same images).
+  Compare the two models' trained-order accuracies under "What the simulations show"
+  (paired on the same held-out inputs).
 - **The size of the stream at the start decides both ends.** The stem's initial scale sets how loud the residual
   stream is next to what the blocks add. With the usual small init (0.02) the sequential model scored 25 % over
   random orders on a validation split, and LayerShuffle training reached only 52 %; with a unit-scale stem
