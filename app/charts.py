@@ -8,6 +8,7 @@ and marker symbols), unless the figure already sets its own.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from typing import Any, Optional
@@ -112,9 +113,13 @@ def _percent(fig: go.Figure, vals: list[float]) -> bool:
     return all(0.0 <= v <= 1.0 for v in vals)
 
 
+_BREAK = re.compile(r"\s*<br\s*/?>\s*", re.IGNORECASE)
+
+
 def caption(fig: go.Figure, what: str = "", data: Optional[pd.DataFrame] = None) -> str:
     """What the figure shows, in words, with its main numbers: per series its count and range of values."""
     title = what or (fig.layout.title.text if fig.layout.title and fig.layout.title.text else "")
+    title = _BREAK.sub(" ", title)  # a line break in a chart's title is Plotly markup, not words for the caption
     data = table(fig) if data is None else data
     parts = []
     if not data.empty:

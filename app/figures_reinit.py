@@ -112,7 +112,7 @@ def distance_vs_damage(results: dict[str, Any], norm: str = "rel2") -> go.Figure
     fig.update_xaxes(title=short, type="log", tickvals=[0.05, 0.1, 0.2, 0.5, 1, 2, 5],
                      ticktext=["0.05", "0.1", "0.2", "0.5", "1", "2", "5"])
     fig.update_yaxes(title="accuracy lost (reset to t = 0)", tickformat=".0%")
-    theme.layout(fig, "Did the layers that moved most matter most?", height=480)
+    theme.layout(fig, "Moved most, matters most?", height=480)
     return fig
 
 
@@ -142,7 +142,7 @@ def distance_bars(results: dict[str, Any], norm: str = "rel2") -> go.Figure:
                     hovertemplate="%{x}: %{y:.3f}<extra>" + r.model_name + "</extra>")
     fig.update_yaxes(title="relative 2-norm" if norm == "rel2" else "inf-norm")
     fig.update_xaxes(title="layer", type="category")
-    return theme.layout(fig, "How far each layer moved from its initial draw", barmode="group", height=460)
+    return theme.layout(fig, "Distance from the initial draw", barmode="group", height=460)
 
 
 @figure

@@ -34,6 +34,12 @@ QUERY = {"shuffle": "depth=3"}
 CHARTLESS = {""}  # Home: text and links only; every experiment page draws its results
 CHARTS = {"lens": 6}  # exactly: lens curve, confidence, commitment, digits, influence, triangle
 DESKTOP = {"width": 1440, "height": 900}
+PROJECTOR = {"width": 1280, "height": 720}
+# Each chart's title against its chart's right edge, in pixels (> 0: the title runs past it and is cut off).
+TITLE_OVERRUN_JS = """els => els.map(gd => {
+  const t = gd.querySelector('.gtitle');
+  return t ? [t.textContent, t.getBoundingClientRect().right - gd.getBoundingClientRect().right] : null;
+}).filter(x => x && x[1] > 0)"""
 
 
 def registered_pages() -> list[tuple[str, str]]:
@@ -101,4 +107,10 @@ def test_every_chart_draws_marks(lab_url, page, title, path):
             blank.append(f"{name!r} (subplots {', '.join(empty)})")
     (ARTIFACTS / f"{path or 'home'}.json").write_text(json.dumps(seen, indent=1))
     assert not blank, f"page {title!r} ({path or '/'}): charts with axes and no marks: {'; '.join(blank)}"
+    # Legible on a 1280x720 projector: no chart's title runs past its chart's edge (two long titles side by side
+    # were cut off there, while the desktop size above showed them whole).
+    page.set_viewport_size(PROJECTOR)
+    page.wait_for_timeout(1500)  # Plotly lays the charts out again for the narrower page
+    over = charts.evaluate_all(TITLE_OVERRUN_JS)
+    assert not over, f"page {title!r} ({path or '/'}) at 1280x720: titles cut off (text, pixels over): {over}"
 

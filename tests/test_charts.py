@@ -63,6 +63,11 @@ def test_the_caption_adds_no_full_stop_after_a_question():
     assert charts.caption(go.Figure(go.Bar(x=[1], y=[2], name="a")), "Votes").startswith("Votes. a: 1 values")
 
 
+def test_a_line_break_in_a_title_is_a_space_in_the_caption():
+    fig = go.Figure(go.Bar(x=[1], y=[2], name="a"), layout={"title": {"text": "Settled earliest:<br>true digit"}})
+    assert charts.caption(fig).startswith("Settled earliest: true digit. a: 1 values")
+
+
 def test_every_page_chart_goes_through_charts_show():
     from pathlib import Path
 
