@@ -17,7 +17,6 @@ from lab.core.task_facts import config_task, task_clause, task_words
 
 OWN_TASK = "digits"  # the task the configs default to (ShuffleConfig.task): the recipe was chosen on it
 PAPER = "Freiberger et al. 2024 (LayerShuffle), on ImageNet/CIFAR-100 ViTs"
-SOURCE = PAPER + "; here a 6-block ViT on 8x8 digits"
 RECIPE_CHOICE = ("the lab's recipe (stem drawn at 0.1 of unit scale, no weight decay) was chosen on a validation "
                  "split among settings in which LayerShuffle trains, partly because it lowers the sequential model's "
                  "accuracy in random orders (47 % on validation, against 68-71 % with a unit-scale stem; "
