@@ -18,7 +18,7 @@ $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
 	touch $@
 
 app: $(VENV)/.installed
-	$(VENV)/bin/streamlit run app/main.py --server.port $(PORT)
+	$(PY) -m app.serve --server.port $(PORT)
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .

@@ -39,10 +39,11 @@ JobRunner = engines.Engine  # what runner() returns: `submit`, `jobs`, `key`, `a
 @st.cache_resource(show_spinner=False)
 def _engine() -> JobRunner:
     # The local workers import every page's experiment as they start (in the background, at server start): a
-    # visitor's first job on a fresh worker then starts at once instead of after seconds of imports.
-    from lab.catalog import descriptors
+    # visitor's first job on a fresh worker then starts at once instead of after seconds of imports. A server
+    # started by app/serve.py (`make app`) made the engine as it booted; this finds that one.
+    from lab.catalog import config_modules
 
-    return engines.engine(preload=sorted({d.config.__module__ for d in descriptors().values()}))
+    return engines.engine(preload=config_modules())
 
 
 def start_engine() -> None:
@@ -52,6 +53,15 @@ def start_engine() -> None:
         _engine()
     except ValueError:  # misconfigured: the page that needs a job says so (runner())
         pass
+
+
+def runs_in_process() -> bool:
+    """Whether the server's jobs run in this process (the threads engine), not on worker processes; False when the
+    engine is misconfigured (each page says so)."""
+    try:
+        return _engine().name == "threads"
+    except ValueError:
+        return False
 
 
 @st.cache_resource(show_spinner=False)

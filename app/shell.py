@@ -19,8 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @st.cache_resource(show_spinner=False)
 def _warm_umap_once() -> bool:
-    """UMAP compiles its kernels on first use (~30 s): do it once per server, in the background, at start-up."""
-    if not quick.quick():  # UI smoke tests never show UMAP results: spare their CPU
+    """UMAP compiles its kernels on first use (~10 s of a core): once per server, in the background, at start-up,
+    where UMAP runs. On the Dask engine it runs on the workers, and compiling it here as well would only take a core
+    at the server's priority from a newcomer's first training (jobs.runs_in_process)."""
+    if not quick.quick() and jobs.runs_in_process():  # UI smoke tests never show UMAP results: spare their CPU
         warm_umap_in_background()
     return True
 

@@ -21,8 +21,10 @@ COLOUR_KEYS = {"slot": "slot", "block": "block", "digit": "cls"}  # control valu
 
 @st.cache_resource(show_spinner=False)
 def _warm_umap() -> bool:
-    """Compile UMAP's kernels once per server process, in the background, so the first view is fast."""
-    embed.warm_umap_in_background()
+    """Compile UMAP's kernels once per server process, in the background, so the first view is fast (where the
+    views run: app/shell.py)."""
+    if jobs.runs_in_process():
+        embed.warm_umap_in_background()
     return True
 
 

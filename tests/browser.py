@@ -1,4 +1,5 @@
-"""A real browser against a real server: start `streamlit run`, drive Debian's Chromium with Playwright.
+"""A real browser against a real server: start it as `make app` does (app/serve.py), drive Debian's Chromium with
+Playwright.
 
 Never `playwright install`: we point Playwright at /usr/bin/chromium (Debian's package).
 """
@@ -38,7 +39,7 @@ def lab_server(cache_dir: str, env: dict[str, str] | None = None, log_name: str 
     # The real server runs the app's default engine, a local Dask cluster (2 worker processes): every page the
     # browser tests visit gets its results from worker processes, as in a classroom.
     env = {**os.environ, "LAYERLAB_QUICK": "1", "LAYERLAB_CACHE": cache_dir, "LAYERLAB_ENGINE": "dask", **(env or {})}
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"), "--server.headless", "true",
+    cmd = [sys.executable, "-m", "app.serve", "--server.headless", "true",  # as `make app` starts it
            "--server.port", str(port), "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
     # The server's log goes to a file beside the store (an unread pipe could fill up and block the server).
     Path(cache_dir).mkdir(parents=True, exist_ok=True)

@@ -225,6 +225,51 @@ def test_recipe_training_is_seeded_bitwise():
     assert any(not torch.equal(a[k], c[k]) for k in a)
 
 
+def test_keeping_checkpoints_leaves_the_trained_weights_unchanged():
+    """Snapshots only copy: a run that keeps every epoch ends bitwise where one that keeps none does. That is why
+    Re-initialise may read the very ViT the other pages train (one training for both)."""
+    from dataclasses import replace
+
+    from lab.core import recipes
+    from lab.core.zoo import build
+
+    d = tiny_digits(64)
+    cfg = replace(recipes.vit_model_config("sequential"), **SMALL)
+
+    def fit(checkpoints: tuple) -> tuple:
+        m = build(cfg, 0)
+        log = train(m, d.train, replace(recipes.vit_train_config("sequential", 0, epochs=3), batch=16,
+                                        checkpoints=checkpoints))
+        return m.state_dict(), log
+
+    (a, _), (b, log) = fit(()), fit((0, 1, 2, 3))
+    assert sorted(log.checkpoints) == [0, 1, 2, 3]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert any(not torch.equal(log.checkpoints[1][k], b[k]) for k in b)  # the snapshots are of other epochs
+    assert recipes.reinit_spec("vit", 5) == recipes.model("vit-sequential").spec(5)
+
+
+def test_each_epoch_reports_the_held_out_accuracy_it_logged():
+    """A waiting page shows the model's held-out accuracy after every epoch: the number in the message is the one
+    the log keeps (and none is claimed without a held-out split)."""
+    import re
+    from dataclasses import replace
+
+    from lab.core import recipes
+    from lab.core.zoo import build
+
+    d = tiny_digits(64)
+    cfg = replace(recipes.vit_model_config("sequential"), **SMALL)
+    tc = replace(recipes.vit_train_config("sequential", 0, epochs=3), batch=16, checkpoints=())
+    said: list[str] = []
+    log = train(build(cfg, 0), d.train, tc, d.test, progress=lambda f, m: said.append(m))
+    shown = [float(re.search(r"held-out ([0-9.]+) %", m).group(1)) for m in said]
+    assert shown == [round(100 * a, 1) for a in log.test_acc] and len(shown) == 3
+    quiet: list[str] = []
+    train(build(cfg, 0), d.train, tc, progress=lambda f, m: quiet.append(m))
+    assert len(quiet) == 3 and not any("held-out" in m for m in quiet)
+
+
 def test_default_train_config_is_the_original_adam_cosine_loop():
     """Defaults must train exactly as the loop did before the recipe options existed (an explicit copy of it)."""
     from lab.core.train import cosine

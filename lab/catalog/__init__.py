@@ -51,3 +51,9 @@ def get(name: str) -> "Descriptor":
     if name not in all_:
         raise ValueError(f"unknown experiment {name!r}; choose from {', '.join(all_)}")
     return all_[name]
+
+
+def config_modules() -> list[str]:
+    """The modules of every experiment's config, sorted: what a compute worker imports as it starts, so that its
+    first job does not wait for them."""
+    return sorted({d.config.__module__ for d in descriptors().values()})

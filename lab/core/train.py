@@ -190,7 +190,9 @@ def train(
             model.train()
         if epoch in keep or epoch == cfg.epochs:
             log.checkpoints[epoch] = _snapshot(model)
-        progress(epoch / cfg.epochs, f"training: epoch {epoch}/{cfg.epochs}, loss {log.loss[-1]:.3f}")
+        # the held-out accuracy so far: while a newcomer waits for the first model, the bar already shows a number
+        held = f", held-out {100 * log.test_acc[-1]:.1f} %" if log.test_acc else ""
+        progress(epoch / cfg.epochs, f"training: epoch {epoch}/{cfg.epochs}, loss {log.loss[-1]:.3f}{held}")
     model.eval()
     log.seconds = time.perf_counter() - t0
     return log
