@@ -274,3 +274,29 @@ def test_workers_do_not_return_memory_to_the_os_after_every_free(dask_engine):
     # (lab/runtime/engine/cluster.py: worker_environ).
     assert dask_engine.ready(120)
     assert set(dask_engine.client.run(_malloc_trim).values()) == {None}
+
+
+def test_jobs_asked_while_the_workers_start_stop_saying_so_once_they_are_up(dask_engine, monkeypatch):
+    """A job asked before the cluster is reachable says the workers are starting; once they are up, one still
+    waiting for a worker says so instead (a newcomer's bars must not claim the workers are still starting)."""
+    from lab.runtime.engine import cluster
+
+    opened = cluster.DaskEngine._open
+
+    def slow_open(self):  # the connection takes a second, as a starting cluster would
+        time.sleep(1.0)
+        opened(self)
+
+    monkeypatch.setattr(cluster.DaskEngine, "_open", slow_open)
+    eng = DaskEngine(address=dask_engine.client.scheduler.address, store=dask_engine.store)
+    try:
+        jobs = [eng.submit("slow", slow, Slow(steps=8, pause=0.25, tag=40 + i)) for i in range(3)]
+        assert [j.message for j in jobs] == [cluster.STARTING] * 3
+        assert eng.ready(60)
+        waiting = [j for j in jobs if not j.started]
+        assert waiting, "two workers cannot have started three jobs"
+        assert all(j.message != cluster.STARTING for j in waiting)
+        for j in jobs:
+            wait(j)
+    finally:
+        eng.close()

@@ -263,7 +263,7 @@ def test_each_epoch_reports_the_held_out_accuracy_it_logged():
     tc = replace(recipes.vit_train_config("sequential", 0, epochs=3), batch=16, checkpoints=())
     said: list[str] = []
     log = train(build(cfg, 0), d.train, tc, d.test, progress=lambda f, m: said.append(m))
-    shown = [float(re.search(r"held-out ([0-9.]+) %", m).group(1)) for m in said]
+    shown = [float(re.search(r"held-out accuracy ([0-9.]+) %", m).group(1)) for m in said]
     assert shown == [round(100 * a, 1) for a in log.test_acc] and len(shown) == 3
     quiet: list[str] = []
     train(build(cfg, 0), d.train, tc, progress=lambda f, m: quiet.append(m))

@@ -191,7 +191,7 @@ def train(
         if epoch in keep or epoch == cfg.epochs:
             log.checkpoints[epoch] = _snapshot(model)
         # the held-out accuracy so far: while a newcomer waits for the first model, the bar already shows a number
-        held = f", held-out {100 * log.test_acc[-1]:.1f} %" if log.test_acc else ""
+        held = f", held-out accuracy {100 * log.test_acc[-1]:.1f} %" if log.test_acc else ""
         progress(epoch / cfg.epochs, f"training: epoch {epoch}/{cfg.epochs}, loss {log.loss[-1]:.3f}{held}")
     model.eval()
     log.seconds = time.perf_counter() - t0

@@ -327,7 +327,7 @@ def train_iot(
             log.top_share.append(max(st["share"]))
             model.train()
             predictor.train()
-        held = f", held-out {100 * log.test_acc[-1]:.1f} %" if log.test_acc else ""
+        held = f", held-out accuracy {100 * log.test_acc[-1]:.1f} %" if log.test_acc else ""
         progress(epoch / tc.epochs, f"IOT training: epoch {epoch}/{tc.epochs}, loss {log.loss[-1]:.3f}{held}")
     model.eval()
     predictor.eval()

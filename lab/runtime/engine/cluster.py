@@ -46,6 +46,7 @@ WATCH_S = 2.0  # how often the engine looks for a dead cluster
 HEAL_TIMEOUT_S = 180.0  # how long a heal keeps trying to start or reach a cluster before jobs fail with a message
 RETRY_S = 30.0  # after a heal that found no cluster, how long until the next try
 SNAPSHOT_S = 2.0  # the queue positions of every waiting page come from one read of the job files this old
+STARTING = "starting the lab's workers (once per server)"
 RESTARTING = "restarting the lab's workers (they stopped); your job runs as soon as they are back"
 CONNECT_TIMEOUT = "30s"  # how long to try an existing scheduler before every waiting job fails with a message
 ASK_TIMEOUT_S = 5.0  # a question to the scheduler (its worker threads) that takes longer keeps the last answer
@@ -266,6 +267,7 @@ class DaskEngine(Engine):
         self._open()
         with self.lock:
             self._ready.set()
+            self._workers_up()
             self._pump()
         threading.Thread(target=self._watch, name="layerlab-dask-watch", daemon=True).start()
 
@@ -347,7 +349,14 @@ class DaskEngine(Engine):
             self._capacity = (0, 0.0)
             self._ready.set()
             log.warning("the lab's workers are back" if self.error is None else "the lab's workers did not come back")
+            self._workers_up()
             self._pump()
+
+    def _workers_up(self) -> None:
+        """The workers are up (caller holds self.lock): a job still queued no longer says they are starting."""
+        for _, _, job in self._queue:
+            if not job.started and job.message in (STARTING, RESTARTING):
+                job.message = Job.message
 
     def threads(self) -> int:
         """Worker threads in the cluster (asked at most every 5 s: workers come and go, a killed one restarts). The
@@ -395,7 +404,7 @@ class DaskEngine(Engine):
         job.task = (fn, cfg, jid, {"LAYERLAB_QUICK": os.environ.get("LAYERLAB_QUICK", "")})
         self._snap = (-1e9, [])  # a new queued job: the next queue position is read afresh
         if not self._ready.is_set():
-            job.message = "starting the lab's workers (once per server)"
+            job.message = STARTING
         self._enqueue(job)
         return job
 
