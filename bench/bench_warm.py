@@ -1,0 +1,81 @@
+"""Warm everything before class (issue 29, goal 1: <= 10 minutes on 2 cores): reported, never asserted.
+
+Runs `python -m lab warm`'s plan (every page's default view and every preset) into a fresh, empty store in real mode
+on the lab's engine (a local Dask cluster of `--workers` single-threaded workers), as a lecturer would before class.
+Reports the wall time against the goal, the worker seconds by page and the dearest results with the models their
+jobs trained, beside the machine's 1-thread matmul peak and the load average. `--quick` runs the same plan in quick
+mode (one epoch per model, minutes): the plan's shape (how many results, how many models), not its cost.
+
+Usage: PYTHONPATH=. .venv/bin/python bench/bench_warm.py [--pages delete iot] [--workers 2] [--quick] [--json F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+GOAL_S = 600.0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--pages", nargs="+", default=None, help="pages to warm (default: all)")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--quick", action="store_true", help="quick mode: the plan's shape in minutes, not its cost")
+    ap.add_argument("--json", help="also write the summary here")
+    args = ap.parse_args()
+    store = tempfile.mkdtemp(prefix="layerlab-warm-bench-")
+    os.environ.update(LAYERLAB_CACHE=store, LAYERLAB_QUICK="1" if args.quick else "0")  # before the lab reads them
+    from bench.bench_first_number import peak_gflops
+    from lab.classroom import warm
+    from lab.runtime.progress import text_progress
+
+    peak = peak_gflops()
+    one, five, _ = os.getloadavg()
+    print(f"warm everything into an empty store ({'quick' if args.quick else 'real'} mode), {args.workers} workers; "
+          f"1-thread matmul peak {peak:.0f} GFLOP/s; load average {one:.2f} / {five:.2f} on {os.cpu_count()} cores",
+          flush=True)
+    items = warm.plan(args.pages or warm.pages())
+    t0 = time.perf_counter()
+    summary = warm.warm(items, workers=args.workers, progress=text_progress)
+    wall = time.perf_counter() - t0
+    built = summary["built"]
+    worker_s = sum(b["seconds"] for b in built)
+    by_page: collections.Counter[str] = collections.Counter()
+    for b in built:
+        by_page[b["page"]] += b["seconds"]
+    trainings = sum(len(b["trained"]) for b in built)  # each model trains once (the store's lock), in one job
+    trained_s = sum(m["seconds"] for b in built for m in b["trained"])
+    print(f"\n{len(items)} results ({len(built)} built, {len(summary['failed'])} failed) in {wall:.0f} s = "
+          f"{wall / 60:.1f} min: {wall / GOAL_S:.2f} x the goal of {GOAL_S / 60:.0f} min")
+    print(f"worker time {worker_s:.0f} s over {args.workers} workers ({worker_s / max(wall, 1e-9):.2f} busy on "
+          f"average); {trainings} models trained in {trained_s:.0f} s ({trained_s / max(worker_s, 1e-9):.0%})")
+    print("by page (worker seconds, share):")
+    for page, sec in by_page.most_common():
+        print(f"  {page:<10} {sec:8.0f} s  {sec / max(worker_s, 1e-9):5.1%}")
+    print("the dearest results:")
+    for b in sorted(built, key=lambda b: -b["seconds"])[:15]:
+        what = "; ".join(f"{m['model']} ({m['seconds']:.0f} s)" for m in b["trained"]) or "no model trained"
+        print(f"  {b['seconds']:7.1f} s  {b['page']}: {b['setting']}: {b['result']}  [trained: {what}]")
+    for f in summary["failed"]:
+        print(f"  FAILED {f['page']}: {f['setting']}: {f['result']}: {f['error']}")
+    one, five, _ = os.getloadavg()
+    print(f"at the end: load average {one:.2f} / {five:.2f}")
+    if args.json:
+        out: dict[str, Any] = {"peak_gflops": peak, "wall_s": wall, "worker_s": worker_s, "quick": args.quick,
+                               "by_page": dict(by_page), "summary": summary}
+        Path(args.json).write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
