@@ -5,6 +5,7 @@ built from the claims tests' hand-written results (no training) on MNIST-1D name
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any, Callable, Optional
 
 import pytest
@@ -132,14 +133,13 @@ OLD = {
         "4: ResNets on CIFAR-10/ImageNet. Here: the p = 0 model, the mean over each of its 8 blocks removed alone "
         "(exact), no fine-tuning"),
     ("rearrange", "rearrange.vit-sequential.ends-most-sensitive"): (
-        "Lad et al. 2024 (deleting one layer at a time), and Sun et al. 2024; here a 6-block ViT on 8x8 digits or a "
-        "7-block residual MLP on a synthetic task, scored on held-out inputs, where the papers used language models "
-        "of 24-80 layers and benchmark scores"),
+        "Lad et al. 2024 (deleting one layer at a time), and Sun et al. 2024; here a 6-block ViT on 8x8 digits, "
+        "scored on held-out inputs, where the papers used language models of 24-80 layers and benchmark scores"),
     ("reinit", "reinit.plain-first-layer-critical"): (
         "Zhang, Bengio, Singer, Are All Layers Created Equal? (2019; JMLR 2022), Sec. 3: FCNs on MNIST, ResNets on "
-        "CIFAR-10. Here: MLPs of 7 blocks on a synthetic 20-class task and a 6-block ViT on 8x8 digits, one model "
-        "per seed, one fresh draw per re-randomisation; robust / critical at 90 % / 50 % of the above-chance "
-        "accuracy kept are this lab's thresholds (the paper reads its heatmaps by eye)"),
+        "CIFAR-10. Here: MLPs of 7 blocks on a synthetic 20-class task, one model per seed, one fresh draw per "
+        "re-randomisation; robust / critical at 90 % / 50 % of the above-chance accuracy kept are this lab's "
+        "thresholds (the paper reads its heatmaps by eye)"),
     ("shuffle", "seq_random_chance"): (
         "Freiberger et al. 2024 (LayerShuffle), on ImageNet/CIFAR-100 ViTs; here a 6-block ViT on 8x8 digits; the "
         "lab's recipe (stem drawn at 0.1 of unit scale, no weight decay) was chosen on a validation split among "
@@ -187,3 +187,30 @@ def test_a_table_task_and_an_upload_are_named_by_their_label():
     assert all("on your CSV (0123456789abcdef), then recovery" in c["source"] for c in run)
     assert all("(7 blocks of width 128) on Wine (scikit-learn), then" in c["source"]
                for c in D.sweep_claims(RD.fake_sweep(task="wine")))
+
+
+@pytest.mark.parametrize("task", [None, "wine"])
+def test_each_claim_names_only_the_setting_of_its_own_model(task):
+    """Re-initialise and Rearrange show MLPs and a ViT side by side; on a table task the MLPs read the table while
+    the ViT, which cannot, stays on digits (its config names no task). A claim's source names its own model and the
+    data that model ran on, never the other model's setting."""
+    def on(m: str) -> Optional[str]:
+        return None if m.startswith("vit") else task
+
+    maps = {}
+    for m in ("plain", "residual", "vit"):
+        r = dataclasses.replace(LR.fake_map(m), config=reinit.ReinitConfig(model=m, task=on(m)))
+        maps[m] = dataclasses.replace(r, claims=RIC.model_claims(r))
+    cs = [(c, c["key"].startswith("reinit.vit")) for c in reinit.claims(maps) + LR.fake_focus(0.9, task=task)]
+    profs = {mo: [dataclasses.replace(RD.fake_profile(mo), config=recipes.ModelSeed(mo, 0, on(mo)))]
+             for mo in rearrange.MODELS}
+    cs += [(c, c["key"].startswith("rearrange.vit")) for c in RC.claims(profs)]
+    assert sum(v for _, v in cs) >= 3 and sum(not v for _, v in cs) >= 3
+    mlp_data = "a synthetic" if task is None else "Wine (scikit-learn)"
+    for c, on_vit in cs:
+        src = c["source"]
+        if on_vit:
+            assert re.search(r"ViTs? on 8x8 digits", src) and "MLP" not in src and "synthetic" not in src \
+                and "Wine" not in src, (c["key"], src)
+        else:
+            assert "ViT" not in src and "8x8 digits" not in src and mlp_data in src, (c["key"], src)

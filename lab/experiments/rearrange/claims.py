@@ -22,18 +22,16 @@ TOLERATE = 0.9  # "tolerates": keeps at least 90 % of the trained accuracy (the 
 GRACEFUL = 0.5  # "degrades gracefully": keeps at least half of the trained model's margin over chance
 FAR_BETTER = 0.10  # "far better": at least 10 points more of its trained accuracy kept, on average
 PAPERS_SCALE = ", scored on held-out inputs, where the papers used language models of 24-80 layers and benchmark scores"
-SCALE = "here a 6-block ViT on 8x8 digits or a 7-block residual MLP on a synthetic task" + PAPERS_SCALE
+OWN_DATA = {"mlp": "a synthetic task", "vit": "8x8 digits"}
 
 
 def scale(prof: Any) -> str:
-    """How the lab's setting departs from the papers', for a claim on `prof`: SCALE (as it always read) on the model's
-    own task, else the model that ran and the task it ran on."""
-    task = config_task(prof.config)
-    if task is None:
-        return SCALE
+    """How the lab's setting departs from the papers', for a claim on `prof`: the model that ran and the data it ran
+    on (its own task's wording when the config names none), and nothing of the page's other models."""
     m = recipes.model(prof.model)
     what = "ViT" if m.family == "vit" else m.label
-    return f"here a {m.blocks}-block {what} on {task_words(task)}" + PAPERS_SCALE
+    task = config_task(prof.config)
+    return f"here a {m.blocks}-block {what} on {task_words(task, None, OWN_DATA[m.family])}" + PAPERS_SCALE
 
 
 # Per-input held-out scores of a profile's rows (the outcomes every claim pairs: the same inputs for every row).

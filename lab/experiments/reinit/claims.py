@@ -54,15 +54,17 @@ PAPER = ("Zhang, Bengio, Singer, Are All Layers Created Equal? (2019; JMLR 2022)
          "on CIFAR-10. Here: ")
 AFTER = (", one model per seed, one fresh draw per re-randomisation; robust / critical at 90 % / 50 % of the "
          "above-chance accuracy kept are this lab's thresholds (the paper reads its heatmaps by eye)")
-SOURCE = PAPER + "MLPs of 7 blocks on a synthetic 20-class task and a 6-block ViT on 8x8 digits" + AFTER
+OWN_SETTING = {"mlp": "MLPs of 7 blocks on a synthetic 20-class task", "vit": "a 6-block ViT on 8x8 digits"}
 
 
 def source(model: str, task: Optional[str]) -> str:
-    """The source of a claim on `model` ("plain", "residual" or "vit") run on `task`: SOURCE (every model on its own
-    task, as it always read) for the model's own task (None), else that model on the task it ran on."""
+    """The source of a claim on `model` ("plain", "residual" or "vit") run on `task` (None: the model's own task):
+    that model and the data it ran on, and nothing of the other models (on a table task the page's MLPs read the
+    table while its ViT, which cannot, stays on digits)."""
+    family = "vit" if model == "vit" else "mlp"
     if task is None:
-        return SOURCE
-    what = "a 6-block ViT" if model == "vit" else "MLPs of 7 blocks"
+        return PAPER + OWN_SETTING[family] + AFTER
+    what = "a 6-block ViT" if family == "vit" else "MLPs of 7 blocks"
     return PAPER + f"{what} on {task_words(task)}" + AFTER
 
 
