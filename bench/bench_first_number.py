@@ -28,6 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.machine import peak_gflops  # noqa: E402
 from tests.browser import CHROMIUM_ARGS, chromium_path, lab_server  # noqa: E402
 
 PAGES = ("delete", "shuffle", "reinit", "layerdrop", "iot", "rearrange", "lens", "matrix")
@@ -44,20 +45,6 @@ STATE_JS = """() => {
   const notes = [...document.querySelectorAll("[data-testid='stAlert']")].map(e => e.innerText.trim()).slice(0, 4);
   return {vals, run, bars, notes};
 }"""
-
-
-def peak_gflops() -> float:
-    """The machine's 1-thread fp32 matmul peak (three 1024^3 products, the best of them)."""
-    import torch
-
-    torch.set_num_threads(1)
-    a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
-    best = float("inf")
-    for _ in range(3):
-        t = time.perf_counter()
-        a @ b
-        best = min(best, time.perf_counter() - t)
-    return 2 * 1024**3 / best / 1e9
 
 
 def one_page(browser: Any, page_name: str, limit: float, warm: bool = True) -> dict[str, Any]:

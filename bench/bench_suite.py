@@ -26,7 +26,7 @@ GOAL_S = 600.0
 
 
 def main() -> None:
-    from bench.bench_first_number import peak_gflops
+    from bench.machine import peak_gflops
 
     peak = peak_gflops()
     one, five, _ = os.getloadavg()

@@ -36,7 +36,7 @@ def main() -> None:
     args = ap.parse_args()
     store = tempfile.mkdtemp(prefix="layerlab-warm-bench-")
     os.environ.update(LAYERLAB_CACHE=store, LAYERLAB_QUICK="1" if args.quick else "0")  # before the lab reads them
-    from bench.bench_first_number import peak_gflops
+    from bench.machine import peak_gflops
     from lab.classroom import warm
     from lab.runtime.progress import text_progress
 

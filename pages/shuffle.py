@@ -13,22 +13,10 @@ from lab.core.models import vit
 from lab.experiments.shuffle import claims as shuffle_claims
 from lab.experiments.shuffle import descriptor as described
 from lab.experiments.shuffle import experiment as shuffle
-from lab.ops import embed
 from lab.runtime.plain import to_plain
 
 COLOUR_KEYS = {"slot": "slot", "block": "block", "digit": "cls"}  # control value -> label field of the view
 
-
-@st.cache_resource(show_spinner=False)
-def _warm_umap() -> bool:
-    """Compile UMAP's kernels once per server process, in the background, so the first view is fast (where the
-    views run: app/shell.py)."""
-    if jobs.runs_in_process():
-        embed.warm_umap_in_background()
-    return True
-
-
-_warm_umap()
 
 st.title(":material/shuffle: Shuffle layers")
 st.caption("Train a small vision transformer with its blocks in a random order at every step, then run it in any "
