@@ -175,9 +175,10 @@ umap_ready = umap_job.future.done()
 def embedding_view() -> None:
     """Polls (once a second) only while UMAP runs; when it lands, one full rerun draws it and stops the polling."""
     fut = umap_job.future
-    if fut.done() and not umap_ready:
+    done = fut.done()  # read once: the job can land while this runs, and a view must not say "failed" when it did
+    if done and not umap_ready:
         st.rerun()
-    if fut.done() and fut.exception() is None:
+    if done and not fut.cancelled() and fut.exception() is None:
         u = fut.result()
         hover = {k: getattr(u, k) for k in ("slot", "block", "cls", "order")}
         charts.show(figs.embedding(u.umap, hover[colour_by], colour_by, "UMAP", hover=hover), "fig_umap")
@@ -185,8 +186,9 @@ def embedding_view() -> None:
                    f"{shuffle.VIEW_INPUTS} held-out digits); embedded in {u.seconds:.1f} s.")
         return
     charts.show(figs.embedding(view["pca"], view[colour_by], colour_by, "PCA", hover=view), "fig_pca")
-    if fut.done():
+    if done:
         st.warning("The UMAP view could not be computed; the PCA view stands in for it.")
+        jobs.log_failure(umap_job.label, umap_job)
     else:
         st.caption(f"PCA view, shown at once; UMAP is running ({umap_job.message}) and replaces it when ready.")
 

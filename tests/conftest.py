@@ -74,6 +74,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 @pytest.hookimpl(trylast=True)  # after every other plugin's (the terminal's last line is written there)
 def pytest_unconfigure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller reports and exits
+        return
     if _STATUS and os.environ.get("LAYERLAB_TEST_HARD_EXIT", "1") != "0":
         tw = getattr(config.pluginmanager.get_plugin("terminalreporter"), "_tw", None)
         if tw is not None:
@@ -129,3 +131,18 @@ def pytest_runtest_call(item: pytest.Item):
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_teardown(item: pytest.Item):
     yield from _bounded(item, "teardown")
+
+
+# -- two processes (pytest-xdist, `make test`): one store, one lab server ------------------------------------
+# Every test that uses the session's lab server runs in one worker (one server, one Chromium), and first, so the
+# other worker takes the rest beside it. Both workers share the store set above (the controller sets
+# LAYERLAB_CACHE before it starts them), whose file locks let one process build an entry while the other waits.
+SERVER_GROUP = "lab-server"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    served = [it for it in items if "lab_url" in getattr(it, "fixturenames", ())]
+    for it in served:
+        it.add_marker(pytest.mark.xdist_group(SERVER_GROUP))
+    rest = [it for it in items if "lab_url" not in getattr(it, "fixturenames", ())]
+    items[:] = served + rest

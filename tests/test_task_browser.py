@@ -66,8 +66,15 @@ def _upload(page, path: Path) -> None:  # noqa: ANN001
     uploader = sidebar.locator("[data-testid='stFileUploader']")
     if not uploader.is_visible():
         sidebar.get_by_text("Use your own CSV").click()
+    # The note of the previous file stays (and the button stays enabled) until a rerun has seen the new file; the
+    # chip shows while the file is still uploading, so a click then would check the previous file again.
+    old_note = sidebar.locator("[data-testid='stExpander']").filter(has=uploader).locator("[data-testid='stAlert']")
+    had_note = old_note.count() > 0
     uploader.locator("input[type='file']").set_input_files(str(path))
     sidebar.locator("[data-testid='stFileChipName']").filter(has_text=path.name).wait_for(timeout=60_000)
+    if had_note:
+        old_note.first.wait_for(state="detached", timeout=60_000)
+    wait_idle(page)
     button = sidebar.get_by_role("button", name="Use this file")
     deadline = time.monotonic() + 30
     while not button.is_enabled() and time.monotonic() < deadline:  # enabled by the rerun that saw the file
