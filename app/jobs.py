@@ -322,13 +322,13 @@ def _finished(label: str, job: Job) -> Optional[Any]:
     return fut.result()
 
 
-def log_failure(label: str, job: Job) -> None:
+def log_failure(job: Job) -> None:
     """Write why a finished job left no result to the server log (for a page that says so in its own words)."""
     fut = job.future
     if fut.cancelled():
-        log.info("%s: the job was dropped (its page had closed)", label)
+        log.info("%s: the job was dropped (its page had closed)", job.label)
     elif fut.exception() is not None:
-        log.error("%s failed", label, exc_info=fut.exception())
+        log.error("%s failed", job.label, exc_info=fut.exception())
 
 
 def prefetch(label: str, fn: Callable[..., Any], cfg: Any) -> None:

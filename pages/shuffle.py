@@ -188,7 +188,7 @@ def embedding_view() -> None:
     charts.show(figs.embedding(view["pca"], view[colour_by], colour_by, "PCA", hover=view), "fig_pca")
     if done:
         st.warning("The UMAP view could not be computed; the PCA view stands in for it.")
-        jobs.log_failure(umap_job.label, umap_job)
+        jobs.log_failure(umap_job)
     else:
         st.caption(f"PCA view, shown at once; UMAP is running ({umap_job.message}) and replaces it when ready.")
 

@@ -38,10 +38,7 @@ def lab_server(cache_dir: str, env: dict[str, str] | None = None, log_name: str 
     port = free_port()
     # The real server runs the app's default engine, a local Dask cluster (2 worker processes): every page the
     # browser tests visit gets its results from worker processes, as in a classroom.
-    # Its workers run at the server's priority: the suite's other process computes beside it, and niced workers
-    # would wait behind that process's every step (the store's models would then be trained by whichever is slower).
-    env = {**os.environ, "LAYERLAB_QUICK": "1", "LAYERLAB_CACHE": cache_dir, "LAYERLAB_ENGINE": "dask",
-           "LAYERLAB_WORKER_NICE": "0", **(env or {})}
+    env = {**os.environ, "LAYERLAB_QUICK": "1", "LAYERLAB_CACHE": cache_dir, "LAYERLAB_ENGINE": "dask", **(env or {})}
     cmd = [sys.executable, "-m", "app.serve", "--server.headless", "true",  # as `make app` starts it
            "--server.port", str(port), "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
     # The server's log goes to a file beside the store (an unread pipe could fill up and block the server).
