@@ -133,16 +133,13 @@ def pytest_runtest_teardown(item: pytest.Item):
     yield from _bounded(item, "teardown")
 
 
-# -- two processes (pytest-xdist, `make test`): one store, one lab server ------------------------------------
-# Every test that uses the session's lab server runs in one worker (one server, one Chromium), and first, so the
-# other worker takes the rest beside it. Both workers share the store set above (the controller sets
-# LAYERLAB_CACHE before it starts them), whose file locks let one process build an entry while the other waits.
-SERVER_GROUP = "lab-server"
-
-
+# -- several processes (pytest-xdist, `make test`): one store, a lab server per process -------------------------
+# Every worker shares the store set above (the controller sets LAYERLAB_CACHE before it starts them), whose file
+# locks let one process build an entry while another waits for it; each worker that runs a browser test starts its
+# own server (the `lab_url` fixture is per process). xdist's `loadgroup` cannot keep those tests in one worker here:
+# it renames test ids, which pytest 9 computes afresh. The browser tests go first: they are the longest, and a long
+# test started last would finish alone while the other workers idle.
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     served = [it for it in items if "lab_url" in getattr(it, "fixturenames", ())]
-    for it in served:
-        it.add_marker(pytest.mark.xdist_group(SERVER_GROUP))
     rest = [it for it in items if "lab_url" not in getattr(it, "fixturenames", ())]
     items[:] = served + rest

@@ -211,6 +211,20 @@ def test_a_block_replaced_by_its_linear_fit_on_a_linear_block_reproduces_it():
     assert not torch.allclose(S.logits_on(v, images(), (0, 1, 2), {1: lin}), logits_of(v, images()), atol=1e-4)
 
 
+def test_every_blocks_fit_from_one_pass_of_states_is_the_fit_from_its_own_pass():
+    """The battery computes the training states once for all blocks' fits: the same maps and figures, bit for bit,
+    as a fit that runs its own pass; and states of another route give another fit (the check can fail)."""
+    v, xs = small_vit(), images(120, 3)
+    route = (0, 1, 2)
+    shared = S.train_states(v, xs, route)
+    for b in route:
+        (a1, c1), f1 = S.fit_linear(v, xs, route, b, seed=4)
+        (a2, c2), f2 = S.fit_linear(v, xs, route, b, seed=4, states=shared)
+        assert torch.equal(a1, a2) and torch.equal(c1, c2) and f1 == f2
+    (a3, _), _ = S.fit_linear(v, xs, route, 1, seed=4, states=S.train_states(v, xs, (2, 1, 0)))
+    assert not torch.equal(a3, S.fit_linear(v, xs, route, 1, seed=4)[0][0])
+
+
 def test_a_looped_block_is_fitted_over_all_its_runs_and_replaced_at_each():
     m = LinearBlocks(depth=2)
     x_train = torch.randn(100, 12, generator=torch.Generator().manual_seed(1))

@@ -245,8 +245,9 @@ def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
     progress(0.7, "fitting each block's linear map")
     t0 = time.perf_counter()
     lin_acc, r2, r2u, r2se = [], [], [], []
+    train_states = S.train_states(m, data.train.x, route)  # one pass for every block's fit (the same states)
     for b in blocks:
-        lin, fit = S.fit_linear(m, data.train.x, route, b, seed)
+        lin, fit = S.fit_linear(m, data.train.x, route, b, seed, train_states)
         lin_acc.append(float(S.outcomes(m, x, y, route, {b: lin}).double().mean()))
         r2.append(fit["r2"])
         r2u.append(fit["r2_update"])

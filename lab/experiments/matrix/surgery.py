@@ -134,13 +134,21 @@ def r2_se(pred: torch.Tensor, target: torch.Tensor, groups: torch.Tensor, gen: t
     return float(boot.std())
 
 
+def train_states(model: RoutedModel, x_train: torch.Tensor, route: Sequence[int]) -> list[torch.Tensor]:
+    """The states `fit_linear` fits on: after the stem and after every slot of the route, on the training inputs."""
+    return lens.slot_states(model, x_train, tuple(route))
+
+
 @torch.no_grad()
 def fit_linear(model: RoutedModel, x_train: torch.Tensor, route: Sequence[int],
-               block: int, seed: int = 0) -> tuple[Linear, dict[str, float]]:
+               block: int, seed: int = 0, states: Optional[list[torch.Tensor]] = None
+               ) -> tuple[Linear, dict[str, float]]:
     """The least-squares affine map of `block` (every token, every run of the block on the route, pooled) fitted on
     the training inputs, with its linearity: R^2 of the block's output and of its update (output - input), and the
-    output's R^2's standard error over the training inputs (`r2_se`; `seed` seeds its bootstrap)."""
-    states = lens.slot_states(model, x_train, tuple(route))
+    output's R^2's standard error over the training inputs (`r2_se`; `seed` seeds its bootstrap). `states`:
+    `train_states(model, x_train, route)` when the caller fits several blocks (one pass for all of them)."""
+    if states is None:
+        states = train_states(model, x_train, route)
     slots = [s for s, b in enumerate(route) if b == block]
     n, w = states[0].shape[0], states[0].shape[-1]
     tokens = states[0][0].numel() // w  # rows per input and run

@@ -59,6 +59,14 @@ WORKER_MEMORY = os.environ.get("LAYERLAB_WORKER_MEMORY", "3GiB")
 NICENESS = 10
 
 
+# Dask's own periodic work, which a lab cluster pays for on every core whether or not a job runs: a statistical
+# profiler sampling the task thread every 10 ms (for a dashboard the lab does not serve), memory polled every 100 ms
+# by each nanny and worker, the system monitor every 500 ms. An idle 2-worker cluster took 2-3 s of CPU a minute
+# with them (bench/bench_engine.py --idle); the memory limit still holds, checked every second.
+QUIET = {"distributed.worker.profile.enabled": False, "distributed.worker.memory.monitor-interval": "1s",
+         "distributed.admin.system-monitor.interval": "2s", "distributed.admin.tick.interval": "1s"}
+
+
 def worker_environ() -> dict[str, Any]:
     """The environment Dask's nannies give new worker processes, less MALLOC_TRIM_THRESHOLD_.
 
@@ -151,7 +159,7 @@ def serve_cluster() -> None:
     extra = [m for m in (sys.argv[4] if len(sys.argv) > 4 else "").split(",") if m]
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environ()}):
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environ(), **QUIET}):
         # preload: each worker imports the lab (torch) as it starts, in the background at server start-up, not at
         # the first student's job under `nice` (measured on a loaded machine: 15-20 s before a job's first line).
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
