@@ -62,7 +62,7 @@ NICENESS = 10
 # Dask's own periodic work, which a lab cluster pays for on every core whether or not a job runs: a statistical
 # profiler sampling the task thread every 10 ms (for a dashboard the lab does not serve), memory polled every 100 ms
 # by each nanny and worker, the system monitor every 500 ms. An idle 2-worker cluster took 2-3 s of CPU a minute
-# with them (bench/bench_engine.py --idle); the memory limit still holds, checked every second.
+# with them (bench/bench_cluster_idle.py); the memory limit still holds, checked every second.
 QUIET = {"distributed.worker.profile.enabled": False, "distributed.worker.memory.monitor-interval": "1s",
          "distributed.admin.system-monitor.interval": "2s", "distributed.admin.tick.interval": "1s"}
 
