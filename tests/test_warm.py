@@ -37,6 +37,23 @@ def test_plan_deduplicates_and_warm_is_idempotent(tmp_path, fake_page):
         assert again["built"] == [] and again["already_stored"] == 2
 
 
+def test_interleaved_keeps_every_item_once_and_parts_neighbours_of_one_setting():
+    items = warm.plan(warm.pages())
+    dealt = warm.interleaved(items)
+    assert sorted(i.key for i in dealt) == sorted(i.key for i in items)  # a permutation: nothing lost or doubled
+    group = {i.key: (i.page, i.setting) for i in items}
+    for g in set(group.values()):  # each setting's results keep their order (its first usually trains the model)
+        assert [i.key for i in dealt if group[i.key] == g] == [i.key for i in items if group[i.key] == g]
+    sizes = {g: list(group.values()).count(g) for g in set(group.values())}
+    assert max(sizes.values()) > 1  # else the next check would hold for any order
+    # neighbours share a setting only once the other settings have run out of results
+    for n in range(1, len(dealt)):
+        if group[dealt[n - 1].key] == group[dealt[n].key]:
+            assert {group[i.key] for i in dealt[n:]} == {group[dealt[n].key]}
+    assert [i.key for i in dealt[:len(sizes)]] == [next(i.key for i in items if group[i.key] == g)
+                                                   for g in dict.fromkeys(group[i.key] for i in items)]
+
+
 def test_seeds_and_unknown_pages():
     with pytest.raises(ValueError, match="unknown page"):
         warm.plan(["nope"])
