@@ -6,7 +6,12 @@ Reports the wall time against the goal, the worker seconds by page and the deare
 jobs trained, beside the machine's 1-thread matmul peak and the load average. `--quick` runs the same plan in quick
 mode (one epoch per model, minutes): the plan's shape (how many results, how many models), not its cost.
 
-Usage: PYTHONPATH=. .venv/bin/python bench/bench_warm.py [--pages delete iot] [--workers 2] [--quick] [--json F]
+The machine's idle share over the run (from /proc/stat) says how much of the wall time no worker computed: a worker
+waiting on the store's lock for a model another one trains shows there. `--plan-order` submits in plan order instead
+of dealt round-robin over the settings (`warm.interleaved`): the "before" of that change.
+
+Usage: PYTHONPATH=. .venv/bin/python bench/bench_warm.py [--pages delete iot] [--workers 2] [--quick] [--plan-order]
+       [--json F]
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -27,11 +32,22 @@ sys.path.insert(0, str(ROOT))
 GOAL_S = 600.0
 
 
+def cpu_ticks() -> Optional[tuple[int, int]]:
+    """(idle, total) jiffies of all CPUs since boot, from /proc/stat (None where there is none)."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    return fields[3] + fields[4], sum(fields)  # idle + iowait, of user .. steal
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pages", nargs="+", default=None, help="pages to warm (default: all)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="quick mode: the plan's shape in minutes, not its cost")
+    ap.add_argument("--plan-order", action="store_true", help="submit in plan order, not round-robin over settings")
     ap.add_argument("--json", help="also write the summary here")
     args = ap.parse_args()
     store = tempfile.mkdtemp(prefix="layerlab-warm-bench-")
@@ -45,10 +61,15 @@ def main() -> None:
     print(f"warm everything into an empty store ({'quick' if args.quick else 'real'} mode), {args.workers} workers; "
           f"1-thread matmul peak {peak:.0f} GFLOP/s; load average {one:.2f} / {five:.2f} on {os.cpu_count()} cores",
           flush=True)
+    if args.plan_order:
+        warm.interleaved = list  # the "before": each setting's results back to back
     items = warm.plan(args.pages or warm.pages())
+    ticks0 = cpu_ticks()
     t0 = time.perf_counter()
     summary = warm.warm(items, workers=args.workers, progress=text_progress)
     wall = time.perf_counter() - t0
+    ticks1 = cpu_ticks()
+    idle = (ticks1[0] - ticks0[0]) / max(1, ticks1[1] - ticks0[1]) if ticks0 and ticks1 else None
     built = summary["built"]
     worker_s = sum(b["seconds"] for b in built)
     by_page: collections.Counter[str] = collections.Counter()
@@ -57,7 +78,9 @@ def main() -> None:
     trainings = sum(len(b["trained"]) for b in built)  # each model trains once (the store's lock), in one job
     trained_s = sum(m["seconds"] for b in built for m in b["trained"])
     print(f"\n{len(items)} results ({len(built)} built, {len(summary['failed'])} failed) in {wall:.0f} s = "
-          f"{wall / 60:.1f} min: {wall / GOAL_S:.2f} x the goal of {GOAL_S / 60:.0f} min")
+          f"{wall / 60:.1f} min: {wall / GOAL_S:.2f} x the goal of {GOAL_S / 60:.0f} min"
+          + (f"; the machine was idle {idle:.1%} of the time" if idle is not None else "")
+          + (" (plan order)" if args.plan_order else ""))
     print(f"worker time {worker_s:.0f} s over {args.workers} workers ({worker_s / max(wall, 1e-9):.2f} busy on "
           f"average); {trainings} models trained in {trained_s:.0f} s ({trained_s / max(worker_s, 1e-9):.0%})")
     print("by page (worker seconds, share):")
@@ -73,6 +96,7 @@ def main() -> None:
     print(f"at the end: load average {one:.2f} / {five:.2f}")
     if args.json:
         out: dict[str, Any] = {"peak_gflops": peak, "wall_s": wall, "worker_s": worker_s, "quick": args.quick,
+                               "idle_share": idle, "plan_order": args.plan_order,
                                "by_page": dict(by_page), "summary": summary}
         Path(args.json).write_text(json.dumps(out, indent=1))
 
