@@ -88,9 +88,9 @@ def interleaved(items: Sequence[Item]) -> list[Item]:
 
     Why: a setting's first result usually trains its model and the next ones read it, so two workers that take two
     neighbours of one group end with one of them waiting on the store's lock while the other trains: half the
-    machine idle for a model's training (measured in bench/bench_warm.py's idle samples: 6 % of a warm, in windows
-    of 15-35 s each beside "this model" and its readers). Dealt round-robin, a group's readers start after every
-    other group's first result, when its model is long stored."""
+    machine idle for a model's training (a full warm, bench/bench_warm.py: the machine 6 % idle, in windows of 15-35 s
+    beside a setting's "this model" and its readers; 1.4 % dealt round-robin). Dealt round-robin, a group's readers
+    start after every other group's first result, when its model is long stored."""
     groups: dict[tuple[str, str], list[Item]] = {}
     for i in items:
         groups.setdefault((i.page, i.setting), []).append(i)
