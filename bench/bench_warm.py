@@ -93,9 +93,14 @@ def main() -> None:
     for f in summary["failed"]:
         print(f"  FAILED {f['page']}: {f['setting']}: {f['result']}: {f['error']}")
     one, five, _ = os.getloadavg()
-    print(f"at the end: load average {one:.2f} / {five:.2f}")
+    # measured again: on a shared host the machine's speed drifts by a fifth within an hour (152 -> 128 GFLOP/s
+    # between two runs), which decides whether two warms' wall times can be compared at all
+    peak_end = peak_gflops()
+    print(f"at the end: load average {one:.2f} / {five:.2f}; matmul peak {peak_end:.0f} GFLOP/s "
+          f"({peak_end / max(peak, 1e-9):.2f} x the start's)")
     if args.json:
-        out: dict[str, Any] = {"peak_gflops": peak, "wall_s": wall, "worker_s": worker_s, "quick": args.quick,
+        out: dict[str, Any] = {"peak_gflops": peak, "peak_gflops_end": peak_end, "wall_s": wall,
+                               "worker_s": worker_s, "quick": args.quick,
                                "idle_share": idle, "plan_order": args.plan_order,
                                "by_page": dict(by_page), "summary": summary}
         Path(args.json).write_text(json.dumps(out, indent=1))
