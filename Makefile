@@ -42,8 +42,6 @@ bench: $(VENV)/.installed
 	PYTHONPATH=. $(PY) bench/bench_engine.py
 	PYTHONPATH=. $(PY) bench/bench_cluster_idle.py
 	PYTHONPATH=. $(PY) bench/bench_memory.py
-	# warm every page and preset into a fresh store: wall time and where it goes (33 min on this 2-core machine)
-	LAYERLAB_CACHE=$$(mktemp -d) PYTHONPATH=. $(PY) -m lab warm
 
 clean-cache:
 	find cache -mindepth 1 ! -name README.md -delete

@@ -24,22 +24,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 GOAL_S = 600.0
-
-
-def cpu_ticks() -> Optional[tuple[int, int]]:
-    """(idle, total) jiffies of all CPUs since boot, from /proc/stat (None where there is none)."""
-    try:
-        with open("/proc/stat") as f:
-            fields = [int(v) for v in f.readline().split()[1:9]]
-    except (OSError, ValueError):
-        return None
-    return fields[3] + fields[4], sum(fields)  # idle + iowait, of user .. steal
 
 
 def main() -> None:
@@ -52,7 +42,7 @@ def main() -> None:
     args = ap.parse_args()
     store = tempfile.mkdtemp(prefix="layerlab-warm-bench-")
     os.environ.update(LAYERLAB_CACHE=store, LAYERLAB_QUICK="1" if args.quick else "0")  # before the lab reads them
-    from bench.machine import peak_gflops
+    from bench.machine import cpu_ticks, peak_gflops
     from lab.classroom import warm
     from lab.runtime.progress import text_progress
 

@@ -1,8 +1,9 @@
-"""What the benches report beside their figures: the machine's 1-thread fp32 matmul peak."""
+"""What the benches report beside their figures: the machine's 1-thread fp32 matmul peak, and its idle CPU."""
 
 from __future__ import annotations
 
 import time
+from typing import Optional
 
 
 def peak_gflops() -> float:
@@ -17,3 +18,13 @@ def peak_gflops() -> float:
         a @ b
         best = min(best, time.perf_counter() - t)
     return 2 * 1024**3 / best / 1e9
+
+
+def cpu_ticks() -> Optional[tuple[int, int]]:
+    """(idle, total) jiffies of all CPUs since boot, from /proc/stat (None where there is none)."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    return fields[3] + fields[4], sum(fields)  # idle + iowait, of user .. steal
