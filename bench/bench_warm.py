@@ -42,7 +42,7 @@ def main() -> None:
     args = ap.parse_args()
     store = tempfile.mkdtemp(prefix="layerlab-warm-bench-")
     os.environ.update(LAYERLAB_CACHE=store, LAYERLAB_QUICK="1" if args.quick else "0")  # before the lab reads them
-    from bench.machine import cpu_ticks, peak_gflops
+    from bench.machine import REFERENCE_GFLOPS, at_reference, cpu_ticks, peak_gflops
     from lab.classroom import warm
     from lab.runtime.progress import text_progress
 
@@ -88,9 +88,12 @@ def main() -> None:
     peak_end = peak_gflops()
     print(f"at the end: load average {one:.2f} / {five:.2f}; matmul peak {peak_end:.0f} GFLOP/s "
           f"({peak_end / max(peak, 1e-9):.2f} x the start's)")
+    ref = at_reference(wall, peak, peak_end)
+    print(f"scaled to the goal's machine ({REFERENCE_GFLOPS:.0f} GFLOP/s, an estimate): about {ref:.0f} s = "
+          f"{ref / GOAL_S:.2f} x the goal")
     if args.json:
         out: dict[str, Any] = {"peak_gflops": peak, "peak_gflops_end": peak_end, "wall_s": wall,
-                               "worker_s": worker_s, "quick": args.quick,
+                               "wall_s_at_reference": ref, "worker_s": worker_s, "quick": args.quick,
                                "idle_share": idle, "plan_order": args.plan_order,
                                "by_page": dict(by_page), "summary": summary}
         Path(args.json).write_text(json.dumps(out, indent=1))
