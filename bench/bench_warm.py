@@ -42,7 +42,7 @@ def main() -> None:
     args = ap.parse_args()
     store = tempfile.mkdtemp(prefix="layerlab-warm-bench-")
     os.environ.update(LAYERLAB_CACHE=store, LAYERLAB_QUICK="1" if args.quick else "0")  # before the lab reads them
-    from bench.machine import REFERENCE_GFLOPS, at_reference, cpu_ticks, peak_gflops
+    from bench.machine import REFERENCE_GFLOPS, at_reference, cpu_ticks, idle_share, peak_gflops
     from lab.classroom import warm
     from lab.runtime.progress import text_progress
 
@@ -58,8 +58,7 @@ def main() -> None:
     t0 = time.perf_counter()
     summary = warm.warm(items, workers=args.workers, progress=text_progress)
     wall = time.perf_counter() - t0
-    ticks1 = cpu_ticks()
-    idle = (ticks1[0] - ticks0[0]) / max(1, ticks1[1] - ticks0[1]) if ticks0 and ticks1 else None
+    idle = idle_share(ticks0, cpu_ticks())
     built = summary["built"]
     worker_s = sum(b["seconds"] for b in built)
     by_page: collections.Counter[str] = collections.Counter()

@@ -30,6 +30,13 @@ def cpu_ticks() -> Optional[tuple[int, int]]:
     return fields[3] + fields[4], sum(fields)  # idle + iowait, of user .. steal
 
 
+def idle_share(before: Optional[tuple[int, int]], after: Optional[tuple[int, int]]) -> Optional[float]:
+    """The share of CPU time left idle between two `cpu_ticks()` readings (None if either is missing)."""
+    if before is None or after is None:
+        return None
+    return (after[0] - before[0]) / max(1, after[1] - before[1])
+
+
 # The machine issue 29's goals were set on: its 1-thread matmul peak read 84-87 GFLOP/s. This shared host's peak has
 # read 65-165 GFLOP/s on different days, and a full warm's worker seconds followed it: 1,389 s at 165 and 2,772 s at
 # 67-83 (peak x seconds 229k and 208k, 10 % apart). So a run's time at the reference peak is an estimate, not a
