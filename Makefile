@@ -1,21 +1,42 @@
-# Two commands set up everything on a fresh machine with Python 3.11:
-#   make app   - create .venv (first time), install the lab, run it on http://localhost:8501
+# Two commands set up everything on a fresh Linux or macOS machine with Python 3.11:
+#   make app   - create .venv (first time), install the locked requirements, run the lab on http://localhost:8501
 #   make test  - the same environment plus test tools; lint and the whole test suite
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
+# Extra pip options, e.g. PIP_ARGS="--extra-index-url https://download.pytorch.org/whl/cpu" where torch's CPU build
+# is not otherwise served (README: Quick start).
+PIP_ARGS ?=
+# The lock files: every package at an exact version with its hashes (make lock writes them from pyproject.toml).
+ifeq ($(shell uname -s),Darwin)
+LOCK := requirements-macos.txt
+LOCK_DEV := requirements-macos-dev.txt
+else
+LOCK := requirements.txt
+LOCK_DEV := requirements-dev.txt
+endif
+INSTALL = $(PY) -m pip install -q --require-hashes --no-deps $(PIP_ARGS) -r
+TORCH_HINT = echo "make: installing $(1) failed. If pip found no torch==2.13.0+cpu, PyTorch's CPU build is not served \
+here: run make again with PIP_ARGS=\"--extra-index-url https://download.pytorch.org/whl/cpu\" (plain PyPI would give \
+Linux the multi-GB CUDA build, which the lab never uses)." >&2; exit 1
 
-.PHONY: app test lint bench clean-cache
+.PHONY: app test lint bench lock clean-cache
 
-$(VENV)/.installed: requirements.txt
+$(VENV)/.python:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -r requirements.txt
+	@$(PY) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else \
+	  "make: the lock files are for Python 3.11, and .venv has %d.%d: remove .venv and run make PYTHON=python3.11 ..." \
+	  % sys.version_info[:2])'
 	touch $@
 
-$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
-	$(PY) -m pip install -q -r requirements-dev.txt
+$(VENV)/.installed: $(VENV)/.python $(LOCK)
+	$(INSTALL) $(LOCK) || { $(call TORCH_HINT,$(LOCK)); }
 	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.python $(LOCK_DEV)
+	$(INSTALL) $(LOCK_DEV) || { $(call TORCH_HINT,$(LOCK_DEV)); }
+	touch $@ $(VENV)/.installed
 
 app: $(VENV)/.installed
 	$(PY) -m app.serve --server.port $(PORT)
@@ -42,6 +63,22 @@ bench: $(VENV)/.installed
 	PYTHONPATH=. $(PY) bench/bench_engine.py
 	PYTHONPATH=. $(PY) bench/bench_cluster_idle.py
 	PYTHONPATH=. $(PY) bench/bench_memory.py
+
+# Resolve pyproject.toml's dependencies again into the four lock files (uv, in a throwaway environment): Linux x86_64
+# with torch's CPU build, and macOS 14+ on Apple silicon; each with and without the test tools.
+UV_VENV := $(shell mktemp -u /tmp/layerlab-uv.XXXXXX)
+UV_COMPILE = $(UV_VENV)/bin/uv pip compile pyproject.toml --generate-hashes --python-version 3.11 --no-header -q
+lock:
+	$(PYTHON) -m venv $(UV_VENV) && $(UV_VENV)/bin/pip install -q uv
+	echo "torch==2.13.0+cpu" > $(UV_VENV)/linux.txt && echo "torch==2.13.0" > $(UV_VENV)/macos.txt
+	for extra in "" "--extra test"; do \
+	  suffix=$$( [ -n "$$extra" ] && echo -dev ); \
+	  $(UV_COMPILE) $$extra --python-platform x86_64-manylinux_2_28 --override $(UV_VENV)/linux.txt \
+	    --find-links $${TORCH_WHEELS:-/opt/wheels} --no-emit-find-links -o requirements$$suffix.txt && \
+	  MACOSX_DEPLOYMENT_TARGET=14.0 $(UV_COMPILE) $$extra --python-platform aarch64-apple-darwin \
+	    --override $(UV_VENV)/macos.txt -o requirements-macos$$suffix.txt || exit 1; \
+	done
+	rm -rf $(UV_VENV)
 
 clean-cache:
 	find cache -mindepth 1 ! -name README.md -delete

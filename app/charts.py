@@ -3,7 +3,8 @@
 `show(fig, key)` draws a figure the way every page should: with a caption that says what it shows and its main
 numbers (built from the figure's own traces, so it cannot disagree with what is drawn), a "Show the data" table of
 every value drawn, and a second cue besides colour where several series share one plot (bar patterns, line dashes
-and marker symbols), unless the figure already sets its own.
+and marker symbols), unless the figure already sets its own; on a dark page, in the palette's dark form
+(`theme.dark`), chosen by the browser's theme as Streamlit reports it (`st.context.theme`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import plotly.graph_objects as go
 import pyarrow as pa
 import streamlit as st
 
-from app import figcache
+from app import figcache, theme
 
 PATTERNS = ("", "/", "x", ".", "\\", "+", "-", "|")
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
@@ -26,10 +27,11 @@ SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "star", "cross", "
 MAX_ROWS = 2000  # a table beyond this is not read by anyone; it says how many rows it left out
 MAX_PREPARED = 256  # shared figures whose cued copy, caption and table are kept (a few hundred kB each at most)
 _lock = threading.Lock()
-# id(shared figure), what -> (that figure, its cued frozen copy, caption, table). A shared figure (app/figcache.py)
-# lives as long as the figure cache holds it and must not be changed, so its cued copy is made once and reused by
-# every rerun and session: a cached view pays no copy, caption or table again (its budget is 0.1 s of server CPU).
-_prepared: OrderedDict[tuple[int, str], tuple[go.Figure, go.Figure, str, pd.DataFrame]] = OrderedDict()
+# (id(shared figure), what, scheme) -> (that figure, its cued frozen copy, caption, table). A shared figure
+# (app/figcache.py) lives as long as the figure cache holds it and must not be changed, so its cued copy, one per
+# scheme (light, dark), is made once and reused by every rerun and session: a cached view pays no copy, caption or
+# table again (its budget is 0.1 s of server CPU). The key holds the scheme: a light copy is never served dark.
+_prepared: OrderedDict[tuple[int, str, str], tuple[go.Figure, go.Figure, str, pd.DataFrame]] = OrderedDict()
 _arrows: OrderedDict[int, tuple[pd.DataFrame, "pa.Table"]] = OrderedDict()  # table -> its Arrow form (`_arrow`)
 
 
@@ -135,14 +137,16 @@ def caption(fig: go.Figure, what: str = "", data: Optional[pd.DataFrame] = None)
     return head + ("; ".join(parts) + "." if parts else "No values drawn yet.")
 
 
-def prepare(fig: go.Figure, what: str = "") -> tuple[go.Figure, str, pd.DataFrame]:
-    """The figure with its second cue, its caption and its table; made once for a shared figure (a copy is cued,
-    the shared one is never changed), each time for any other (cued in place)."""
+def prepare(fig: go.Figure, what: str = "", scheme: str = "light") -> tuple[go.Figure, str, pd.DataFrame]:
+    """The figure with its second cue, its caption and its table, for a `scheme` ("light" or "dark") page; made
+    once per scheme for a shared figure (a copy is cued, the shared one is never changed), each time for any other
+    (cued in place; drawn dark on a copy)."""
     if not isinstance(fig, figcache.SharedFigure):
         second_cue(fig)
         data = table(fig)
-        return fig, caption(fig, what, data), data
-    key = (id(fig), what)
+        text = caption(fig, what, data)
+        return (go.Figure(theme.dark(fig.to_dict())) if scheme == "dark" else fig), text, data
+    key = (id(fig), what, scheme)
     with _lock:
         hit = _prepared.get(key)
         if hit is not None and hit[0] is fig:
@@ -150,7 +154,10 @@ def prepare(fig: go.Figure, what: str = "") -> tuple[go.Figure, str, pd.DataFram
             return hit[1], hit[2], hit[3]
     work = second_cue(go.Figure(fig.to_dict()))
     data = table(work)
-    out = (figcache.freeze(work), caption(work, what, data), data)
+    text = caption(work, what, data)
+    if scheme == "dark":
+        work = go.Figure(theme.dark(work.to_dict()))
+    out = (figcache.freeze(work), text, data)
     with _lock:
         _prepared[key] = (fig, *out)
         while len(_prepared) > MAX_PREPARED:
@@ -163,13 +170,23 @@ def show(fig: Optional[go.Figure], key: str, where: Any = None, what: str = "") 
     where = st if where is None else where
     if fig is None:
         return
-    fig, text, data = prepare(fig, what)
-    where.plotly_chart(fig, theme=None, key=key)
+    fig, text, data = prepare(fig, what, scheme())
+    where.plotly_chart(fig, theme=None, key=key)  # the lab's own styling: Streamlit's would restyle every figure
     where.caption(text)
     with where.expander("Show the data", icon=":material/table:"):
         if len(data) > MAX_ROWS:
             st.caption(f"The first {MAX_ROWS} of {len(data)} rows.")
         st.dataframe(_arrow(data), hide_index=True, key=f"{key}_data")
+
+
+def scheme() -> str:
+    """"dark" when the browser shows this page dark, else "light" (also before the browser has said, and outside a
+    page). Streamlit learns a change of theme with the next rerun: until then a chart keeps its scheme (a light chart
+    on a dark page stays readable)."""
+    try:
+        return "dark" if st.context.theme.type == "dark" else "light"
+    except Exception:  # noqa: BLE001 - no page session (a script, a test): light, as every figure is built
+        return "light"
 
 
 def _arrow(data: pd.DataFrame) -> pa.Table:

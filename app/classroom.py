@@ -50,6 +50,8 @@ _HIDDEN = "layerlab_hidden"  # the container of controls that exist (their value
 _CSS_ALWAYS = f"""
 <style>
 .st-key-{_HIDDEN} {{display: none;}}
+.st-key-layerlab_class_code p {{font-size: 3rem; font-weight: 700; letter-spacing: 0.12em; line-height: 1.1;
+  font-family: "Source Code Pro", monospace; margin: 0;}}
 @media (max-width: 640px) {{
   .st-key-layerlab_toolbar [data-testid="stHorizontalBlock"] {{flex-flow: row wrap !important; gap: 0.4rem;}}
   .st-key-layerlab_toolbar [data-testid="stColumn"] {{flex: 1 1 45% !important; min-width: 45% !important;
@@ -197,8 +199,10 @@ class Page:
                     self._pin_button(now, row)
                     st.link_button("Student link", student_link(), icon=":material/link:",
                                    help="This view for students: no controls, no lecturer key.")
+                    self._start_button()
                     st.toggle("Presentation", value=True, on_change=_set_flag, args=(PRESENT, False),
                               key="layerlab_present_on", help="Leave presentation mode.")
+                self.workshop.put_up(student_link())  # where "Join a class" takes the room now
                 return
             st.markdown("**Try this** · each button sets every control; results appear below.")
             cols = st.columns(len(self.presets) + 1)
@@ -221,6 +225,15 @@ class Page:
                 st.link_button("Student link", student_link(), icon=":material/link:",
                                help="This view without any controls: hand it out, and everyone sees exactly this "
                                     "setting (and the pinned one, if any). With a class, students predict in it.")
+                self._start_button()
+
+    def _start_button(self) -> None:
+        """Start a class (for the lecturer): the server hands out a code and its key, and this page becomes the
+        class's presentation view. Not offered on a page that already has a class."""
+        if self.workshop.code is None:
+            st.button("Start a class", icon=":material/co_present:", key="layerlab_start_class",
+                      on_click=ws.start_class, help="A new class code for your students and its lecturer key; this "
+                      "page becomes the class's presentation view, with the code and a QR code to join.")
 
     def try_this(self) -> None:
         """The "Try this" section: every preset with its question; a click sets every control and scrolls up to
@@ -361,7 +374,7 @@ class Page:
 
 def student_link() -> str:
     """This view's link for students: every setting, `student=1`, and with a class `workshop=1` so they predict;
-    never `present` (the lecturer's view) nor the lecturer's `key`."""
+    never `present` (the lecturer's view), nor a `key` (none is ever put in a link; one that arrives is dropped)."""
     params = {k: st.query_params.get_all(k) for k in st.query_params if k not in (PRESENT, ws.KEY, STUDENT)}
     params[STUDENT] = ["1"]
     if ws.CLASS in params:

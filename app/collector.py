@@ -23,7 +23,7 @@ import logging
 import threading
 import time
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("layerlab.collector")
 
 IDLE_S = 5.0  # no page run for this long: the server is idle enough for a full collection
 SWEEP_GROWTH = 200_000  # objects frozen since the last sweep before another one is worth its pause

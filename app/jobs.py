@@ -11,7 +11,6 @@ runs at once; whichever it is, progress, notices and the queue position reach th
 from __future__ import annotations
 
 import logging
-import os
 import re
 import threading
 import time
@@ -25,9 +24,9 @@ from app.clients import client_address
 from app.turns import Turns
 from lab.classroom import warm
 from lab.runtime import engine as engines
-from lab.runtime import quick
+from lab.runtime import quick, settings
 from lab.runtime.engine import Job
-from lab.runtime.engine.admission import UNKNOWN, Busy, Owner
+from lab.runtime.engine.admission import LOCAL, Busy, Owner
 from lab.runtime.notices import collecting
 from lab.runtime.store import NotCached, active_store, cached_only, config_json, read_hooks, shared_reads
 
@@ -68,7 +67,7 @@ def runs_in_process() -> bool:
 def background_warmer() -> Optional[warm.Background]:
     """Once per server: warm every page's default view on the engine at BACKGROUND priority (lab/classroom/warm.py);
     None in quick mode, with LAYERLAB_WARM=0, or when the engine is misconfigured (each page then says so)."""
-    if quick.quick() or os.environ.get("LAYERLAB_WARM", "1") == "0":
+    if quick.quick() or not settings.get("LAYERLAB_WARM"):
         return None
     try:
         eng = _engine()
@@ -204,41 +203,59 @@ def _alive(session_id: str) -> bool:
 
 
 # Open pages (sessions) per client address: a classroom behind a NAT, not a flood. LAYERLAB_PAGES_PER_CLIENT
-# raises it where a whole lecture hall reaches the lab through one address.
-PAGES_PER_CLIENT = int(os.environ.get("LAYERLAB_PAGES_PER_CLIENT", "50"))
-_pages = Turns(PAGES_PER_CLIENT)  # a place is held until its session ends (never released by a run)
+# raises it where a whole lecture hall reaches the lab through one address. Both bounds are made at the first page,
+# not at import: a mistyped value is then the start-up check's one line (app/shell.py), not an import traceback.
+_pages: Optional[Turns] = None  # a place is held until its session ends (never released by a run)
+_bounds_lock = threading.Lock()
+
+
+def _bound(which: str) -> Turns:
+    """`_pages` or `_turns`, made from its setting on first use."""
+    global _pages, _turns
+    with _bounds_lock:
+        if _pages is None:
+            _pages = Turns(settings.get("LAYERLAB_PAGES_PER_CLIENT"))
+        if _turns is None:
+            _turns = Turns(settings.get("LAYERLAB_WORKING_PER_CLIENT"))
+        return _pages if which == "pages" else _turns
+
+
+def pages_per_client() -> int:
+    """How many pages one address may have open (LAYERLAB_PAGES_PER_CLIENT)."""
+    return _bound("pages").limit
 
 
 def admit_page() -> bool:
-    """Whether this page session may run: one address keeps at most PAGES_PER_CLIENT sessions (every run of a page
+    """Whether this page session may run: one address keeps at most pages_per_client() sessions (every run of a page
     takes the web server's CPU, so 200 tabs or scripted sessions from one address would slow every student's page).
-    Sessions that have ended free their place. An unknown address is not bounded."""
+    Sessions that have ended free their place. Connections without an address share one place-holder (UNKNOWN);
+    only a session without a connection (LOCAL: bare mode, AppTest) is not bounded."""
     who = owner()
-    if who is None or who.client == UNKNOWN:
+    if who is None or who.client == LOCAL:
         return True
-    return _pages.try_take(who.client, who.session, _alive)
+    return _bound("pages").try_take(who.client, who.session, _alive)
 
 
 # Pages of one address that work (run their script or wait for jobs) at once (app/turns.py); the rest wait their
 # turn without using the server's CPU. LAYERLAB_WORKING_PER_CLIENT raises it where a hall shares one address.
-WORKING_PER_CLIENT = int(os.environ.get("LAYERLAB_WORKING_PER_CLIENT", "6"))
-_turns = Turns(WORKING_PER_CLIENT)
+_turns: Optional[Turns] = None
 WAITING = "_layerlab_waits_for_jobs"  # session_state: this run left jobs to wait for (it keeps its turn)
 
 
 def take_turn() -> bool:
     """Hold one of this address's turns before the page works, waiting (with a notice) while the address's other
-    pages hold them all; False if the session ended meanwhile. An unknown address is not bounded."""
+    pages hold them all; False if the session ended meanwhile. Not bounded without a connection (LOCAL)."""
     st.session_state[WAITING] = False
     who = owner()
-    if who is None or who.client == UNKNOWN or _turns.try_take(who.client, who.session, _alive):
+    turns = _bound("turns")
+    if who is None or who.client == LOCAL or turns.try_take(who.client, who.session, _alive):
         return True
     note = st.empty()
-    busy = "1 page of the lab from your network is" if _turns.limit == 1 else \
-        f"{_turns.limit} pages of the lab from your network are"
-    note.info(f"{busy} computing; this one starts as soon as {'it' if _turns.limit == 1 else 'one of them'} is done. "
+    busy = "1 page of the lab from your network is" if turns.limit == 1 else \
+        f"{turns.limit} pages of the lab from your network are"
+    note.info(f"{busy} computing; this one starts as soon as {'it' if turns.limit == 1 else 'one of them'} is done. "
               f"Close the pages you no longer need.", icon=":material/hourglass_top:")
-    got = _turns.wait(who.client, who.session, _alive)
+    got = turns.wait(who.client, who.session, _alive)
     note.empty()
     return got
 
@@ -246,8 +263,8 @@ def take_turn() -> bool:
 def end_turn() -> None:
     """At the end of a page's run: give the turn back unless the page left jobs to wait for (its polling works)."""
     who = owner()
-    if who is not None and who.client != UNKNOWN and not st.session_state.get(WAITING, False):
-        _turns.release(who.client, who.session)
+    if who is not None and who.client != LOCAL and not st.session_state.get(WAITING, False):
+        _bound("turns").release(who.client, who.session)
 
 
 def _submit(label: str, fn: Callable[..., Any], cfg: Any, standard: Optional[bool] = None) -> Job:

@@ -33,15 +33,60 @@ def start_engine() -> None:
         log.warning("the compute engine could not be started at boot; the first page will try again", exc_info=True)
 
 
+def start_retention() -> None:
+    """Delete what the lab keeps past its time (old classes, unused uploads) on a timer in this process, from boot,
+    whether or not a page is ever opened (lab/classroom/retention.py; the page shell starts the same one)."""
+    try:
+        from lab.classroom import retention
+
+        retention.start()
+    except Exception:  # noqa: BLE001 - the page shell tries again at the first page
+        log.warning("the retention timer could not be started at boot; the first page will try again", exc_info=True)
+
+
+def config_file() -> Path | None:
+    """The lab's Streamlit settings: `.streamlit/config.toml` in a checkout, its copy inside the installed package."""
+    for path in (ROOT / ".streamlit" / "config.toml", ROOT / "streamlit_config" / "config.toml"):
+        if path.is_file():
+            return path
+    return None
+
+
+def config_flags() -> list[str]:
+    """The settings file as Streamlit's command-line flags (`--server.headless true ...`). Streamlit reads
+    `.streamlit/config.toml` only from the folder it is started in; `layerlab app` may start anywhere, and flags the
+    caller adds after these override them."""
+    import tomllib
+
+    path = config_file()
+    if path is None:
+        return []
+    flags = []
+    for section, values in tomllib.loads(path.read_text()).items():
+        for key, value in values.items():
+            text = str(value).lower() if isinstance(value, bool) else str(value)
+            flags += [f"--{section}.{key}", text]
+    return flags
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Start the engine in the background, then Streamlit on app/main.py with `argv` (default: this command's)."""
+    """Start the engine in the background, then Streamlit on app/main.py with `argv` (default: this command's). A
+    LAYERLAB_ setting that cannot be read ends it first, with status 2 and one line each on stderr."""
     args = sys.argv[1:] if argv is None else argv
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
+    from lab.runtime import logs, settings
+
+    bad = settings.errors()
+    if bad:
+        sys.stderr.write("".join(f"{line}\n" for line in bad))
+        raise SystemExit(2)
+    logs.configure()
     threading.Thread(target=start_engine, name="layerlab-engine-boot", daemon=True).start()
+    start_retention()
     from streamlit.web import cli
 
-    sys.argv = ["streamlit", "run", str(ROOT / "app" / "main.py"), *args]
+    sys.argv = ["streamlit", "run", str(ROOT / "app" / "main.py"), *config_flags(), *args]
     cli.main(prog_name="streamlit")
 
 

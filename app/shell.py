@@ -10,8 +10,9 @@ import streamlit as st
 
 from app import collector, controls, jobs
 from lab.catalog import descriptors
+from lab.classroom import retention
 from lab.ops.embed import warm_umap_in_background
-from lab.runtime import quick
+from lab.runtime import logs, quick, settings
 from lab.runtime.threads import configure_threads
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,6 +30,11 @@ def _warm_umap_once() -> bool:
 
 def run() -> None:
     """One run of the app: page config, start-up work (once per server), then the page the URL asks for."""
+    bad = settings.errors()  # a mistyped LAYERLAB_ setting (`streamlit run` skips app/serve.py's check): say which
+    if bad:
+        st.error("\n\n".join(bad), icon=":material/error:")
+        st.stop()
+    logs.configure()  # once per process: layerlab.* lines reach the server's log
     configure_threads()
     jobs.mark_run()
     st.set_page_config(page_title="Layer Lab", page_icon=":material/science:", layout="wide")
@@ -36,7 +42,7 @@ def run() -> None:
     # default view on it, one result at a time at the lowest priority and only while no student's job waits
     # (app/jobs.py, lab/classroom/warm.py). LAYERLAB_WARM=0 switches warming off.
     if not jobs.admit_page():  # one address with too many open pages: this one does no work
-        st.warning(f"Too many pages of the lab are open from your network ({jobs.PAGES_PER_CLIENT}). Close some of "
+        st.warning(f"Too many pages of the lab are open from your network ({jobs.pages_per_client()}). Close some of "
                    f"them, then reload this one.", icon=":material/block:")
         st.stop()
     if not jobs.take_turn():  # this address's other pages hold every turn, and this session ended while it waited
@@ -51,6 +57,7 @@ def run() -> None:
 def _page() -> None:
     jobs.start_engine()
     jobs.background_warmer()
+    retention.start()  # old classes and unused uploads are deleted on a timer (lab/classroom/retention.py)
     _warm_umap_once()
     # One entry per experiment's descriptor (lab/catalog/NAME.py), in its order; its page is pages/NAME.py.
     pages = [st.Page(ROOT / "pages" / "home.py", title="Home", icon=":material/home:", default=True)]

@@ -10,8 +10,11 @@ The control is a URL-bound select (`task=mnist1d`, `task=csv:<16 hex>`). Two kin
   the configs want; a link that names the own task (`task=digits` with the ViT) means the same and is dropped.
 A CSV appears among the options once this session uploaded it, or when the link names one that is stored on this
 server; a link naming a CSV that is not stored gets the lab's "link value ignored" notice. Uploads are bounded: a file
-at most lab/core/data_csv.py's MAX_BYTES, UPLOADS_PER_SESSION files per browser session and STORE_DATA_BYTES for
-every stored CSV together. The file is checked and stored in the button's callback (before the control exists in
+at most lab/core/data_csv.py's MAX_BYTES (the server refuses a larger request too: server.maxUploadSize), at most
+UPLOADS_PER_SESSION files per browser session, STORE_DATA_BYTES for every stored CSV together, and per network
+address LAYERLAB_UPLOAD_MB_PER_ADDRESS and never more than half of the space the others leave free; a CSV no page
+showed for LAYERLAB_UPLOAD_DAYS is deleted (lab/classroom/uploads.py: each page that shows one marks it used).
+The file is checked and stored in the button's callback (before the control exists in
 that run, so choosing it can set the control); a bad file's message stays under the upload until another file is
 chosen, and changes nothing.
 """
@@ -19,18 +22,19 @@ chosen, and changes nothing.
 from __future__ import annotations
 
 import logging
-import math
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Optional
 
 import streamlit as st
 
 from app import controls, query
+from app.clients import client_address
 from lab import experiment
+from lab.classroom import uploads
 from lab.core import data_csv
 from lab.core.recipes import FAMILY_TASKS
 from lab.core.task_facts import TaskFacts, csv_limits, task_facts, task_label
+from lab.runtime import settings
 from lab.runtime.store import default_store
 
 log = logging.getLogger("layerlab.upload")
@@ -40,7 +44,7 @@ UPLOADED = "_layerlab_csv_tasks"  # this session's uploaded task names, in uploa
 UPLOAD_NOTE = "_layerlab_csv_note"  # (file id, "error" | "success", text) of the last "Use this file"
 FILE_KEY, LABEL_KEY, USE_KEY = "task_csv_file", "task_csv_label", "task_csv_use"
 UPLOADS_PER_SESSION = 5
-STORE_DATA_BYTES = 200_000_000  # every stored CSV of the server together
+STORE_DATA_BYTES = uploads.STORE_BYTES  # every stored CSV of the server together
 OWN = " (the model's own)"
 
 
@@ -98,6 +102,8 @@ def task_select(config: type, family: str, default: Optional[str] = None, field:
                              help="The data the models are trained and tested on. Another task trains its own "
                                   "models by the same recipe (more epochs on a smaller task), so its first visit "
                                   "takes longer.")
+    if chosen and data_csv.is_csv_task(chosen):
+        _mark_used(chosen)
     # the facts and the upload go where the control goes (the sidebar; hidden when presenting, unless a demo control)
     with controls._placed(KEY):  # noqa: SLF001
         _facts_caption(chosen or own)
@@ -105,6 +111,14 @@ def task_select(config: type, family: str, default: Optional[str] = None, field:
         if family == "mlp":
             _upload(own)
     return chosen
+
+
+def _mark_used(name: str) -> None:
+    """A page shows this CSV task: its file's expiry starts again (lab/classroom/uploads.py)."""
+    try:
+        uploads.used(data_csv.find_csv(default_store().root, name))
+    except ValueError:  # not stored (any more): the facts under the control say so
+        pass
 
 
 def _own_link(opts: list[Optional[str]], own: str) -> None:
@@ -201,20 +215,25 @@ def _facts_caption(name: str) -> None:
                            f"{f.about}"))
 
 
-def _data_bytes() -> int:
-    folder = Path(default_store().root) / data_csv.DATA_DIR
-    return sum(p.stat().st_size for p in folder.glob("*.csv")) if folder.is_dir() else 0
-
-
-def refusal(uploaded: int, size: int, stored: int) -> Optional[str]:
+def refusal(uploaded: int, size: int, stored: int, held: int = 0, per_address: Optional[int] = None) -> Optional[str]:
     """Why an upload is refused (None: it may be checked and stored): this session's uploads so far, the file's
-    bytes and the bytes every stored CSV of the server takes."""
+    bytes, the bytes every stored CSV of the server takes, those of them this network address uploaded (`held`) and
+    what one address may keep (`per_address`; None: no bound of its own)."""
     if uploaded >= UPLOADS_PER_SESSION:
         return f"This session has uploaded {UPLOADS_PER_SESSION} files already; reload the page to upload more."
     if size > data_csv.MAX_BYTES:
         return f"This file is too large: {csv_limits()}."
-    if stored + size > STORE_DATA_BYTES:
-        return "This server's space for uploaded files is full: ask the lecturer to clear it."
+    days = settings.get("LAYERLAB_UPLOAD_DAYS")
+    share = max(0, STORE_DATA_BYTES - (stored - held) + 1) // 2  # half of what the other addresses leave free
+    if stored + size > STORE_DATA_BYTES or held + size > share:
+        if held == 0:
+            return (f"This server's space for uploaded files is full: files no page uses for {days} days are "
+                    f"deleted, so try again later, or use a file that is stored already.")
+        return (f"Your network keeps {held / 1e6:.1f} MB of uploaded files on this server, its share of the space "
+                f"while others upload too: use one of those (files no page uses for {days} days are deleted).")
+    if per_address is not None and held + size > per_address:
+        return (f"Your network keeps {held / 1e6:.1f} MB of uploaded files on this server, and one network may keep "
+                f"{per_address / 1e6:g} MB: use one of those (files no page uses for {days} days are deleted).")
     return None
 
 
@@ -231,14 +250,23 @@ def _use_file(own: Optional[str]) -> None:
 
     done = st.session_state.setdefault(UPLOADED, [])
     data: Any = file.getvalue()
-    why = refusal(len(done), len(data), _data_bytes())
+    root = default_store().root
+    try:
+        who = uploads.uploader(client_address())
+    except (OSError, ValueError) as exc:  # the server's secret cannot be read: no upload is recorded unbounded
+        log.error("upload refused: the server's secret cannot be read (%s)", exc)
+        note("error", "This server cannot take uploads right now (its log says why).")
+        return
+    why = refusal(len(done), len(data), uploads.stored_bytes(root), uploads.held(root, who),
+                  settings.get("LAYERLAB_UPLOAD_MB_PER_ADDRESS") * 1_000_000)
     if why is not None:
         log.warning("upload refused: %s", why)
         note("error", why)
         return
     label = str(st.session_state.get(LABEL_KEY) or "").strip() or None
     try:
-        name = data_csv.save_csv(default_store().root, data, label)
+        name = data_csv.save_csv(root, data, label)
+        uploads.record(data_csv.find_csv(root, name), who)
     except ValueError as exc:
         note("error", str(exc))
         return
@@ -257,7 +285,7 @@ def _upload(own: Optional[str]) -> None:
                     f"{data_csv.MAX_CLASSES} classes, no missing values. The file is stored on this server under its "
                     f"content hash, so a link to your setting works for your classmates too.")
         file = st.file_uploader("CSV file", type=["csv"], key=FILE_KEY,
-                                max_upload_size=max(1, math.ceil(data_csv.MAX_BYTES / 1e6)))
+                                max_upload_size=uploads.MAX_MB)
         st.text_input("Label column (empty: the last column)", key=LABEL_KEY, max_chars=200)
         st.button("Use this file", key=USE_KEY, on_click=_use_file, args=(own,), disabled=file is None,
                   icon=":material/check:")

@@ -10,11 +10,22 @@ Strategies, selection methods and training modes are a categorical set (Paul Tol
 sit next to a meaning colour), so a strategy line can never be mistaken for "cut" or "p = 0.5".
 Two series in one figure that differ in a second way (plain cut vs plain recovered) differ by dash and marker,
 never by borrowing another meaning's colour.
+
+Light and dark: every figure is built for a light page (white paper, black ink); `dark(spec)` draws the same figure
+for a dark page (app/charts.py picks by the browser's theme). Its colours by meaning stay as they are; what swaps is
+the paper and the ink: every neutral grey, black and white included, becomes its opposite (the trained order's
+black line turns white, a grey faded toward white fades toward the dark paper, a white outline turns dark), and the
+template becomes a dark one on the page's own dark background.
 """
 
 from __future__ import annotations
 
+import json
+import re
+from typing import Any
+
 import plotly.graph_objects as go
+import plotly.io as pio
 from plotly.colors import sample_colorscale
 
 # -- meaning colours --------------------------------------------------------------------------------------
@@ -90,3 +101,39 @@ def layout(fig: go.Figure, title: str | None = None, height: int = 420, **kw: ob
     fig.update_yaxes(automargin=True, title_font={"size": FONT_SIZE}, tickfont={"size": SMALL_FONT})
     fig.update_annotations(font={"size": max(SMALL_FONT, FONT_SIZE - 1)})
     return fig
+
+
+# -- dark pages -------------------------------------------------------------------------------------------------
+DARK_PAPER = "#0e1117"  # Streamlit's dark background (.streamlit/config.toml): the figure sits on the page seamlessly
+# plotly_dark on that background (its own is rgb(17,17,17): a visible edge around every chart)
+DARK_TEMPLATE = go.layout.Template(json.loads(
+    json.dumps(pio.templates["plotly_dark"].to_plotly_json()).replace('"rgb(17,17,17)"', f'"{DARK_PAPER}"')))
+# A colour as a whole JSON string: #rgb, #rrggbb, rgb(...) or rgba(...), or a named neutral.
+_COLOUR = re.compile(r'"(#[0-9a-fA-F]{6}|#[0-9a-fA-F]{3}|rgba?\(\s*\d+\s*,\s*\d+\s*,\s*\d+\s*(?:,\s*[0-9.]+\s*)?\)'
+                     r'|black|white)"')
+
+
+def _inverted(m: re.Match[str]) -> str:
+    """The matched colour with its lightness swapped when it is a neutral grey (r = g = b); any hue as it is."""
+    c = m.group(1)
+    if c in ("black", "white"):
+        return '"white"' if c == "black" else '"black"'
+    if c.startswith("#"):
+        h = c[1:] if len(c) == 7 else "".join(ch * 2 for ch in c[1:])
+        r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+        return f'"#{255 - r:02x}{255 - g:02x}{255 - b:02x}"' if r == g == b else m.group(0)
+    parts = [p.strip() for p in c[c.index("(") + 1:-1].split(",")]
+    r, g, b = (int(v) for v in parts[:3])
+    if not r == g == b:
+        return m.group(0)
+    v = 255 - r
+    return f'"rgba({v},{v},{v},{parts[3]})"' if len(parts) == 4 else f'"rgb({v},{v},{v})"'
+
+
+def dark(spec: dict[str, Any]) -> dict[str, Any]:
+    """A figure's dict drawn for a dark page: the dark template, and every neutral colour's lightness swapped
+    (see the module docstring); colours with a hue, the meaning colours, are unchanged. `spec` is not changed."""
+    layout = {k: v for k, v in spec.get("layout", {}).items() if k != "template"}
+    body = json.loads(_COLOUR.sub(_inverted, json.dumps({"data": spec.get("data", []), "layout": layout})))
+    body["layout"]["template"] = DARK_TEMPLATE.to_plotly_json()
+    return body

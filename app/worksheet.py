@@ -16,11 +16,14 @@ LOG_KEY = "_layerlab_ws_log"  # the worksheet: what this session ran, predicted 
 LOG_LIMIT = 30  # views kept for the worksheet (the oldest go first)
 
 
+SECRET_PARAMS = ("key",)  # never written into a saved link: a lecturer key in a link is dropped unread anyway
+
+
 def current_link() -> str:
-    """This view's link (the app's URL and every query parameter)."""
+    """This view's link (the app's URL and every query parameter but a lecturer key)."""
     try:
         base = st.context.url or ""
-        params = {k: st.query_params.get_all(k) for k in st.query_params}
+        params = {k: st.query_params.get_all(k) for k in st.query_params if k not in SECRET_PARAMS}
     except Exception:  # noqa: BLE001 - bare mode
         return ""
     return base + ("?" + urlencode(params, doseq=True) if params else "")

@@ -1,28 +1,33 @@
-"""Workshop mode: predict, then reveal; the class's tally for the lecturer (the worksheet is app/worksheet.py, the
-Reproduce expander app/reproduce_view.py).
+"""Workshop mode: predict, then reveal; the class's code, its lecturer and the voting window (the worksheet is
+app/worksheet.py, the Reproduce expander app/reproduce_view.py).
 
 Link flags (read through app/query.py like every link value):
 - `workshop=1`: a view that has a question (lab/classroom/questions.py) keeps its results behind it until the student
   picks an option and presses Reveal; the reveal says what happened, with the numbers (the claim's detail), and whether
   the prediction matched the run's claim.
-- `class=CODE`: predictions are recorded for that class (lab/classroom/workshop_db.py). With `present=1` the same link
-  is the lecturer's view: a code that is not open is opened, with a new random key put into the link (`key=...`,
-  shown this once: the lecturer's link); the live tally, Reveal to the room, Reset and Close need that key. A code
-  that is open already needs its key; without it the view is a student's. `student=1` never makes a lecturer.
+- `class=CODE`: predictions are recorded for that class (lab/classroom/workshop_db.py). Codes are handed out by the
+  server: "Start a class" (Home, or a page's toolbar) makes the code and its lecturer key. With `present=1` the link
+  asks for the lecturer's view, granted only to a browser that holds the key: the session that started the class,
+  a browser with the class's lecturer cookie, or one whose lecturer typed the key into the password box. The key is
+  never in a link (a link is on the projector, in photos, histories and logs), never in a download nor a log line;
+  a `key=` in a link is dropped unread. `student=1` never makes a lecturer.
 - A student's vote is one per browser: a signed voter id kept in a cookie (the Streamlit session when the browser
-  keeps none), and bounded per voter and per network address (workshop_db.py).
+  keeps none), bounded per voter and per network address, counted only while the lecturer has voting open on the
+  question, and final (workshop_db.py): the student sees the result right after voting, so nobody changes a vote
+  after seeing the answer, reload or not.
 
 Everything a student or a link sends is validated before it is stored or drawn; text drawn from data is escaped.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
+import io
 import logging
 import re
 import secrets
+from pathlib import Path
 from typing import Any, Optional, Sequence
+from urllib.parse import parse_qsl, urljoin
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -31,20 +36,28 @@ from app import query
 from app.clients import client_address
 from app.controls import link_values
 from app.worksheet import current_link, log
+from lab.catalog import descriptors
 from lab.catalog.presets import Preset
 from lab.claims import VERDICTS
 from lab.classroom import questions as lab_questions
 from lab.classroom import workshop_db as wdb
 from lab.runtime.plain import to_plain
 
-WORKSHOP, CLASS, KEY = "workshop", "class", "key"
+WORKSHOP, CLASS, KEY, PRESENT, STUDENT = "workshop", "class", "key", "present", "student"
 SESSION_KEY = "_layerlab_ws_session"
 VOTER_KEY = "_layerlab_ws_voter"  # this session's voter id (from the browser's cookie, or the session's own)
-LECTURER_KEY = "_layerlab_ws_lecturer"  # {code: key} of the classes this session opened or presented
+LECTURER_KEY = "_layerlab_ws_lecturer"  # {code: key} of the classes this session presents
+STARTED_KEY = "_layerlab_ws_started"  # {code: key} of classes this session started, whose key is shown until put away
+VIEW_KEY = "_layerlab_ws_view"  # {code: (page, query)}: the class's current view as this session last stored it
+NOTICE_KEY = "_layerlab_ws_notice"  # a lecturer action's outcome, said once on the next run: (kind, text)
+FORGET_COOKIES = "_layerlab_ws_forget"  # lecturer cookies to delete on the next run (a closed class's)
 COOKIE = "layerlab_voter"
+LECTURER_COOKIE = "layerlab_lecturer_"  # + the class's code: the key, kept by the lecturer's browser (one per class)
 CLOSE_NOTICE = "_layerlab_ws_closed"
-STATE_KEY = "_layerlab_ws_state"  # {(page, question key): {"chosen": int | None, "revealed": bool}}
+STATE_KEY = "_layerlab_ws_state"  # {(page, question key, lecturer): {"chosen": int | None, "revealed": bool, ...}}
 POLL_SECONDS = 2.0
+QR_PIXELS = 190  # the Student link's QR code on the projector: a phone reads it from the back of a room
+ROOT = Path(__file__).resolve().parents[1]
 
 
 log_ = logging.getLogger("layerlab.workshop")
@@ -66,51 +79,45 @@ def session_token() -> str:
     return st.session_state.setdefault(SESSION_KEY, secrets.token_urlsafe(16))
 
 
-def voter() -> str:
-    """This student's voter id: the one in the browser's signed cookie, so a reload is the same voter; otherwise
-    the session's own, which `keep_voter` then asks the browser to keep."""
+def voter(code: Optional[str] = None) -> str:
+    """This student's voter id: the one in the browser's cookie when it is signed for class `code`, so a reload is
+    the same voter; otherwise the session's own, which `keep_voter` then asks the browser to keep."""
     known = st.session_state.get(VOTER_KEY)
     if known:
         return known
-    try:
-        signed = st.context.cookies.get(COOKIE)
-    except Exception:  # noqa: BLE001 - no browser (bare mode, AppTest): the session is the voter
-        signed = None
+    signed = _cookie(COOKIE)  # None without a browser (bare mode, AppTest): the session is the voter
     found = None
     if signed:
         try:
-            found = database().voter_of(signed)
+            found = database().voter_of(signed, code)
         except Exception:  # noqa: BLE001 - a database that cannot be reached must not break the page
             log_.exception("could not check a voter cookie")
     st.session_state[VOTER_KEY] = found or session_token()
     return st.session_state[VOTER_KEY]
 
 
-def keep_voter() -> None:
-    """Ask the browser to keep this voter id (a cookie of the lab's own address, for the class's days), unless it
-    sent that very id. st.html runs the script in the page itself."""
-    vid = voter()
+def keep_voter(code: Optional[str] = None) -> None:
+    """Ask the browser to keep this voter id, signed with class `code`'s key (a cookie of the lab's own address, for
+    the class's days; Secure over https: `cookie_script`), unless it sent that very id. st.html runs the script in
+    the page itself."""
+    vid = voter(code)
     try:
         sent = st.context.cookies.get(COOKIE)
-        signed = database().sign_voter(vid)
+        signed = database().sign_voter(vid, code)
     except Exception:  # noqa: BLE001 - no browser or no database: the session stays the voter
         return
     if sent == signed or not re.fullmatch(r"[A-Za-z0-9_.-]+", signed):
         return
-    age = wdb.CLASS_DAYS * 86400
-    st.html(f"<script>document.cookie = '{COOKIE}={signed}; path=/; max-age={age}; SameSite=Strict';</script>",
-            unsafe_allow_javascript=True)
+    st.html(cookie_script(COOKIE, signed, wdb.CLASS_DAYS * 86400), unsafe_allow_javascript=True)
 
 
-def client() -> str:
-    """An opaque id of the student's network address (app/clients.py; a keyed hash: the address itself is never
-    stored)."""
+def client(code: Optional[str] = None) -> str:
+    """An opaque id of the student's network address (app/clients.py) in class `code`: its /24 or /48, keyed with
+    the class's key (workshop_db.client_id); the address itself is never stored."""
     try:
-        address = client_address()
-        secret = database().secret()
+        return database().client_id(client_address(), code)
     except Exception:  # noqa: BLE001 - bare mode, or no database (then no vote is stored anyway)
         return "unknown"
-    return hmac.new(secret, address.encode(), hashlib.sha256).hexdigest()[:24]
 
 
 def link_flag(key: str) -> bool:
@@ -139,57 +146,280 @@ def _class_code() -> Optional[str]:
         return None
 
 
-def _link_key() -> Optional[str]:
-    values = link_values(KEY)
-    if not values:
-        return None
-    if len(values) == 1 and wdb.TOKEN.fullmatch(values[0]):
-        return values[0]
-    st.warning("The link's lecturer key is malformed and was ignored.")  # a secret: never echoed
+def _drop_link_key() -> None:
+    """A lecturer key never travels in a link: one that arrives in it is removed unread (the link may have been on
+    a projector, in a photo or in a proxy's log), and the lecturer is told where a key goes instead."""
+    if KEY not in st.query_params:
+        return
     del st.query_params[KEY]
+    st.warning("A lecturer key in a link is never used, and was removed from this page's address: a link is seen "
+               "by others. To present a class, enter its key in the key box of its presentation view.",
+               icon=":material/key_off:")
+
+
+def _cookie(name: str) -> Optional[str]:
+    try:
+        value = st.context.cookies.get(name)
+    except Exception:  # noqa: BLE001 - no browser (bare mode, AppTest)
+        return None
+    return value if isinstance(value, str) else None
+
+
+def cookie_script(name: str, value: str, age: int) -> str:
+    """A script that sets (or with age 0 deletes) a cookie of the lab's own address: SameSite=Strict, and Secure when
+    the page came over https. Only names and values of safe characters are ever written into it."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", name) or not re.fullmatch(r"[A-Za-z0-9_.-]*", value):
+        raise ValueError("a cookie of unexpected characters")
+    try:
+        secure = (st.context.url or "").startswith("https:")
+    except Exception:  # noqa: BLE001 - bare mode
+        secure = False
+    flags = f"path=/; max-age={int(age)}; SameSite=Strict" + ("; Secure" if secure else "")
+    return f"<script>document.cookie = '{name}={value}; {flags}';</script>"
+
+
+def _lecturer_cookie(code: str) -> str:
+    return LECTURER_COOKIE + code
+
+
+def _remember(code: str, key: str) -> None:
+    """This session presents `code`; its browser is asked to keep the key (`keep_lecturer` on the next run)."""
+    st.session_state.setdefault(LECTURER_KEY, {})[code] = key
+
+
+def keep_lecturer(code: str, key: str) -> None:
+    """Ask the browser to keep the class's key in its lecturer cookie (for the class's days), so a reload or a new
+    tab of this browser presents the class too (a closed class's is forgotten by `close_notice`)."""
+    if _cookie(_lecturer_cookie(code)) != key and wdb.TOKEN.fullmatch(key):
+        st.html(cookie_script(_lecturer_cookie(code), key, wdb.CLASS_DAYS * 86400), unsafe_allow_javascript=True)
+
+
+def lecturer_key(code: str) -> Optional[str]:
+    """The key of class `code` this browser holds (this session's, or its lecturer cookie's) when the database
+    says it is the open class's key; None otherwise."""
+    known = st.session_state.get(LECTURER_KEY, {}).get(code)
+    for key in (known, _cookie(_lecturer_cookie(code))):
+        if isinstance(key, str) and wdb.TOKEN.fullmatch(key) and database().is_lecturer(code, key):
+            return key
     return None
+
+
+def start_class(here: bool = True) -> None:
+    """The "Start a class" button's callback: a new code and key from the server; with `here`, this page becomes the
+    class's presentation view (`present=1&class=CODE`, no key in the address)."""
+    try:
+        opened = database().start_class(client=client())
+    except wdb.Rejected as why:
+        st.session_state[NOTICE_KEY] = ("warning", f"No class was started: {md(why)}.")
+        return
+    except Exception:  # noqa: BLE001 - said on the page, details in the log
+        log_.exception("could not start a class")
+        st.session_state[NOTICE_KEY] = ("error", "No class was started: the class database is unavailable (the "
+                                                 "server's log has the details).")
+        return
+    log_.info("class %s started", opened.code)
+    assert opened.key is not None
+    _remember(opened.code, opened.key)
+    st.session_state.setdefault(STARTED_KEY, {})[opened.code] = opened.key
+    if here:
+        st.query_params[CLASS] = opened.code
+        st.query_params[PRESENT] = "1"
+        for k in (STUDENT, WORKSHOP):
+            if k in st.query_params:
+                del st.query_params[k]
+
+
+def _put_away(code: str) -> None:
+    st.session_state.get(STARTED_KEY, {}).pop(code, None)
+
+
+def notice() -> None:
+    """The outcome of a lecturer's action (Start a class, a key typed in), said once on the next run."""
+    said = st.session_state.pop(NOTICE_KEY, None)
+    if said:
+        kind, text = said
+        {"warning": st.warning, "error": st.error, "success": st.success}.get(kind, st.info)(text)
+
+
+def key_panel(code: str) -> None:
+    """The key of a class this session started, in a copy box, folded so that it is not on the projector unless
+    opened; shown until the lecturer puts it away."""
+    key = st.session_state.get(STARTED_KEY, {}).get(code)
+    if not key:
+        return
+    with st.expander(f"Class {code} is open. Your lecturer key: open this away from the projector, and keep it",
+                     icon=":material/key:"):
+        st.markdown(f"This browser presents class **{md(code)}** from now on. To present it from another device, "
+                    f"open the class's presentation view there and enter this key. It is shown only here, and "
+                    f"stored nowhere but this browser (the server keeps a hash): without it nobody, you included, "
+                    f"can show the tally or end the class elsewhere.")
+        st.code(key, language=None)
+        st.button("I have kept it: hide the key", key=f"ws_key_kept_{code}", on_click=_put_away, args=(code,),
+                  icon=":material/visibility_off:")
+
+
+def qr_png(text: str) -> bytes:
+    """A QR code of `text` as a PNG (segno; medium error correction, for a projector photographed at an angle)."""
+    import segno
+
+    out = io.BytesIO()
+    segno.make(text, error="m").save(out, kind="png", scale=8, border=3)
+    return out.getvalue()
+
+
+def absolute(link: str) -> str:
+    """A page-relative link (`?a=1`) as the address a phone can open: against the page's own URL."""
+    try:
+        base = st.context.url or ""
+    except Exception:  # noqa: BLE001 - bare mode
+        base = ""
+    return urljoin(base, link) if base else link
+
+
+def join_panel() -> None:
+    """Home's "Join a class" (the code from the lecturer's screen takes a student to the view the lecturer
+    presents) and "Start a class" (for the lecturer)."""
+    notice()
+    join, start = st.columns(2, gap="large")
+    with join:
+        st.markdown("**:material/groups: Join a class**")
+        with st.form("ws_join", border=False):
+            typed = st.text_input("Class code", max_chars=24, key="ws_join_code", placeholder="e.g. K7M4QX",
+                                  help="The code on your lecturer's screen (letters and digits; case does not "
+                                       "matter).")
+            go_ = st.form_submit_button("Join", type="primary", icon=":material/login:")
+        if go_:
+            _join(typed)
+    with start:
+        st.markdown("**:material/co_present: Start a class** (for the lecturer)")
+        st.caption("Hands out a new class code and its lecturer key. Then present any page with it: students join "
+                   "with the code (or the QR code on your screen) and predict; you open and close voting on each "
+                   "question and reveal the answer to the room.")
+        st.button("Start a class", key="ws_start_home", on_click=start_class, args=(False,),
+                  icon=":material/add_circle:")
+        for code in list(st.session_state.get(STARTED_KEY, {})):
+            st.markdown(f"Class code: **{md(code)}**")
+            key_panel(code)
+            st.caption(f"Present a page with class {md(code)}:")
+            with st.container(horizontal=True):
+                for d in descriptors().values():
+                    st.page_link(ROOT / "pages" / f"{d.name}.py", label=d.title, icon=d.icon,
+                                 query_params={PRESENT: "1", CLASS: code})
+
+
+def _join(typed: Optional[str]) -> None:
+    text = re.sub(r"\s+", "", typed or "").upper()
+    try:
+        code = wdb.class_code(text)
+        view = database().view(code) if database().is_open(code) else False
+    except wdb.Rejected as why:
+        st.warning(f"That is not a class code: {md(why)}.")
+        return
+    except Exception:  # noqa: BLE001 - said on the page, details in the log
+        log_.exception("could not look up a class to join")
+        st.error("The class database is unavailable: try again in a moment.")
+        return
+    if view is False:
+        st.warning(f"No class {md(code)} is open: check the code on your lecturer's screen.")
+        return
+    if view is None:
+        st.info(f"Class {md(code)} is open, but its lecturer has not put a page up yet: try again in a moment.")
+        return
+    page, link = view
+    pages = {p.stem for p in (ROOT / "pages").glob("*.py")}
+    if page not in pages:
+        st.warning(f"Class {md(code)} shows a page this lab does not have: ask your lecturer for the Student link.")
+        return
+    params = {k: v for k, v in parse_qsl(link) if k not in (PRESENT, KEY)}
+    params.update({CLASS: code, STUDENT: "1", WORKSHOP: "1"})  # whatever was stored, this is a student's view
+    st.switch_page(ROOT / "pages" / f"{page}.py", query_params=params)
 
 
 class Workshop:
     """The workshop tools of one page (created by app/classroom.py's Page). `present`: the link asks for the
-    lecturer's view (`present=1`, never `student=1`); it is granted with the class's key only."""
+    lecturer's view (`present=1`, never `student=1`); it is granted to a browser that holds the class's key."""
 
     def __init__(self, page: str, presets: Sequence[Preset], defaults: dict[str, Any], present: bool) -> None:
         self.page, self.presets, self.defaults, self.present = page, tuple(presets), dict(defaults), present
         self.questions = lab_questions.of(page)
         self.on = link_flag(WORKSHOP)
+        _drop_link_key()
+        notice()
         self.code = _class_code()
         self.key: Optional[str] = None
-        self.lecturer = present and self.code is not None and self._open()
+        self.lecturer = present and self.code is not None and self._present()
 
-    def _open(self) -> bool:
-        """Open the class for its lecturer (or present it with its key); False, with a message, when refused."""
+    def _present(self) -> bool:
+        """Whether this browser presents the class (it holds the key); otherwise, with a message, the student view:
+        a code nobody started is never opened here (codes are handed out by Start a class)."""
         assert self.code is not None
-        known = st.session_state.setdefault(LECTURER_KEY, {})
-        key = _link_key() or known.get(self.code)
         try:
-            opened = database().open_class(self.code, key)
-        except wdb.NotLecturer as why:
-            st.warning(f"This link cannot present the class: {md(why)}. This is the student view (the lecturer's "
-                       f"own link carries the class's key).", icon=":material/lock:")
-            return False
-        except wdb.Rejected as why:
-            st.warning(f"The class cannot be opened: {md(why)}.")
-            return False
+            key = lecturer_key(self.code)
+            open_ = key is not None or database().is_open(self.code)
         except Exception:  # noqa: BLE001 - shown, not raised
-            log_.exception("could not open class %s", self.code)
+            log_.exception("could not look up class %s", self.code)
             st.error("The class database is unavailable: predictions cannot be counted, and the class cannot be "
-                     "opened. The server's log has the details.")
+                     "presented. The server's log has the details.")
             return False
-        if opened.key is not None:  # a new term: the key goes into this page's link, shown this once
-            key = opened.key
-            st.query_params[KEY] = key
-            st.success(f"Class **{md(self.code)}** is open (term {opened.term}). This page's address now carries "
-                       "the class's key: it is your lecturer link, shown only this once, so bookmark it. Without "
-                       "it nobody, you included, can show the tally, reset or close the class. Students get the "
-                       "Student link (no key).", icon=":material/key:")
-        known[self.code] = self.key = key
-        return True
+        if key is not None:
+            _remember(self.code, key)
+            keep_lecturer(self.code, key)
+            key_panel(self.code)
+            self.key = key
+            return True
+        if not open_:
+            st.warning(f"No class {md(self.code)} is open: a class starts with **Start a class** (on the lab's Home "
+                       f"or a page's toolbar), which hands out a new code and its key. This is the student view.",
+                       icon=":material/block:")
+            return False
+        self._key_box()
+        return False
+
+    def _key_box(self) -> None:
+        """A lecturer on a device that does not hold the class's key types it here (a password field: not shown on
+        the projector, never in the address)."""
+        with st.container(border=True, key="layerlab_key_box"):
+            st.markdown(f":material/lock: This is the student view of class **{md(self.code)}**. Its lecturer "
+                        f"presents it by entering the class's key (shown once when the class was started).")
+            with st.form("ws_key_form", border=False, clear_on_submit=True):
+                st.text_input("Lecturer key", type="password", key="ws_key_entry", autocomplete="off",
+                              max_chars=64)
+                st.form_submit_button("Present this class", icon=":material/key:", on_click=self._enter_key)
+
+    def _enter_key(self) -> None:
+        assert self.code is not None
+        typed = (st.session_state.get("ws_key_entry") or "").strip()
+        try:
+            ok = bool(wdb.TOKEN.fullmatch(typed)) and database().is_lecturer(self.code, typed)
+        except Exception:  # noqa: BLE001 - said on the page, details in the log
+            log_.exception("could not check a lecturer key for class %s", self.code)
+            st.session_state[NOTICE_KEY] = ("error", "The key could not be checked: the class database is "
+                                                     "unavailable. Try again in a moment.")
+            return
+        if not ok:  # the typed text is never echoed nor logged
+            log_.info("a wrong lecturer key was entered for class %s", self.code)
+            st.session_state[NOTICE_KEY] = ("warning", f"That is not the key of class {md(self.code)} (or the "
+                                                       f"class is closed).")
+            return
+        _remember(self.code, typed)
+        st.session_state[NOTICE_KEY] = ("success", f"This browser now presents class {md(self.code)}, and keeps "
+                                                   f"its key for the next visit.")
+
+    def put_up(self, link: str) -> None:
+        """The lecturer's current view (this page, and its Student link) becomes the class's: where Join takes a
+        student. Stored only when it changed."""
+        if not self.lecturer or self.code is None:
+            return
+        now = (self.page, link.lstrip("?"))
+        known = st.session_state.setdefault(VIEW_KEY, {})
+        if known.get(self.code) == now:
+            return
+        try:
+            database().set_view(self.code, self.key, *now)
+        except Exception:  # noqa: BLE001 - Join says "no page yet"; the details are for the log
+            log_.exception("could not store the current view of class %s", self.code)
+            return
+        known[self.code] = now
 
     @property
     def active(self) -> bool:
@@ -210,14 +440,21 @@ class Workshop:
         q = self.question(settings)
         if q is None:
             self._no_question()
+            if self.lecturer:
+                self._class_card()
             return
         ans = lab_questions.answer(q, claims_in(result))
         state = self._state(q)
         with st.container(border=True, key="layerlab_question"):
-            st.markdown(f"**:material/quiz: Predict first** · {md(q.prompt)}")
-            if self.lecturer:
-                self._lecturer(q, ans, state)
+            if self.lecturer:  # the class's code and QR code beside the question, in the projector's first screen
+                left, right = st.columns([3, 1])
+                with left:
+                    st.markdown(f"**:material/quiz: Predict first** · {md(q.prompt)}")
+                    self._lecturer(q, ans, state)
+                with right:
+                    self._class_card()
             else:
+                st.markdown(f"**:material/quiz: Predict first** · {md(q.prompt)}")
                 self._student(q, ans, state)
         if not state["revealed"]:
             st.stop()
@@ -231,7 +468,8 @@ class Workshop:
                 + " (the presets under Try this).")
 
     def _earlier(self, q: lab_questions.Question, state: dict[str, Any]) -> None:
-        """Once per session: this voter's stored prediction (a reload, the same browser) becomes the choice."""
+        """Once per session: a prediction this voter made before (a reload, the same browser) is final, so the
+        verdict is shown at once and no second prediction is offered."""
         if not self.code or state.get("looked"):
             return
         state["looked"] = True
@@ -241,14 +479,15 @@ class Workshop:
             log_.exception("could not read a stored prediction")
             return
         if mine is not None and 0 <= mine < len(q.options):
-            state["chosen"], state["earlier"] = mine, True
-            st.session_state.setdefault(f"ws_pick_{q.key}", mine)
+            state["chosen"], state["earlier"], state["revealed"] = mine, True, True
 
     def _student(self, q: lab_questions.Question, ans: lab_questions.Answer, state: dict[str, Any]) -> None:
         if self.code:
             keep_voter()
-        if not state["revealed"]:
             self._earlier(q, state)
+        if not state["revealed"]:
+            if state.get("hold"):
+                st.warning(state["hold"], icon=":material/hourglass_top:")
             chosen = st.radio("Your prediction", range(len(q.options)), index=state["chosen"],
                               format_func=lambda i: q.texts[i], key=f"ws_pick_{q.key}")
             st.button("Reveal", type="primary", disabled=chosen is None, key=f"ws_reveal_{q.key}",
@@ -256,43 +495,64 @@ class Workshop:
                       help="Commit to your prediction and see the result." + (
                           f" Your prediction is counted in class {self.code}." if self.code else ""))
             if self.code:
-                self._counting()
-                st.caption(f"Class {md(self.code)}: your prediction is counted when you press Reveal (anonymous; "
-                           f"one per browser: pressing again later replaces it)."
-                           + (" This browser predicted before: that prediction is selected." if state.get("earlier")
-                              else ""))
+                if not state.get("hold"):
+                    self._counting(q)
+                st.caption(f"Class {md(self.code)}: your prediction is counted when you press Reveal, while your "
+                           f"lecturer has voting open (anonymous; one per browser, and final: Reveal shows you the "
+                           f"result).")
             return
         if state.get("error"):
             st.warning(state["error"], icon=":material/error:")
         _verdict_box(q, ans, state["chosen"])
-        if self.code and not state.get("error"):
+        if self.code and state.get("earlier"):
+            st.caption(f"This browser's prediction in class {md(self.code)} was counted earlier, and it stands.")
+        elif self.code and not state.get("error"):
             st.caption(f"Counted in class {md(self.code)}; the lecturer shows the class's tally.")
 
-    def _counting(self) -> None:
-        """Before Reveal: say now when the prediction cannot be counted (the class is not open, the database is
-        down), so nobody is surprised after it."""
+    def _counting(self, q: lab_questions.Question) -> None:
+        """Before Reveal: say now when the prediction cannot be counted (the class is not open, voting is not open,
+        the database is down), so nobody is surprised after it."""
         try:
-            if database().is_open(self.code):
+            if not database().is_open(self.code):
+                st.warning(f"Class {md(self.code)} is not open, so your prediction will not be counted: check the "
+                           f"code with your lecturer. Reveal still shows you the result.", icon=":material/error:")
                 return
-            st.warning(f"Class {md(self.code)} is not open, so your prediction will not be counted: check the code, "
-                       f"or wait for the lecturer to open it. Reveal still shows you the result.",
-                       icon=":material/error:")
+            window = database().window(self.code, q.key)
         except Exception:  # noqa: BLE001 - said on the page, details in the log
             log_.exception("could not check class %s", self.code)
             st.warning("The class database is unavailable: your prediction cannot be counted right now. Reveal "
                        "still shows you the result.", icon=":material/error:")
+            return
+        if window == "waiting":
+            st.info("Voting on this question has not opened yet: your lecturer opens it. Pick your prediction, "
+                    "then press Reveal once voting is open.", icon=":material/hourglass_top:")
+        elif window in ("closed", "revealed"):
+            st.warning(f"{wdb.VOTING_CLOSED[window].capitalize()}, so your prediction will not be counted. Reveal "
+                       f"still shows you the result.", icon=":material/error:")
 
     def _reveal(self, q: lab_questions.Question, ans: lab_questions.Answer) -> None:
         """The Reveal button's callback: record the prediction (with a class), then reveal, recorded or not (a
-        prediction that cannot be counted still shows the result, and says why it was not counted)."""
+        prediction that cannot be counted still shows the result, and says why it was not counted); before the
+        lecturer opens voting it waits instead, so nobody sees the answer before they could vote."""
         state = self._state(q)
         chosen = st.session_state.get(f"ws_pick_{q.key}")
         if chosen is None:
             return
-        state["chosen"], state["error"] = chosen, None
+        state["chosen"], state["error"], state["hold"] = chosen, None, None
         if self.code:
             try:
                 database().vote(self.code, q.key, q.texts, voter(), q.texts[chosen], client=client())
+            except wdb.NotVoting as why:
+                if why.state == "waiting":
+                    state["hold"] = f"Not yet: {md(why)}."
+                    return
+                log_.info("prediction not counted in class %s: %s", self.code, why)
+                state["error"] = f"Your prediction was not counted: {md(why)}. Here is the result anyway."
+            except wdb.Counted as why:
+                stored = self._stored(q)
+                if stored is not None:
+                    state["chosen"] = stored
+                state["error"] = f"This prediction was not counted: {md(why)}. Here is the result."
             except wdb.Rejected as why:
                 log_.info("prediction not counted in class %s: %s", self.code, why)
                 state["error"] = f"Your prediction was not counted: {md(why)}. Here is the result anyway."
@@ -300,32 +560,89 @@ class Workshop:
                 log_.exception("could not store a prediction in class %s", self.code)
                 state["error"] = ("Your prediction could not be counted: the class database is unavailable (the "
                                   "server's log has the details). Here is the result anyway.")
+        chosen = state["chosen"]
         state["revealed"] = True
         log({"kind": "prediction", "page": self.page, "question": q.prompt, "chosen": q.texts[chosen],
              "matched": ans.matches(chosen), "detail": (ans.claim or {}).get("detail", ""),
              "verdict": VERDICTS.get((ans.claim or {}).get("holds"), "") if ans.claim else "", "link": current_link()})
 
+    def _stored(self, q: lab_questions.Question) -> Optional[int]:
+        try:
+            mine = database().mine(self.code, q.key, voter())
+        except Exception:  # noqa: BLE001 - only what the verdict box names
+            log_.exception("could not read a stored prediction")
+            return None
+        return mine if mine is not None and 0 <= mine < len(q.options) else None
+
+    # -- the lecturer ----------------------------------------------------------------------------------------
+    def _class_card(self) -> None:
+        """The class's code in large type and a QR code of the Student link: how the room joins."""
+        from app.classroom import student_link
+
+        link = absolute(student_link())
+        with st.container(key="layerlab_class_card"):
+            st.caption("Class code")
+            with st.container(key="layerlab_class_code"):  # large type (app/classroom.py's style)
+                st.markdown(md(self.code))
+            if link.startswith(("http://", "https://")):
+                st.image(qr_png(link), width=QR_PIXELS, caption="Scan to join, or enter the code on the lab's Home")
+
     def _lecturer(self, q: lab_questions.Question, ans: lab_questions.Answer, state: dict[str, Any]) -> None:
+        try:
+            window = database().window(self.code, q.key)
+        except Exception:  # noqa: BLE001 - said on the page, details in the log
+            log_.exception("could not read the voting window of class %s", self.code)
+            window = None
+        # What the room sees: the answer once revealed, unless the lecturer hid it again on this screen.
+        state["revealed"] = window == "revealed" and not state.get("hidden")
         if state["revealed"]:  # on the projector the answer goes first: it must fit 1280x720 with the tally
             _verdict_box(q, ans, None)
-        left, right = st.columns([3, 1])
-        with left:
-            _live_tally(self.code, self.key, q, ans if state["revealed"] else None)
-        with right:
-            if not state["revealed"]:
-                st.button("Reveal to the room", type="primary", icon=":material/visibility:",
-                          key=f"ws_room_reveal_{q.key}", on_click=_set, args=(state, "revealed", True))
-            else:
-                st.button("Hide the results", icon=":material/visibility_off:", key=f"ws_room_hide_{q.key}",
-                          on_click=_set, args=(state, "revealed", False))
+        _live_tally(self.code, self.key, q, ans if state["revealed"] else None)
+        with st.container(horizontal=True):
+            self._window_buttons(q, window, state)
             st.button("Reset this question", icon=":material/restart_alt:", key=f"ws_room_reset_{q.key}",
-                      on_click=self._reset, args=(q,), help=f"Forget class {self.code}'s predictions on it.")
+                      on_click=self._reset, args=(q,), help=f"Forget class {self.code}'s predictions on it and hide "
+                      f"the results: the question waits for voting to be opened again.")
             st.button("Close the class", icon=":material/lock:", key="ws_room_close", on_click=self._close,
-                      help="End this term: no more predictions; the code can be opened again with an empty tally.")
-            if state.get("reset_error"):
-                st.warning(state["reset_error"], icon=":material/error:")
-            st.caption(f"Class **{md(self.code)}** · students' link: the Student link, or this page with "
-                       f"`workshop=1&class={self.code}`")
+                      help="End the class: no more predictions. Its code is never handed out again.")
+        if state.get("reset_error"):
+            st.warning(state["reset_error"], icon=":material/error:")
+
+    def _window_buttons(self, q: lab_questions.Question, window: Optional[str], state: dict[str, Any]) -> None:
+        if window in ("waiting", "closed"):
+            st.button("Open voting" if window == "waiting" else "Open voting again", type="primary",
+                      icon=":material/how_to_vote:", key=f"ws_room_open_{q.key}", on_click=self._window,
+                      args=(q, "open"), help="Students' predictions are counted from now until you close voting "
+                                             "or reveal the answer.")
+        elif window == "open":
+            st.button("Close voting", icon=":material/block:", key=f"ws_room_stop_{q.key}", on_click=self._window,
+                      args=(q, "closed"), help="No more predictions are counted (you can open voting again).")
+        if window in ("waiting", "open", "closed"):
+            st.button("Reveal to the room", type="primary" if window != "waiting" else "secondary",
+                      icon=":material/visibility:", key=f"ws_room_reveal_{q.key}", on_click=self._window,
+                      args=(q, "revealed"), help="Show the answer on this screen. This closes voting on the "
+                                                 "question for good (Reset asks it afresh).")
+        elif window == "revealed":
+            hidden = bool(state.get("hidden"))
+            st.button("Show the results" if hidden else "Hide the results",
+                      icon=":material/visibility:" if hidden else ":material/visibility_off:",
+                      key=f"ws_room_hide_{q.key}", on_click=_set, args=(state, "hidden", not hidden))
+
+    def _window(self, q: lab_questions.Question, to: str) -> None:
+        state = self._state(q)
+        state["reset_error"] = None
+        try:
+            database().set_window(self.code, q.key, to, self.key)
+        except wdb.Rejected as why:
+            log_.warning("voting window of class %s refused: %s", self.code, why)
+            state["reset_error"] = f"That was refused: {md(why)}."
+            return
+        except Exception:  # noqa: BLE001 - said on the page, details in the log
+            log_.exception("could not change the voting window of class %s", self.code)
+            state["reset_error"] = ("The voting window could not be changed: the class database is unavailable (the "
+                                    "server's log has the details).")
+            return
+        state["hidden"] = False
 
     def _reset(self, q: lab_questions.Question) -> None:
         state = self._state(q)
@@ -341,7 +658,7 @@ class Workshop:
             state["reset_error"] = ("Reset failed: the class database is unavailable (the server's log has the "
                                     "details). The predictions are still there.")
             return
-        state["revealed"] = False
+        state["revealed"], state["hidden"] = False, False
 
     def _close(self) -> None:
         try:
@@ -352,15 +669,19 @@ class Workshop:
             st.session_state[CLOSE_NOTICE] = f"The class could not be closed: {why}."
             return
         st.session_state.get(LECTURER_KEY, {}).pop(self.code, None)
-        st.session_state[CLOSE_NOTICE] = (f"Class {md(self.code)} is closed. Its predictions are deleted "
-                                          f"{wdb.CLASS_DAYS} days after it was opened.")
-        for k in (KEY, CLASS, "present"):  # not reopened by the next run
+        st.session_state.get(STARTED_KEY, {}).pop(self.code, None)
+        st.session_state.setdefault(FORGET_COOKIES, []).append(self.code)
+        st.session_state[CLOSE_NOTICE] = (f"Class {md(self.code)} is closed. Its predictions are kept until they "
+                                          f"are deleted, {wdb.CLASS_DAYS} days after the class started.")
+        for k in (CLASS, PRESENT):  # not presented by the next run
             if k in st.query_params:
                 del st.query_params[k]
 
 
 def close_notice() -> None:
-    """The outcome of the lecturer's Close (said once, on the next run)."""
+    """The outcome of the lecturer's Close (said once, on the next run), and the closed class's cookie forgotten."""
+    for gone in st.session_state.pop(FORGET_COOKIES, []):
+        st.html(cookie_script(_lecturer_cookie(gone), "", 0), unsafe_allow_javascript=True)
     text = st.session_state.pop(CLOSE_NOTICE, None)
     if text:
         st.info(text, icon=":material/lock:")
@@ -425,10 +746,21 @@ def _tally_figure(q: lab_questions.Question, tally: wdb.Tally, ans: Optional[lab
     return fig.update_layout(margin={"t": 10, "b": 40, "r": 10})
 
 
+WINDOW_WORDS = {
+    "waiting": ":material/hourglass_top: Voting is not open yet: press **Open voting** when the room has read "
+               "the question.",
+    "open": ":material/how_to_vote: **Voting is open.** The bars appear when voting closes, so the room's "
+            "predictions do not sway each other.",
+    "closed": ":material/block: Voting is closed: no more predictions are counted.",
+    "revealed": ":material/visibility: The answer was revealed to the room: voting on this question is over.",
+}
+
+
 def _tally_chart(code: str, key: Optional[str], q: lab_questions.Question, ans: Optional[lab_questions.Answer],
                  chart_key: str) -> None:
     try:
         tally = database().tally(code, q.key, len(q.options), key)
+        window = database().window(code, q.key)
     except wdb.Rejected as why:
         st.warning(f"The tally is not shown: {md(why)}.")
         return
@@ -438,9 +770,9 @@ def _tally_chart(code: str, key: Optional[str], q: lab_questions.Question, ans: 
                    "log has the details).")
         return
     noun = "prediction" if tally.total == 1 else "predictions"
-    st.markdown(f"**Class {md(code)}: {tally.total} {noun}**")
-    st.plotly_chart(_tally_figure(q, tally, ans), theme=None, key=chart_key, config={"staticPlot": True})
-    if tally.total:
+    st.markdown(f"**Class {md(code)}: {tally.total} {noun}** · " + WINDOW_WORDS.get(window, ""))
+    if window in ("closed", "revealed") and tally.total:
+        st.plotly_chart(_tally_figure(q, tally, ans), theme=None, key=chart_key, config={"staticPlot": True})
         st.caption("Predictions per option: " + "; ".join(
             f"{md(t)}: {n}" for t, n in zip(q.texts, tally.counts, strict=True)))
 
@@ -448,5 +780,6 @@ def _tally_chart(code: str, key: Optional[str], q: lab_questions.Question, ans: 
 @st.fragment(run_every=POLL_SECONDS)
 def _live_tally(code: str, key: Optional[str], q: lab_questions.Question,
                 ans: Optional[lab_questions.Answer]) -> None:
-    """The lecturer's tally, redrawn every POLL_SECONDS (only this fragment reruns, not the page)."""
+    """The lecturer's live count (and, once voting is closed, the tally), redrawn every POLL_SECONDS (only this
+    fragment reruns, not the page)."""
     _tally_chart(code, key, q, ans, chart_key=f"ws_tally_{q.key}")

@@ -1,7 +1,9 @@
-"""What the benches report beside their figures: the machine's 1-thread fp32 matmul peak, and its idle CPU."""
+"""What the benches report beside their figures: the machine's 1-thread fp32 matmul peak, its idle CPU and its
+load average, on every platform (where one of them cannot be had, it is None and the bench says so)."""
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Optional
 
@@ -20,17 +22,41 @@ def peak_gflops() -> float:
     return 2 * 1024**3 / best / 1e9
 
 
-def cpu_ticks() -> Optional[tuple[int, int]]:
-    """(idle, total) jiffies of all CPUs since boot, from /proc/stat (None where there is none)."""
+def cpu_ticks(proc_stat: str = "/proc/stat") -> Optional[tuple[float, float]]:
+    """(idle, total) CPU time of all CPUs since boot: jiffies from /proc/stat on Linux, else seconds from psutil
+    (macOS, Windows); None where neither can tell. Only the ratio of two readings' differences means anything."""
     try:
-        with open("/proc/stat") as f:
+        with open(proc_stat) as f:
             fields = [int(v) for v in f.readline().split()[1:9]]
-    except (OSError, ValueError):
+        return fields[3] + fields[4], sum(fields)  # idle + iowait, of user .. steal
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import psutil  # a dependency of Dask's distributed
+    except ImportError:
         return None
-    return fields[3] + fields[4], sum(fields)  # idle + iowait, of user .. steal
+    t = psutil.cpu_times()
+    guest = getattr(t, "guest", 0.0) + getattr(t, "guest_nice", 0.0)  # Linux only, and counted in user already
+    return t.idle + getattr(t, "iowait", 0.0), sum(t) - guest
 
 
-def idle_share(before: Optional[tuple[int, int]], after: Optional[tuple[int, int]]) -> Optional[float]:
+def load_average() -> Optional[tuple[float, float, float]]:
+    """The 1, 5 and 15 minute load averages; None where the system keeps none (Windows)."""
+    try:
+        return os.getloadavg()
+    except (AttributeError, OSError):
+        return None
+
+
+def load_text() -> str:
+    """The load average as a bench prints it."""
+    load = load_average()
+    if load is None:
+        return "load average not available on this platform"
+    return f"load average {load[0]:.2f} / {load[1]:.2f} on {os.cpu_count()} cores"
+
+
+def idle_share(before: Optional[tuple[float, float]], after: Optional[tuple[float, float]]) -> Optional[float]:
     """The share of CPU time left idle between two `cpu_ticks()` readings (None if either is missing)."""
     if before is None or after is None:
         return None

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import jobs
+from app import jobs, workshop
 from lab.catalog import descriptors, presets
 from lab.classroom import warm
 
@@ -17,6 +17,10 @@ checks the papers' statements against its own run in a section "Against the pape
 own noise behind each verdict.
 """
 )
+
+st.subheader("In class", divider="gray")
+# A student types the code from the lecturer's screen; a lecturer starts a class (app/workshop.py).
+workshop.join_panel()
 
 st.subheader("Experiments", divider="gray")
 # One item per experiment's descriptor (lab/catalog/NAME.py): adding an experiment adds it here.

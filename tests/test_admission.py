@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pytest
 
 from lab.runtime.engine import ThreadEngine
-from lab.runtime.engine.admission import CUSTOM, Busy, Owner
+from lab.runtime.engine.admission import CUSTOM, LOCAL, QUEUE_JOBS, UNKNOWN, Busy, Owner, fair_share
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def test_custom_jobs_rank_below_standard_ones_and_standard_ones_are_never_refuse
 def test_bounds_per_session_per_client_and_overall_say_so(eng, monkeypatch):
     monkeypatch.setattr(eng.admission, "session_jobs", 2)
     monkeypatch.setattr(eng.admission, "client_jobs", 3)
-    monkeypatch.setattr(eng.admission, "queue_jobs", 4)
+    monkeypatch.setattr(eng.admission, "queue_jobs", 8)
     _blocked(eng)
     eng.submit("x", gated, Gate(1), owner=A, standard=False)
     eng.submit("x", gated, Gate(2), owner=A, standard=False)
@@ -77,9 +77,20 @@ def test_bounds_per_session_per_client_and_overall_say_so(eng, monkeypatch):
     eng.submit("x", gated, Gate(4), owner=B, standard=False)  # another tab, same address
     with pytest.raises(Busy, match="your network already waits for 3"):
         eng.submit("x", gated, Gate(5), owner=B, standard=False)
-    eng.submit("x", gated, Gate(6), owner=C, standard=False)  # elsewhere: the fourth custom job in the queue
+    monkeypatch.setattr(eng.admission, "client_jobs", 10)  # from here on the fair share is the bound that binds
+    # 3 of 8 places taken: the next address may hold half of the 5 left free, rounded up
+    c2 = Owner("session-c2", "10.0.0.2")
+    for i, who in enumerate((C, C, c2)):
+        eng.submit("x", gated, Gate(6 + i), owner=who, standard=False)
+    with pytest.raises(Busy, match="your network already waits for 3 settings, its share of the queue"):
+        eng.submit("x", gated, Gate(9), owner=c2, standard=False)
+    d, e = Owner("session-d", "10.0.0.3"), Owner("session-e", "10.0.0.4")
+    eng.submit("x", gated, Gate(10), owner=d, standard=False)  # 6 taken: one place of the two left
+    with pytest.raises(Busy, match="its share of the queue"):
+        eng.submit("x", gated, Gate(11), owner=d, standard=False)
+    eng.submit("x", gated, Gate(12), owner=e, standard=False)  # the last place still goes to whoever asks
     with pytest.raises(Busy, match="the lab is busy.*Try a preset"):
-        eng.submit("x", gated, Gate(7), owner=Owner("session-d", "10.0.0.3"), standard=False)
+        eng.submit("x", gated, Gate(13), owner=Owner("session-f", "10.0.0.5"), standard=False)
     assert eng.submit("preset", gated, Gate(8), owner=A).priority == 0  # a preset still goes through
     eng.submit("warm", gated, Gate(9), standard=False)  # no owner (warming, the CLI): not a visitor's work
 
@@ -105,7 +116,6 @@ def test_one_address_keeps_a_bounded_number_of_open_pages(monkeypatch):
     from app.turns import Turns
 
     monkeypatch.setattr(jobs, "_pages", Turns(3))
-    monkeypatch.setattr(jobs, "PAGES_PER_CLIENT", 3)
     closed: set[str] = set()
     monkeypatch.setattr(jobs, "_alive", lambda sid: sid not in closed)
     current = {}
@@ -119,7 +129,52 @@ def test_one_address_keeps_a_bounded_number_of_open_pages(monkeypatch):
     assert not visit("tab3")  # the fourth page from one address does no work
     assert visit("tab0")  # an admitted page keeps running (its reruns)
     assert visit("other", client="10.0.0.10")  # another address is not affected
-    assert visit("x", client="unknown") and visit("y", client="unknown")  # an unknown address is not bounded
+    # connections without an address share one bounded bucket; only a session without a connection is not bounded
+    assert visit("x", client=UNKNOWN) and visit("y", client=UNKNOWN) and visit("z", client=UNKNOWN)
+    assert not visit("w", client=UNKNOWN)
+    assert all(visit(f"test-{i}", client=LOCAL) for i in range(5))
     closed.add("tab1")  # a tab was closed: its place is free again
     assert visit("tab3")
     assert not visit("tab4")
+
+
+def _fill(eng, client: str, sessions: int = 10) -> int:
+    """Custom jobs one address gets queued from many tabs, until it is refused; how many."""
+    got = 0
+    for s in range(sessions):
+        who = Owner(f"{client}-tab{s}", client)
+        for i in range(100):
+            try:
+                eng.submit("x", gated, Gate(hash((client, s, i)) % 10**9), owner=who, standard=False)
+            except Busy:
+                break
+            got += 1
+    return got
+
+
+def test_two_addresses_never_fill_the_queue_a_third_still_gets_in(eng):
+    """Issue 45: two addresses filled the shared queue of 48 custom jobs and a third student was told "the lab is
+    busy". Each address may hold at most half of the places the others leave free."""
+    _blocked(eng)
+    first, second = _fill(eng, "10.1.0.1"), _fill(eng, "10.2.0.1")
+    assert first == fair_share(QUEUE_JOBS, 0) == QUEUE_JOBS // 2
+    assert second == fair_share(QUEUE_JOBS, first) < first
+    third = eng.submit("x", gated, Gate(999_999), owner=Owner("student", "10.3.0.1"), standard=False)
+    assert third.priority == CUSTOM and not third.future.done()
+    assert sum(1 for j in eng.jobs.values() if not j.started) <= QUEUE_JOBS
+
+
+def test_clients_without_an_address_are_one_bounded_address(eng):
+    """Issue 45: an "unknown" address switched every per-address bound off. Now it is one address's bucket."""
+    _blocked(eng)
+    assert _fill(eng, UNKNOWN) == fair_share(QUEUE_JOBS, 0)
+    assert eng.submit("x", gated, Gate(888_888), owner=Owner("s", "10.9.0.1"), standard=False).priority == CUSTOM
+
+
+def test_the_fair_share_leaves_as_much_free_as_one_address_holds():
+    for places in (1, 2, 8, 48):
+        for others in range(places + 1):
+            share = fair_share(places, others)
+            assert others + share <= places  # never more than is free
+            assert share >= 1 or others == places  # a free place always goes to whoever asks
+            assert share <= max(1, places - others - share + 1)  # at least as much stays free (the last place aside)

@@ -83,3 +83,86 @@ def test_a_caption_reads_shares_as_percent_per_series_never_per_value():
     assert "50.0 % to 92.5 %" in charts.caption(acc)
     acc.update_yaxes(tickformat=".2f")  # the axis says these are plain numbers
     assert "0.5 to 0.925" in charts.caption(acc)
+
+
+# -- light and dark pages (app/theme.py: dark) -------------------------------------------------------------------
+def _luminance(colour: str) -> float:
+    from plotly.colors import unlabel_rgb
+
+    colour = {"white": "#ffffff", "black": "#000000"}.get(colour, colour)
+    if colour.startswith("#"):
+        r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    else:
+        r, g, b = unlabel_rgb(colour)[:3]
+    return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
+
+
+def _trace_colours(fig: go.Figure) -> list:
+    return [(t.name, t.marker.color if t.type == "bar" else t.line.color) for t in fig.data]
+
+
+def _drawn(fig: go.Figure, attr: str):
+    """A layout colour as the browser draws it: the figure's own, else its template's."""
+    own = fig.layout[attr] if "." not in attr else fig.layout.font.color
+    tpl = fig.layout.template.layout
+    return own or (tpl[attr] if "." not in attr else tpl.font.color)
+
+
+def test_a_figure_drawn_for_a_dark_page_has_dark_paper_light_ink_and_its_colours_by_meaning():
+    from app import figcache, theme
+
+    fig = figures_delete.per_class(_result())  # a cached, shared figure: original / cut / recovered bars, chance
+    assert isinstance(fig, figcache.SharedFigure)
+    light, _, _ = charts.prepare(fig, scheme="light")
+    dark, _, _ = charts.prepare(fig, scheme="dark")
+    for f, paper_dark in ((light, False), (dark, True)):
+        for attr in ("paper_bgcolor", "plot_bgcolor"):
+            assert (_luminance(_drawn(f, attr)) < 0.1) is paper_dark, (attr, _drawn(f, attr))
+        assert (_luminance(_drawn(f, "font.color")) > 0.8) is paper_dark, _drawn(f, "font.color")
+    assert _drawn(dark, "paper_bgcolor") == theme.DARK_PAPER  # the chart sits on the page without an edge
+    hued = [tc for tc in _trace_colours(light) if tc[0] != "chance"]
+    assert [tc for tc in _trace_colours(dark) if tc[0] != "chance"] == hued  # meaning colours as in light
+    chance = [dict(_trace_colours(f))["chance"] for f in (light, dark)]  # mid grey: its own opposite, to a level
+    assert abs(_luminance(chance[0]) - _luminance(chance[1])) < 0.01, chance
+    assert [c for _, c in _trace_colours(light)][:3] == [theme.ORIGINAL, theme.CUT, theme.RECOVERED]
+    # one copy per scheme, reused by every rerun: a light copy is never served to a dark page, nor the reverse
+    assert charts.prepare(fig, scheme="dark")[0] is dark and charts.prepare(fig, scheme="light")[0] is light
+    assert dark is not light and fig.layout.template.layout.paper_bgcolor == "white"  # the shared one unchanged
+
+
+def test_on_a_dark_page_ink_turns_light_and_greys_keep_their_distance_from_the_paper():
+    from app import theme
+
+    fig = go.Figure([go.Scatter(x=[0, 1], y=[0, 1], name="trained order", line={"color": theme.TRAINED_ORDER}),
+                     go.Scatter(x=[0, 1], y=[1, 0], name="random order", line={"color": theme.RANDOM_ORDER}),
+                     go.Bar(x=["a", "b"], y=[1, 2], name="methods", marker={"color": ["#444444", "#9c9c9c"],
+                                                                           "line": {"color": "white"}})])
+    fig.add_annotation(x=0, y=0, text="label", bgcolor="rgba(255,255,255,0.8)")
+    d = go.Figure(theme.dark(theme.layout(fig, "t").to_dict()))
+    assert d.data[0].line.color == "#ffffff" and d.data[1].line.color == theme.RANDOM_ORDER
+    strong, faded = d.data[2].marker.color  # a grey faded toward the paper fades toward the dark paper
+    assert _luminance(strong) > _luminance(faded) > _luminance(theme.DARK_PAPER)
+    assert d.data[2].marker.line.color == "black" and d.layout.annotations[0].bgcolor == "rgba(0,0,0,0.8)"
+
+
+def test_charts_show_draws_dark_when_the_browser_says_dark():
+    from streamlit.testing.v1 import AppTest
+
+    def page():
+        import plotly.graph_objects as go
+
+        from app import charts, theme
+
+        fig = theme.layout(go.Figure(go.Bar(x=["a"], y=[1], name="cut", marker_color=theme.CUT)), "t")
+        charts.show(fig, "chart")
+
+    import json
+
+    for scheme, want in ((None, "white"), ("light", "white"), ("dark", "#0e1117")):
+        at = AppTest.from_function(page)
+        at.context = {"theme": scheme}
+        at.run()
+        assert not at.exception, at.exception
+        spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+        assert spec["layout"]["template"]["layout"]["paper_bgcolor"] == want, scheme
+        assert spec["data"][0]["marker"]["color"] == "#D55E00"

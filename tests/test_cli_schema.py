@@ -1,7 +1,7 @@
-"""`python -m lab NAME ... --json` prints one envelope, {schema_version, command, config, result}, with the whole
-result: every experiment subcommand's output is valid against docs/cli-output.schema.json (run at the settings, and so
-on the stored models, of the per-experiment CLI tests), and the schema says what the lab says (descriptors, claim
-fields)."""
+"""`python -m lab ... --json` prints one envelope, {schema_version, command, config, result, versions}, with the whole
+result: every experiment subcommand's output, and `warm`'s, `seeds`' and `table NAME`'s, is valid against
+docs/cli-output.schema.json (run at the settings, and so on the stored models, of the per-experiment CLI tests, or at
+the cheapest quick settings), and the schema says what the lab says (descriptors, tables, claim fields, libraries)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from lab.catalog import descriptors
 from lab.cli import main
 from lab.cli.common import SCHEMA_VERSION
 from lab.estimates import SE_KINDS
+from lab.runtime.version import COMPUTING, DISTRIBUTION, libraries
 
 from .apptest_util import ROOT
 from .test_layerdrop import tiny_specs  # noqa: F401 - the fixture, for LayerDrop's run
@@ -39,20 +40,36 @@ RUNS: dict[str, tuple[list[str], bool, str | None]] = {
     "matrix": (["--seed", "0"], True, None),
     "lens": (["--model", "residual", "--route-op", "swap", "--block", "1"], True, None),
 }
+# The lab's own commands, each at its cheapest in quick mode, computed here (--workers 0): warm only plans; the seeds
+# pool Lens's default view (its quickest page); IOT's table is the cheapest, and prints text or (--ms) its own JSON.
+LAB_RUNS: dict[str, list[str]] = {
+    "warm": ["warm", "--pages", "delete", "lens", "--seeds", "3", "--dry-run"],
+    "seeds": ["seeds", "lens", "--seeds", "1", "0", "--workers", "0"],
+    "table": ["table", "iot", "--model", "residual", "--m", "2", "--seeds", "1", "--workers", "0"],
+    "table-sweep": ["table", "iot", "--model", "residual", "--ms", "1", "2", "--seeds", "1", "--workers", "0"],
+}
 _printed: dict[str, dict[str, Any]] = {}  # each command runs once per session; the other tests read its envelope
+
+
+def _json_of(argv: list[str]) -> dict[str, Any]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main([*argv, "--json"]) == 0
+    return json.loads(out.getvalue())  # one JSON object and nothing else on stdout
 
 
 def envelope(name: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """The JSON that `python -m lab NAME ... --json` prints (run in this process, once)."""
     if name not in _printed:
+        if name in LAB_RUNS:
+            monkeypatch.setenv("LAYERLAB_QUICK", "1")
+            _printed[name] = _json_of(LAB_RUNS[name])
+            return _printed[name]
         argv, quick, fixture = RUNS[name]
         monkeypatch.setenv("LAYERLAB_QUICK", "1" if quick else "0")
         if fixture:
             request.getfixturevalue(fixture)
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            assert main([name, *argv, "--json"]) == 0
-        _printed[name] = json.loads(out.getvalue())
+        _printed[name] = _json_of([name, *argv])
     return _printed[name]
 
 
@@ -60,7 +77,9 @@ def test_the_schema_is_valid_and_names_what_the_lab_has():
     jsonschema.Draft202012Validator.check_schema(SCHEMA)
     assert SCHEMA["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert SCHEMA["properties"]["schema_version"]["const"] == SCHEMA_VERSION
-    assert SCHEMA["properties"]["command"]["enum"] == list(descriptors())
+    assert SCHEMA["$defs"]["experiment_command"]["enum"] == list(descriptors())
+    assert SCHEMA["$defs"]["table_command"]["enum"] == [f"table {n}" for n, d in descriptors().items() if d.table]
+    assert SCHEMA["$defs"]["versions"]["propertyNames"]["enum"] == ["python", DISTRIBUTION, *COMPUTING]
     assert set(RUNS) == set(descriptors()), "every experiment subcommand is checked"
     assert set(C.FIELDS) <= set(SCHEMA["$defs"]["claim"]["required"])
     assert SCHEMA["$defs"]["se_kind"]["enum"] == list(SE_KINDS)
@@ -71,6 +90,7 @@ def test_every_commands_json_is_the_envelope_of_its_whole_result(name, request, 
     out = envelope(name, request, monkeypatch)
     jsonschema.Draft202012Validator(SCHEMA).validate(out)
     assert out["command"] == name and out["schema_version"] == SCHEMA_VERSION
+    assert out["versions"] == libraries() and set(COMPUTING) & set(out["versions"]) >= {"torch", "numpy"}
     assert out["config"] == out["result"].get("config", out["config"])  # the result's own echo, where it has one
     C.check(out["result"]["claims"])
     if name == "reinit":  # the parts the command adds, whole, each with its own claims
@@ -94,5 +114,47 @@ def test_the_schema_rejects_an_envelope_without_its_result(request, monkeypatch)
                    {**out, "schema_version": 2},
                    {**out, "result": {k: x for k, x in out["result"].items() if k != "claims"}},
                    {**out, "result": {**out["result"], "claims": [{"key": "k", "holds": True}]}}):
+        with pytest.raises(jsonschema.ValidationError):
+            v.validate(broken)
+
+
+@pytest.mark.parametrize("name", list(LAB_RUNS))
+def test_the_lab_commands_json_is_the_envelope_of_its_whole_result(name, request, monkeypatch):
+    out = envelope(name, request, monkeypatch)
+    jsonschema.Draft202012Validator(SCHEMA).validate(out)
+    assert out["schema_version"] == SCHEMA_VERSION and out["versions"] == libraries()
+    r, config = out["result"], out["config"]
+    if name == "warm":  # the plan, nothing computed
+        assert out["command"] == "warm"
+        assert config == {"pages": ["delete", "lens"], "seeds": [3], "workers": 2, "defaults_only": False,
+                          "dry_run": True}
+        assert r["planned"] == r["already_stored"] + len(r["todo"]) and r["todo"]
+        assert {i["page"] for i in r["todo"]} <= {"delete", "lens"} and any("seed 3" in i["setting"] for i in r["todo"])
+    elif name == "seeds":  # pooled over the distinct seeds, in order, with each seed's own verdict
+        assert out["command"] == "seeds" and config == {"page": "lens", "seeds": [0, 1], "workers": 0}
+        assert r["seeds"] == [0, 1] and r["claims"]
+        C.check(r["claims"])
+        assert all(set(v) == {"0", "1"} for v in r["per_seed"].values())
+    elif name == "table":  # a table that prints text: the text, whole
+        assert out["command"] == "table iot"
+        assert config == {"model": "residual", "seeds": 1, "m": 2, "ms": None, "space": "blocks", "workers": 0}
+        assert set(r) == {"text"} and r["text"].startswith("IOT with M = 2 candidate orders")
+    else:  # a table that prints its own JSON: that JSON is the result
+        assert out["command"] == "table iot" and config["ms"] == [1, 2]
+        assert [row["m"] for row in r[0]["rows"]] == [1, 2] and r[0]["config"]["model"] == "residual"
+
+
+def test_the_schema_rejects_a_lab_commands_envelope_that_is_not_its_own(request, monkeypatch):
+    warm, seeds, table = (envelope(n, request, monkeypatch) for n in ("warm", "seeds", "table"))
+    v = jsonschema.Draft202012Validator(SCHEMA)
+    for broken in ({k: x for k, x in warm.items() if k != "versions"},
+                   {**warm, "versions": {**warm["versions"], "torch": 2}},
+                   {**warm, "result": seeds["result"]},
+                   {**warm, "result": {**warm["result"], "built": []}},  # half a plan, half a summary
+                   {**seeds, "config": {**seeds["config"], "seeds": [0]}},
+                   {**seeds, "result": {**seeds["result"], "claims": [{"key": "k", "holds": True}]}},
+                   {**table, "command": "table nothing"},
+                   {**table, "result": {"text": ""}},
+                   {**table, "result": table["result"]["text"]}):
         with pytest.raises(jsonschema.ValidationError):
             v.validate(broken)

@@ -69,7 +69,7 @@ def dask_engine(tmp_path_factory):
 
 def test_engine_setting_is_checked(monkeypatch):
     monkeypatch.setenv("LAYERLAB_ENGINE", "spark")
-    with pytest.raises(ValueError, match="not an engine"):
+    with pytest.raises(ValueError, match="LAYERLAB_ENGINE='spark' is not allowed"):
         engine_name()
     monkeypatch.setenv("LAYERLAB_ENGINE", "Threads")
     assert engine_name() == "threads"

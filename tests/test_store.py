@@ -108,12 +108,12 @@ def test_a_failed_build_leaves_no_entry_and_no_temp_files(tmp_path):
 
 def test_a_write_killed_midway_leaves_the_old_state(tmp_path, monkeypatch):
     s = Store(tmp_path)
-    import lab.runtime.store as store_mod
+    import lab.runtime.atomic as atomic_mod  # where the store's writes rename
 
     def crash(src, dst):
         raise KeyboardInterrupt  # the process dies between writing the temp file and renaming it
 
-    monkeypatch.setattr(store_mod.os, "replace", crash)
+    monkeypatch.setattr(atomic_mod.os, "replace", crash)
     with pytest.raises(KeyboardInterrupt):
         s.json("r", Cfg(), lambda: {"v": 1})
     monkeypatch.undo()

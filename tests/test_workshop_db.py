@@ -1,6 +1,8 @@
 """Workshop predictions in a real database (lab/classroom/workshop_db.py): SQLite, and a real PostgreSQL server the test
-starts. Every bad input is refused with a message and stores nothing; a repeat vote replaces; floods are bounded per
-voter and per address; the lecturer key guards the tally, Reset and closing; terms and retention."""
+starts. Every bad input is refused with a message and stores nothing; a voter's first vote stands; floods are bounded
+per voter and per address; codes and keys are handed out by the server, starting is bounded per address; the
+lecturer key guards the tally, the voting window, Reset and closing; a closed class keeps its predictions until
+retention."""
 
 import os
 import sqlite3
@@ -39,18 +41,31 @@ def db(request, tmp_path):
             for table in reversed(wdb.meta.sorted_tables):
                 conn.execute(sa.delete(table))
     w = wdb.Workshop(url)
-    w.key = w.open_class("TEST-1", now=1000.0).key  # the lecturer's key of TEST-1 (tests only)
+    w.key = _started(w, "TEST-1", now=1000.0)  # the lecturer's key of TEST-1 (tests only)
     return w
 
 
-def test_votes_count_per_option_and_a_repeat_replaces(db):
+def _started(w: wdb.Workshop, code: str, now: float, questions=("delete.plain1", "delete.res4")) -> str:
+    """A class started as a lecturer starts one, then renamed to `code` so the tests below can name it (codes are
+    handed out at random), with voting open on `questions`; its key."""
+    opened = w.start_class(now=now)
+    with w.engine.begin() as conn:
+        conn.execute(sa.update(wdb.classes).where(wdb.classes.c.code == opened.code).values(code=code))
+    for q in questions:
+        w.set_window(code, q, "open", opened.key, now=now)
+    return opened.key
+
+
+def test_votes_count_per_option_and_a_first_vote_stands(db):
     db.vote("TEST-1", "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
     db.vote("test-1", "delete.plain1", OPTS, S2, OPTS[1], now=1002.0)  # codes are case-blind
     assert db.tally("TEST-1", "delete.plain1", 3, db.key, now=1002.0).counts == (1, 1, 0)
-    db.vote("TEST-1", "delete.plain1", OPTS, S1, OPTS[2], now=1003.0)  # S1 changes its mind
+    # S1 saw the result right after voting (the page reveals it): changing the vote now is refused
+    with pytest.raises(wdb.Counted, match="counted already, and it stands"):
+        db.vote("TEST-1", "delete.plain1", OPTS, S1, OPTS[2], now=1003.0)
     t = db.tally("TEST-1", "delete.plain1", 3, db.key, now=1003.0)
-    assert t.counts == (0, 1, 1) and t.total == 2
-    assert db.mine("TEST-1", "delete.plain1", S1) == 2
+    assert t.counts == (1, 1, 0) and t.total == 2
+    assert db.mine("TEST-1", "delete.plain1", S1) == 0
     assert db.tally("TEST-1", "delete.res4", 3, db.key, now=1003.0).total == 0  # another question: its own tally
 
 
@@ -89,27 +104,66 @@ def test_the_key_is_random_shown_once_stored_hashed_and_guards_tally_reset_close
             db.reset("TEST-1", "delete.plain1", wrong, now=1002.0)
         with pytest.raises(wdb.NotLecturer):
             db.close_class("TEST-1", wrong, now=1002.0)
-        with pytest.raises(wdb.NotLecturer, match="already open"):  # nor can anyone present (or keep) it
-            db.open_class("TEST-1", wrong, now=1002.0)
-        assert not db.is_lecturer("TEST-1", wrong, now=1002.0)
+        with pytest.raises(wdb.NotLecturer):
+            db.set_window("TEST-1", "delete.plain1", "closed", wrong, now=1002.0)
+        with pytest.raises(wdb.NotLecturer):
+            db.set_view("TEST-1", wrong, "delete", "student=1", now=1002.0)
+        assert not db.is_lecturer("TEST-1", wrong, now=1002.0)  # nor can anyone present it
     assert db.tally("TEST-1", "delete.plain1", 3, db.key, now=1002.0).total == 1  # nothing was reset
-    again = db.open_class("TEST-1", db.key, now=1002.0)  # the lecturer's own link: the same term, no new key
-    assert again.key is None and again.term == 1 and db.is_lecturer("TEST-1", db.key, now=1002.0)
+    assert db.window("TEST-1", "delete.plain1") == "open" and db.is_open("TEST-1", now=1002.0)
+    assert db.is_lecturer("TEST-1", db.key, now=1002.0)
 
 
-def test_a_closed_or_expired_code_starts_a_new_term_with_an_empty_tally_and_a_new_key(db):
+def _kept(db: wdb.Workshop, code: str) -> int:
+    with db.engine.connect() as conn:
+        return conn.execute(sa.select(sa.func.count()).select_from(wdb.predictions)
+                            .where(wdb.predictions.c.code == code)).scalar_one()
+
+
+def test_a_closed_or_expired_class_stays_closed_and_keeps_its_predictions_until_retention(db):
     db.vote("TEST-1", "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
     db.close_class("TEST-1", db.key, now=1002.0)
     with pytest.raises(wdb.Rejected, match="no class TEST-1 is open"):
         db.vote("TEST-1", "delete.plain1", OPTS, S2, OPTS[0], now=1003.0)
-    term2 = db.open_class("TEST-1", now=1004.0)  # next term: anyone may open a code that is not open
-    assert term2.term == 2 and term2.key and term2.key != db.key
-    assert not db.is_lecturer("TEST-1", db.key, now=1005.0)  # last term's key is worth nothing now
-    assert db.tally("TEST-1", "delete.plain1", 3, term2.key, now=1005.0).total == 0
-    later = 1004.0 + wdb.CLASS_DAYS * 86400 + 1  # the term ran out
-    with pytest.raises(wdb.Rejected, match="no class"):
-        db.vote("TEST-1", "delete.plain1", OPTS, S1, OPTS[0], now=later)
-    assert db.open_class("TEST-1", now=later).key is not None
+    assert not db.is_open("TEST-1", now=1003.0) and not db.is_lecturer("TEST-1", db.key, now=1003.0)
+    assert not hasattr(db, "open_class")  # nothing opens a code someone names (it was how a code was squatted)
+    for i in range(20):  # new classes never reuse the closed one's code, so nothing wipes its predictions
+        assert db.start_class(client=f"lecturer{i}", now=1004.0).code != "TEST-1"
+    assert _kept(db, "TEST-1") == 1 and db.view("TEST-1", now=1004.0) is None
+    later = 1000.0 + wdb.CLASS_DAYS * 86400 + 1  # retention: CLASS_DAYS after the class started
+    db.purge(now=later - 2)
+    assert _kept(db, "TEST-1") == 1
+    db.purge(now=later)
+    assert _kept(db, "TEST-1") == 0
+
+
+def test_a_taken_code_is_never_handed_out_again(db, monkeypatch):
+    draws = iter("ABCDEF" + "ABCDEF" + "GHJKMN")  # a code, then the same code drawn again, then a free one
+    monkeypatch.setattr(wdb.secrets, "choice", lambda alphabet: next(draws))
+    assert db.start_class(now=1001.0).code == "ABCDEF"
+    assert db.start_class(now=1001.0).code == "GHJKMN"
+
+
+def test_codes_are_short_unambiguous_and_keys_random(db):
+    started = [db.start_class(client=f"room{i % 5}", now=1001.0) for i in range(25)]
+    codes = {o.code for o in started}
+    assert len(codes) == 25 and len({o.key for o in started}) == 25
+    for o in started:
+        assert len(o.code) == wdb.CODE_LENGTH and set(o.code) <= set(wdb.ALPHABET), o.code
+        assert not set(o.code) & set("0O1lIL"), o.code
+        assert wdb.class_code(o.code.lower()) == o.code  # typed in lower case on a phone: the same class
+        assert db.is_lecturer(o.code, o.key, now=1002.0) and len(o.key) >= 24
+        assert db.window(o.code, "delete.plain1") == "waiting"  # nobody votes before the lecturer opens voting
+
+
+def test_starting_classes_is_bounded_per_address(db, monkeypatch):
+    monkeypatch.setenv("LAYERLAB_CLASSES_PER_HOUR", "3")
+    for _ in range(3):
+        db.start_class(client="mallory", now=2000.0)
+    with pytest.raises(wdb.Flood, match="started 3 classes in the last hour"):
+        db.start_class(client="mallory", now=2001.0)
+    db.start_class(client="lecturer", now=2001.0)  # another address is not affected
+    db.start_class(client="mallory", now=2000.0 + wdb.START_WINDOW + 1)  # an hour later: fine again
 
 
 def test_old_classes_and_their_predictions_are_deleted_after_the_retention_period(db):
@@ -117,29 +171,33 @@ def test_old_classes_and_their_predictions_are_deleted_after_the_retention_perio
     assert db.purge(now=1000.0 + wdb.CLASS_DAYS * 86400 - 10) == 0
     assert db.purge(now=1000.0 + wdb.CLASS_DAYS * 86400 + 10) == 1
     with db.engine.connect() as conn:
-        for table in (wdb.classes, wdb.predictions, wdb.votes):
+        for table in (wdb.classes, wdb.predictions, wdb.votes, wdb.windows, wdb.class_starts):
             assert conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one() == 0
 
 
 def test_a_flood_from_one_voter_is_bounded_then_forgiven(db):
+    qs = [f"flood.q{i}" for i in range(wdb.VOTER_PER_MINUTE + 2)]
+    for q in qs:
+        db.set_window("TEST-1", q, "open", db.key, now=1001.0)
     for i in range(wdb.VOTER_PER_MINUTE):
-        db.vote("TEST-1", "delete.plain1", OPTS, S1, OPTS[i % 3], now=1001.0 + i * 0.1)
+        db.vote("TEST-1", qs[i], OPTS, S1, OPTS[i % 3], now=1001.0 + i * 0.1)
     with pytest.raises(wdb.Flood, match="too many answers"):
-        db.vote("TEST-1", "delete.plain1", OPTS, S1, OPTS[0], now=1003.0)
-    assert db.mine("TEST-1", "delete.plain1", S1) == (wdb.VOTER_PER_MINUTE - 1) % 3  # the refused vote stored nothing
-    db.vote("TEST-1", "delete.plain1", OPTS, S2, OPTS[0], now=1003.0)  # others are unaffected
-    db.vote("TEST-1", "delete.plain1", OPTS, S1, OPTS[0], now=1001.0 + wdb.WINDOW + 5)  # a minute later: fine
-    assert db.mine("TEST-1", "delete.plain1", S1) == 0
+        db.vote("TEST-1", qs[-2], OPTS, S1, OPTS[0], now=1003.0)
+    assert db.mine("TEST-1", qs[-2], S1) is None  # the refused vote stored nothing
+    db.vote("TEST-1", qs[-2], OPTS, S2, OPTS[0], now=1003.0)  # others are unaffected
+    db.vote("TEST-1", qs[-1], OPTS, S1, OPTS[0], now=1001.0 + wdb.WINDOW + 5)  # a minute later: fine
+    assert db.mine("TEST-1", qs[-1], S1) == 0
 
 
 def test_a_flood_from_one_address_fills_neither_a_question_nor_the_class(db, monkeypatch):
-    monkeypatch.setattr(wdb, "CLIENT_VOTERS", 5)
+    monkeypatch.setattr(db, "voters_per_address", 5)
     for i in range(5):  # one address, many fresh voter ids (cookies thrown away): bounded per question
         db.vote("TEST-1", "delete.plain1", OPTS, f"bot-{i:08d}", OPTS[0], client="mallory", now=1001.0)
     with pytest.raises(wdb.Flood, match="5 predictions from your network"):
         db.vote("TEST-1", "delete.plain1", OPTS, "bot-99999999", OPTS[0], client="mallory", now=1001.5)
-    db.vote("TEST-1", "delete.plain1", OPTS, "bot-00000000", OPTS[1], client="mallory", now=1002.0)  # may change
-    monkeypatch.setattr(wdb, "CLIENT_PER_MINUTE", 8)
+    with pytest.raises(wdb.Counted):  # nor change a vote (refused votes count towards no bound)
+        db.vote("TEST-1", "delete.plain1", OPTS, "bot-00000000", OPTS[1], client="mallory", now=1002.0)
+    monkeypatch.setattr(db, "votes_per_address", 7)
     for i in range(2):
         db.vote("TEST-1", "delete.res4", OPTS, f"bot-{i:08d}", OPTS[0], client="mallory", now=1002.0)
     with pytest.raises(wdb.Flood, match="from your network in a minute"):
@@ -148,17 +206,59 @@ def test_a_flood_from_one_address_fills_neither_a_question_nor_the_class(db, mon
     for i in range(7):
         db.vote("TEST-1", "delete.plain1", OPTS, f"student-{i:04d}", OPTS[2], client=f"room{i}", now=1002.0)
         db.vote("TEST-1", "delete.res4", OPTS, f"student-{i:04d}", OPTS[2], client=f"room{i}", now=1002.0)
-    assert db.tally("TEST-1", "delete.plain1", 3, db.key, now=1003.0).counts == (4, 1, 7)
+    assert db.tally("TEST-1", "delete.plain1", 3, db.key, now=1003.0).counts == (5, 0, 7)
     assert db.tally("TEST-1", "delete.res4", 3, db.key, now=1003.0).counts == (2, 0, 7)
 
 
+def test_votes_count_only_inside_the_voting_window_which_reveal_closes_for_good(db):
+    q = "delete.window"
+    with pytest.raises(wdb.NotVoting, match="has not opened yet") as why:
+        db.vote("TEST-1", q, OPTS, S1, OPTS[0], now=1001.0)
+    assert why.value.state == "waiting"
+    assert db.set_window("TEST-1", q, "open", db.key, now=1001.0) == "open"
+    db.vote("TEST-1", q, OPTS, S1, OPTS[0], now=1002.0)
+    db.set_window("TEST-1", q, "closed", db.key, now=1003.0)
+    with pytest.raises(wdb.NotVoting, match="is closed"):
+        db.vote("TEST-1", q, OPTS, S2, OPTS[1], now=1004.0)
+    db.set_window("TEST-1", q, "open", db.key, now=1005.0)  # the lecturer gives the room another minute
+    db.vote("TEST-1", q, OPTS, S2, OPTS[1], now=1006.0)
+    db.set_window("TEST-1", q, "revealed", db.key, now=1007.0)
+    for voter in (S1, "late-comer-0000"):  # neither a change nor a new vote once the room saw the answer
+        with pytest.raises(wdb.NotVoting, match="revealed the answer"):
+            db.vote("TEST-1", q, OPTS, voter, OPTS[2], now=1008.0)
+    for state in ("open", "closed"):
+        with pytest.raises(wdb.Rejected, match="Reset the question"):
+            db.set_window("TEST-1", q, state, db.key, now=1009.0)
+    with pytest.raises(wdb.Rejected, match="open, closed or revealed"):
+        db.set_window("TEST-1", q, "waiting", db.key, now=1009.0)
+    assert db.tally("TEST-1", q, 3, db.key, now=1009.0).counts == (1, 1, 0)
+    assert db.window("TEST-1", q) == "revealed"
+    with db.engine.connect() as conn:  # refused votes left no trace
+        assert conn.execute(sa.select(sa.func.count()).select_from(wdb.votes)).scalar_one() == 2
+
+
+def test_the_class_view_is_set_by_its_lecturer_and_read_by_anyone_while_the_class_is_open(db):
+    assert db.view("TEST-1", now=1001.0) is None
+    db.set_view("TEST-1", db.key, "delete", "k=1&student=1&workshop=1&class=TEST-1", now=1001.0)
+    db.set_view("TEST-1", db.key, "shuffle", "student=1&workshop=1&class=TEST-1", now=1002.0)
+    assert db.view("test-1", now=1003.0) == ("shuffle", "student=1&workshop=1&class=TEST-1")
+    for page, query in (("../etc", "x=1"), ("delete", "x" * (wdb.VIEW_QUERY_CHARS + 1)), ("delete", "a\nb")):
+        with pytest.raises(wdb.Rejected, match="malformed"):
+            db.set_view("TEST-1", db.key, page, query, now=1003.0)
+    db.close_class("TEST-1", db.key, now=1004.0)
+    assert db.view("TEST-1", now=1005.0) is None
+
+
 def test_reset_forgets_one_question_of_one_class(db):
-    other = db.open_class("OTHER-2", now=1000.0).key
+    other = _started(db, "OTHER-2", now=1000.0)
     db.vote("TEST-1", "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
     db.vote("TEST-1", "delete.res4", OPTS, S1, OPTS[0], now=1001.0)
     db.vote("OTHER-2", "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
+    db.set_window("TEST-1", "delete.plain1", "revealed", db.key, now=1001.5)
     assert db.reset("TEST-1", "delete.plain1", db.key, now=1002.0) == 1
     assert db.tally("TEST-1", "delete.plain1", 3, db.key, now=1002.0).total == 0
+    assert db.window("TEST-1", "delete.plain1") == "waiting"  # asked afresh: the lecturer opens voting again
+    assert db.window("TEST-1", "delete.res4") == "open" and db.window("OTHER-2", "delete.plain1") == "open"
     assert db.tally("TEST-1", "delete.res4", 3, db.key, now=1002.0).total == 1
     assert db.tally("OTHER-2", "delete.plain1", 3, other, now=1002.0).total == 1
     with pytest.raises(wdb.NotLecturer):  # one class's key is not another's
@@ -194,10 +294,10 @@ def test_concurrent_voters_are_all_counted(db):
 def test_the_per_address_bound_holds_under_concurrent_writers(db, monkeypatch):
     """Writers on separate connections (as separate servers are): the count-then-insert must not let two of them
     both pass the last free place."""
-    monkeypatch.setattr(wdb, "CLIENT_VOTERS", 5)
     others = [wdb.Workshop.__new__(wdb.Workshop) for _ in range(2)]
     for w in others:
         w.url, w._secret = db.url, None
+        w.voters_per_address, w.votes_per_address = 5, db.votes_per_address
         w.engine = sa.create_engine(db.url, poolclass=sa.pool.NullPool) if "postgresql" in db.url else db.engine
     results: list[str] = []
 
@@ -218,11 +318,36 @@ def test_the_per_address_bound_holds_under_concurrent_writers(db, monkeypatch):
     assert db.tally("TEST-1", "delete.plain1", 3, db.key, now=1002.0).total == 5
 
 
+def test_a_hall_behind_one_nat_is_all_counted_while_a_flood_from_another_address_is_bounded(db, monkeypatch):
+    """Issue 45: 300 voters from one address were all counted, then 5 real students from it were refused. The
+    per-address bounds are server settings sized for a hall (LAYERLAB_VOTERS_PER_ADDRESS,
+    LAYERLAB_VOTES_PER_ADDRESS); here a hall of 320 votes within one minute from one address."""
+    hall = wdb.Workshop(db.url)  # the defaults, as a server reads them
+    assert hall.voters_per_address >= 320 and hall.votes_per_address >= 320
+    for i in range(320):
+        hall.vote("TEST-1", "delete.plain1", OPTS, f"student-{i:04d}", OPTS[i % 3], client="lecture-hall",
+                  now=1001.0 + i * 0.1)
+    assert hall.tally("TEST-1", "delete.plain1", 3, db.key, now=1040.0).total == 320
+    monkeypatch.setenv("LAYERLAB_VOTERS_PER_ADDRESS", "400")  # a course that sized its halls at 400
+    bounded = wdb.Workshop(db.url)
+    for i in range(400):  # a script inventing voters from another address: bounded, as any one address is
+        bounded.vote("TEST-1", "delete.res4", OPTS, f"bot-{i:08d}", OPTS[0], client="mallory", now=1001.0 + i * 0.1)
+    with pytest.raises(wdb.Flood, match="400 predictions from your network"):
+        bounded.vote("TEST-1", "delete.res4", OPTS, "bot-99999999", OPTS[0], client="mallory", now=1042.0)
+    bounded.vote("TEST-1", "delete.res4", OPTS, "student-0000", OPTS[2], client="lecture-hall", now=1042.0)
+    assert bounded.tally("TEST-1", "delete.res4", 3, db.key, now=1043.0).counts == (400, 0, 1)
+
+
+def test_retention_finds_old_classes_by_an_index_on_the_opening_time(db):
+    indexes = sa.inspect(db.engine).get_indexes(wdb.classes.name)
+    assert any(ix["column_names"] == ["opened"] for ix in indexes), indexes
+
+
 SCHEMA_RACE = """
 import sys
 from lab.classroom import workshop_db as wdb
 w = wdb.Workshop(sys.argv[1])
-w.open_class(sys.argv[2])
+print(w.start_class(client=sys.argv[2]).code)
 """
 
 
@@ -235,9 +360,10 @@ def test_six_processes_opening_a_fresh_sqlite_database_at_once_all_succeed(tmp_p
         url = f"sqlite:///{tmp_path / f'fresh{round_}.sqlite'}"
         procs = [subprocess.Popen([sys.executable, "-c", SCHEMA_RACE, url, f"RACE-{i}"], cwd=root,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(6)]
-        outcomes = [(p.wait(timeout=120), p.stderr.read()) for p in procs]
-        assert all(rc == 0 for rc, _ in outcomes), [err[-400:] for rc, err in outcomes if rc]
-        assert all(wdb.Workshop(url).is_open(f"RACE-{i}") for i in range(6))
+        outcomes = [(p.wait(timeout=120), p.stderr.read(), p.stdout.read().strip()) for p in procs]
+        assert all(rc == 0 for rc, _, _ in outcomes), [err[-400:] for rc, err, _ in outcomes if rc]
+        codes = {code for _, _, code in outcomes}
+        assert len(codes) == 6 and all(wdb.Workshop(url).is_open(code) for code in codes)
 
 
 def test_sqlite_is_a_file_in_the_store_folder_in_wal_mode(tmp_path, monkeypatch):
@@ -245,7 +371,7 @@ def test_sqlite_is_a_file_in_the_store_folder_in_wal_mode(tmp_path, monkeypatch)
     monkeypatch.setenv("LAYERLAB_CACHE", str(tmp_path / "store"))
     w = wdb.Workshop()
     assert w.url == f"sqlite:///{tmp_path / 'store' / 'workshop.sqlite'}"
-    w.open_class("ABC")
+    w.start_class()
     with sqlite3.connect(tmp_path / "store" / "workshop.sqlite") as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 

@@ -29,6 +29,7 @@ from typing import Any, Iterator
 from lab.runtime.atomic import write_atomically
 from lab.runtime.codeversion import code_version, module_file
 from lab.runtime.store import SIDECAR, Store, key_of
+from lab.runtime.version import libraries
 
 FORMAT, VERSION = "layerlab-pack", 1
 MANIFEST = "manifest.json"
@@ -84,6 +85,13 @@ def _entries(store: Store, include_quick: bool) -> Iterator[tuple[dict[str, str]
             yield about, path
 
 
+def _versions(value: Any) -> dict[str, str]:
+    """Library versions as recorded beside an entry (an entry stored before they were recorded has none)."""
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): str(v) for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
+
+
 def export(store: Store, target: Path | str, include_quick: bool = False) -> int:
     """Write every stored entry (quick-mode ones only if asked) to `target` (.tar.gz, .tgz or .zip); returns how
     many. The archive appears atomically: a failed export leaves no half file under its name."""
@@ -96,8 +104,10 @@ def export(store: Store, target: Path | str, include_quick: bool = False) -> int
         name = f"{path.parent.name}/{path.name}"
         members.append((f"entries/{name}", data))
         manifest.append({"kind": about["kind"], "code": about["code"], "config": about["config"],
-                         "module": about["module"], "file": name, "sha256": _sha256(data), "size": len(data)})
-    head = json.dumps({"format": FORMAT, "version": VERSION, "entries": manifest}, indent=1).encode()
+                         "module": about["module"], "file": name, "sha256": _sha256(data), "size": len(data),
+                         "versions": _versions(about.get("versions"))})
+    head = json.dumps({"format": FORMAT, "version": VERSION, "made_with": libraries(), "entries": manifest},
+                      indent=1).encode()
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     os.close(fd)
@@ -213,7 +223,7 @@ def _parse(name: str, data: bytes) -> None:
 
 @dataclass
 class _Entry:
-    about: dict[str, str]
+    about: dict[str, Any]
     key: str
     name: str  # member name
     data: bytes
@@ -273,7 +283,7 @@ def read_pack(path: Path | str) -> tuple[list[_Entry], list[str]]:
             skipped.append(f"{file}: made by another version of the lab code ({about['code']}, here {code}); "
                            "skipped")
             continue
-        entries.append(_Entry(about, key, name, data))
+        entries.append(_Entry({**about, "versions": _versions(item.get("versions"))}, key, name, data))
     extra = sorted(set(members) - seen)
     if extra:
         raise PackError(f"member {extra[0]!r} is not listed in {MANIFEST}")

@@ -129,16 +129,35 @@ def notebook(fn: Callable[..., Any], cfg: Any, figure: Optional[Callable[..., An
         + "Run every cell from a checkout of Layer Lab (the first cell finds it). Results come from the lab's "
           "store when they are there, else they are computed (a few minutes on a laptop's CPU)."
         + ("\n\n*Quick mode is on (one training epoch): the numbers are the app's smoke-test numbers.*" if q else ""))]
-    setup = [  # the reader's own checkout: the notebook names no folder of the server that made it
-        "import os, sys, pathlib",
+    from lab.runtime import version
+
+    made_with = ", ".join(f"{k} {v}" for k, v in version.libraries().items())
+    cells.append(v4.new_markdown_cell(
+        f"Computed with {version.version_line()}; {made_with}. The next cell prints this machine's versions; numbers "
+        "computed with other versions of torch or numpy may differ in their last digits."))
+    requirement = version.pip_requirement()
+    setup = [  # the reader's own checkout, else the lab installed at this exact commit (a hosted Jupyter)
+        "import os, subprocess, sys, pathlib",
         "here = pathlib.Path.cwd().resolve()",
         "found = [p for p in (here, *here.parents) if (p / 'lab' / '__init__.py').is_file()]",
         "REPO = os.environ.get('LAYERLAB_REPO') or (str(found[0]) if found else '')",
-        "if not REPO:",
-        "    raise SystemExit('Start Jupyter inside your Layer Lab checkout, or set LAYERLAB_REPO to its folder.')",
-        "sys.path.insert(0, REPO)",
-        "os.environ.setdefault('LAYERLAB_THREADS', '1')",
+        "if REPO:",
+        "    sys.path.insert(0, REPO)",
+        "else:",
+        "    try:",
+        "        import layerlab  # an installed lab: puts its lab/ and app/ on the path",
+        "    except ImportError:",
     ]
+    if requirement:
+        setup += [f"        subprocess.check_call([sys.executable, '-m', 'pip', 'install', '-q', {requirement!r}])",
+                  "        import importlib; importlib.invalidate_caches()  # see the newly installed package",
+                  "        import layerlab"]
+    else:
+        setup.append("        raise SystemExit('Start Jupyter inside your Layer Lab checkout, set LAYERLAB_REPO to its "
+                     "folder, or pip install the lab first.')")
+    setup += ["from lab.runtime.version import libraries, version_line",
+              "print(version_line(), libraries())",
+              "os.environ.setdefault('LAYERLAB_THREADS', '1')"]
     if q:
         setup.append("os.environ['LAYERLAB_QUICK'] = '1'  # the page ran in quick mode")
     if store:

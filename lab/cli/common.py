@@ -1,6 +1,6 @@
-"""What every subcommand shares: a one-line error parser, a text progress bar, output (--json: one envelope
-`{schema_version, command, config, result}`, docs/cli-output.schema.json), and a subcommand generated from an
-experiment's config dataclass (flags, choices, defaults and help come from its `param` fields)."""
+"""What every subcommand shares: a one-line error parser, `--version`, output (--json: one envelope
+`{schema_version, command, config, result, versions}`, docs/cli-output.schema.json), and a subcommand generated from
+an experiment's config dataclass (flags, choices, defaults and help come from its `param` fields)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ from typing import Any, Callable, Optional
 
 from lab.experiment import Pool, add_arguments, from_arguments, serial
 from lab.runtime.plain import to_plain
+from lab.runtime.version import libraries, version_line
+
+PROG = "python -m lab"  # the program's name in usage and errors unless the caller names itself (`layerlab`)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -22,6 +25,19 @@ class OneLineParser(argparse.ArgumentParser):
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(2)
 
+
+class VersionAction(argparse.Action):
+    """`--version`: the lab's version line (lab/runtime/version.py), computed only when asked for (not as the
+    parser's `version` string), since finding the commit runs git and every other command would pay for it."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, default: Any = argparse.SUPPRESS,
+                 help: Optional[str] = None) -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: Optional[str] = None) -> None:
+        print(version_line())
+        parser.exit(0)
 
 
 def add_workers(p: argparse.ArgumentParser) -> None:
@@ -43,16 +59,29 @@ def table_pool(args: argparse.Namespace) -> Pool:
 
 
 SCHEMA_VERSION = 1  # of the --json envelope; docs/cli-output.schema.json describes it (tests/test_cli_schema.py)
+JSON_HELP = ("print one JSON object: {schema_version, command, config, result, versions} with the whole result "
+             "(docs/cli-output.schema.json)")
 
 
 def envelope(name: str, config: Any, result: Any) -> dict[str, Any]:
-    """What `--json` prints: the schema version, the subcommand, its config and the whole result, as plain data."""
-    return {"schema_version": SCHEMA_VERSION, "command": name, "config": to_plain(config), "result": to_plain(result)}
+    """What `--json` prints: the schema version, the command (`delete`, `warm`, `table delete`, ...), its config,
+    the whole result, as plain data, and the versions of the libraries that computed it (so a number read later says
+    what computed it)."""
+    return {"schema_version": SCHEMA_VERSION, "command": name, "config": to_plain(config), "result": to_plain(result),
+            "versions": libraries()}
+
+
+def print_json(name: str, config: Any, result: Any) -> None:
+    """Print the envelope of a result on stdout as one line."""
+    print(json.dumps(envelope(name, config, result)))
 
 
 def emit(name: str, config: Any, result: Any, as_json: bool, summary: Callable[[Any], str]) -> None:
     """Print a result: the JSON envelope with --json, else a short human summary."""
-    print(json.dumps(envelope(name, config, result)) if as_json else summary(result))
+    if as_json:
+        print_json(name, config, result)
+    else:
+        print(summary(result))
 
 
 def data_task(path: str, label: Optional[str] = None) -> str:
@@ -78,8 +107,7 @@ def command(sub: argparse._SubParsersAction, name: str, help: str, config: type,
     add_arguments(p, config)
     if extra is not None:
         extra(p)
-    p.add_argument("--json", action="store_true", help="print one JSON object: {schema_version, command, config, "
-                   "result} with the whole result (docs/cli-output.schema.json)")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
 
     takes_data = any(f.name == "task" for f in dataclasses.fields(config))
     if takes_data:

@@ -5,12 +5,11 @@ more seeds" shows, from the command line."""
 from __future__ import annotations
 
 import argparse
-import json
 
 from lab.catalog import descriptors
 from lab.claims import VERDICTS, claim_line
 from lab.classroom import seeds as lab_seeds
-from lab.cli.common import add_workers, table_pool
+from lab.cli.common import JSON_HELP, add_workers, print_json, table_pool
 from lab.runtime.progress import text_progress
 
 
@@ -25,7 +24,7 @@ def _run(args: argparse.Namespace) -> int:
     per_seed = table_pool(args)(calls, text_progress)
     out = lab_seeds.pooled(per_seed, seeds)
     if args.json:
-        print(json.dumps(out))
+        print_json("seeds", {"page": d.name, "seeds": seeds, "workers": args.workers}, out)
         return 0
     for c in out["claims"]:
         each = out["per_seed"].get(f"{c['key']}|{c.get('subject', '')}", {})
@@ -40,5 +39,5 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the page")
     p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2], help="seeds to pool (default 0 1 2)")
     add_workers(p)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=_run)

@@ -1,11 +1,15 @@
-"""`python -m lab warm [--pages ...] [--seeds ...] [--workers N] [--defaults-only] [--dry-run]`."""
+"""`python -m lab warm [--pages ...] [--seeds ...] [--workers N] [--defaults-only] [--dry-run] [--json]`.
+
+With --json, stdout holds one envelope (lab/cli/common.py) whose result is the plan (--dry-run) or the summary of
+the warm, and the count of what is to do goes to stderr instead."""
 
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 
 from lab.classroom import warm
+from lab.cli.common import JSON_HELP, print_json
 from lab.runtime.progress import text_progress
 from lab.runtime.store import active_store
 
@@ -20,7 +24,14 @@ def _run(args: argparse.Namespace) -> int:
     timed = [t for t in times if t is not None]
     print(f"{len(items)} results for {len(pages)} page(s); {len(items) - len(todo)} stored already, "
           f"{len(todo)} to compute ({len(timed)} timed here before: {sum(timed) / 60:.0f} CPU-minutes; "
-          f"{len(todo) - len(timed)} never timed)")
+          f"{len(todo) - len(timed)} never timed)", file=sys.stderr if args.json else sys.stdout)
+    config = {"pages": pages, "seeds": seeds, "workers": args.workers, "defaults_only": args.defaults_only,
+              "dry_run": args.dry_run}
+    if args.dry_run and args.json:
+        plan = [{"page": i.page, "setting": i.setting, "result": i.need.label, "estimate_s": t}
+                for i, t in zip(todo, times, strict=True)]
+        print_json("warm", config, {"planned": len(items), "already_stored": len(items) - len(todo), "todo": plan})
+        return 0
     if args.dry_run:
         for i, t in zip(todo, times, strict=True):
             print(f"  {i.page:<10} {i.setting[:40]:<40} {i.need.label} "
@@ -28,7 +39,7 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     summary = warm.warm(items, workers=args.workers, progress=text_progress)
     if args.json:
-        print(json.dumps(summary))
+        print_json("warm", config, summary)
     else:
         print(f"built {len(summary['built'])}, failed {len(summary['failed'])}, already stored "
               f"{summary['already_stored']}, in {summary['seconds']:.0f} s")
@@ -47,5 +58,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=2, help="worker processes (default 2: one per core here)")
     p.add_argument("--defaults-only", action="store_true", help="only each page's default view")
     p.add_argument("--dry-run", action="store_true", help="list what would be computed, compute nothing")
-    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=_run)

@@ -1,10 +1,11 @@
 """This machine's cores as leases, so that a job can borrow a core nobody computes on.
 
-Every job the engine runs holds one core while it computes (`computing()`: an flock on one of N slot files, N = the
-cores this process may run on). A job whose work splits into independent pieces (the all-orders walk, the models an
-experiment trains side by side) runs them in *lanes* (`lanes()`): its own thread, plus one thread for each core it
-could borrow. A borrowed core goes back as soon as another job asks for one: a job that finds every core held says
-so (it touches a `wanted` file) and waits up to WAIT_S for a lane to finish its piece and let go.
+Every job the engine runs holds one core while it computes (`computing()`: an exclusive lock on one of N slot files,
+N = the cores this process may run on; lab/runtime/locks.py). A job whose work splits into independent pieces (the
+all-orders walk, the models an experiment trains side by side) runs them in *lanes* (`lanes()`): its own thread,
+plus one thread for each core it could borrow. A borrowed core goes back as soon as another job asks for one: a job
+that finds every core held says so (it touches a `wanted` file) and waits up to WAIT_S for a lane to finish its
+piece and let go.
 
 Why lanes and not more torch threads: torch runs one op on several threads by splitting its loops, and for a
 training step the split changes the rounding (measured: weights differ by 1e-7 after 5 steps at 2 threads), so a
@@ -20,8 +21,9 @@ so a killed job frees its core. `LAYERLAB_LANES=0` switches borrowing off (bench
 from __future__ import annotations
 
 import contextvars
-import fcntl
+import getpass
 import os
+import re
 import stat
 import tempfile
 import threading
@@ -31,6 +33,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Callable, Iterator, Optional, Sequence, TypeVar
 
+from lab.runtime import locks, settings
 from lab.runtime.progress import Progress, silent
 
 # Plumbing: where a piece runs cannot change a number (lab/runtime/codeversion.py).
@@ -46,15 +49,33 @@ _held: ContextVar[Optional[int]] = ContextVar("layerlab_core_held", default=None
 _private: set[str] = set()  # folders already checked by this process
 
 
+def _user() -> str:
+    """This user, for the default folder's name: the user id where there is one (POSIX), else the login name
+    (Windows, whose temp folder is already the user's own)."""
+    if hasattr(os, "getuid"):
+        return str(os.getuid())
+    try:
+        name = getpass.getuser()
+    except Exception:  # noqa: BLE001 - no name to be had (3.13 raises OSError; older versions others)
+        name = "user"
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name) or "user"
+
+
+def _owned(info: os.stat_result) -> bool:
+    """Whether a folder belongs to this user. Without user ids (Windows) st_uid is always 0 and says nothing; there
+    the folder lies in the user's own temp folder, which other users cannot write."""
+    return not hasattr(os, "getuid") or info.st_uid == os.getuid()
+
+
 def folder() -> Path:
     """The slot files' folder, private to this user: in a shared temp folder another user could make it first (a
     symlink, or a folder of theirs) and then hold every core or read which jobs run."""
-    d = Path(os.environ.get("LAYERLAB_CORES_DIR") or Path(tempfile.gettempdir()) / f"layerlab-cores-{os.getuid()}")
+    d = Path(settings.get("LAYERLAB_CORES_DIR") or Path(tempfile.gettempdir()) / f"layerlab-cores-{_user()}")
     if str(d) in _private:
         return d
     d.mkdir(mode=0o700, parents=True, exist_ok=True)
     info = os.lstat(d)
-    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode) or not _owned(info):
         raise PermissionError(f"the core-lease folder {d} is not a folder of this user: remove it, or set "
                               f"LAYERLAB_CORES_DIR to a folder of your own")
     if stat.S_IMODE(info.st_mode) & 0o077:  # made with the umask's mode: others must not reach the slots
@@ -65,14 +86,24 @@ def folder() -> Path:
 
 def n_cores() -> int:
     """Cores this process may run on ($LAYERLAB_CORES overrides, e.g. under a CPU quota)."""
-    try:
-        return max(1, int(os.environ["LAYERLAB_CORES"]))
-    except (KeyError, ValueError):
-        return len(os.sched_getaffinity(0))
+    override = settings.get("LAYERLAB_CORES")
+    if override is not None:
+        return override
+    return usable_cores()
+
+
+def usable_cores() -> int:
+    """Cores this process may run on, as the system says: its affinity mask where the system has one for Python
+    (Linux, the BSDs), else Python 3.13's count of the same (`os.process_cpu_count`, which also knows Windows'
+    affinity), else every core of the machine (macOS has no affinity to ask about)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    count = getattr(os, "process_cpu_count", os.cpu_count)()
+    return max(1, count or 1)  # None: the system could not tell
 
 
 def lanes_enabled() -> bool:
-    return os.environ.get("LAYERLAB_LANES", "1") != "0"
+    return bool(settings.get("LAYERLAB_LANES"))
 
 
 def _try_take() -> Optional[int]:
@@ -81,16 +112,17 @@ def _try_take() -> Optional[int]:
     for i in range(n_cores()):
         fd = os.open(d / f"core-{i}.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
-        except OSError:
-            os.close(fd)
+            if locks.take(fd, wait=False):
+                return fd
+        except OSError:  # a slot that cannot be locked counts as held: the job computes anyway, without lanes
+            pass
+        os.close(fd)
     return None
 
 
 def _give(fd: int) -> None:
     try:
-        fcntl.flock(fd, fcntl.LOCK_UN)
+        locks.give(fd)
     finally:
         os.close(fd)
 
@@ -103,12 +135,14 @@ def _someone_borrows() -> bool:
     """Whether any process holds a borrowed core (borrowers hold a shared lock on `borrowing`)."""
     fd = os.open(folder() / "borrowing", os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return False
+        if locks.take(fd, wait=False):
+            locks.give(fd)
+            return False
+        return True
     except OSError:
         return True
     finally:
-        os.close(fd)  # closing drops the lock if it was taken
+        os.close(fd)
 
 
 def _wanted_since(t: float) -> bool:
@@ -171,11 +205,20 @@ class _Borrow:
             fd = _try_take()
             if fd is None:
                 return False
+            if self.flag is None:
+                flag = os.open(folder() / "borrowing", os.O_RDWR | os.O_CREAT, 0o600)
+                try:
+                    locks.take(flag, shared=True)
+                except OSError:
+                    # no shared locks here (Windows without pywin32): a job could not see this borrow to ask for
+                    # the core back, so this run computes on its own core alone
+                    os.close(flag)
+                    _give(fd)
+                    self.able = False
+                    return False
+                self.flag = flag
             self.fds.append(fd)
             self.since = time.time()  # a job that asked before this borrow has its core (or stopped waiting)
-            if self.flag is None:
-                self.flag = os.open(folder() / "borrowing", os.O_RDWR | os.O_CREAT, 0o600)
-                fcntl.flock(self.flag, fcntl.LOCK_SH)
             return True
 
     def keep(self) -> bool:

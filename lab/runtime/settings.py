@@ -45,11 +45,18 @@ def whole(lo: int, hi: Optional[int] = None) -> Kind:
     return Kind(span, parse)
 
 
+def or_unset(kind: Kind) -> Kind:
+    """`kind`, or None when the text is empty: for a setting whose default is computed where it is used."""
+    return Kind(kind.words, lambda text: kind.parse(text) if text.strip() else None)
+
+
 def _flag(text: str) -> bool:
-    t = text.strip().lower()
-    if t in ("", "0", "false", "no", "off"):
+    # Only 1 and 0: lab/runtime/quick.py reads LAYERLAB_QUICK itself (any value but 0 is on; editing it would re-key
+    # every stored result), so a `false` accepted here would be read as on there.
+    t = text.strip()
+    if t in ("", "0"):
         return False
-    if t in ("1", "true", "yes", "on"):
+    if t == "1":
         return True
     raise ValueError("1 or 0")
 
@@ -92,6 +99,15 @@ def _items(text: str) -> tuple[str, ...]:
 LIST = Kind("comma-separated values", _items)
 
 
+def _networks(text: str) -> tuple[Any, ...]:
+    from lab.runtime.addresses import networks  # ipaddress only: the one reader of proxy ranges
+
+    return networks(_items(text))
+
+
+NETWORKS = Kind("comma-separated addresses or ranges such as 10.0.0.1, 10.0.0.0/8 or 2001:db8::/32", _networks)
+
+
 @dataclass(frozen=True)
 class Setting:
     name: str
@@ -116,14 +132,23 @@ _TABLE: tuple[Setting, ...] = (
             "shared machine)"),
     Setting("LAYERLAB_LANES", "1", FLAG, "a job whose work splits (the all-orders walk, IOT's orders trained alone) "
             "borrows a core nobody computes on and runs pieces on it, same numbers; `0` switches it off"),
-    Setting("LAYERLAB_CORES", "", TEXT, "how many cores this machine's jobs share (a whole number; e.g. under a CPU "
-            "quota)", "the cores this process may use"),
+    Setting("LAYERLAB_CORES", "", or_unset(whole(1)), "how many cores this machine's jobs share (a whole number; "
+            "e.g. under a CPU quota)", "the cores this process may use"),
     Setting("LAYERLAB_CORES_DIR", "", TEXT, "where the per-machine core leases live (`lab/runtime/cores.py`); "
             "processes that share it share the count", "a folder of this user's in the temp folder"),
     Setting("LAYERLAB_ENGINE", "dask", choice("dask", "threads"), "where jobs run: `dask` (a local cluster of worker "
             "processes, one per core; see docs/ARCHITECTURE.md) or `threads` (2 threads in the server)"),
     Setting("LAYERLAB_SCHEDULER", "", TEXT, "with `dask`: the address of an existing cluster (`tls://host:8786`); "
             "unset = a local cluster, one worker per core", "unset"),
+    Setting("LAYERLAB_TLS_CA", "", TEXT, "with a `tls://` scheduler: the cluster's own CA certificate (a PEM file); "
+            "the scheduler and workers must present certificates it signed", "unset"),
+    Setting("LAYERLAB_TLS_CERT", "", TEXT, "with a `tls://` scheduler: this server's certificate (PEM), signed by "
+            "that CA", "unset"),
+    Setting("LAYERLAB_TLS_KEY", "", TEXT, "with a `tls://` scheduler: that certificate's private key (PEM, readable "
+            "by the server's user only)", "unset"),
+    Setting("LAYERLAB_ALLOW_PLAINTEXT_CLUSTER", "0", FLAG, "`1` lets `LAYERLAB_SCHEDULER` be a plain `tcp://` "
+            "address off this machine (logged as a warning at every start), only for a network no one else reaches; "
+            "otherwise it is refused"),
     Setting("LAYERLAB_WORKER_MEMORY", "3GiB", MEMORY, "with a local Dask cluster: memory bound of each worker (its "
             "nanny restarts a worker that reaches 95 % of it; the job reruns)"),
     Setting("LAYERLAB_WORKER_NICE", "10", whole(0, 19), "with `dask`: niceness of worker processes (page views stay "
@@ -132,19 +157,37 @@ _TABLE: tuple[Setting, ...] = (
             "reported numbers", "unset"),
     Setting("LAYERLAB_DB", "", TEXT, "workshop predictions: any SQLAlchemy URL, e.g. "
             "`postgresql+psycopg://user@host/layerlab` for several app servers", "SQLite in the store"),
+    Setting("LAYERLAB_CLASSES_PER_HOUR", "10", whole(1), "classes one network address may start in an hour (Start "
+            "a class hands out the code and its key; raise it when many lecturers share one address)"),
     Setting("LAYERLAB_PAGES_PER_CLIENT", "50", whole(1), "pages (browser tabs) one network address may have open at "
             "once; more are told to close some (raise it when a whole lecture hall reaches the lab through one "
             "address)"),
     Setting("LAYERLAB_WORKING_PER_CLIENT", "6", whole(1), "pages of one address that compute at once (run, or wait "
             "for their jobs); the others wait their turn, using no CPU, and say so (raise it when a hall shares one "
             "address)"),
-    Setting("LAYERLAB_TRUSTED_PROXIES", "", LIST, "addresses of your reverse proxies, comma-separated: a connection "
-            "from one of them counts by the address the proxy appended to `X-Forwarded-For`, so a class behind the "
-            "proxy is not one address; without it the header is ignored", "(none)"),
+    Setting("LAYERLAB_TRUSTED_PROXIES", "", NETWORKS, "your reverse proxies and CDN, comma-separated addresses or "
+            "ranges (`127.0.0.1, 10.0.0.0/8`): a connection from one of them counts by `X-Forwarded-For` read from the "
+            "right, skipping every hop in these ranges, so a class behind the proxy is not one address; without it "
+            "the header is ignored", "(none)"),
+    Setting("LAYERLAB_VOTERS_PER_ADDRESS", "1000", whole(1), "workshop: new voters one network address (a /24, an "
+            "IPv6 /48) may add to one question of a class: a lecture hall behind one NAT is one address, so this is "
+            "the largest hall that can vote from one; a flood of made-up voters stops here"),
+    Setting("LAYERLAB_VOTES_PER_ADDRESS", "3000", whole(1), "workshop: votes one network address may cast in one "
+            "class in a minute (a hall of 1,000 changing their minds)"),
+    Setting("LAYERLAB_SECRET_FILE", "", TEXT, "the file of the server's secret that signs voter cookies and keys the "
+            "hashes of addresses (made, readable by the server's user only, when missing); several app servers of "
+            "one course must share it", "`workshop.secret` in the store's folder"),
+    Setting("LAYERLAB_UPLOAD_DAYS", "7", whole(1), "an uploaded CSV that no page has shown for this many days is "
+            "deleted (a link naming it then asks for the file again)"),
+    Setting("LAYERLAB_UPLOAD_MB_PER_ADDRESS", "25", whole(1), "megabytes of uploaded CSVs one network address may "
+            "keep stored, and never more than half of the space the others leave free (the server keeps 200 MB)"),
     Setting("LAYERLAB_WARM", "1", FLAG, "`0` stops a starting server from warming the default views in the "
             "background"),
     Setting("LAYERLAB_LOG_LEVEL", "INFO", choice("debug", "info", "warning", "error"), "how much the server and the "
             "CLI log (to standard error, with timestamps): `debug`, `info`, `warning` or `error`"),
+    Setting("LAYERLAB_SOURCE_URL", "", TEXT, "a git URL this lab's code can be cloned from; a Reproduce notebook "
+            "opened without a checkout installs the lab from it at the page's exact commit", "the checkout's "
+            "`origin`, or the URL pip installed the lab from"),
     Setting("LAYERLAB_REPO", "", TEXT, "a Reproduce notebook: the Layer Lab checkout to run in (else the notebook "
             "finds one above its folder, or installs the lab at the page's commit)", "unset"),
 )
@@ -173,6 +216,12 @@ def check_all(env: Optional[Mapping[str, str]] = None) -> list[str]:
         except SettingError as exc:
             problems.append(str(exc))
     return problems
+
+
+def errors(env: Optional[Mapping[str, str]] = None) -> list[str]:
+    """`check_all` as a command's start-up says it: `layerlab: error: <line>` each (the CLI and the server print them
+    on stderr and exit with status 2, a page shows them)."""
+    return [f"layerlab: error: {p}" for p in check_all(env)]
 
 
 def unknown(env: Optional[Mapping[str, str]] = None) -> list[str]:

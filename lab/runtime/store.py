@@ -5,7 +5,7 @@
   serves a stale result, and a change elsewhere does not throw away what it cannot affect.
 - Writes are atomic (temporary file, fsync, rename): a run killed mid-write leaves no half entry.
 - Two processes or threads asking for the same missing entry compute it once: the first holds a file lock
-  (flock) while it builds, the others wait on the lock and then load.
+  (lab/runtime/locks.py: flock, or Windows' own) while it builds, the others wait on the lock and then load.
 - Models are safetensors files (tensors plus a JSON string of metadata); results are JSON. Nothing is ever
   unpickled, so a cache file cannot run code.
 - An entry that cannot be read is rebuilt, with a warning; it never crashes the caller.
@@ -16,10 +16,10 @@
 from __future__ import annotations
 
 import dataclasses
-import fcntl
 import hashlib
 import json
 import os
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -31,12 +31,13 @@ from typing import Any, Callable, Iterator, Optional
 import torch
 from safetensors.torch import load_file, save_file
 
-from lab.runtime import timings
+from lab.runtime import locks, settings, timings
 from lab.runtime.atomic import write_atomically, write_json_atomically  # noqa: F401 - part of the store's API
 from lab.runtime.codeversion import code_version
 from lab.runtime.notices import notify
 from lab.runtime.plain import to_plain
 from lab.runtime.quick import quick
+from lab.runtime.version import libraries
 
 # Plumbing: cannot change a number, so editing it keeps every stored result (lab/runtime/codeversion.py).
 CODE_VERSION_NEUTRAL = True
@@ -196,7 +197,7 @@ class Store:
         lock_path = self.path(key, ".lock")
         lock_path.parent.mkdir(parents=True, exist_ok=True)
         with tlock, open(lock_path, "a+") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
+            locks.take(fh)
             try:
                 # A process killed mid-write (a Dask worker, say) leaves its temporary file behind; the lock is
                 # ours now, so nobody else is writing this entry and its leftovers can go.
@@ -204,7 +205,7 @@ class Store:
                     tmp.unlink(missing_ok=True)
                 yield
             finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+                locks.give(fh)
 
     def _load_or_rebuild(self, about: dict[str, str], suffix: str, load: Callable[[Path], Any],
                          build: Callable[[], Any], save: Callable[[Path, Any], None]) -> Any:
@@ -236,14 +237,15 @@ class Store:
                 log.append({"kind": about["kind"], "config": about["config"], "seconds": round(seconds, 2)})
             # The sidecar first: a sidecar without its entry is harmless (a pack skips it), an entry without a
             # sidecar could not be exported.
-            self.write_sidecar(key, {**about, "file": path.name})
+            self.write_sidecar(key, {**about, "file": path.name, "versions": libraries()})
             save(path, value)
             timings.record(self.root, about, key, seconds, uses)
             timings.used(about["kind"], about["config"], built=True, seconds=seconds)
             return value
 
-    def write_sidecar(self, key: str, about: dict[str, str]) -> None:
-        """Record what an entry's key hashes (see the module docstring), atomically."""
+    def write_sidecar(self, key: str, about: dict[str, Any]) -> None:
+        """Record what an entry's key hashes (see the module docstring) and the library versions that computed it
+        (`versions`, lab/runtime/version.py: not part of the key), atomically."""
         text = json.dumps(about, sort_keys=True)
         write_atomically(self.path(key, SIDECAR), lambda tmp: Path(tmp).write_text(text))
 
@@ -287,10 +289,23 @@ class Store:
 _default: Store | None = None
 
 
+def default_root() -> Path:
+    """$LAYERLAB_CACHE; else `cache/` in a checkout; else (an installed lab, whose code sits in site-packages) the
+    user's cache folder: `$XDG_CACHE_HOME/layerlab` or `~/.cache/layerlab`, `~/Library/Caches/layerlab` on macOS."""
+    chosen = settings.get("LAYERLAB_CACHE")
+    if chosen:
+        return Path(chosen).expanduser()
+    if (LAB_DIR.parent / "pyproject.toml").is_file():
+        return LAB_DIR.parent / "cache"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "layerlab"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "layerlab"
+
+
 def default_store() -> Store:
-    """The process-wide store: $LAYERLAB_CACHE, or `cache/` at the repository root."""
+    """The process-wide store, at `default_root()`."""
     global _default
-    root = Path(os.environ.get("LAYERLAB_CACHE", LAB_DIR.parent / "cache"))
+    root = default_root()
     if _default is None or _default.root != root:
         _default = Store(root)
     return _default

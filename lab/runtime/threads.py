@@ -8,19 +8,17 @@ against 23 s with 1 on a loaded machine. A classroom server always runs jobs sid
 
 from __future__ import annotations
 
-import os
-
 import torch
+
+from lab.runtime import settings
 
 # Plumbing: cannot change a number, so editing it keeps every stored result (lab/runtime/codeversion.py).
 CODE_VERSION_NEUTRAL = True
 
 
 def configure_threads() -> int:
-    """Set torch's intra-op threads from $LAYERLAB_THREADS (default 1); returns the number set."""
-    try:
-        n = max(1, int(os.environ.get("LAYERLAB_THREADS", "1")))
-    except ValueError:
-        n = 1
+    """Set torch's intra-op threads from $LAYERLAB_THREADS (default 1); returns the number set. A value that is not a
+    whole number from 1 to 64 is a SettingError of one line (lab/runtime/settings.py)."""
+    n = settings.get("LAYERLAB_THREADS")
     torch.set_num_threads(n)
     return n

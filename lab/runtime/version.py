@@ -77,6 +77,44 @@ def commit() -> Optional[str]:
     return _git_head(ROOT) or _installed_commit()
 
 
+def _git_remote(folder: Path) -> Optional[str]:
+    if not (folder / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(["git", "-C", str(folder), "remote", "get-url", "origin"], capture_output=True,
+                             text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    url = out.stdout.strip()
+    return url if out.returncode == 0 and url else None
+
+
+def source_url() -> Optional[str]:
+    """Where this code can be fetched with git: LAYERLAB_SOURCE_URL, else the URL pip installed it from, else the
+    checkout's `origin`; None when unknown (the Reproduce notebook then asks for a checkout)."""
+    from lab.runtime import settings
+
+    url = settings.get("LAYERLAB_SOURCE_URL")
+    if url:
+        return str(url)
+    try:
+        text = metadata.distribution(DISTRIBUTION).read_text("direct_url.json") or ""
+        info = json.loads(text) if text else {}
+    except (metadata.PackageNotFoundError, ValueError):
+        info = {}
+    if info.get("vcs_info") and info.get("url"):
+        return str(info["url"])
+    return _git_remote(ROOT)
+
+
+def pip_requirement() -> Optional[str]:
+    """`layer-lab @ git+URL@COMMIT`, the exact code of this lab for pip; None when the URL or commit is unknown."""
+    url, c = source_url(), commit()
+    if not url or not c:
+        return None
+    return f"{DISTRIBUTION} @ git+{url.removeprefix('git+')}@{c}"
+
+
 def version_line() -> str:
     """`layer-lab 0.2.0 (commit abc123...)`, as `layerlab --version` prints it."""
     c = commit()

@@ -17,10 +17,10 @@ app/jobs.py).
 from __future__ import annotations
 
 import atexit
-import os
 import threading
 from typing import Optional, Sequence
 
+from lab.runtime import settings
 from lab.runtime.engine.batch import compute, pool
 from lab.runtime.engine.cluster import DaskEngine, serve_cluster, spawn_cluster, worker_environ
 from lab.runtime.engine.jobs import BACKGROUND, KEEP_DONE, MAX_THREADS, Engine, Job, ThreadEngine
@@ -38,11 +38,8 @@ _engine_lock = threading.Lock()
 
 
 def engine_name() -> str:
-    """$LAYERLAB_ENGINE: `dask` (default) or `threads`; an unknown value is a clear error."""
-    name = os.environ.get("LAYERLAB_ENGINE", "dask").strip().lower() or "dask"
-    if name not in ("threads", "dask"):
-        raise ValueError(f"LAYERLAB_ENGINE={name!r} is not an engine; use 'threads' or 'dask'")
-    return name
+    """$LAYERLAB_ENGINE: `dask` (default) or `threads`; another value is a SettingError (a ValueError) of one line."""
+    return settings.get("LAYERLAB_ENGINE")
 
 
 def engine(preload: Sequence[str] = ()) -> Engine:
@@ -52,7 +49,7 @@ def engine(preload: Sequence[str] = ()) -> Engine:
     with _engine_lock:
         if _engine is None:
             if engine_name() == "dask":
-                _engine = DaskEngine(address=os.environ.get("LAYERLAB_SCHEDULER") or None, preload=preload)
+                _engine = DaskEngine(address=settings.get("LAYERLAB_SCHEDULER") or None, preload=preload)
             else:
                 _engine = ThreadEngine()
             atexit.register(_engine.close)

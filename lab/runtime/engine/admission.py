@@ -6,9 +6,13 @@ student behind them. The rules (`Admission.admit`, called by `Engine.submit` und
 - a *standard* job (a page's default view or a preset, and what it needs) is always admitted at its priority: there
   are few of them, they are shared by everyone and warmed before class;
 - a *custom* job (any other setting) runs at CUSTOM, below every standard job, and is refused with `Busy` when its
-  session already waits for SESSION_JOBS custom jobs, its client address (when known) for CLIENT_JOBS, or the
-  whole queue holds QUEUE_JOBS custom jobs that have not started.
-An owner is a (session, client) pair; jobs without an owner (warming, the command line) pass unchecked.
+  session already waits for SESSION_JOBS custom jobs, its client address for CLIENT_JOBS, or its address already
+  holds its fair share of the queue: at most half of the QUEUE_JOBS places that other addresses leave free (rounded
+  up). So no address, and no two, can fill the queue: with 48 places the first address may hold 24, the second 12,
+  a third 6, ... and a newcomer finds a place until the last one is taken ("the lab is busy").
+An owner is a (session, client) pair. A client whose address is not known (UNKNOWN) is one address like any other,
+bounded together; LOCAL (no network connection: bare mode, the test harness) is bounded per session only; jobs
+without an owner (warming, the command line) pass unchecked.
 `Admission.sweep` drops queued jobs whose every owner has left (the app tells which sessions are alive).
 """
 
@@ -24,7 +28,15 @@ CUSTOM = -1  # the priority of a setting outside the presets: after every defaul
 SESSION_JOBS = 12  # a page's pieces (Shuffle asks for about 8 at once, a pin adds its own), not a queue of one's own
 CLIENT_JOBS = 24  # one address may be a classroom behind a NAT
 QUEUE_JOBS = 48  # custom jobs waiting, from everyone: beyond that the lab is busy
-UNKNOWN = "unknown"  # a client whose address the server does not know: bounded per session only
+UNKNOWN = "unknown"  # a connection whose address the server cannot read: one address, bounded like any other
+LOCAL = "local"  # no network connection at all (bare mode, AppTest): bounded per session only
+
+
+def fair_share(places: int, others: int) -> int:
+    """How many of `places` one address may hold while other addresses hold `others`: half of what they leave free,
+    rounded up (the last free place still goes to whoever asks). Whatever one address holds, at least as many places
+    stay free for the rest, so no address ever fills the queue alone."""
+    return max(0, places - others + 1) // 2
 
 
 @dataclass(frozen=True)
@@ -53,24 +65,35 @@ class Admission:
         raises Busy. `live` maps job keys to the engine's jobs (for what is still waiting)."""
         if standard or owner is None:
             return 0
-        mine = theirs = queued = 0
+        counted = owner.client != LOCAL
+        mine = theirs = queued_mine = queued_others = 0
         for k in self.custom:
             job = live.get(k)
             if job is None or job.future.done():
                 continue
             who = self.owners.get(k, set())
-            mine += any(o.session == owner.session for o in who)
-            theirs += owner.client != UNKNOWN and any(o.client == owner.client for o in who)
-            queued += not job.started
+            by_session = any(o.session == owner.session for o in who)
+            by_client = counted and any(o.client == owner.client for o in who)
+            mine += by_session
+            theirs += by_client
+            if not job.started:
+                if by_client or by_session:
+                    queued_mine += 1
+                else:
+                    queued_others += 1
         if mine >= self.session_jobs:
             raise Busy(f"this page already waits for {mine} settings of its own: wait for them, or try a preset "
                        f"(presets and default views are always served first)")
-        if theirs >= self.client_jobs:
+        if counted and theirs >= self.client_jobs:
             raise Busy(f"your network already waits for {theirs} settings: wait for them, or try a preset "
                        f"(presets and default views are always served first)")
-        if queued >= self.queue_jobs:
-            raise Busy("the lab is busy: too many settings are waiting to be computed. Try a preset (presets and "
-                       "default views are always served first), or this setting again in a few minutes")
+        if queued_mine >= fair_share(self.queue_jobs, queued_others):
+            if queued_mine == 0:
+                raise Busy("the lab is busy: too many settings are waiting to be computed. Try a preset (presets "
+                           "and default views are always served first), or this setting again in a few minutes")
+            raise Busy(f"your network already waits for {queued_mine} settings, its share of the queue while others "
+                       f"wait too: wait for them, or try a preset (presets and default views are always served "
+                       f"first)")
         return CUSTOM
 
     def add(self, key: str, owner: Optional[Owner], custom: bool) -> None:

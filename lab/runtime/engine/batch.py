@@ -6,10 +6,10 @@ it as a table's `Pool` (lab/experiment.py). So the lab has one executor for page
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import as_completed
 from typing import Any, Callable, Optional
 
+from lab.runtime import settings
 from lab.runtime.engine.cluster import DaskEngine
 from lab.runtime.engine.jobs import Engine
 from lab.runtime.store import active_store
@@ -43,7 +43,7 @@ def compute(calls: Any, workers: int = 2, progress: Any = None, engine: Optional
     if not todo:
         return {"built": built, "failed": failed}
     own = engine is None
-    eng = engine or DaskEngine(address=os.environ.get("LAYERLAB_SCHEDULER") or None, workers=max(1, workers),
+    eng = engine or DaskEngine(address=settings.get("LAYERLAB_SCHEDULER") or None, workers=max(1, workers),
                                store=store)
     try:
         jobs = {}

@@ -2,7 +2,8 @@
 
 By default a local cluster of worker processes (one single-threaded worker per core), started in the background
 once per server process, in a process of its own (`spawn_cluster` / `serve_cluster`); with
-LAYERLAB_SCHEDULER=tcp://host:port the same code uses an existing cluster whose workers share the store's folder.
+LAYERLAB_SCHEDULER=tls://host:port the same code uses an existing cluster whose workers share the store's folder,
+over mutual TLS (`cluster_security`: a plain tcp:// cluster off the loopback is refused unless explicitly allowed).
 Each worker is prepared once (`prepare_worker`: torch on one thread, a lower priority than the web server) and runs
 a job with `run_on_worker`, which reports through the job's progress file (progress_files.py). The engine keeps its
 own priority queue and sends a job only when a worker thread is free (see `DaskEngine.__init__`).
@@ -11,6 +12,7 @@ own priority queue and sends a job only when a worker thread is free (see `DaskE
 from __future__ import annotations
 
 import heapq
+import ipaddress
 import itertools
 import logging
 import os
@@ -22,8 +24,9 @@ import threading
 import time
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
+from lab.runtime import settings
 from lab.runtime.cores import computing
 from lab.runtime.engine.jobs import Engine, Job
 from lab.runtime.engine.progress_files import (
@@ -51,12 +54,10 @@ RESTARTING = "restarting the lab's workers (they stopped); your job runs as soon
 CONNECT_TIMEOUT = "30s"  # how long to try an existing scheduler before every waiting job fails with a message
 ASK_TIMEOUT_S = 5.0  # a question to the scheduler (its worker threads) that takes longer keeps the last answer
 RESULT_TIMEOUT_S = 300.0  # a finished task whose result cannot be fetched within this is taken as lost (rerun once)
-# Memory bound of each local worker process (LAYERLAB_WORKER_MEMORY, e.g. "2GiB"); a trained model here takes a few
-# MB, a training well under 1 GB, so 3 GiB is ample and still bounds a server that runs for a whole term.
-WORKER_MEMORY = os.environ.get("LAYERLAB_WORKER_MEMORY", "3GiB")
-# Worker processes yield to the web server (nice 10), so page views stay responsive while models train;
-# LAYERLAB_WORKER_NICE overrides it (0 on a machine shared with other heavy work, where niced workers starve).
-NICENESS = 10
+# Memory bound of each local worker process: LAYERLAB_WORKER_MEMORY (lab/runtime/settings.py, default 3GiB); a trained
+# model here takes a few MB, a training well under 1 GB, so 3 GiB is ample and still bounds a server that runs for a
+# whole term. Worker processes yield to the web server (LAYERLAB_WORKER_NICE, default nice 10), so page views stay
+# responsive while models train (0 on a machine shared with other heavy work, where niced workers starve).
 
 
 # Dask's own periodic work, which a lab cluster pays for on every core whether or not a job runs: a statistical
@@ -84,26 +85,38 @@ _prepared = False
 
 
 def prepare_worker() -> None:
-    """Once per worker process: torch on one thread (lab/runtime/threads.py), and a lower priority than the web
-    server."""
+    """Once per worker process: the lab's logging (lab/runtime/logs.py), torch on one thread
+    (lab/runtime/threads.py), and a lower priority than the web server."""
     global _prepared
     if _prepared:
         return
+    from lab.runtime.logs import configure
     from lab.runtime.threads import configure_threads
 
+    configure(warn_unknown=False)  # the job's layerlab.* lines reach the server's log (its stderr)
     configure_threads()
-    try:
-        nice = int(os.environ.get("LAYERLAB_WORKER_NICE", NICENESS))
-    except ValueError:
-        nice = NICENESS
-    try:
-        # On Linux a nice value belongs to a thread: this lowers the task thread, which is where a single-threaded
-        # worker (and torch with one intra-op thread) does all of its computing.
-        if nice > 0:
-            os.nice(nice)
-    except OSError:  # not allowed here: run at normal priority rather than not at all
-        pass
+    nice = settings.get("LAYERLAB_WORKER_NICE")
+    lower_priority(nice)
     _prepared = True
+
+
+def lower_priority(nice: int) -> None:
+    """Put this process `nice` steps below normal priority. Windows has no niceness: there a positive value means its
+    below-normal priority class (through psutil, which Dask's workers import anyway). Where it is not allowed, the
+    worker runs at normal priority rather than not at all."""
+    if nice <= 0:
+        return
+    try:
+        if hasattr(os, "nice"):
+            # On Linux a nice value belongs to a thread: this lowers the task thread, which is where a
+            # single-threaded worker (and torch with one intra-op thread) does all of its computing.
+            os.nice(nice)
+        else:
+            import psutil
+
+            psutil.Process().nice(getattr(psutil, "BELOW_NORMAL_PRIORITY_CLASS", nice))
+    except Exception:  # noqa: BLE001 - OSError, psutil.AccessDenied: a priority is a courtesy, not a condition
+        pass
 
 
 def run_on_worker(fn: Callable[..., Any], cfg: Any, root: str, jid: str, env: dict[str, str],
@@ -138,6 +151,74 @@ def _lost(exc: BaseException) -> bool:
         type(exc).__name__ in ("CommClosedError", "FutureCancelledError", "StreamClosedError")
 
 
+# -- who may use the cluster at LAYERLAB_SCHEDULER ---------------------------------------------------------------
+# Whoever reaches a scheduler runs code on its workers, which write the store every app server reads, and can attach
+# a worker of their own whose pickled results the servers load. So a cluster off this machine is used only over TLS
+# with both sides presenting certificates of the cluster's own CA (Dask's TLS requires and checks the peer's
+# certificate on every connection); a plain tcp:// one only on the loopback, or where an operator said so.
+TLS_SETTINGS = ("LAYERLAB_TLS_CA", "LAYERLAB_TLS_CERT", "LAYERLAB_TLS_KEY")
+ALLOW_PLAINTEXT = "LAYERLAB_ALLOW_PLAINTEXT_CLUSTER"
+PLAINTEXT_WARNING = ("LAYERLAB_SCHEDULER is a plain tcp:// cluster off this machine, allowed by "
+                     f"{ALLOW_PLAINTEXT}=1: anyone who reaches its port can run code on the workers and hand this "
+                     "server results; use tls:// (README: Deploying a course cluster safely)")
+
+
+def _loopback(host: str) -> bool:
+    """Whether `host` is this machine's loopback (by its literal text: a name is not resolved, so a DNS answer cannot
+    make a remote host count as local)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def cluster_security(address: str, env: Optional[Mapping[str, str]] = None) -> Any:
+    """The Dask `Security` a client of the cluster at `address` (LAYERLAB_SCHEDULER) connects with: mutual TLS from
+    LAYERLAB_TLS_CA / _CERT / _KEY for a tls:// address; None for a plain tcp:// one on the loopback, or off it where
+    LAYERLAB_ALLOW_PLAINTEXT_CLUSTER=1 (a warning each time). Anything else is a `SettingError`, one line naming the
+    settings (never the address, which a page may show, nor anything read from the files)."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    scheme, location = parse_address(address)  # no scheme: Dask's default, tcp
+    paths = {name: settings.get(name, env) for name in TLS_SETTINGS}
+    if scheme == "tls":
+        missing = [name for name, path in paths.items() if not path]
+        if missing:
+            raise settings.SettingError(f"LAYERLAB_SCHEDULER is a tls:// address, so {', '.join(missing)} must be set "
+                                        "too (the cluster's CA certificate, this server's certificate and its key)")
+        for name, path in paths.items():
+            if not os.path.isfile(path) or not os.access(path, os.R_OK):
+                raise settings.SettingError(f"{name} names no readable file")
+        if os.stat(paths["LAYERLAB_TLS_KEY"]).st_mode & 0o077:
+            log.warning("LAYERLAB_TLS_KEY is readable by other users of this machine: make it 0600")
+        from distributed.security import Security
+
+        return Security(tls_ca_file=paths["LAYERLAB_TLS_CA"], tls_client_cert=paths["LAYERLAB_TLS_CERT"],
+                        tls_client_key=paths["LAYERLAB_TLS_KEY"], require_encryption=True)
+    if scheme != "tcp":
+        raise settings.SettingError(f"LAYERLAB_SCHEDULER's {scheme}:// is not supported: use tls://host:port")
+    given = [name for name, path in paths.items() if path]
+    if given:
+        raise settings.SettingError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} set but "
+                                    "LAYERLAB_SCHEDULER is not a tls:// address: use tls://host:port")
+    try:
+        host = parse_host_port(location, 8786)[0]
+    except ValueError:
+        raise settings.SettingError("LAYERLAB_SCHEDULER is not an address such as tls://host:8786") from None
+    if _loopback(host):
+        return None
+    if not settings.get(ALLOW_PLAINTEXT, env):
+        raise settings.SettingError(
+            "LAYERLAB_SCHEDULER is a plain tcp:// address off this machine, where anyone who reaches its port could "
+            "run code on the workers: use tls:// with LAYERLAB_TLS_CA, LAYERLAB_TLS_CERT and LAYERLAB_TLS_KEY "
+            f"(README: Deploying a course cluster safely), or set {ALLOW_PLAINTEXT}=1 on a network no one else "
+            "reaches")
+    log.warning(PLAINTEXT_WARNING)
+    return None
+
+
 # -- the local cluster's own process ---------------------------------------------------------------------------
 # A LocalCluster made inside the web server runs its scheduler on the server's event loop: every heartbeat, task
 # transition and progress query of the workers then takes the server's GIL, and cached page views waited behind it
@@ -163,26 +244,71 @@ def serve_cluster() -> None:
         # preload: each worker imports the lab (torch) as it starts, in the background at server start-up, not at
         # the first student's job under `nice` (measured on a loaded machine: 15-20 s before a job's first line).
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                               silence_logs=40, memory_limit=WORKER_MEMORY, scheduler_port=0, host="127.0.0.1",
+                               silence_logs=40, memory_limit=settings.get("LAYERLAB_WORKER_MEMORY"),
+                               scheduler_port=0, host="127.0.0.1",
                                preload=["lab.runtime.engine.cluster", *extra])
     tmp = address_file.with_suffix(".tmp")
     tmp.write_text(cluster.scheduler_address)
     tmp.replace(address_file)
-    while not stop.wait(1.0) and os.getppid() == parent:
+    parent_alive = _watch(parent)
+    while not stop.wait(1.0) and parent_alive():
         pass
     cluster.close(timeout=30)
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Kill a cluster's process and its workers (its process group)."""
+def _watch(parent: int, by_parentage: bool = os.name != "nt") -> Callable[[], bool]:
+    """A check that process `parent` still runs. POSIX re-parents an orphan, so a changed parent id says it; on Windows
+    a process's parent id never changes, so psutil asks after that very process (its id and start time)."""
+    if by_parentage:
+        return lambda: os.getppid() == parent
+    import psutil
+
     try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+        return psutil.Process(parent).is_running
+    except psutil.Error:  # already gone
+        return lambda: False
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill a cluster's process and its workers: its process group where there are process groups (POSIX), else
+    the process and every process it started, found by parentage (Windows)."""
+    if hasattr(os, "killpg"):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    else:
+        _kill_tree(proc)
     try:
         proc.wait(30)
     except subprocess.TimeoutExpired:
         pass
+
+
+def _ask_to_stop(proc: subprocess.Popen) -> None:
+    """Ask the cluster's process to close its cluster (SIGTERM, see `serve_cluster`). Windows cannot send another
+    process a signal to handle (`terminate` kills it outright, leaving its workers), so there the whole tree goes."""
+    if os.name == "nt":
+        _kill_tree(proc)
+    else:
+        proc.terminate()
+
+
+def _kill_tree(proc: subprocess.Popen) -> None:
+    """Kill `proc` and its descendants, the oldest first (a nanny gone before its worker cannot start another)."""
+    import psutil
+
+    try:
+        family = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
+    except psutil.Error:  # gone already: its workers exit by themselves (Dask's pipe to the parent closed)
+        family = []
+    if not family:
+        proc.kill()
+    for p in family:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
 
 
 def spawn_cluster(workers: int, preload: Sequence[str] = ()) -> tuple[subprocess.Popen, str]:
@@ -192,10 +318,11 @@ def spawn_cluster(workers: int, preload: Sequence[str] = ()) -> tuple[subprocess
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # the workers import what this process can
     with tempfile.TemporaryDirectory(prefix="layerlab-cluster-") as tmp:
         address_file = Path(tmp) / "address"
-        # A process group of its own: a heal kills the whole group, so workers whose cluster died go with it.
+        # A process group of its own where there are groups (POSIX): a heal kills the whole group, so workers whose
+        # cluster died go with it (elsewhere `_kill_group` finds them by parentage).
         proc = subprocess.Popen([sys.executable, "-c", SERVE, str(workers), str(os.getpid()), str(address_file),
                                  ",".join(preload)],
-                                env=env, start_new_session=True)
+                                env=env, start_new_session=hasattr(os, "killpg"))
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline and proc.poll() is None:
             if address_file.exists():
@@ -218,6 +345,13 @@ class DaskEngine(Engine):
         self.preload = tuple(preload)
         self.store = resolve(store)
         self.address, self.workers = address, workers
+        # Checked here, before anything starts: a cluster the lab will not use is a misconfiguration every page
+        # reports (app/jobs.py runner()), not a connection that fails later.
+        try:
+            self.security = cluster_security(address) if address else None
+        except settings.SettingError as exc:
+            log.error("the lab's compute cluster is refused: %s", exc)
+            raise
         self.cluster: Any = None  # the cluster's process (spawn_cluster), when this engine started one
         self.client: Any = None
         self.error: Optional[Exception] = None
@@ -257,7 +391,8 @@ class DaskEngine(Engine):
             from distributed import Client
 
             if self.address:
-                self.client = Client(self.address, set_as_default=False, timeout=CONNECT_TIMEOUT)
+                self.client = Client(self.address, set_as_default=False, timeout=CONNECT_TIMEOUT,
+                                     security=self.security)
             else:
                 # Worker processes, one single-threaded worker per core: a training job runs on its own core, away
                 # from the web server's GIL; their scheduler too runs in a process of its own (serve_cluster).
@@ -513,7 +648,7 @@ class DaskEngine(Engine):
         if self.client is not None:
             self.client.close()
         if self.cluster is not None:
-            self.cluster.terminate()
+            _ask_to_stop(self.cluster)
             try:
                 self.cluster.wait(60)
             except subprocess.TimeoutExpired:

@@ -1,0 +1,24 @@
+"""The `layerlab` command (installed by `pip install .`; see layerlab/__init__.py): `layerlab app` serves the lab in the
+browser as `make app` does, and every other subcommand is the lab's command line (`python -m lab ...`)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+APP_HELP = "  app                 serve the lab in the browser (http://localhost:8501); Streamlit's options follow"
+
+
+def main(argv: Sequence[str]) -> int:
+    """Run `layerlab ARGV`; returns the exit status."""
+    args = list(argv)
+    if args and args[0] == "app":
+        from app.serve import main as serve
+
+        serve(args[1:])
+        return 0
+    from lab.cli import main as cli
+
+    if not args or args[0] in ("-h", "--help"):
+        sys.stdout.write("layerlab app [Streamlit options]\n" + APP_HELP + "\n\n")
+    return int(cli(args, prog="layerlab") or 0)

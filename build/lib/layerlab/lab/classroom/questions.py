@@ -1,0 +1,95 @@
+"""Workshop questions: predictions to commit to before a view's results show (app/workshop.py), as data.
+
+A question is about one setting of a page (one of its presets, or its default view) and is tied to one claim
+key of that setting's result (lab/claims.py). Its options say which verdict of the claim each one predicts; the
+answer is always read from the run's claim (`answer`), never written here. Nothing in the science imports this
+module (nor lab/catalog), so editing a question never changes a code version (lab/runtime/codeversion.py).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Sequence
+
+from lab.catalog.presets import Preset
+
+HOLDS, FAILS, UNSURE = True, False, None
+UNSURE_OPTION = ("Too close to call in this run", UNSURE)
+
+
+@dataclass(frozen=True)
+class Question:
+    """One prediction. `preset` is the key of the page's preset it is about ("" for the default view);
+    `options` are (what the student reads, the verdict of claim `claim` it predicts: True / False / None)."""
+
+    key: str  # stable id (the database's question id): lowercase letters, digits, ".", "_", "-"
+    preset: str
+    prompt: str
+    options: tuple[tuple[str, Optional[bool]], ...]
+    claim: str
+
+    def __post_init__(self) -> None:
+        if not 2 <= len(self.options) <= 4:
+            raise ValueError(f"question {self.key!r}: two to four options")
+        verdicts = [v for _, v in self.options]
+        if len(set(verdicts)) != len(verdicts) or any(v not in (True, False, None) for v in verdicts):
+            raise ValueError(f"question {self.key!r}: each option predicts a different verdict")
+        texts = [t for t, _ in self.options]
+        if len(set(texts)) != len(texts) or not all(t.strip() for t in texts):
+            raise ValueError(f"question {self.key!r}: options must be distinct and non-empty")
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        return tuple(t for t, _ in self.options)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a run says about a question: the claim it rests on (None when the run has no such claim) and the
+    index of the option that predicted its verdict (None when no option did)."""
+
+    claim: Optional[dict[str, Any]]
+    correct: Optional[int]
+
+    def matches(self, chosen: int) -> Optional[bool]:
+        """Whether the chosen option matched the run (None when the run confirms no option)."""
+        return None if self.correct is None else chosen == self.correct
+
+
+def answer(question: Question, claims: Optional[Sequence[dict[str, Any]]]) -> Answer:
+    """The question's answer, read from the run's claims (the first claim with the question's key)."""
+    found = next((c for c in claims or () if isinstance(c, dict) and c.get("key") == question.claim), None)
+    if found is None:
+        return Answer(None, None)
+    correct = next((i for i, (_, v) in enumerate(question.options) if v is found.get("holds")), None)
+    return Answer(found, correct)
+
+
+def question_for(questions: Sequence[Question], presets: Sequence[Preset], defaults: Mapping[str, Any],
+                 settings: Mapping[str, Any]) -> Optional[Question]:
+    """The question about exactly this setting (a preset's or the defaults'), or None."""
+    targets = {p.key: p.settings for p in presets}
+    for q in questions:
+        target = dict(defaults) if q.preset == "" else targets.get(q.preset)
+        if target is not None and all(settings.get(k) == v for k, v in target.items()):
+            return q
+    return None
+
+
+def q(key: str, preset: str, prompt: str, claim: str, *options: tuple[str, Optional[bool]]) -> Question:
+    return Question(key, preset, prompt, tuple(options), claim)
+
+
+def of(page: str) -> tuple[Question, ...]:
+    """The questions of a page, from lab/experiments/PAGE/questions.py (none for a page without that module or an
+    unknown name)."""
+    if not page.isidentifier():
+        return ()
+    try:
+        mod = importlib.import_module(f"lab.experiments.{page}.questions")
+    except ModuleNotFoundError as e:
+        if e.name in (f"lab.experiments.{page}", f"lab.experiments.{page}.questions"):
+            return ()
+        raise
+    return tuple(mod.QUESTIONS)

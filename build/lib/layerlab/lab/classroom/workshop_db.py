@@ -1,0 +1,516 @@
+"""Workshop predictions in a real database (no Streamlit): classes with a lecturer key, one vote per student.
+
+SQLite by default: `workshop.sqlite` in the store's folder, WAL mode (readers never wait for the one writer),
+created on first use. `LAYERLAB_DB` takes any SQLAlchemy URL instead, e.g.
+`postgresql+psycopg://user@host/layerlab`, so a course with several app servers counts one class in one place.
+
+A class and its lecturer: `start_class` hands out a new code (CODE_LENGTH characters of ALPHABET, which has no
+0/O, 1/I/L) and a random key, shown once; only the key's SHA-256 is stored. Codes are never chosen by whoever asks,
+so nobody can take a code that a lecturer announced, and nothing ever opens a code again: a closed or expired
+class stays closed, its predictions kept until retention deletes them. Starting is bounded per network address
+(LAYERLAB_CLASSES_PER_HOUR). The tally, the voting window, Reset, the class's current view and closing need the
+key; so does presenting the class (`is_lecturer`). A class is open for CLASS_DAYS from its start, or until its
+lecturer closes it. Classes and their predictions are deleted CLASS_DAYS after their start (`purge`).
+
+The voting window, per question of a class: `waiting` (no vote yet), `open`, `closed` (by the lecturer; open it
+again at will) and `revealed` (the lecturer showed the answer to the room: closed for good, until Reset). Only an
+open window takes votes, and a voter's first counted vote on a question is final (it was cast before that voter saw
+the result, which the page shows right after it), so nobody changes a vote after seeing the answer.
+
+What a vote must pass, checked before anything is written (a rejected vote stores nothing):
+- the class code: 3-24 letters, digits and dashes (case does not matter: `test-1` is `TEST-1`), and an open class;
+- the question: one of the lab's questions, and the option one of that question's;
+- the voter: an opaque token the browser keeps (app/workshop.py signs it with `sign_voter`), the client an opaque
+  hash of the network address;
+- flood bounds, per voter and per client address (never per class, so no one can block a class): a voter casts at
+  most VOTER_PER_MINUTE votes a minute, an address at most CLIENT_PER_MINUTE in one class and adds at most
+  CLIENT_VOTERS voters to one question.
+A repeat vote from the same voter is refused (`Counted`). Writes of one class are serialised (SQLite: BEGIN
+IMMEDIATE; PostgreSQL: the class's row locked), so the bounds hold with several servers writing at once. Every
+statement is SQLAlchemy Core with bound parameters: nothing a student sends is ever spliced into SQL text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import hmac
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Optional, Sequence
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from lab.runtime import settings
+
+CODE = re.compile(r"[A-Za-z0-9-]{3,24}")
+TOKEN = re.compile(r"[A-Za-z0-9_-]{8,64}")
+CLIENT = re.compile(r"[A-Za-z0-9_-]{1,64}")
+QUESTION = re.compile(r"[a-z0-9_.-]{1,64}")
+WINDOW = 60.0  # seconds of the flood bounds
+VOTER_PER_MINUTE = 20  # a student changing their mind is a few votes; a script is hundreds
+# One address may be a whole lecture hall behind a NAT: generous, but a bound that a script reaches in seconds.
+CLIENT_PER_MINUTE = 300
+CLIENT_VOTERS = 300  # new voters one address adds to one question of one class
+CLASS_DAYS = 30  # a term's length, and how long a class and its predictions are kept
+# Codes handed out by `start_class`: read off a projector and typed on a phone, so no characters that look alike
+# (0/O, 1/I/L). 31**6 is about 9e8 codes: a guessed code is almost never a class, and a class found by guessing
+# shows only its student view.
+ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+CODE_LENGTH = 6
+START_WINDOW = 3600.0  # seconds over which LAYERLAB_CLASSES_PER_HOUR counts the classes an address started
+WINDOW_STATES = ("waiting", "open", "closed", "revealed")
+PAGE = re.compile(r"[a-z0-9_]{1,64}")  # a page's name (its file in pages/)
+VIEW_QUERY_CHARS = 2000  # the longest student link (query string) a class's current view keeps
+
+meta = sa.MetaData()
+# The tables have names of their own, so tables of a schema without lecturer keys in the same database are left
+# untouched and never read.
+classes = sa.Table(
+    "class_terms", meta,
+    sa.Column("code", sa.String(24), primary_key=True),
+    sa.Column("term", sa.Integer, nullable=False),  # how many times the code was opened
+    sa.Column("opened", sa.Float, nullable=False),
+    sa.Column("closed", sa.Float, nullable=True),
+    sa.Column("key_hash", sa.String(64), nullable=False),
+)
+predictions = sa.Table(
+    "class_predictions", meta,
+    sa.Column("code", sa.String(24), primary_key=True),
+    sa.Column("question", sa.String(64), primary_key=True),
+    sa.Column("voter", sa.String(64), primary_key=True),
+    sa.Column("client", sa.String(64), nullable=False),
+    sa.Column("option", sa.Integer, nullable=False),
+    sa.Column("at", sa.Float, nullable=False),
+)
+votes = sa.Table(  # every vote cast (replacements included), for the flood bounds; older rows are pruned
+    "class_votes", meta,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("code", sa.String(24), nullable=False),
+    sa.Column("voter", sa.String(64), nullable=False),
+    sa.Column("client", sa.String(64), nullable=False),
+    sa.Column("at", sa.Float, nullable=False),
+    sa.Index("class_votes_voter_at", "voter", "at"),
+    sa.Index("class_votes_code_client_at", "code", "client", "at"),
+)
+class_starts = sa.Table(  # who started a class when: the per-address bound on starting (pruned after START_WINDOW)
+    "class_starts", meta,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("client", sa.String(64), nullable=False),
+    sa.Column("at", sa.Float, nullable=False),
+    sa.Index("class_starts_client_at", "client", "at"),
+)
+windows = sa.Table(  # the voting window of a question of a class; no row = waiting
+    "class_windows", meta,
+    sa.Column("code", sa.String(24), primary_key=True),
+    sa.Column("question", sa.String(64), primary_key=True),
+    sa.Column("state", sa.String(8), nullable=False),
+    sa.Column("at", sa.Float, nullable=False),
+)
+views = sa.Table(  # the view a class's lecturer presents now: where "Join a class" takes a student
+    "class_views", meta,
+    sa.Column("code", sa.String(24), primary_key=True),
+    sa.Column("page", sa.String(64), nullable=False),
+    sa.Column("query", sa.String(VIEW_QUERY_CHARS), nullable=False),
+    sa.Column("at", sa.Float, nullable=False),
+)
+secrets_table = sa.Table(  # the server secret that signs voter ids (shared by every server of the database)
+    "lab_secrets", meta,
+    sa.Column("name", sa.String(32), primary_key=True),
+    sa.Column("value", sa.String(128), nullable=False),
+)
+
+
+class Rejected(ValueError):
+    """A vote, class code or question the database refuses; the message is for the student."""
+
+
+class Flood(Rejected):
+    """Too many votes too fast (from one voter, or from one address)."""
+
+
+class NotLecturer(Rejected):
+    """An action that needs the class's lecturer key, asked without it (or with a wrong one)."""
+
+
+class Counted(Rejected):
+    """A second vote from a voter whose vote on the question is counted already: the first one stands."""
+
+
+VOTING_CLOSED = {  # why a vote outside the window is refused, for the student
+    "waiting": "voting on this question has not opened yet: wait for your lecturer to open it, then press Reveal",
+    "closed": "voting on this question is closed",
+    "revealed": "voting on this question closed when the lecturer revealed the answer",
+}
+
+
+class NotVoting(Rejected):
+    """A vote outside the question's voting window (not open yet, closed, or the answer revealed)."""
+
+    def __init__(self, message: str, state: str) -> None:
+        super().__init__(message)
+        self.state = state
+
+
+@dataclass(frozen=True)
+class Tally:
+    """The class's predictions on one question: counts in the question's option order."""
+
+    counts: tuple[int, ...]
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts)
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A class `start_class` started: its code, and its lecturer key (shown once, never stored)."""
+
+    code: str
+    term: int
+    key: Optional[str]
+
+
+def class_code(text: Any) -> str:
+    """The canonical (upper-case) class code, or Rejected saying the format."""
+    if not isinstance(text, str) or not CODE.fullmatch(text):
+        raise Rejected("a class code is 3 to 24 letters, digits and dashes, like TEST-1")
+    return text.upper()
+
+
+def _check(pattern: re.Pattern[str], text: Any, what: str) -> str:
+    if not isinstance(text, str) or not pattern.fullmatch(text):
+        raise Rejected(f"malformed {what}")
+    return text
+
+
+def key_hash(key: str) -> str:
+    """What is stored of a lecturer key. A key is 144 random bits, so a plain SHA-256 cannot be guessed back."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def default_url() -> str:
+    """LAYERLAB_DB, or a SQLite file in the store's folder."""
+    url = settings.get("LAYERLAB_DB")
+    if url:
+        return url
+    from lab.runtime.store import active_store
+
+    root = Path(active_store().root)
+    return f"sqlite:///{root / 'workshop.sqlite'}"
+
+
+SCHEMA_TRIES = 8
+
+
+def create_schema(eng: Engine) -> None:
+    """Create the tables once. Several processes opening a fresh database at once race on "create if missing":
+    PostgreSQL takes an advisory lock first; SQLite takes its write lock (BEGIN IMMEDIATE) and a loser retries."""
+    for attempt in range(SCHEMA_TRIES):
+        try:
+            with _writing(eng) as conn:
+                if eng.dialect.name == "postgresql":
+                    conn.exec_driver_sql("SELECT pg_advisory_xact_lock(727027)")
+                meta.create_all(conn)
+            return
+        except (sa.exc.OperationalError, sa.exc.ProgrammingError, sa.exc.IntegrityError):
+            if attempt == SCHEMA_TRIES - 1:
+                raise
+            time.sleep(0.05 * (attempt + 1))
+
+
+@functools.lru_cache(maxsize=8)
+def engine(url: str) -> Engine:
+    """One engine (connection pool) per URL per process; the tables are created on first use."""
+    if url.startswith("sqlite:///"):
+        Path(url[len("sqlite:///"):]).parent.mkdir(parents=True, exist_ok=True)
+        eng = sa.create_engine(url, connect_args={"timeout": 15, "check_same_thread": False})
+
+        @sa.event.listens_for(eng, "connect")
+        def _pragmas(conn: Any, _record: Any) -> None:  # WAL: many readers (the polling tallies), one writer
+            cur = conn.cursor()
+            cur.execute("PRAGMA busy_timeout=15000")  # first: switching to WAL itself waits for the lock
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+    else:
+        eng = sa.create_engine(url, pool_pre_ping=True)
+    create_schema(eng)
+    return eng
+
+
+@contextlib.contextmanager
+def _writing(eng: Engine) -> Iterator[Connection]:
+    """A write transaction. SQLite's default (deferred) one reads, then fails to upgrade when another process wrote
+    meanwhile; BEGIN IMMEDIATE takes the write lock up front (waiting up to busy_timeout)."""
+    if eng.dialect.name != "sqlite":
+        with eng.begin() as conn:
+            yield conn
+        return
+    with eng.connect() as conn:
+        conn = conn.execution_options(isolation_level="AUTOCOMMIT")  # the driver leaves BEGIN / COMMIT to us
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.exec_driver_sql("ROLLBACK")
+            raise
+        conn.exec_driver_sql("COMMIT")
+
+
+class Workshop:
+    """Predictions of every class, in the database at `url` (default: `default_url()`)."""
+
+    def __init__(self, url: Optional[str] = None) -> None:
+        self.url = url or default_url()
+        self.engine = engine(self.url)
+        self._secret: Optional[bytes] = None
+
+    # -- classes -----------------------------------------------------------------------------------------------
+    def _class(self, conn: Connection, code: str, lock: bool = False) -> Optional[sa.Row]:
+        q = sa.select(classes).where(classes.c.code == code)
+        return conn.execute(q.with_for_update() if lock else q).first()
+
+    @staticmethod
+    def _live(row: Optional[sa.Row], now: float) -> bool:
+        return row is not None and row.closed is None and now - row.opened < CLASS_DAYS * 86400
+
+    @staticmethod
+    def _key_ok(row: Optional[sa.Row], key: Optional[str]) -> bool:
+        return row is not None and isinstance(key, str) and hmac.compare_digest(row.key_hash, key_hash(key))
+
+    def start_class(self, client: str = "unknown", now: Optional[float] = None) -> Opened:
+        """A new class: a code nobody chose (ALPHABET, CODE_LENGTH) and its lecturer key (returned this once; only its
+        hash is kept). Flood when `client` (an opaque hash of the network address) started
+        LAYERLAB_CLASSES_PER_HOUR classes in the last hour."""
+        client = _check(CLIENT, client, "client")
+        now = time.time() if now is None else now
+        limit = settings.get("LAYERLAB_CLASSES_PER_HOUR")
+        self.purge(now)
+        with _writing(self.engine) as conn:
+            if self.engine.dialect.name == "postgresql":  # starts are rare: one at a time, so the count holds
+                conn.exec_driver_sql("SELECT pg_advisory_xact_lock(727028)")
+            started = conn.execute(sa.select(sa.func.count()).select_from(class_starts).where(
+                class_starts.c.client == client, class_starts.c.at >= now - START_WINDOW)).scalar_one()
+            if started >= limit:
+                raise Flood(f"your network started {limit} classes in the last hour: use one of them, or try "
+                            f"again later")
+            for _ in range(20):  # a taken code (open, or closed and kept until retention) is never handed out again
+                code = "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
+                if self._class(conn, code) is None:
+                    break
+            else:
+                raise RuntimeError("no free class code after 20 draws")
+            key = secrets.token_urlsafe(18)
+            conn.execute(sa.insert(classes).values(code=code, term=1, opened=now, closed=None, key_hash=key_hash(key)))
+            conn.execute(sa.delete(class_starts).where(class_starts.c.at < now - START_WINDOW))
+            conn.execute(sa.insert(class_starts).values(client=client, at=now))
+        return Opened(code, 1, key)
+
+    def is_open(self, code: str, now: Optional[float] = None) -> bool:
+        code, now = class_code(code), time.time() if now is None else now
+        with self.engine.connect() as conn:
+            return self._live(self._class(conn, code), now)
+
+    def is_lecturer(self, code: str, key: Optional[str], now: Optional[float] = None) -> bool:
+        """Whether `key` is the key of the open class `code`."""
+        code, now = class_code(code), time.time() if now is None else now
+        with self.engine.connect() as conn:
+            row = self._class(conn, code)
+        return self._live(row, now) and self._key_ok(row, key)
+
+    def _lecturer(self, conn: Connection, code: str, key: Optional[str], now: float) -> None:
+        row = self._class(conn, code, lock=True)
+        if not (self._live(row, now) and self._key_ok(row, key)):
+            raise NotLecturer(f"only the lecturer of class {code} (with its key) can do that")
+
+    def close_class(self, code: str, key: Optional[str], now: Optional[float] = None) -> None:
+        """End the class (the lecturer's Close): no more votes. Nothing opens its code again, and its predictions
+        are kept until retention deletes them."""
+        code, now = class_code(code), time.time() if now is None else now
+        with _writing(self.engine) as conn:
+            self._lecturer(conn, code, key, now)
+            conn.execute(sa.update(classes).where(classes.c.code == code).values(closed=now))
+
+    # -- the voting window -----------------------------------------------------------------------------------
+    @staticmethod
+    def _window(conn: Connection, code: str, question: str) -> str:
+        state = conn.execute(sa.select(windows.c.state).where(windows.c.code == code,
+                                                              windows.c.question == question)).scalar()
+        return state if state in WINDOW_STATES else "waiting"
+
+    def window(self, code: str, question: str) -> str:
+        """The voting window of a question of a class: waiting, open, closed or revealed (anyone may ask)."""
+        code, question = class_code(code), _check(QUESTION, question, "question")
+        with self.engine.connect() as conn:
+            return self._window(conn, code, question)
+
+    def set_window(self, code: str, question: str, state: str, key: Optional[str],
+                   now: Optional[float] = None) -> str:
+        """The lecturer opens (`open`) or closes (`closed`) voting on a question, or reveals its answer to the room
+        (`revealed`, which closes it for good: only Reset starts the question afresh); returns the new state."""
+        code, question = class_code(code), _check(QUESTION, question, "question")
+        if state not in ("open", "closed", "revealed"):
+            raise Rejected("a voting window is open, closed or revealed")
+        now = time.time() if now is None else now
+        with _writing(self.engine) as conn:
+            self._lecturer(conn, code, key, now)
+            was = self._window(conn, code, question)
+            if was == "revealed" and state != "revealed":
+                raise Rejected("the answer was revealed to the room, so voting on this question is over: Reset the "
+                               "question to ask it again")
+            where = (windows.c.code == code, windows.c.question == question)
+            if not conn.execute(sa.update(windows).where(*where).values(state=state, at=now)).rowcount:
+                conn.execute(sa.insert(windows).values(code=code, question=question, state=state, at=now))
+        return state
+
+    # -- the class's current view --------------------------------------------------------------------------
+    def set_view(self, code: str, key: Optional[str], page: str, query: str, now: Optional[float] = None) -> None:
+        """The lecturer's current view (a page and its Student link's query string): where Join takes students."""
+        code, now = class_code(code), time.time() if now is None else now
+        page = _check(PAGE, page, "page")
+        if not isinstance(query, str) or len(query) > VIEW_QUERY_CHARS or not query.isprintable():
+            raise Rejected("malformed view")
+        with _writing(self.engine) as conn:
+            self._lecturer(conn, code, key, now)
+            if not conn.execute(sa.update(views).where(views.c.code == code)
+                                .values(page=page, query=query, at=now)).rowcount:
+                conn.execute(sa.insert(views).values(code=code, page=page, query=query, at=now))
+
+    def view(self, code: str, now: Optional[float] = None) -> Optional[tuple[str, str]]:
+        """The open class's current view (page, query string), or None (no such open class, or no view yet)."""
+        code, now = class_code(code), time.time() if now is None else now
+        with self.engine.connect() as conn:
+            if not self._live(self._class(conn, code), now):
+                return None
+            row = conn.execute(sa.select(views.c.page, views.c.query).where(views.c.code == code)).first()
+        return (row.page, row.query) if row is not None else None
+
+    def purge(self, now: Optional[float] = None) -> int:
+        """Delete classes opened longer than CLASS_DAYS ago with their predictions, and vote records older than the
+        flood window; returns how many classes went."""
+        now = time.time() if now is None else now
+        old = now - CLASS_DAYS * 86400
+        with _writing(self.engine) as conn:
+            codes = list(conn.execute(sa.select(classes.c.code).where(classes.c.opened < old)).scalars())
+            if codes:
+                for table in (predictions, windows, views):
+                    conn.execute(sa.delete(table).where(table.c.code.in_(codes)))
+                conn.execute(sa.delete(classes).where(classes.c.code.in_(codes)))
+            conn.execute(sa.delete(votes).where(votes.c.at < now - WINDOW))
+            conn.execute(sa.delete(class_starts).where(class_starts.c.at < now - START_WINDOW))
+        return len(codes)
+
+    # -- voters ----------------------------------------------------------------------------------------------
+    def secret(self) -> bytes:
+        """The database's secret for signing voter ids, made by the first server that asks."""
+        if self._secret is None:
+            try:
+                with _writing(self.engine) as conn:
+                    conn.execute(sa.insert(secrets_table).values(name="voter", value=secrets.token_hex(32)))
+            except sa.exc.IntegrityError:  # another server made it first
+                pass
+            with self.engine.connect() as conn:
+                value = conn.execute(sa.select(secrets_table.c.value)
+                                     .where(secrets_table.c.name == "voter")).scalar_one()
+            self._secret = value.encode()
+        return self._secret
+
+    def sign_voter(self, voter: str) -> str:
+        """`voter.signature`: what the browser keeps, so a reload is the same voter and no one picks another's id."""
+        voter = _check(TOKEN, voter, "voter")
+        return f"{voter}.{hmac.new(self.secret(), voter.encode(), 'sha256').hexdigest()[:32]}"
+
+    def voter_of(self, signed: Any) -> Optional[str]:
+        """The voter id of a signed token, or None when it is malformed or its signature is wrong."""
+        if not isinstance(signed, str) or signed.count(".") != 1:
+            return None
+        voter, _ = signed.split(".")
+        if not TOKEN.fullmatch(voter):
+            return None
+        return voter if hmac.compare_digest(self.sign_voter(voter), signed) else None
+
+    # -- votes ---------------------------------------------------------------------------------------------------
+    def vote(self, code: str, question: str, options: Sequence[str], voter: str, option: str,
+             client: str = "unknown", now: Optional[float] = None) -> None:
+        """Record this voter's prediction; Rejected (nothing stored) when anything is off: NotVoting outside the
+        question's voting window, Counted when this voter's vote on it is counted already."""
+        code = class_code(code)
+        question = _check(QUESTION, question, "question")
+        voter = _check(TOKEN, voter, "voter")
+        client = _check(CLIENT, client, "client")
+        if not isinstance(option, str) or option not in options:
+            raise Rejected("that answer is not one of this question's options")
+        index = list(options).index(option)
+        now = time.time() if now is None else now
+        closed = Rejected(f"no class {code} is open: check the code with your lecturer")
+        with _writing(self.engine) as conn:
+            if not self._live(self._class(conn, code, lock=True), now):  # the lock: one class's votes in line
+                raise closed
+            state = self._window(conn, code, question)
+            if state != "open":
+                raise NotVoting(VOTING_CLOSED[state], state)
+            where = (predictions.c.code == code, predictions.c.question == question, predictions.c.voter == voter)
+            if conn.execute(sa.select(predictions.c.option).where(*where)).first() is not None:
+                raise Counted("this browser's prediction on this question is counted already, and it stands")
+            conn.execute(sa.delete(votes).where(votes.c.code == code, votes.c.at < now - WINDOW))
+            recent = votes.c.at >= now - WINDOW
+            mine = conn.execute(sa.select(sa.func.count()).select_from(votes)
+                                .where(votes.c.voter == voter, recent)).scalar_one()
+            if mine >= VOTER_PER_MINUTE:
+                raise Flood("too many answers from this browser in a minute: wait a moment and try again")
+            near = conn.execute(sa.select(sa.func.count()).select_from(votes)
+                                .where(votes.c.code == code, votes.c.client == client, recent)).scalar_one()
+            if near >= CLIENT_PER_MINUTE:
+                raise Flood("too many answers from your network in a minute: try again in a minute")
+            n = conn.execute(sa.select(sa.func.count()).select_from(predictions)
+                             .where(*where[:2], predictions.c.client == client)).scalar_one()
+            if n >= CLIENT_VOTERS:
+                raise Flood(f"this question already has {CLIENT_VOTERS} predictions from your network")
+            conn.execute(sa.insert(predictions).values(code=code, question=question, voter=voter,
+                                                       client=client, option=index, at=now))
+            conn.execute(sa.insert(votes).values(code=code, voter=voter, client=client, at=now))
+
+    def tally(self, code: str, question: str, n_options: int, key: Optional[str],
+              now: Optional[float] = None) -> Tally:
+        """How many of the class predicted each option (in option order): for its lecturer only."""
+        code, question = class_code(code), _check(QUESTION, question, "question")
+        now = time.time() if now is None else now
+        with self.engine.connect() as conn:
+            row = self._class(conn, code)
+            if not (self._live(row, now) and self._key_ok(row, key)):
+                raise NotLecturer(f"only the lecturer of class {code} (with its key) sees its tally")
+            rows = conn.execute(sa.select(predictions.c.option, sa.func.count())
+                                .where(predictions.c.code == code, predictions.c.question == question)
+                                .group_by(predictions.c.option)).all()
+        counts = [0] * n_options
+        for option, n in rows:
+            if 0 <= option < n_options:
+                counts[option] = int(n)
+        return Tally(tuple(counts))
+
+    def mine(self, code: str, question: str, voter: str) -> Optional[int]:
+        """This voter's prediction (option index), or None."""
+        code, question = class_code(code), _check(QUESTION, question, "question")
+        voter = _check(TOKEN, voter, "voter")
+        with self.engine.connect() as conn:
+            return conn.execute(sa.select(predictions.c.option).where(
+                predictions.c.code == code, predictions.c.question == question,
+                predictions.c.voter == voter)).scalar()
+
+    def reset(self, code: str, question: str, key: Optional[str], now: Optional[float] = None) -> int:
+        """Forget the class's predictions on one question and its voting window (the lecturer's Reset: the question
+        waits to be opened again, and everyone may vote on it anew); returns how many predictions went."""
+        code, question = class_code(code), _check(QUESTION, question, "question")
+        now = time.time() if now is None else now
+        with _writing(self.engine) as conn:
+            self._lecturer(conn, code, key, now)
+            conn.execute(sa.delete(windows).where(windows.c.code == code, windows.c.question == question))
+            return conn.execute(sa.delete(predictions).where(predictions.c.code == code,
+                                                             predictions.c.question == question)).rowcount

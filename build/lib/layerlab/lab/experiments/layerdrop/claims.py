@@ -1,0 +1,238 @@
+"""LayerDrop's claims: the papers' statements checked against a run's profiles, noise included (lab/claims.py).
+
+Every accuracy compared here is measured on the same held-out inputs, so every comparison is paired
+(lab/estimates.paired: the spread of the per-input differences, McNemar's error for right/wrong outcomes). Each claim
+function is a declaration: key, statement, source, the estimate and the rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from lab import claims as C
+from lab import estimates as E
+from lab.claims import noise_words, pct, pts
+from lab.core.task_facts import config_task, task_clause, task_words
+
+
+def p_star(keep: int, n_blocks: int) -> float:
+    """The paper's rule of thumb: train with p* = 1 - r/N to prune to r of N blocks (N(1 - p) run on average)."""
+    if not 0 <= keep <= n_blocks:
+        raise ValueError(f"cannot keep {keep} blocks: the model has {n_blocks} (choose 0..{n_blocks})")
+    return 1.0 - keep / n_blocks
+
+
+
+PAPER = ("Fan, Grave, Joulin, Reducing Transformer Depth on Demand with Structured Dropout (ICLR 2020): 16-layer "
+         "Transformers on language tasks, p = 0.2 or 0.5. Here: ")
+AFTER = ", one trained model per rate and seed, pruned with no fine-tuning"
+SOURCE = PAPER + "an 8-block residual MLP on a synthetic 20-class task or an 8-block ViT on 8x8 digits" + AFTER
+MODEL_WORDS = {"residual": "an 8-block residual MLP", "vit": "an 8-block ViT"}
+
+
+def source(prof: Any) -> str:
+    """The source of a claim on `prof`'s profiles: SOURCE (both models on their own tasks, as it always read) when the
+    profile ran on its model's own task, else the model that ran on the task it ran on."""
+    task = config_task(prof.config)
+    if task is None:
+        return SOURCE
+    return PAPER + f"{MODEL_WORDS.get(prof.config.model, prof.config.model)} on {task_words(task)}" + AFTER
+NEAR = 0.1  # a trained rate "near" p* is within this distance of it
+SIMILAR = 0.02  # "about as good as": within 2 points (the non-inferiority margin)
+ONE_BLOCK_LOSS = 0.1  # "loses little": at most this share of the above-chance accuracy
+
+
+def scores(prof: Any, strategy: str, keep: int) -> np.ndarray:
+    """Per-input held-out scores of one cut: right/wrong, or for random pruning the per-input mean over its
+    subsets (every subset when the space is small)."""
+    row = prof.strategies[strategy][keep]
+    if "subset_outcomes" in row:
+        return np.mean([E.as_scores(o) for o in row["subset_outcomes"]], axis=0)
+    return E.as_scores(row["outcomes"])
+
+
+def _acc(prof: Any, strategy: str, keep: int) -> float:
+    return prof.strategies[strategy][keep]["test_acc"]
+
+
+def _p_of(prof: Any) -> float:
+    return prof.config.p
+
+
+def half_depth_claim(prof5: Any, prof0: Any, seeds: str = "") -> dict[str, Any]:
+    """p = 0.5 against p = 0, every other block kept (r = N/2), paired over the held-out inputs."""
+    nb = prof0.n_blocks
+    keep = nb // 2
+    acc5, acc0 = _acc(prof5, "every-other", keep), _acc(prof0, "every-other", keep)
+    est = E.paired(scores(prof5, "every-other", keep), scores(prof0, "every-other", keep))
+    return C.claim(
+        "layerdrop.p05-beats-p0-half-depth", "A model trained with LayerDrop p = 0.5 keeps more accuracy than an "
+        "ordinary one (p = 0) when pruned to half its depth by keeping every other block", source(prof0),
+        {"acc_p05": acc5, "acc_p0": acc0, "keep": keep, "n_test": prof0.n_test},
+        f"held-out accuracy at r = {keep} of {nb} (every other) is higher at p = 0.5, {noise_words(est.se)} "
+        "(paired over the same inputs)", [C.test("p = 0.5 minus p = 0", est, ">=", 0.0)],
+        f"pruned to {keep} of {nb}{seeds}: p = 0.5 {pct(acc5)}, p = 0 {pct(acc0)} ({pts(acc5 - acc0)}, se "
+        f"{100 * est.se:.2f} pts).")
+
+
+def p_star_claim(by_p: dict[float, Any], keep: int, seeds: str = "") -> dict[str, Any]:
+    """The best trained rate near p* = 1 - r/N against the best rate farther from it (every other pruning),
+    paired: an argmax claim decided only when the two argmaxes are separated."""
+    nb, n = next(iter(by_p.values())).n_blocks, next(iter(by_p.values())).n_test
+    ps = p_star(keep, nb)
+    accs = {p: _acc(prof, "every-other", keep) for p, prof in sorted(by_p.items())}
+    near = {p: a for p, a in accs.items() if abs(p - ps) <= NEAR + 1e-9}
+    far = {p: a for p, a in accs.items() if abs(p - ps) > NEAR + 1e-9}
+    listing = ", ".join(f"p = {p:g} {pct(a)}" for p, a in accs.items())
+    measured: dict[str, Any] = {"p_star": ps, "keep": keep, "rates": list(accs), "accs": list(accs.values()),
+                                "n_test": n}
+    if not near or not far:
+        est = E.exact(0.0, "no trained rate near p*" if not near else "every trained rate is near p*")
+        detail = (f"p* = {ps:.2f} for r = {keep} of {nb}{seeds}, and " + ("no trained rate is within "
+                  f"{NEAR:g} of it (train one)" if not near else "every trained rate is near it") + f": {listing}.")
+    else:
+        pn, pf = max(near, key=near.get), max(far, key=far.get)
+        est = E.paired(scores(by_p[pn], "every-other", keep), scores(by_p[pf], "every-other", keep))
+        measured.update(best_near_p=pn, best_far_p=pf)
+        detail = (f"r = {keep} of {nb}, p* = {ps:.2f}{seeds}: the best rate near it, p = {pn:g}, {pct(near[pn])}; the "
+                  f"best farther away, p = {pf:g}, {pct(far[pf])} ({pts(near[pn] - far[pf])}, se {100 * est.se:.2f} "
+                  f"pts). All: {listing}.")
+    return C.claim(
+        "layerdrop.p-star-rule", "To keep r of N blocks, train with p* = 1 − r/N: the best training rate for a kept "
+        "depth lies near p*", source(next(iter(by_p.values())))
+        + "; only the rates trained here (0, 0.2, 0.5 and the page's p) compete",
+        measured, f"the best trained rate within {NEAR:g} of p* beats the best rate farther from it (every other "
+        f"pruning, r = {keep}), paired over the same inputs, by more than {C.Z:g} standard errors; none near or none "
+        "far: cannot tell", [C.test("best near p* minus best far", est, ">=", 0.0)], detail,
+        subject=f"keep {keep} of {nb}")
+
+
+def contiguous_claim(prof: Any) -> dict[str, Any]:
+    """Every other block kept against removing the first or the last half, on the p = 0.5 model (paired)."""
+    n, nb = prof.n_test, prof.n_blocks
+    r = nb // 2
+    eo, first, last = (_acc(prof, s, r) for s in ("every-other", "first", "last"))
+    e1 = E.paired(scores(prof, "every-other", r), scores(prof, "first", r))
+    e2 = E.paired(scores(prof, "every-other", r), scores(prof, "last", r))
+    return C.claim(
+        "layerdrop.every-other-beats-contiguous", "Keeping every other block beats removing a contiguous run of "
+        "blocks (the first half or the last half)", source(prof) + "; the paper compared these on its LayerDrop model, "
+        "here the model trained at p = 0.5",
+        {"every_other_acc": eo, "first_half_removed_acc": first, "last_half_removed_acc": last, "keep": r,
+         "n_test": n},
+        f"every other beats both contiguous cuts at r = {r}, each paired over the same inputs by more than {C.Z:g} "
+        "standard errors", [C.test("every other minus first half removed", e1, ">=", 0.0),
+                            C.test("every other minus last half removed", e2, ">=", 0.0)],
+        f"p = 0.5 pruned to {r} of {nb}: every other {pct(eo)}, first half removed {pct(first)} ({pts(eo - first)}), "
+        f"last half removed {pct(last)} ({pts(eo - last)}).", subject="trained at p = 0.5")
+
+
+def _singles(prof: Any) -> tuple[list[list[int]], list[np.ndarray]]:
+    """Every single-block deletion (random pruning at r = N - 1 averages all N of them): subsets and outcomes."""
+    row = prof.strategies["random"][prof.n_blocks - 1]
+    return row["subsets"], [E.as_scores(o) for o in row["subset_outcomes"]]
+
+
+def one_block_claim(prof: Any) -> dict[str, Any]:
+    """Veit et al.: one block of an ordinary residual net can go. The mean over every single deletion (exact) keeps
+    at least 90 % of the above-chance accuracy: cut - 0.9 base >= 0.1 chance, paired."""
+    n, nb, base, chance = prof.n_test, prof.n_blocks, prof.base_acc, prof.chance
+    _, outs = _singles(prof)
+    cut_scores = np.mean(outs, axis=0)
+    cut = float(cut_scores.mean())
+    keep = 1 - ONE_BLOCK_LOSS
+    est = E.paired(cut_scores, keep * E.as_scores(prof.base_outcomes))
+    allowed = ONE_BLOCK_LOSS * (base - chance)
+    return C.claim(
+        "layerdrop.one-block-costs-little", "An ordinary residual network (no LayerDrop) loses little when one block "
+        "is removed", "Veit, Wilber, Belongie (2016), Residual Networks Behave Like Ensembles of Relatively Shallow "
+        f"Networks, Sec. 4: ResNets on CIFAR-10/ImageNet. Here: the p = 0 model, the mean over each of its {nb} "
+        "blocks removed alone (exact), no fine-tuning" + task_clause(config_task(prof.config), lead="; on "),
+        {"base_acc": base, "one_removed_acc": cut, "allowed_loss": allowed, "n_test": n},
+        f"removing one block (mean over every block) costs at most {ONE_BLOCK_LOSS:.0%} of the above-chance "
+        f"accuracy ({pts(allowed)}): one-removed − {keep:g} × full ≥ {ONE_BLOCK_LOSS:g} × chance, paired over the "
+        f"same inputs, by more than {C.Z:g} standard errors",
+        [C.test(f"one removed minus {keep:g} x full", est, ">=", ONE_BLOCK_LOSS * chance)],
+        f"p = 0: full {pct(base)}, one block removed (mean of all {nb}) {pct(cut)} ({pts(cut - base)}; allowed "
+        f"{pts(-allowed)}, chance {pct(chance)}).", subject="trained at p = 0")
+
+
+def first_block_claim(prof: Any) -> dict[str, Any]:
+    """Blocks are not interchangeable: removing block 0 against the mean over removing each other block (exact;
+    block 0 is not in its own comparator), paired."""
+    n, nb = prof.n_test, prof.n_blocks
+    subsets, outs = _singles(prof)
+    others = np.mean([o for s, o in zip(subsets, outs, strict=True) if s != [0]], axis=0)
+    first_scores = scores(prof, "first", nb - 1)
+    first, rand = float(first_scores.mean()), float(others.mean())
+    est = E.paired(others, first_scores)
+    p = _p_of(prof)
+    return C.claim(
+        "layerdrop.first-block-not-interchangeable", "Blocks are not interchangeable: the first block costs more "
+        "to remove than another block", "Sun et al. (2024), Transformer Layers as Painters, and Lad et al. (2024), "
+        "The Remarkable Robustness of LLMs: the first layers of a deep network are distinct from the middle ones. "
+        f"Here: one block of {nb} removed, block 0 against the mean over each of blocks 1..{nb - 1} removed alone "
+        "(exact)" + task_clause(config_task(prof.config), lead="; on "),
+        {"first_removed_acc": first, "other_removed_acc": rand, "n_test": n},
+        f"accuracy without block 0 is below the mean without one of the other blocks, paired over the same inputs, "
+        f"by more than {C.Z:g} standard errors", [C.test("other block removed minus block 0 removed", est, ">=", 0.0)],
+        f"trained at p = {p:g}, one block removed: block 0 {pct(first)}, another block (mean of {nb - 1}) {pct(rand)} "
+        f"({pts(first - rand)}).", subject=f"trained at p = {p:g}")
+
+
+def claims(by_p: dict[float, Any], keep: int, p: float, scratch_outcomes: Optional[Any] = None,
+           distil_outcomes: Optional[Any] = None, seeds: str = "") -> list[dict[str, Any]]:
+    """Every claim one seed's profiles (p = 0, 0.2, 0.5 and the setting's p) and the baselines at r (the per-input
+    outcomes of the `scratch` and `distil` results; None when r = N: nothing is pruned) can test at the setting's r
+    and p."""
+    out = [half_depth_claim(by_p[0.5], by_p[0.0], seeds), p_star_claim(by_p, keep, seeds),
+           contiguous_claim(by_p[0.5]), one_block_claim(by_p[0.0]), first_block_claim(by_p[p])]
+    pruned = scores(by_p[p], "every-other", keep)
+    if scratch_outcomes is not None:
+        out.append(beats_scratch_claim(pruned, E.as_scores(scratch_outcomes), keep, by_p[p].n_blocks, p,
+                                       seeds, source(by_p[p])))
+    if distil_outcomes is not None:
+        out.append(distillation_claim(pruned, E.as_scores(distil_outcomes), keep, by_p[p].n_blocks, p,
+                                      seeds, source(by_p[p])))
+    return out
+
+
+def beats_scratch_claim(pruned: Any, scratch_scores: Any, keep: int, nb: int, p: float,
+                        seeds: str = "", src: str = SOURCE) -> dict[str, Any]:
+    """The pruned LayerDrop model against a depth-r model trained from scratch: per-input outcomes on the same
+    held-out inputs, paired (`src`: `source` of the pruned model's profile)."""
+    a, b = E.as_scores(pruned), E.as_scores(scratch_scores)
+    pa, sa = float(a.mean()), float(b.mean())
+    est = E.exact(0.0, "p = 0 is no LayerDrop model") if p == 0 else E.paired(a, b)
+    why = " (p = 0 is no LayerDrop model: choose p > 0)" if p == 0 else ""
+    return C.claim(
+        "layerdrop.beats-scratch", "A LayerDrop model pruned to depth r is better than a model of depth r trained "
+        "from scratch with the same recipe", src + "; the scratch model here has the same recipe and epochs",
+        {"pruned_acc": pa, "scratch_acc": sa, "p": p, "keep": keep, "n_test": int(a.size)},
+        f"every-other pruning of the model trained at p > 0 beats the depth-{keep} model from scratch, paired over "
+        f"the same inputs by more than {C.Z:g} standard errors", [C.test("pruned minus scratch", est, ">=", 0.0)],
+        f"r = {keep} of {nb}{seeds}: trained at p = {p:g} and pruned {pct(pa)}, from scratch {pct(sa)} "
+        f"({pts(pa - sa)}){why}.", subject=f"p = {p:g}, keep {keep} of {nb}")
+
+
+def distillation_claim(pruned: Any, distilled_scores: Any, keep: int, nb: int, p: float,
+                       seeds: str = "", src: str = SOURCE) -> dict[str, Any]:
+    """The pruned LayerDrop model against depth r distilled from the full ordinary model: non-inferiority with a
+    margin of SIMILAR (distillation ahead by at most 2 points), paired (`src`: `source` of the pruned model's
+    profile)."""
+    a, b = E.as_scores(pruned), E.as_scores(distilled_scores)
+    pa, da = float(a.mean()), float(b.mean())
+    est = E.exact(0.0, "p = 0 is no LayerDrop model") if p == 0 else E.paired(b, a)
+    why = " (p = 0 is no LayerDrop model: choose p > 0)" if p == 0 else ""
+    return C.claim(
+        "layerdrop.about-as-good-as-distillation", "A LayerDrop model pruned to depth r is about as good as "
+        "distilling the full model into depth r", src + "; the paper compares with DistilBERT (Sanh et al. "
+        "2019), here the p = 0 model's every other blocks distilled by KD for as many inputs as training saw",
+        {"pruned_acc": pa, "distilled_acc": da, "p": p, "keep": keep, "allowed_gap": SIMILAR, "n_test": int(a.size)},
+        f"non-inferiority with a margin of {100 * SIMILAR:g} pts: distilled minus pruned is below {100 * SIMILAR:g} "
+        f"pts by more than {C.Z:g} standard errors (paired over the same inputs); above it by as much: does not hold",
+        [C.test("distilled minus pruned", est, "<=", SIMILAR)],
+        f"r = {keep} of {nb}{seeds}: trained at p = {p:g} and pruned {pct(pa)}, distilled {pct(da)} "
+        f"({pts(pa - da)}){why}.", subject=f"p = {p:g}, keep {keep} of {nb}")

@@ -1,0 +1,89 @@
+"""Layer lens: the papers' claims, pure functions of a lens profile's `checks` (experiment.py measures them): block
+influence and angular distance against the cost of deleting (rank agreement), and the tuned lens against the logit
+lens (KL to the final prediction)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+from lab import claims as C
+from lab import estimates as E
+from lab.claims import Z
+from lab.core import recipes
+from lab.core.task_facts import config_task, task_words
+
+BOOTSTRAP = 200  # resamples of the held-out inputs for the error of a rank correlation
+RHO_BAR = 0.5  # "predicts": Spearman's rho at least this
+P_BAR = 0.05  # and a random ranking of the blocks does as well at most this often
+
+
+def _rank_claim(key: str, statement: str, source: str, chk: dict[str, Any], what: str, items: str,
+                subject: Optional[str]) -> dict[str, Any]:
+    rho, se, p, n = chk["rho"], chk["se"], chk["p"], chk["n"]
+    if math.isnan(rho) or math.isnan(se):
+        est = E.exact(0.0, "no ranking: every item ties")
+        why = "one side has no spread (every item ties), so no ranking can be compared"
+        test = C.test("Spearman rho", est, ">=", 0.0, unit="")
+    else:
+        est = E.Estimate(rho, se, "bootstrap", n, f"bootstrap over the held-out inputs ({BOOTSTRAP} draws)")
+        why = (f"ρ = {rho:.2f} ± {se:.2f} (bootstrap over the held-out inputs); a random ordering of the {n} {items} "
+               f"reaches ρ with exact permutation p = {p:.3f}")
+        test = C.test("Spearman rho", est, ">=", RHO_BAR, unit="")
+        if test["holds"] is True and p > P_BAR:
+            # the inputs' noise would pass it, but so would a random ranking of this few items: undecided
+            test = C.test("Spearman rho, against random rankings of the items",
+                          E.exact(0.0, f"permutation p = {p:.3f} > {P_BAR}"), ">=", 0.0, unit="")
+            why += f": with {n} {items}, a random ranking does this well too often to decide"
+    rule = (f"Spearman ρ between {what} at least {RHO_BAR} by more than {Z:g} bootstrap standard errors (over the "
+            f"held-out inputs), and a random ordering of the {items} reaches ρ at most {P_BAR:.0%} of the time "
+            f"(exact permutation test; more often: cannot tell); below {RHO_BAR} by {Z:g} standard errors: does not "
+            "hold; otherwise cannot tell")
+    return C.claim(key, statement, source, {"rho": rho, "p": p, "n": n}, rule, [test], f"Over {n} {items}: {why}.",
+                   subject)
+
+
+def here(task: Optional[str]) -> str:
+    """How a source opens this lab's setting: "Here:" on the model's own task (None; as it always read), else with the
+    task the profile ran on ("Here, on MNIST-1D (4,000 train):")."""
+    return "Here:" if task is None else f"Here, on {task_words(task)}:"
+
+
+def claims(prof: dict[str, Any]) -> list[dict[str, Any]]:
+    """The papers' claims on one profile (synthetic `checks` in the tests)."""
+    who = recipes.MODELS[prof["model"]].label if prof.get("model") in recipes.MODELS else prof.get("model")
+    at = here(config_task(prof.get("config")))
+    chk = prof["checks"]
+    out = [
+        _rank_claim("influence", "blocks that change their input least cost least to delete",
+                    f"Men et al. 2024 (ShortGPT), Block Influence on LLMs, Sec. 3. {at} the lab's small models, "
+                    "influence 1 − cos(input, output) per token averaged over tokens and held-out inputs, cost = "
+                    "held-out accuracy lost when that one block is skipped, no retraining", chk["influence"],
+                    "a block's influence and the accuracy lost by deleting it", "blocks", who),
+        _rank_claim("angular", "the run of n blocks whose input and output are closest in angle costs least to "
+                    "delete", "Gromov et al. 2024, The Unreasonable Ineffectiveness of the Deeper Layers, angular "
+                    f"distance at the last token of LLMs, then healed. {at} n = 2 neighbours, the distance averaged "
+                    "over every token (ViT) or the whole vector (MLP), no healing", chk["angular"],
+                    "the angular distance across two neighbouring blocks and the accuracy lost by deleting both",
+                    "pairs of neighbours", who),
+    ]
+    gain, se = chk["tuned"]["gain"], chk["tuned"]["se"]
+    n_test = int(prof.get("n_test", 0))
+    tests = [C.test(f"slot {i}", E.Estimate(g, s, "paired", n_test, "paired over the held-out inputs"), ">=", 0.0,
+                     unit="nats") for i, (g, s) in enumerate(zip(gain, se, strict=True))]
+    if not tests:
+        tests = [C.test("no slot before the last", E.exact(0.0, "nothing to compare"), ">=", 0.0)]
+    worst = min(range(len(gain)), key=lambda i: gain[i] / max(se[i], 1e-12)) if gain else 0
+    out.append(C.claim(
+        "tuned", "a tuned lens is closer to the final prediction than the logit lens at every layer",
+        "Belrose et al. 2023, Eliciting Latent Predictions with the Tuned Lens (affine translators trained on the "
+        f"KL to the final output, LLMs). {at} a closed-form least-squares map of what the head reads at each slot "
+        "onto the final state, fitted on the training split",
+        {"kl_gain": gain, "slots": len(gain)},
+        f"at every slot before the last, the mean KL to the final prediction drops through the tuned lens by more "
+        f"than {Z:g} standard errors (paired over the held-out inputs); a slot where it rises by that much: does "
+        "not hold; otherwise cannot tell", tests,
+        f"KL gain (logit lens minus tuned lens, nats) per slot: {', '.join(f'{g:+.3f}' for g in gain)}; the "
+        f"weakest is slot {worst} ({gain[worst]:+.3f} ± {se[worst]:.3f})." if gain else "No slot before the last.",
+        who))
+    return out

@@ -1,0 +1,117 @@
+"""Train x take apart: the descriptor (page, presets, CLI, table) of lab/experiments/matrix/experiment.py."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from lab import claims as C
+from lab.catalog.descriptor import Descriptor, Table, config_from, controls, defaults, seeds_axis
+from lab.catalog.presets import Need, preset
+from lab.claims import claim_line
+from lab.core.recipes import matrix_label
+from lab.experiment import Pool, check, param
+from lab.experiments.matrix import experiment as matrix
+from lab.experiments.matrix.experiment import OP_LABELS, OPS, MatrixConfig, MatrixResult
+from lab.runtime.progress import text_progress
+
+
+@dataclass(frozen=True)
+class MatrixPage:
+    """The page's own control: which column's per-block profile it draws (it changes no result)."""
+
+    op: str = param("delete", "The operation whose per-block profile is drawn under the heatmap, one line per recipe.",
+                    label="Profile of", choices=OPS, labels=OP_LABELS)
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+CONTROLS = controls(MatrixPage, MatrixConfig, names=("model", "task", "op", "orders", "seed"))
+DEFAULTS = defaults(CONTROLS)
+PRESETS = (
+    preset(DEFAULTS, "sublayers", "Attention or MLP?", "Delete one block's attention sub-layer: how much is lost, "
+           "recipe by recipe? Then switch to the MLP sub-layer.", op="no_attn"),
+    preset(DEFAULTS, "exits", "Exit early", "Read the head after every block: which recipe has usable early exits?",
+           op="exit"),
+    preset(DEFAULTS, "linear", "Secretly linear?", "Replace one block by its least-squares linear map: which blocks "
+           "survive it?", op="linear"),
+    preset(DEFAULTS, "influence", "Block influence", "ShortGPT's block influence of every run: which runs would it "
+           "delete, against the last quarter?", op="influence"),
+    preset(DEFAULTS, "seed1", "Another seed", "The same matrix with every model trained from seed 1: which verdicts "
+           "survive?", seed=1),
+)
+
+
+def config_of(settings: dict[str, Any]) -> MatrixConfig:
+    """The experiment config of a complete page setting."""
+    return config_from(MatrixConfig, settings, CONTROLS)
+
+
+def needs(settings: dict[str, Any]) -> list[Need]:
+    """One row per recipe (each its own job, drawn as it lands), then the matrix with its claims."""
+    cfg = config_of(settings)
+    what = "ViT" if cfg.model == "vit" else "residual MLP"
+    return [Need(f"the {what} trained {matrix_label(rc.recipe, rc.model)}, taken apart", matrix.row, rc)
+            for rc in cfg.rows()] + [
+        Need("the matrix and its claims", matrix.run, cfg)]
+
+
+def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """The claims the page shows for a complete setting."""
+    return matrix.run(config_of(settings)).claims
+
+
+def _cell(v: float) -> str:
+    return "   nan" if math.isnan(v) else f"{100 * v:6.1f}"
+
+
+def matrix_lines(r: MatrixResult) -> list[str]:
+    """The matrix as text: the share of above-chance accuracy kept (%), recipes x operations."""
+    t = r.matrix
+    head = f"{'recipe':<20}{'base %':>8} " + " ".join(f"{op[:9]:>9}" for op in t["ops"])
+    out = [head]
+    for i, rec in enumerate(t["recipes"]):
+        out.append(f"{r.rows[rec].label:<20}{100 * t['base_acc'][i]:8.1f} "
+                   + " ".join(f"{_cell(v):>9}" for v in t["kept"][i]))
+    return out
+
+
+def summary(r: MatrixResult) -> str:
+    lines = [f"Train x take apart, seed {r.seed}: share of the above-chance accuracy kept (%), chance "
+             f"{100 * r.chance:.1f} %"] + matrix_lines(r)
+    lines.append("seconds: " + ", ".join(f"{v.label} train {v.train_seconds:.0f} / fill "
+                                         f"{v.fill_seconds:.1f}" for k, v in r.rows.items()))
+    lines += [claim_line(c) for c in r.claims]
+    return "\n".join(lines)
+
+
+def table(args: argparse.Namespace, pool: Pool) -> None:
+    """The matrix at each seed, the mean share kept over seeds, and the claims pooled over the seeds."""
+    if not 1 <= args.seeds <= 10:
+        raise ValueError(f"--seeds {args.seeds} is out of range: choose 1 to 10")
+    seeds = list(range(args.seeds))
+    runs = pool([(matrix.run, MatrixConfig(seed=s)) for s in seeds], text_progress)
+    for r in runs:
+        print("\n".join([f"\nseed {r.seed}"] + matrix_lines(r)))
+    print(f"\nClaims over seeds {seeds}:")
+    for c in C.pool([r.claims for r in runs], seeds) if len(seeds) > 1 else runs[0].claims:
+        print(claim_line(c))
+
+
+DESCRIPTOR = Descriptor(
+    name="matrix", order=65, title="Train x take apart", icon=":material/grid_on:",
+    summary="Six ways to train the same ViT, nine ways to take it apart: what each recipe lets you remove.",
+    about="""train the same small ViT six ways (in order, with LayerNorm scaling,
+  LayerDrop, LayerShuffle, looped, with an early-exit loss) and take each apart nine ways without retraining (delete a
+  block, the last quarter or the least influential, swap, shuffle, delete a sub-layer, make a block linear, exit
+  early). Does how a network is trained decide what can be removed?""",
+    config=MatrixConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of, run=matrix.run,
+    cli_help="the recipe x surgery matrix of the digits ViT (or the residual MLP, --model mlp): every row, "
+             "per-block profiles and the claims",
+    cli_summary=summary, demo=("op", "seed"), claims=claims, page_controls=MatrixPage,
+    table=Table("the recipe x surgery matrix at each seed, and the claims pooled over the seeds", (seeds_axis(),),
+                table),
+)

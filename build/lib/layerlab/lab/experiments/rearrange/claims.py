@@ -1,0 +1,346 @@
+"""Rearrange: the papers' claims (Lad et al. 2024, Sun et al. 2024, Freiberger et al. 2024) on profiles, one per
+seed of a model, each decided by paired tests on the same held-out inputs (`lab.claims`, `lab.estimates`)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any, Sequence
+
+import numpy as np
+
+from lab import estimates
+from lab.claims import claim, noise_words, pct, pts, test
+from lab.claims import pool as pool_claims
+from lab.core import recipes
+from lab.core.routes import BLOCK_OPS, LOOPS, MAX_LOOPS, REDUCE_OPS, middle, valid_blocks, windows
+from lab.core.task_facts import config_task, task_words
+from lab.experiments.rearrange.rows import SUMMARY, row_key, span_sweep
+from lab.ops import selection
+
+TOLERATE = 0.9  # "tolerates": keeps at least 90 % of the trained accuracy (the lab's bar; Lad et al.: 72-95 %)
+GRACEFUL = 0.5  # "degrades gracefully": keeps at least half of the trained model's margin over chance
+FAR_BETTER = 0.10  # "far better": at least 10 points more of its trained accuracy kept, on average
+PAPERS_SCALE = ", scored on held-out inputs, where the papers used language models of 24-80 layers and benchmark scores"
+OWN_DATA = {"mlp": "a synthetic task", "vit": "8x8 digits"}
+
+
+def scale(prof: Any) -> str:
+    """How the lab's setting departs from the papers', for a claim on `prof`: the model that ran and the data it ran
+    on (its own task's wording when the config names none), and nothing of the page's other models."""
+    m = recipes.model(prof.model)
+    what = "ViT" if m.family == "vit" else m.label
+    task = config_task(prof.config)
+    return f"here a {m.blocks}-block {what} on {task_words(task, None, OWN_DATA[m.family])}" + PAPERS_SCALE
+
+
+# Per-input held-out scores of a profile's rows (the outcomes every claim pairs: the same inputs for every row).
+def _o(prof: Any, key: str) -> np.ndarray:
+    return selection.scores(prof.outcomes[key])
+
+
+def _mid(prof: Any, op: str) -> np.ndarray:
+    """Per-input share of the middle blocks b for which a block operation (ends kept) gets the input right: the
+    exact average over every b."""
+    return np.mean([_o(prof, row_key(op, b)) for b in valid_blocks(op, prof.n_blocks, "keep")], axis=0)
+
+
+def _skip(prof: Any, b: int) -> np.ndarray:
+    return _o(prof, row_key("skip", b, ends="include"))
+
+
+def _base(prof: Any) -> np.ndarray:
+    return _o(prof, row_key("identity"))
+
+
+def _over_windows(prof: Any, op: str, sp: int, kk: int = LOOPS, reduce: str = "mean") -> np.ndarray:
+    """Per-input share over every window of span `sp` (ends kept) of a spanned operation."""
+    n = prof.n_blocks
+    red = reduce if op in REDUCE_OPS else None
+    return np.mean([_o(prof, row_key(op, w[0], red, "keep", kk, sp)) for w in windows(n, "keep", sp)], axis=0)
+
+
+def _pooled(per_seed: Sequence[list[dict[str, Any]]], profs: Sequence[Any]) -> list[dict[str, Any]]:
+    """One seed's claims as they are; several seeds' pooled (each test's estimate over the seeds' spread)."""
+    if len(per_seed) == 1:
+        return list(per_seed[0])
+    return pool_claims(per_seed, [p.config.seed for p in profs])
+
+
+def model_claims(profs: Sequence[Any]) -> list[dict[str, Any]]:
+    """The per-model claims of Lad et al. and Sun et al. (one profile per seed; several seeds are pooled: their
+    spread is the noise), each a `lab.claims` record decided by paired tests on the same held-out inputs."""
+    return _pooled([_model_claims(p) + _sweep_claims(p) for p in profs], profs)
+
+
+def _model_claims(p: Any) -> list[dict[str, Any]]:
+    mo, n = p.model, p.n_blocks
+    who = recipes.model(mo).label
+    base = _base(p)
+    b_mean = float(base.mean())
+    chance = p.chance
+    out = []
+
+    # 1. The ends are the most sensitive: skipping either end costs more than skipping any middle block.
+    inner = {b: float(_skip(p, b).mean()) for b in range(1, n - 1)}
+    worst_mid = min(inner, key=inner.get)
+    first, last, mid = _skip(p, 0), _skip(p, n - 1), _skip(p, worst_mid)
+    e_first, e_last = estimates.paired(mid, first), estimates.paired(mid, last)
+    out.append(claim(
+        f"rearrange.{mo}.ends-most-sensitive", "the first and last layers are the most sensitive to skipping",
+        "Lad et al. 2024 (deleting one layer at a time), and Sun et al. 2024; " + scale(p),
+        {"skip_first_acc": float(first.mean()), "skip_last_acc": float(last.mean()),
+         "worst_middle_skip_acc": float(mid.mean()), "worst_middle_block": worst_mid, "base_acc": b_mean,
+         "se_first": e_first.se, "se_last": e_last.se},
+        "skipping the most harmful middle block minus skipping the first, and minus skipping the last (paired on "
+        f"the same held-out inputs), are each above 0, {noise_words(max(e_first.se, e_last.se), kind='paired')}",
+        [test("worst middle skip - first skip", e_first, ">=", 0.0),
+         test("worst middle skip - last skip", e_last, ">=", 0.0)],
+        f"Skipping the first block leaves {pct(first.mean())}, the last {pct(last.mean())}; the most harmful "
+        f"middle skip (block {worst_mid}) leaves {pct(mid.mean())}; trained {pct(b_mean)}.", who))
+
+    # 2. Middle layers tolerate skipping and swapping: each keeps at least 90 % of the trained accuracy.
+    skips, swaps = _mid(p, "skip"), _mid(p, "swap")
+    e_sk, e_sw = estimates.paired(skips, TOLERATE * base), estimates.paired(swaps, TOLERATE * base)
+    sk, sw = float(skips.mean()), float(swaps.mean())
+    out.append(claim(
+        f"rearrange.{mo}.middle-tolerates-skip-swap", "middle layers tolerate skipping one or swapping two neighbours",
+        "Lad et al. 2024 (one deleted or two adjacent swapped layers keep 72-95 % of accuracy); the 90 % "
+        "bar is this lab's; " + scale(p),
+        {"skip_acc": sk, "swap_acc": sw, "base_acc": b_mean, "skip_share": sk / b_mean, "swap_share": sw / b_mean,
+         "se_skip": e_sk.se, "se_swap": e_sw.se},
+        f"skipping one middle block and swapping two middle neighbours (each averaged exactly over the middle) minus "
+        f"{TOLERATE:.0%} of the trained model (paired on the same held-out inputs) are each above 0, "
+        f"{noise_words(max(e_sk.se, e_sw.se), kind='paired')}",
+        [test(f"skip - {TOLERATE:g} x trained", e_sk, ">=", 0.0),
+         test(f"swap - {TOLERATE:g} x trained", e_sw, ">=", 0.0)],
+        f"Skipping keeps {pct(sk / b_mean)} of the trained accuracy ({pct(sk)}), swapping {pct(sw / b_mean)} "
+        f"({pct(sw)}); trained {pct(b_mean)}.", who))
+
+    # 3. Swapping two neighbours costs less than deleting one.
+    e = estimates.paired(swaps, skips)
+    out.append(claim(
+        f"rearrange.{mo}.swap-cheaper-than-skip", "swapping two adjacent middle layers costs less than skipping one",
+        "Lad et al. 2024 apply both interventions to every layer; comparing them is this lab's; " + scale(p),
+        {"swap_acc": sw, "skip_acc": sk, "difference": e.value},
+        f"the mean accuracy after a swap minus after a skip (both over the middle, paired on the same held-out "
+        f"inputs) is above 0, {noise_words(e.se, kind='paired')}",
+        [test("swap - skip", e, ">=", 0.0)],
+        f"Swapping two middle neighbours leaves {pct(sw)} on average, skipping one middle block {pct(sk)}: "
+        f"{pts(e.value)}.", who))
+
+    # 4. Repeating one middle layer over a span is worse than skipping that same span (Sun et al.'s comparison).
+    reps, gone = _mid(p, "repeat"), _o(p, row_key("skip-middle"))
+    e = estimates.paired(gone, reps)
+    rep_each = [float(_o(p, row_key("repeat", b)).mean()) for b in middle(n, "keep")]
+    out.append(claim(
+        f"rearrange.{mo}.repeat-worse-than-skip", "repeating one middle layer over a span is worse than skipping "
+        "that span",
+        "Sun et al. 2024 (middle_repeat against skip over the same layers [start, end)); here the span is "
+        "the whole middle (every block but the first and last) and the repeated block b is averaged over the "
+        "middle; " + scale(p),
+        {"repeat_acc": float(reps.mean()), "skip_span_acc": float(gone.mean()), "repeat_min": min(rep_each),
+         "repeat_max": max(rep_each), "difference": e.value},
+        f"skipping the middle minus running one middle block in each of its slots (mean over b, paired on the same "
+        f"held-out inputs) is above 0, {noise_words(e.se, kind='paired')}",
+        [test("skip middle - repeat", e, ">=", 0.0)],
+        f"Repeating one middle block in place of the middle leaves {pct(reps.mean())} (mean over b; "
+        f"{pct(min(rep_each))} to {pct(max(rep_each))}), skipping that same middle {pct(gone.mean())}: "
+        f"{pts(e.value)} in favour of skipping.", who))
+
+    # 5. Running the middle in parallel degrades gracefully: at least half the margin over chance kept.
+    par = _o(p, row_key("parallel", reduce="mean"))
+    e = estimates.paired(par, GRACEFUL * base + (1 - GRACEFUL) * chance)
+    margin = max(b_mean - chance, 1e-9)
+    kept = (float(par.mean()) - chance) / margin
+    out.append(claim(
+        f"rearrange.{mo}.parallel-graceful", "running the middle layers in parallel degrades gracefully",
+        "Sun et al. 2024 (the middle layers' outputs averaged; the mean of updates here is the same for "
+        "residual blocks); 'gracefully' as at least half the margin over chance kept is this lab's bar; " + scale(p),
+        {"parallel_acc": float(par.mean()), "base_acc": b_mean, "chance": chance, "margin_kept": kept},
+        f"the middle in parallel (mean of updates) minus (chance + {GRACEFUL:.0%} of the trained model's margin over "
+        f"chance), paired on the same held-out inputs, is above 0, {noise_words(e.se, kind='paired')}",
+        [test("parallel - (chance + half the margin)", e, ">=", 0.0)],
+        f"The middle in parallel gives {pct(par.mean())}, {pct(kept)} of the margin over chance ({pct(chance)}) of "
+        f"the trained {pct(b_mean)}; skipping the middle gives {pct(gone.mean())}.", who))
+    return out
+
+
+def sweep_claims(profs: Sequence[Any]) -> list[dict[str, Any]]:
+    """Sun et al.'s claims over the span sweep of one model (one profile per seed, pooled; ends kept, parallel by
+    mean)."""
+    return _pooled([_sweep_claims(p) for p in profs], profs)
+
+
+def loops_decision(lo: Sequence[np.ndarray], hi: Sequence[np.ndarray], hi_span: int = 0
+                   ) -> tuple[dict[str, Any], int, int, int]:
+    """The test of "the best K grows with the span" from per-input scores at K = 1..len(lo) of a short span (`lo`)
+    and a long one (`hi`): (test, best K short, best K long, the K the long span's best is compared with).
+
+    The best K of each span is chosen on the even-numbered inputs and the test is made on the odd-numbered ones, so
+    the choice of the argmaxes does not bias the test (choosing and testing on the same inputs passes flat curves
+    about 5 % of the time). The test pairs two loop counts at the long span on the same inputs, so a verdict needs
+    the argmaxes separated: best K larger at the long span: acc(K_long) - acc(K_short) clearly above 0 holds; best K
+    smaller there: acc(K_short) - acc(K_long) clearly below 0 fails; the same best K: acc(the best larger K) -
+    acc(K) clearly below 0 fails (K did not grow); at the largest K tried, nothing larger: cannot tell."""
+    pick = np.arange(len(hi[0])) % 2 == 0
+    k_max = len(hi)
+    c_lo, c_hi = [float(r[pick].mean()) for r in lo], [float(r[pick].mean()) for r in hi]
+    k_lo, k_hi = 1 + int(np.argmax(c_lo)), 1 + int(np.argmax(c_hi))
+    if k_hi != k_lo:
+        big, small = max(k_lo, k_hi), min(k_lo, k_hi)
+    elif k_hi < k_max:
+        big, small = k_hi + 1 + int(np.argmax(c_hi[k_hi:])), k_hi
+    else:
+        big = small = k_hi
+    e = estimates.paired(hi[big - 1][~pick], hi[small - 1][~pick])
+    name = f"span {hi_span}: acc at the larger K - at the smaller (odd inputs)"
+    return test(name, e, ">=", 0.0), k_lo, k_hi, big + small - k_hi
+
+
+def loops_test(prof: Any, lo: int, hi: int) -> tuple[dict[str, Any], int, int, int]:
+    """`loops_decision` on a profile's parallel-loop rows (mean of updates, each span averaged over its windows)."""
+    rows = {sp: [_over_windows(prof, "parallel-loop", sp, kk) for kk in range(1, MAX_LOOPS + 1)] for sp in (lo, hi)}
+    return loops_decision(rows[lo], rows[hi], hi)
+
+
+def _sweep_claims(p: Any) -> list[dict[str, Any]]:
+    mo = p.model
+    who = recipes.model(mo).label
+    sw = span_sweep(p)
+    spans = sw["spans"]
+    out = []
+
+    # Repeating block b over a window is worse than skipping that window, at every span of two blocks or more.
+    tests, parts = [], []
+    for i, sp in enumerate(spans):
+        if sp < 2:
+            continue  # a span of one: repeating b in its own slot is the trained model
+        e = estimates.paired(_over_windows(p, "skip", sp), _over_windows(p, "repeat", sp))
+        tests.append(test(f"span {sp}: skip - repeat", e, ">=", 0.0))
+        parts.append(f"span {sp}: skip {pct(sw['curves']['skip'][i])}, repeat {pct(sw['curves']['repeat'][i])}")
+    if tests:
+        se = max(t["se"] for t in tests)
+        out.append(claim(
+            f"rearrange.{mo}.repeat-worse-than-skip-every-span", "at every span, repeating one layer over it is worse "
+            "than skipping it",
+            "Sun et al. 2024 (middle_repeat against skip over the same [start, end)); here block b is run "
+            "in each slot of the window of s blocks from b, averaged exactly over every window of the middle; "
+            + scale(p),
+            {"spans": [sp for sp in spans if sp >= 2]},
+            f"for every span of 2 blocks or more, skipping the window minus repeating its first block in it (paired "
+            f"on the same held-out inputs) is above 0, {noise_words(se, kind='paired')} (the largest error)",
+            tests, "; ".join(parts) + ".", who))
+
+    # The best number of loop iterations grows with how many layers run in parallel.
+    lo, hi = next((sp for sp in spans if sp >= 2), None), spans[-1]
+    if lo is not None and lo != hi:
+        t, k_lo, k_hi, other = loops_test(p, lo, hi)
+        diff = t["value"] if other <= k_hi else -t["value"]  # K_long minus the other K, on the odd inputs
+        curves = sw["loop_curves"]
+        out.append(claim(
+            f"rearrange.{mo}.best-loops-grow-with-span", "the best number of loop iterations grows with how many "
+            "layers run in parallel",
+            f"Sun et al. 2024 (loop_parallel over [start, end), K iterations); here the window of s "
+            f"middle blocks from b run in parallel (mean of updates) K = 1..{MAX_LOOPS} times, averaged over every "
+            "window; " + scale(p),
+            {"span_short": lo, "span_long": hi, "best_k_short": k_lo, "best_k_long": k_hi, "compared_k": other,
+             "difference": t["value"]},
+            "decided only where the best loop counts are separated: each span's best K chosen on the even-numbered "
+            f"held-out inputs, then on the odd-numbered ones, at the longest span ({hi}), the accuracy at the larger "
+            f"of the two spans' best K minus at the smaller (paired) is above 0 "
+            f"({noise_words(t['se'], kind='paired')}) when the longer span's best K is the larger, and fails when "
+            "it is clearly below 0 (the longer span's best K is the smaller one, or the same and the best larger K "
+            f"tried, up to {MAX_LOOPS}, clearly worse)",
+            [t],
+            f"Best K on the even-numbered inputs for a span of {lo}: {k_lo}; for a span of {hi}: {k_hi}; at span "
+            f"{hi} on the odd-numbered inputs, K = {k_hi} against K = {other}: {pts(diff)}"
+            f" (all inputs: K = {k_hi} {pct(curves[str(hi)][k_hi - 1])}, K = {other} "
+            f"{pct(curves[str(hi)][other - 1])}); best K per span on all inputs: "
+            + ", ".join(f"{k}: {v}" for k, v in sw["best_loops"].items()) + ".", who))
+    return out
+
+
+def _shares(prof: Any) -> dict[str, np.ndarray]:
+    """Per-input scores of every SUMMARY operation (block operations: the exact mean over the middle blocks),
+    divided by the model's trained accuracy: each input's contribution to the share of accuracy kept."""
+    n = prof.n_blocks
+    b = float(_base(prof).mean())
+    out = {}
+    for name, _ in SUMMARY:
+        if name == "identity":
+            continue
+        if name in BLOCK_OPS:
+            s = _mid(prof, name)
+        elif name == "skip-first":
+            s = _skip(prof, 0)
+        elif name == "skip-last":
+            s = _skip(prof, n - 1)
+        elif name == "parallel-sum":
+            s = _o(prof, row_key("parallel", reduce="sum"))
+        else:
+            s = _o(prof, row_key(name, reduce="mean"))
+        out[name] = s / b
+    return out
+
+
+def _random_var(prof: Any) -> float:
+    """The draw variance of the random-order operation's mean accuracy, as a share of the trained accuracy."""
+    accs = prof.ops[row_key("random")]["accs"]
+    b = float(_base(prof).mean())
+    return statistics.variance(accs) / len(accs) / (b * b) if len(accs) > 1 else 0.0
+
+
+def _plus(e: estimates.Estimate, var: float, words: str) -> estimates.Estimate:
+    return estimates.Estimate(e.value, math.sqrt(e.se * e.se + var), e.se_kind, e.n, e.how + words)
+
+
+def vit_data(prof: Any) -> str:
+    """The data a ViT's profile ran on: 8x8 digits (its own task, as the source always read) or the task's label."""
+    return task_words(config_task(prof.config), None, "8x8 digits")
+
+
+def _shuffle_claim(seq: Any, shu: Any) -> dict[str, Any]:
+    a, b = _shares(seq), _shares(shu)
+    names = list(a)
+    w = 1.0 / len(names)
+    mean_a, mean_b = np.mean([a[k] for k in names], axis=0), np.mean([b[k] for k in names], axis=0)
+    draws = (_random_var(seq) + _random_var(shu))
+    e_m = _plus(estimates.paired(mean_b, mean_a), w * w * draws, ", plus the random orders' draw variance")
+    gaps = {k: float(b[k].mean() - a[k].mean()) for k in names}
+    worst = min(names, key=gaps.get)
+    e_w = estimates.paired(b[worst], a[worst])
+    if worst == "random":
+        e_w = _plus(e_w, draws, ", plus the random orders' draw variance")
+    base_a, base_b = float(_base(seq).mean()), float(_base(shu).mean())
+    return claim(
+        "rearrange.vit.layershuffle-tolerates-every-operation",
+        "a LayerShuffle-trained ViT tolerates every operation far better than the sequential one",
+        "Freiberger et al. 2024 (LayerShuffle) test random orders and pruning; the comparison over the Painters' "
+        f"operations and the 10-point bar are this lab's; 6-block ViTs on {vit_data(seq)}, both scored on the "
+        "same held-out inputs",
+        {"mean_share_gap": e_m.value, "se_mean": e_m.se, "worst_operation": worst, "worst_share_gap": e_w.value,
+         "se_worst": e_w.se, "base_acc_sequential": base_a, "base_acc_shuffle": base_b,
+         **{f"gap_{k}": v for k, v in gaps.items()}},
+        f"the share of trained accuracy kept, LayerShuffle minus sequential (paired on the same held-out inputs), "
+        f"is at least {100 * FAR_BETTER:.0f} points on average over the {len(names)} operations, "
+        f"{noise_words(e_m.se, kind='paired')}, and above 0 for the operation where it is smallest, "
+        f"{noise_words(e_w.se, kind='paired')}",
+        [test("mean share gap", e_m, ">=", FAR_BETTER), test(f"share gap, {worst}", e_w, ">=", 0.0)],
+        f"LayerShuffle keeps {pts(e_m.value)} more of its trained accuracy on average over {len(names)} operations; "
+        f"the smallest difference is {pts(e_w.value)} ({worst}); trained accuracy: sequential {pct(base_a)}, "
+        f"LayerShuffle {pct(base_b)}.", "ViT")
+
+
+def shuffle_claim(seqs: Sequence[Any], shus: Sequence[Any]) -> dict[str, Any]:
+    """LayerShuffle against sequential training (profiles of both ViTs, one per seed, pooled over seeds): the share
+    of its trained accuracy each keeps, operation by operation."""
+    return _pooled([[_shuffle_claim(a, b)] for a, b in zip(seqs, shus, strict=True)], seqs)[0]
+
+
+def claims(profiles: dict[str, Sequence[Any]]) -> list[dict[str, Any]]:
+    """Every claim the given profiles can test: {model: [profile per seed]} (the last claim needs both ViTs)."""
+    out = [c for mo in profiles for c in model_claims(profiles[mo])]
+    if "vit-sequential" in profiles and "vit-shuffle" in profiles:
+        out.append(shuffle_claim(profiles["vit-sequential"], profiles["vit-shuffle"]))
+    return out

@@ -1,0 +1,100 @@
+"""Rearrange layers: the descriptor (page, presets, CLI, table) of lab/experiments/rearrange/experiment.py."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from typing import Any
+
+from lab.catalog.descriptor import Descriptor, Table, config_from, controls, defaults, seeds_axis
+from lab.catalog.presets import Need, preset
+from lab.claims import claim_line
+from lab.core import recipes, routes
+from lab.experiment import Pool
+from lab.experiments.rearrange import experiment as rearrange
+from lab.experiments.rearrange.experiment import MODELS, RearrangeConfig
+from lab.experiments.rearrange.rows import SUMMARY
+from lab.runtime.progress import text_progress
+
+CONTROLS = controls(RearrangeConfig, names=("model", "task", "op", "block", "reduce", "loops", "span", "ends",
+                                                   "seed"))
+DEFAULTS = defaults(CONTROLS)
+PRESETS = (
+    preset(DEFAULTS, "repeat", "Repeat vs skip", "One middle block run in place of the whole middle; then "
+           "set the operation to skip the whole middle: the same span, left out.", op="repeat", block=2,
+           ends="keep"),
+    preset(DEFAULTS, "parallel", "Parallel, by sum", "The middle blocks side by side with their updates "
+           "summed; then switch to the mean.", op="parallel", reduce="sum", ends="keep"),
+    preset(DEFAULTS, "shuffle", "LayerShuffle, random orders", "Every block in a random order, on the model "
+           "trained for it; then the sequential ViT.", model="vit-shuffle", op="random", ends="include"),
+    preset(DEFAULTS, "span", "Skip a span of 3", "Blocks 1 to 3 left out; then repeat block 1 over the same "
+           "span and compare (Sun et al.'s comparison).", op="skip", block=1, span=3, ends="keep"),
+    preset(DEFAULTS, "loops", "Parallel, looped 4 times", "The whole middle in parallel, run 4 times; move "
+           "the loop count and the span, and find the best K for each span in the figure below.",
+           op="parallel-loop", block=1, span=4, loops=4, ends="keep"),
+    preset(DEFAULTS, "first", "Skip the first block", "How much does the first block matter? Then try the "
+           "last one.", op="skip", block=0, ends="include"),
+)
+
+
+def config_of(settings: dict[str, Any]) -> RearrangeConfig:
+    """The experiment config of a complete page setting."""
+    return config_from(RearrangeConfig, settings, CONTROLS)
+
+
+def needs(settings: dict[str, Any]) -> list[Need]:
+    """What the page computes for a setting: the chosen operation (read from its model's profile) and the profile
+    of every model at the seed (the comparison figure and the claims)."""
+    cfg = config_of(settings)
+    return ([Need("this operation", rearrange.run, cfg)]
+            + [Need(f"the {recipes.model(mo).label}, every operation", rearrange.profile,
+                    rearrange.SeedConfig(cfg.seed, cfg.task).model_seed(mo)) for mo in MODELS])
+
+
+def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """The claims the page shows for a complete setting: every model's profile at the setting's seed."""
+    cfg = config_of(settings)
+    return rearrange.compare(rearrange.SeedConfig(cfg.seed, cfg.task))["claims"]
+
+
+def summary(r: rearrange.RearrangeResult) -> str:
+    c = r.config
+    mean = f" (mean of {r.draws} random orders; first: {r.route})" if r.draws > 1 else f" [{r.route}]"
+    return (f"{recipes.model(c.model).label}, {routes.OPS[c.op].label}{mean}: held-out "
+            f"{r.acc:.4f} (trained order {r.base_acc:.4f}, chance {r.chance:.3f}); "
+            f"{r.block_runs} block runs in {r.sequential_steps} sequential steps (trained: {r.n_blocks})"
+            + "".join("\n" + claim_line(cl) for cl in r.claims))
+
+
+def table(args: argparse.Namespace, pool: Pool) -> None:
+    """models x rearrangement operations (ends kept), and the papers' claims on the means over seeds."""
+    if not 1 <= args.seeds <= 20:
+        raise ValueError(f"--seeds {args.seeds} is out of range: choose 1 to 20")
+    seeds = list(range(args.seeds))
+    t = rearrange.table(seeds, progress=text_progress, pool=pool)
+    models = list(t["rows"])
+    print(f"Rearranged frozen models: held-out accuracy (block runs), mean of seed(s) {seeds}; ends kept, "
+          "block operations averaged over the middle blocks")
+    print(f"{'operation':<40}" + "".join(f"{recipes.model(m).label:>32}" for m in models))
+    for name, lab in SUMMARY:
+        cells = [f"{t['rows'][m][name]['acc']:.4f} ({t['rows'][m][name]['block_runs']:>2})" for m in models]
+        print(f"{lab:<40}" + "".join(f"{c:>32}" for c in cells))
+    print(f"{'chance':<40}" + "".join(f"{t['chance'][m]:>32.4f}" for m in models))
+    print(f"\nClaims (on the means; noise from the spread of {len(seeds)} seed(s)):")
+    for c in t["claims"]:
+        print(claim_line(c))
+    secs = {m: statistics.mean(v) for m, v in t["seconds"].items()}
+    print("training " + ", ".join(f"{m} {s:.0f} s" for m, s in secs.items()) + " per model (when first built)")
+
+
+DESCRIPTOR = Descriptor(
+    name="rearrange", order=60, title="Rearrange layers", icon=":material/swap_vert:",
+    summary="Skip, swap, reverse, repeat, loop or run in parallel the middle layers of a frozen network.",
+    about="""on a frozen trained network, skip, swap, reverse, repeat,
+  loop or run the middle layers side by side, as "Transformer Layers as Painters" did to language models. Are the
+  first and last layers special? Is a LayerShuffle-trained ViT robust to all of it? Layer-similarity maps show why.""",
+    config=RearrangeConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of, claims=claims,
+    run=rearrange.run, cli_help="skip, swap, reverse, repeat, loop or parallelise the middle blocks of a frozen model",
+    cli_summary=summary, demo=("model", "op", "block", "ends"),
+    table=Table("models x rearrangement operations, and the papers' claims", (seeds_axis(),), table),
+)

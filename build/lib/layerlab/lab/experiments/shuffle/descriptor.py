@@ -1,0 +1,116 @@
+"""Shuffle layers: the descriptor (page, presets, CLI, table) of lab/experiments/shuffle/experiment.py."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, replace
+from typing import Any
+
+from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults, seeds_axis
+from lab.catalog.presets import Need, preset
+from lab.claims import claim_lines
+from lab.experiment import Pool, check, param
+from lab.experiments.shuffle import experiment as shuffle
+from lab.experiments.shuffle.experiment import ModelConfig, ShuffleConfig
+from lab.runtime.progress import silent, text_progress
+
+COLOURS = ("slot", "block", "digit")  # the page's embedding colouring (a view, not part of the experiment)
+
+
+@dataclass(frozen=True)
+class ShufflePage:
+    """The Shuffle page's own controls: how it shows a run (they change no result)."""
+
+    colour: str = param("slot", "slot: the position a block ran at. block: which block it was. digit: the class of "
+                        "the image.", label="Colour the embedding by", choices=COLOURS)
+    removed: int = param(2, "Highlighted on the pruning curve: random subsets of the blocks are removed at test "
+                         "time, the rest run in random order.", label="Blocks removed", lo=0, hi=7)
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+CONTROLS = controls(ShuffleConfig, ShufflePage, names=("mode", "task", "depth", "orders", "colour", "removed", "seed"))
+DEFAULTS = defaults(CONTROLS)
+PRESETS = (
+    preset(DEFAULTS, "seq", "Sequential in random order", "How much does an ordinary ViT lose when its "
+           "blocks run in another order?", mode="sequential"),
+    preset(DEFAULTS, "prune", "Prune half the blocks", "LayerShuffle, 3 of 6 blocks removed at test time: "
+           "how much accuracy does each model keep?", mode="shuffle", removed=3),
+    preset(DEFAULTS, "position", "Do blocks know their slot?", "The -position variant, embedding coloured "
+           "by slot: does it separate by slot?", mode="position", colour="slot"),
+    preset(DEFAULTS, "shallow", "Shallow: 3 blocks", "With 3 blocks only 6 orders exist: every one is "
+           "tested; 1 block removed.", depth=3, mode="shuffle", removed=1),
+)
+
+
+def config_of(settings: dict[str, Any]) -> ShuffleConfig:
+    """The experiment config of a complete page setting."""
+    return config_from(ShuffleConfig, settings, CONTROLS)
+
+
+def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """The claims the page shows for a setting (the page computes them from the same stored pieces)."""
+    return shuffle.run(config_of(settings), silent).claims
+
+
+def needs(settings: dict[str, Any]) -> list[Need]:
+    """What the page computes for a setting: both compared models and the pieces of the chosen one."""
+    cfg = config_of(settings)
+    other = "sequential" if cfg.mode != "sequential" else "shuffle"
+    mine = ModelConfig.of(cfg)
+    theirs = ModelConfig(other, cfg.depth, cfg.seed, cfg.epochs, cfg.task)
+    out = [Need("this model", shuffle.model_summary, mine),
+           Need("the comparison model", shuffle.model_summary, theirs),
+           Need("random orders", shuffle.random_order_stats, cfg),
+           Need("the comparison model's random orders", shuffle.random_order_stats, replace(cfg, mode=other)),
+           Need("pruning curve", shuffle.pruning, mine),
+           Need("the comparison model's pruning curve", shuffle.pruning, theirs),
+           Need("slot probe", shuffle.probe_and_view, mine),
+           Need("the comparison model's slot probe", shuffle.probe_and_view, theirs)]
+    if "shuffle" in shuffle.claim_modes(cfg.mode) and cfg.mode != "shuffle" and other != "shuffle":
+        # the claims compare this probe with plain LayerShuffle's (that model trains if no one has yet)
+        out.append(Need("LayerShuffle's slot probe", shuffle.probe_and_view,
+                        ModelConfig("shuffle", cfg.depth, cfg.seed, cfg.epochs, cfg.task)))
+    return out
+
+
+def summary(r: shuffle.ShuffleResult) -> str:
+    """The command's text answer from the whole result (`--json` prints all of it)."""
+    ro, probe = r.random_orders, r.probe
+    return (f"{shuffle.MODE_LABELS[r.mode]} ViT, {r.n_blocks} blocks: trained order {r.base_acc:.4f}, "
+            f"{len(ro['accs'])} random orders mean {ro['mean']:.4f} (min {ro['min']:.4f}, max {ro['max']:.4f}), "
+            f"reversed {r.reversed_acc:.4f}; position probe {probe['acc']:.3f} "
+            f"(chance {probe['chance']:.3f}); trained in {r.train_seconds:.0f} s\n" + claim_lines(r.claims))
+
+
+def table(args: argparse.Namespace, pool: Pool) -> None:
+    """mode x seed: trained order, random orders, slot probe."""
+    print(f"ViT on digits, {args.depth} blocks; held-out accuracy; {args.orders} random orders")
+    print(f"{'mode':<12} {'seed':>4} {'trained':>8} {'rand mean':>9} {'rand min':>8} {'probe':>6} {'train s':>7}")
+    cfgs = {(mode, s): ShuffleConfig(mode=mode, depth=args.depth, orders=args.orders, seed=s)
+            for mode in shuffle.MODES for s in range(args.seeds)}
+    results = dict(zip(cfgs, pool([(shuffle.run, c) for c in cfgs.values()], text_progress), strict=True))
+    for mode in shuffle.MODES:
+        for s in range(args.seeds):
+            r = results[mode, s]
+            ro = r.random_orders
+            print(f"{mode:<12} {s:>4} {r.base_acc:>8.4f} {ro['mean']:>9.4f} {ro['min']:>8.4f} "
+                  f"{r.probe['acc']:>6.3f} {r.train_seconds:>7.1f}")
+    print(f"position-probe chance: {1 / args.depth:.3f}")
+
+
+_D = ShuffleConfig()
+DESCRIPTOR = Descriptor(
+    name="shuffle", order=20, title="Shuffle layers", icon=":material/shuffle:",
+    summary="Train a tiny ViT with its blocks in a random order at every step (LayerShuffle); run it in any order.",
+    about="""train a tiny Vision Transformer on handwritten digits with its
+  blocks in a fresh random order at every step (LayerShuffle), optionally telling each block its position or asking
+  it to guess it. Does the network still work in any order? Does each block know where it sits? A slot probe and
+  UMAP views of the features after every position let you check.""",
+    config=ShuffleConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of, run=shuffle.run,
+    cli_help="train a digits ViT sequentially or with LayerShuffle; test it in any order", cli_summary=summary,
+    demo=("mode", "depth", "removed"), page_controls=ShufflePage, claims=claims,
+    table=Table("mode x seed table", (seeds_axis(), Axis("depth", "blocks of the ViT", int, _D.depth),
+                                      Axis("orders", "random orders per model", int, _D.orders)), table),
+)

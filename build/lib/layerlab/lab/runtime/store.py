@@ -1,0 +1,314 @@
+"""The store: trained models and results on disk under `cache/`, shared by every session and process.
+
+- An entry is named by a hash of (kind, config, code version); the code version hashes the source of the
+  config's module and of every lab module it imports (lab/runtime/codeversion.py), so a change to the science never
+  serves a stale result, and a change elsewhere does not throw away what it cannot affect.
+- Writes are atomic (temporary file, fsync, rename): a run killed mid-write leaves no half entry.
+- Two processes or threads asking for the same missing entry compute it once: the first holds a file lock
+  (lab/runtime/locks.py: flock, or Windows' own) while it builds, the others wait on the lock and then load.
+- Models are safetensors files (tensors plus a JSON string of metadata); results are JSON. Nothing is ever
+  unpickled, so a cache file cannot run code.
+- An entry that cannot be read is rebuilt, with a warning; it never crashes the caller.
+- Beside each entry a small sidecar `<key>.meta.json` records what the key hashes (kind, code version, config
+  JSON, the config's module): the key cannot be inverted, and a pack (lab/classroom/pack.py) must carry and check them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import threading
+import time
+from collections import OrderedDict
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional
+
+import torch
+from safetensors.torch import load_file, save_file
+
+from lab.runtime import locks, settings, timings
+from lab.runtime.atomic import write_atomically, write_json_atomically  # noqa: F401 - part of the store's API
+from lab.runtime.codeversion import code_version
+from lab.runtime.notices import notify
+from lab.runtime.plain import to_plain
+from lab.runtime.quick import quick
+
+# Plumbing: cannot change a number, so editing it keeps every stored result (lab/runtime/codeversion.py).
+CODE_VERSION_NEUTRAL = True
+
+LAB_DIR = Path(__file__).resolve().parents[1]  # the lab package
+TensorEntry = tuple[dict[str, torch.Tensor], dict[str, Any]]  # (tensors, JSON-able metadata)
+_cached_only: ContextVar[bool] = ContextVar("layerlab_cached_only", default=False)
+_active: ContextVar["Store | None"] = ContextVar("layerlab_active_store", default=None)
+_builds: ContextVar["list[dict[str, Any]] | None"] = ContextVar("layerlab_builds", default=None)
+
+
+# Shared reads (the app's script thread, app/jobs.py): a stored JSON entry never changes once written (its name hashes
+# what it depends on), so within `shared_reads()` a read returns the object read before from the same file (same
+# size and mtime) instead of parsing it again, and the hooks hear of every fresh read (the app keys its figures by
+# it). The objects are shared: callers in this context must not change them.
+_shared: ContextVar[bool] = ContextVar("layerlab_shared_reads", default=False)
+_reads: "OrderedDict[str, tuple[tuple[int, int], Any]]" = OrderedDict()
+_reads_lock = threading.Lock()
+MAX_SHARED_READS = 256
+read_hooks: list[Callable[[str, Any], None]] = []
+
+
+@contextmanager
+def shared_reads() -> Iterator[None]:
+    """Within this context JSON entries are read once per file and shared (see above)."""
+    token = _shared.set(True)
+    try:
+        yield
+    finally:
+        _shared.reset(token)
+
+
+def _read_json(path: Path) -> Any:
+    if not _shared.get():
+        return to_plain(json.loads(path.read_text()))
+    st = path.stat()
+    stamp = (st.st_size, st.st_mtime_ns)
+    with _reads_lock:
+        hit = _reads.get(str(path))
+        if hit is not None and hit[0] == stamp:
+            _reads.move_to_end(str(path))
+            return hit[1]
+    value = to_plain(json.loads(path.read_text()))
+    with _reads_lock:
+        _reads[str(path)] = (stamp, value)
+        while len(_reads) > MAX_SHARED_READS:
+            _reads.popitem(last=False)
+    for hook in read_hooks:
+        hook(str(path), value)
+    return value
+
+
+@contextmanager
+def recording_builds() -> Iterator[list[dict[str, Any]]]:
+    """Within this context every entry built (not read) is recorded in the yielded list, innermost first: kind,
+    config JSON and seconds (a result's seconds include the models it trained). `python -m lab warm` reports with it
+    where the time went."""
+    bucket: list[dict[str, Any]] = []
+    token = _builds.set(bucket)
+    try:
+        yield bucket
+    finally:
+        _builds.reset(token)
+
+
+class NotCached(LookupError):
+    """Raised inside `cached_only()` when an entry would have to be built."""
+
+
+@contextmanager
+def cached_only() -> Iterator[None]:
+    """Within this context the store only reads: a missing entry raises NotCached instead of being built.
+
+    The app uses it to serve stored results straight from the script thread, so a student whose result is
+    already stored never waits behind somebody else's training in the job queue.
+    """
+    token = _cached_only.set(True)
+    try:
+        yield
+    finally:
+        _cached_only.reset(token)
+
+
+def config_json(cfg: Any) -> str:
+    """Canonical JSON of a (nested) frozen-dataclass config, with class names, for hashing."""
+
+    def enc(o: Any) -> Any:
+        if dataclasses.is_dataclass(o) and not isinstance(o, type):
+            return {"__class__": type(o).__name__, **{f.name: enc(getattr(o, f.name)) for f in dataclasses.fields(o)}}
+        if isinstance(o, (list, tuple)):
+            return [enc(v) for v in o]
+        if isinstance(o, dict):
+            return {str(k): enc(v) for k, v in o.items()}
+        return o
+
+    return json.dumps(enc(cfg), sort_keys=True)
+
+
+def key_of(kind: str, code: str, config: str) -> str:
+    """The entry name of (kind, code version, canonical config JSON)."""
+    h = hashlib.sha256(f"{kind}\n{code}\n{config}".encode()).hexdigest()[:20]
+    return f"{kind}-{h}"
+
+
+SIDECAR = ".meta.json"
+
+
+# Which module computes each kind of entry: its code version keys the entry, so an edit of the code that builds a
+# result re-keys it even when the result's config class lives elsewhere.
+KIND_MODULES: dict[str, str] = {}
+
+
+def register_kind(kind: str, module: str) -> None:
+    """Declare that `module` computes entries of `kind` (lab/experiment.py: entry); one module per kind."""
+    known = KIND_MODULES.setdefault(kind, module)
+    if known != module:
+        raise ValueError(f"entry kind {kind!r} is computed in {known} already; {module} must name its own kind")
+
+
+class Store:
+    """A folder of cache entries; see the module docstring."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+        self._thread_locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def describe(self, kind: str, cfg: Any) -> dict[str, str]:
+        """What an entry's key hashes: kind, code version (with quick mode's mark), canonical config JSON, module.
+        The module is the one that computes the kind (`register_kind`), else the config's own."""
+        module = KIND_MODULES.get(kind, type(cfg).__module__)
+        code = code_version(module)  # the computing module and everything it imports
+        if quick():  # quick-mode (one-epoch) results must never be served as real ones
+            code += "-quick"
+        return {"kind": kind, "code": code, "config": config_json(cfg), "module": module}
+
+    def estimate(self, kind: str, cfg: Any) -> Optional[float]:
+        """Seconds the missing entry (kind, cfg) will take to build here, from recorded builds (None: none
+        comparable); see lab/runtime/timings.py."""
+        return timings.estimate(self.root, kind, config_json(cfg))
+
+    def key(self, kind: str, cfg: Any) -> str:
+        """The entry name of (kind, cfg). Asked inside a build, it counts as a use of that entry for its timing: the
+        zoo finds models it holds in memory by their key, without reading the store (lab/runtime/timings.py)."""
+        d = self.describe(kind, cfg)
+        timings.used(d["kind"], d["config"], built=False)
+        return key_of(d["kind"], d["code"], d["config"])
+
+    def path(self, key: str, suffix: str) -> Path:
+        return self.root / key.split("-", 1)[0] / f"{key}{suffix}"
+
+    # -- locking ------------------------------------------------------------------------------------
+    @contextmanager
+    def _locked(self, key: str) -> Iterator[None]:
+        with self._guard:
+            tlock = self._thread_locks.setdefault(key, threading.Lock())
+        lock_path = self.path(key, ".lock")
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        with tlock, open(lock_path, "a+") as fh:
+            locks.take(fh)
+            try:
+                # A process killed mid-write (a Dask worker, say) leaves its temporary file behind; the lock is
+                # ours now, so nobody else is writing this entry and its leftovers can go.
+                for tmp in lock_path.parent.glob(f".{key}.*.tmp"):
+                    tmp.unlink(missing_ok=True)
+                yield
+            finally:
+                locks.give(fh)
+
+    def _load_or_rebuild(self, about: dict[str, str], suffix: str, load: Callable[[Path], Any],
+                         build: Callable[[], Any], save: Callable[[Path, Any], None]) -> Any:
+        key = key_of(about["kind"], about["code"], about["config"])
+        path = self.path(key, suffix)
+        if path.exists():  # fast path: no lock needed to read a finished entry (renames are atomic)
+            try:
+                value = load(path)
+                timings.used(about["kind"], about["config"], built=False)
+                return value
+            except Exception as exc:  # noqa: BLE001 - any unreadable entry is rebuilt, whatever broke it
+                notify(f"The saved result {path.name} was unreadable ({type(exc).__name__}) and is being rebuilt.")
+        if _cached_only.get():
+            raise NotCached(key)
+        with self._locked(key):
+            if path.exists():  # somebody else may have built it while we waited for the lock
+                try:
+                    value = load(path)
+                    timings.used(about["kind"], about["config"], built=False)
+                    return value
+                except Exception:  # noqa: BLE001
+                    path.unlink(missing_ok=True)
+            t0 = time.perf_counter()
+            with timings.measuring() as uses:  # what this build reads or builds itself (lab/runtime/timings.py)
+                value = build()
+            seconds = time.perf_counter() - t0
+            log = _builds.get()
+            if log is not None:
+                log.append({"kind": about["kind"], "config": about["config"], "seconds": round(seconds, 2)})
+            # The sidecar first: a sidecar without its entry is harmless (a pack skips it), an entry without a
+            # sidecar could not be exported.
+            self.write_sidecar(key, {**about, "file": path.name})
+            save(path, value)
+            timings.record(self.root, about, key, seconds, uses)
+            timings.used(about["kind"], about["config"], built=True, seconds=seconds)
+            return value
+
+    def write_sidecar(self, key: str, about: dict[str, str]) -> None:
+        """Record what an entry's key hashes (see the module docstring), atomically."""
+        text = json.dumps(about, sort_keys=True)
+        write_atomically(self.path(key, SIDECAR), lambda tmp: Path(tmp).write_text(text))
+
+    # -- public API ---------------------------------------------------------------------------------
+    def has(self, kind: str, cfg: Any) -> bool:
+        """Whether a JSON result is stored (cheap: no read, no lock), e.g. to say that a preset is ready."""
+        d = self.describe(kind, cfg)
+        return self.path(key_of(d["kind"], d["code"], d["config"]), ".json").exists()
+
+    def tensors(self, kind: str, cfg: Any, build: Callable[[], TensorEntry]) -> TensorEntry:
+        """(tensors, metadata) of an entry, built by `build()` the first time."""
+
+        def load(path: Path) -> TensorEntry:
+            from safetensors import safe_open
+
+            with safe_open(str(path), framework="pt") as fh:
+                meta = json.loads((fh.metadata() or {})["lab_meta"])
+            return load_file(str(path)), meta
+
+        def save(path: Path, value: TensorEntry) -> None:
+            tens, meta = value
+            tens = {k: v.contiguous() for k, v in tens.items()}
+            write_atomically(path, lambda tmp: save_file(tens, tmp, metadata={"lab_meta": json.dumps(to_plain(meta))}))
+
+        return self._load_or_rebuild(self.describe(kind, cfg), ".safetensors", load, build, save)
+
+    def json(self, kind: str, cfg: Any, build: Callable[[], Any]) -> Any:
+        """A JSON-able result, built by `build()` the first time (returned as plain data either way)."""
+
+        built = []
+
+        def save(path: Path, value: Any) -> None:
+            built.append(True)
+            text = json.dumps(to_plain(value))
+            write_atomically(path, lambda tmp: Path(tmp).write_text(text))
+
+        value = self._load_or_rebuild(self.describe(kind, cfg), ".json", _read_json, build, save)
+        return to_plain(value) if built else value  # a read is plain already (and may be shared)
+
+
+_default: Store | None = None
+
+
+def default_store() -> Store:
+    """The process-wide store: $LAYERLAB_CACHE, or `cache/` at the repository root."""
+    global _default
+    root = Path(settings.get("LAYERLAB_CACHE") or LAB_DIR.parent / "cache")
+    if _default is None or _default.root != root:
+        _default = Store(root)
+    return _default
+
+
+def active_store() -> Store:
+    """The store of the entry point being computed (see `use_store`), else the process-wide default."""
+    return _active.get() or default_store()
+
+
+def resolve(store: Store | None) -> Store:
+    """The store an entry point was given, else the active one (`active_store`)."""
+    return store or active_store()
+
+
+@contextmanager
+def use_store(store: Store) -> Iterator[None]:
+    """Within this context `active_store()` is `store`: an experiment's store reaches every nested lookup."""
+    token = _active.set(store)
+    try:
+        yield
+    finally:
+        _active.reset(token)

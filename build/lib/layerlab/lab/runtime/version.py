@@ -1,0 +1,95 @@
+"""Which Layer Lab this is, and which libraries compute with it.
+
+`version()` is the distribution's version (pyproject.toml), `commit()` the git commit the code came from: a checkout's
+HEAD, else the commit pip recorded when it installed the lab from git (`pip install git+URL@COMMIT` writes it into
+the distribution's `direct_url.json`), else None. `libraries()` names the versions of the libraries whose arithmetic a
+stored result rests on; the store's sidecars, packs and the Reproduce notebook record them, so a number read later
+says what computed it.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Optional
+
+# Plumbing: naming versions cannot change a number (lab/runtime/codeversion.py).
+CODE_VERSION_NEUTRAL = True
+
+DISTRIBUTION = "layer-lab"
+ROOT = Path(__file__).resolve().parents[2]  # the checkout (or site-packages, when installed)
+# The libraries a stored number depends on (their import names differ from their distributions' for two).
+COMPUTING = ("torch", "numpy", "scikit-learn", "scipy", "umap-learn", "safetensors", "mnist1d")
+
+
+@lru_cache(maxsize=1)
+def version() -> str:
+    """The lab's version: the installed distribution's, else pyproject.toml's in this checkout."""
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        pass
+    try:
+        import tomllib
+
+        return str(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"])
+    except (OSError, KeyError, ValueError):
+        return "unknown"
+
+
+def _git_head(folder: Path) -> Optional[str]:
+    if not (folder / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    head = out.stdout.strip()
+    return head if out.returncode == 0 and len(head) == 40 else None
+
+
+def _installed_commit() -> Optional[str]:
+    try:
+        text = metadata.distribution(DISTRIBUTION).read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        return None
+    if not text:
+        return None
+    try:
+        info = json.loads(text)
+    except ValueError:
+        return None
+    commit = (info.get("vcs_info") or {}).get("commit_id")
+    if commit:
+        return str(commit)
+    url = str(info.get("url", ""))  # `pip install .` from a checkout: that checkout's HEAD, if it is still there
+    return _git_head(Path(url[len("file://"):])) if url.startswith("file://") else None
+
+
+@lru_cache(maxsize=1)
+def commit() -> Optional[str]:
+    """The git commit of this code, or None when it cannot be known (an sdist, a copied folder)."""
+    return _git_head(ROOT) or _installed_commit()
+
+
+def version_line() -> str:
+    """`layer-lab 0.2.0 (commit abc123...)`, as `layerlab --version` prints it."""
+    c = commit()
+    return f"{DISTRIBUTION} {version()} ({'commit ' + c if c else 'commit unknown'})"
+
+
+@lru_cache(maxsize=1)
+def libraries() -> dict[str, str]:
+    """Versions of Python, the lab and the libraries its numbers are computed with (missing ones left out)."""
+    out = {"python": platform.python_version(), DISTRIBUTION: version()}
+    for name in COMPUTING:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
