@@ -63,11 +63,13 @@ bench: $(VENV)/.installed
 	PYTHONPATH=. $(PY) bench/bench_engine.py
 	PYTHONPATH=. $(PY) bench/bench_cluster_idle.py
 	PYTHONPATH=. $(PY) bench/bench_memory.py
+	PYTHONPATH=. $(PY) bench/bench_hall.py
 
 # Resolve pyproject.toml's dependencies again into the four lock files (uv, in a throwaway environment): Linux x86_64
 # with torch's CPU build, and macOS 14+ on Apple silicon; each with and without the test tools.
 UV_VENV := $(shell mktemp -u /tmp/layerlab-uv.XXXXXX)
-UV_COMPILE = $(UV_VENV)/bin/uv pip compile pyproject.toml --generate-hashes --python-version 3.11 --no-header -q
+UV_COMPILE = $(UV_VENV)/bin/uv pip compile pyproject.toml --generate-hashes --python-version 3.11 -q \
+  --custom-compile-command "make lock"
 lock:
 	$(PYTHON) -m venv $(UV_VENV) && $(UV_VENV)/bin/pip install -q uv
 	echo "torch==2.13.0+cpu" > $(UV_VENV)/linux.txt && echo "torch==2.13.0" > $(UV_VENV)/macos.txt

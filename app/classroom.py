@@ -2,14 +2,15 @@
 
 A page adopts them in a few lines (docs/ARCHITECTURE.md, "Classroom tools"):
 
-    page = classroom.Page.of(described.DESCRIPTOR)  # lab/catalog/NAME.py: presets, controls, needs, demo
+    page = classroom.Page.of(described.DESCRIPTOR)  # lab/experiments/NAME/descriptor.py: presets, controls, plan
     with page.controls():                      # the sidebar; inline above the figure when presenting
-        arch = controls.param(...)             # every control as before (app/controls.py)
+        arch = controls.param(...)             # every control (app/controls.py)
     page.toolbar()                             # Try-this presets (ready / trains ~1 min), Reset, Pin, Present
+    view = page.view()                         # this setting's plan, run through the job runner (app/jobs.py)
     with page.results():                       # the region a preset scrolls into view
-        r = jobs.run(...)
-        pinned = page.pinned()                 # the pinned setting ({key: value}) or None
-        p = jobs.run(..., config_of(pinned)) if pinned else None
+        r = view.run("run")
+        pinned = page.pinned_view()            # the pinned setting's plan, or None
+        p = pinned.run("run") if pinned else None
         page.show([metrics of r], [metrics of p], figure_of, r, p)
 
 Link flags: `present=1` (sidebar hidden, larger type, the main figure first and full width, the demo's controls
@@ -118,8 +119,10 @@ class Page:
     """The classroom tools of one experiment page; see the module docstring for the order of calls."""
 
     def __init__(self, name: str, presets: Sequence[lab_presets.Preset], defaults: dict[str, Any],
-                 needs: Callable[[dict[str, Any]], list[lab_presets.Need]], demo: Sequence[str] = ()) -> None:
-        self.presets, self.defaults, self.needs, self.demo = tuple(presets), dict(defaults), needs, tuple(demo)
+                 plan: Callable[[dict[str, Any]], list[lab_presets.Need]], demo: Sequence[str] = (),
+                 descriptor: Any = None) -> None:
+        self.presets, self.defaults, self.plan, self.demo = tuple(presets), dict(defaults), plan, tuple(demo)
+        self.descriptor = descriptor  # lab/catalog/descriptor.py: what Reproduce recomputes
         # The page's name (its descriptor's, and its file in pages/, e.g. "delete"): its workshop questions
         # (lab/classroom/questions.py) and its downloads' names.
         self.name = name
@@ -140,8 +143,10 @@ class Page:
 
     @classmethod
     def of(cls, descriptor: Any) -> "Page":
-        """The page of an experiment's descriptor (lab/catalog/NAME.py): its presets, controls, needs and demo."""
-        return cls(descriptor.name, descriptor.presets, descriptor.defaults, descriptor.needs, descriptor.demo)
+        """The page of an experiment's descriptor (lab/experiments/NAME/descriptor.py): its presets, controls, plan
+        and demo."""
+        return cls(descriptor.name, descriptor.presets, descriptor.defaults, descriptor.plan, descriptor.demo,
+                   descriptor)
 
     # -- where controls go ---------------------------------------------------------------------------------
     def _place(self, key: str) -> Any:
@@ -163,8 +168,10 @@ class Page:
                 yield
 
     def settings(self) -> dict[str, Any]:
-        """The current value of every control of the page (after `controls()`)."""
-        return {k: st.session_state.get(k, c.default) for k, c in controls.registry().items()}
+        """The current value of every control of the page (after `controls()`); a multi-select's as the tuple its
+        declaration's default is (Streamlit keeps a list), so a setting compares equal to a preset's."""
+        values = {k: st.session_state.get(k, c.default) for k, c in controls.registry().items()}
+        return {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
 
     def describe(self, settings: dict[str, Any], against: Optional[dict[str, Any]] = None) -> str:
         """The controls where `settings` differs from `against` (default: from the defaults), in words."""
@@ -176,7 +183,7 @@ class Page:
 
     # -- the toolbar ---------------------------------------------------------------------------------------
     def _readiness(self, settings: dict[str, Any]) -> str:
-        return _readiness(self.needs, settings)
+        return _readiness(self.plan, settings)
 
     def toolbar(self) -> None:
         """Try-this presets (each saying whether it is ready or how long it trains), Reset, Pin, Presentation."""
@@ -250,7 +257,7 @@ class Page:
     def _pin_button(self, now: dict[str, Any], row: Any) -> None:
         reg = controls.registry()
         try:
-            text = query.pin_text({k: c.to_url(now[k]) for k, c in reg.items() if now[k] != c.default})
+            text = query.pin_text({k: controls.link_text(c, now[k]) for k, c in reg.items() if now[k] != c.default})
         except ValueError:  # a value a pin cannot carry (an uploaded CSV whose label column has "_" in its name)
             text = None
         with row:
@@ -279,7 +286,7 @@ class Page:
         if values:
             reg = controls.registry()
             try:
-                given = query.parse_pin(values, {k: c.parse for k, c in reg.items()})
+                given = query.parse_pin(values, {k: controls.link_parser(c) for k, c in reg.items()})
                 self._pinned = {k: given.get(k, c.default) for k, c in reg.items()}
             except query.Rejected as why:
                 st.session_state[PIN_NOTICE] = (f"The link's pinned setting `pin={query.shown(values[0])}` was "
@@ -288,6 +295,29 @@ class Page:
         if st.session_state.get(PIN_NOTICE):
             st.warning(st.session_state[PIN_NOTICE])
         return self._pinned
+
+    def view(self) -> jobs.View:
+        """This setting's plan (the descriptor's `plan(settings)`) to run through the job runner; a setting that
+        cannot run stops the page with its reason."""
+        try:
+            return jobs.View(self.plan(self.settings()))
+        except (TypeError, ValueError) as exc:
+            st.error(f"These settings cannot run: {query.plain(exc)}. Change the controls in the sidebar.")
+            st.stop()
+            raise AssertionError("unreachable") from exc  # st.stop() raises
+
+    def pinned_view(self, beside: Optional[jobs.View] = None) -> Optional[jobs.View]:
+        """The pinned setting's plan to run through the job runner (its labels say so; its calls polled with
+        `beside`'s), or None: nothing pinned, or a pinned setting that cannot run (with a notice)."""
+        pin = self.pinned()
+        if pin is None:
+            return None
+        try:
+            return jobs.View(self.plan(pin), prefix="The pinned setting: ",
+                             pending=beside.pending if beside is not None else None)
+        except (TypeError, ValueError) as exc:
+            st.warning(f"The pinned setting cannot run: {query.plain(exc)}. Unpin it, or pin another.")
+            return None
 
     def config(self, factory: Callable[[dict[str, Any]], Any], settings: dict[str, Any]) -> Any:
         """A config of a pinned setting, or None with a notice when the setting cannot run."""
@@ -367,9 +397,11 @@ class Page:
         """Results (besides the one given to `show`) whose claims answer this view's workshop question."""
         self._about.extend(results)
 
-    def reproduce(self, fn: Callable[..., Any], cfg: Any, figure: Optional[Callable[..., Any]] = None) -> None:
-        """The Reproduce expander of this view: `fn(cfg)` is the lab call, `figure(result)` the main figure."""
-        reproduce_view.reproduce(self.name or "page", self.name.capitalize(), fn, cfg, figure)
+    def reproduce(self, figure: Optional[Callable[..., Any]] = None) -> None:
+        """The Reproduce expander of this view: the descriptor's one lab call that recomputes it
+        (`Descriptor.reproduce`), and `figure(result)`, the main figure."""
+        call = self.descriptor.reproduce(self.settings())
+        reproduce_view.reproduce(self.name or "page", self.name.capitalize(), call.fn, call.cfg, figure)
 
 
 def student_link() -> str:
@@ -389,9 +421,9 @@ READY_TTL = 5.0
 _ready: dict[tuple[Any, ...], tuple[str, float]] = {}
 
 
-def _readiness(needs: Callable[[dict[str, Any]], list[lab_presets.Need]], settings: dict[str, Any]) -> str:
+def _readiness(plan: Callable[[dict[str, Any]], list[lab_presets.Need]], settings: dict[str, Any]) -> str:
     try:
-        key = (needs, tuple(sorted((k, repr(v)) for k, v in settings.items())), str(active_store().root), quick())
+        key = (plan, tuple(sorted((k, repr(v)) for k, v in settings.items())), str(active_store().root), quick())
     except TypeError:
         key = None
     hit = _ready.get(key) if key else None
@@ -399,7 +431,7 @@ def _readiness(needs: Callable[[dict[str, Any]], list[lab_presets.Need]], settin
     if hit is not None and (hit[0] == "ready" or now - hit[1] < READY_TTL):
         return hit[0]
     try:
-        text = lab_presets.describe_cost(lab_presets.cost(needs(settings)))
+        text = lab_presets.describe_cost(lab_presets.cost(plan(settings)))
     except ValueError:
         text = ""
     if key is not None:

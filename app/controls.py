@@ -14,6 +14,11 @@ widget exists, and a value it rejects never reaches Streamlit's binding:
 - After every control, the link is made to state its value (absent when it is the default). Streamlit keeps the
   two in step itself in the common case; this closes the gaps (a run where the control was unbound, a preset).
 
+Every widget is made from one control of the page (lab/catalog/descriptor.py: `Control`, the one class of a control):
+its label, help, default, choices or range and option labels are the `param` declaration's, written once; a page may
+only narrow them (a menu of options, tighter bounds, labels of options the view names). The controls made in a run
+are registered as those same `Control`s, and a link value of one is parsed by the rules its values follow.
+
 Presets ("Try this" buttons) set widget keys through session_state. Streamlit logs "created with a default value
 but also had its value set via the Session State API" when a widget is created with `value=`/`index=` while its
 key holds a value set in this run, so such a control is created without its default. Without it Streamlit syncs
@@ -24,34 +29,20 @@ the link sync above repairs.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.state import get_session_state
 
 from app import query
-from lab import experiment
+from lab.catalog.descriptor import Control
 
 NOTICES = "_layerlab_link_notices"  # {(page, key): {"text": str, "value": the control's value when rejected}}
 WRITTEN = "_layerlab_link_written"  # {(page, key): the link text this session last wrote for a manually bound control}
 APPLIED = "_layerlab_preset_applied"  # the label of the preset applied by the last click (read once by the page)
 _UNSEEN = object()  # a notice's value before its control has been created
 _NEVER = object()  # no link text written yet
-
-
-@dataclass
-class Control:
-    """What the page's classroom tools need to know of one control: its default, how a link value of it is parsed
-    and written (the same rules as the control itself), and how to name it and its values for people."""
-
-    key: str
-    label: str
-    default: Any
-    parse: Callable[[list[str]], Any]
-    to_url: Callable[[Any], str]
-    show: Callable[[Any], str] = str
 
 
 # The controls created in this run, in order, and where each is drawn. app/main.py resets both at the start of
@@ -149,15 +140,46 @@ def _sync_link(key: str, value: Any, default: Any, to_url: Callable[[Any], str])
         _set_link(key, want)
 
 
-def _control(key: str, default: Any, parse: Callable[[list[str]], Any], to_url: Callable[[Any], str],
-             create: Callable[[str | None, bool], Any], label: str = "", show: Callable[[Any], str] = str,
-             manual: bool = False) -> Any:
+def link_parser(ctrl: Control) -> Callable[[list[str]], Any]:
+    """How a link value of the control is read (app/query.py): options of a multi-select separated by commas, one
+    of its choices, or a whole number in its range."""
+    if isinstance(ctrl.default, tuple):
+        order = list(ctrl.choices or ())
+
+        def parse(values: list[str]) -> tuple[Any, ...]:
+            raw = query.single(values)
+            picked = [] if raw == "none" else raw.split(",")
+            bad = [x for x in picked if x not in order]
+            if bad or len(set(picked)) != len(picked):
+                raise query.Rejected("expected none, or options from " + ", ".join(map(str, order))
+                                     + " separated by commas, each once")
+            return tuple(sorted(picked, key=order.index))
+
+        return parse
+    if ctrl.choices is not None:
+        options = tuple(ctrl.choices)
+        return lambda v: query.parse_choice(v, options)
+    lo, hi = ctrl.bounds
+    return lambda v: query.parse_int(v, int(lo), int(hi))
+
+
+def link_text(ctrl: Control, value: Any) -> str:
+    """The link's text of a value of the control (a multi-select: its options in order, comma-separated)."""
+    if isinstance(ctrl.default, tuple):
+        order = list(ctrl.choices or ())
+        return ",".join(sorted(value, key=order.index)) or "none"
+    return query.url_string(value)
+
+
+def _control(ctrl: Control, create: Callable[[str | None, bool], Any], manual: bool = False) -> Any:
     """Check the link, then create the widget via `create(bind, with_default)` (see the module docstring).
 
     manual: the control is never bound by Streamlit; its link value is applied here (a select box with human
     labels: Streamlit's binding would write the label into the link, and the link must carry the short value).
     """
-    registry()[key] = Control(key, label or key, default, parse, to_url, show)
+    key, default, parse = ctrl.name, ctrl.default, link_parser(ctrl)
+    to_url = lambda v: link_text(ctrl, v)  # noqa: E731
+    registry()[key] = ctrl
     with _placed(key):
         rejected = _check_link(key, default, parse)
         if manual and not rejected:
@@ -188,79 +210,70 @@ def _apply_link(key: str, default: Any, parse: Callable[[list[str]], Any], to_ur
     st.session_state[key] = default if text is None else parse([text])
 
 
-def select(label: str, key: str, options: Sequence[Any], default: Any, help: str,
-           labels: dict[Any, str] | None = None, **kw: Any) -> Any:
-    """A select box bound to the URL parameter `key`. It shows `labels` (human words) while the link carries the
+def select(ctrl: Control, **kw: Any) -> Any:
+    """A select box over the control's choices. It shows their labels (human words) while the link carries the
     option's short value (`arch=plain`, not `arch=plain+MLP`): such a box is bound by this module, not Streamlit,
     whose binding writes the shown label into the link."""
-    labels = dict(labels or {})
-    shown = (lambda o: labels.get(o, str(o))) if labels else str
+    options, default = list(ctrl.choices or ()), ctrl.default
 
     def create(bind: str | None, with_default: bool) -> Any:
-        index = {"index": list(options).index(default)} if with_default else {}
-        return st.selectbox(label, options, key=key, help=help, format_func=shown, bind=bind, **index, **kw)
+        index = {"index": options.index(default)} if with_default else {}
+        return st.selectbox(ctrl.label, options, key=ctrl.name, help=ctrl.help, format_func=ctrl.show, bind=bind,
+                            **index, **kw)
 
     # Every select is bound here (manual): one rule for all of them, labelled or not.
-    return _control(key, default, lambda v: query.parse_choice(v, options), query.url_string, create, label, shown,
-                    manual=True)
+    return _control(ctrl, create, manual=True)
 
 
-def multiselect(label: str, key: str, options: Sequence[str], default: tuple[str, ...], help: str,
-                labels: dict[str, str] | None = None, **kw: Any) -> tuple[str, ...]:
-    """A multi-select of strings bound to the URL parameter `key`, written comma-separated in the options' order
-    (`layers=blocks.1,blocks.2`); an empty choice is `none`. Bound here (manual), like `select`."""
-    labels = dict(labels or {})
-    order = list(options)
-
-    def parse(values: list[str]) -> tuple[str, ...]:
-        raw = query.single(values)
-        picked = [] if raw == "none" else raw.split(",")
-        bad = [x for x in picked if x not in order]
-        if bad or len(set(picked)) != len(picked):
-            raise query.Rejected("expected none, or options from " + ", ".join(order) + " separated by commas, "
-                                 "each once")
-        return tuple(sorted(picked, key=order.index))
-
-    def to_url(value: Any) -> str:
-        return ",".join(sorted(value, key=order.index)) or "none"
+def multiselect(ctrl: Control, **kw: Any) -> tuple[Any, ...]:
+    """A multi-select of the control's choices, written comma-separated in their order (`layers=blocks.1,blocks.2`);
+    an empty choice is `none`. Bound here (manual), like `select`."""
+    order = list(ctrl.choices or ())
 
     def create(bind: str | None, with_default: bool) -> Any:
-        value = {"default": list(default)} if with_default else {}
-        picked = st.multiselect(label, order, key=key, help=help, format_func=lambda o: labels.get(o, o), **value,
+        value = {"default": list(ctrl.default)} if with_default else {}
+        picked = st.multiselect(ctrl.label, order, key=ctrl.name, help=ctrl.help, format_func=ctrl.show, **value,
                                 **kw)
         return tuple(sorted(picked, key=order.index))  # a tuple in the options' order: comparable with the default
 
-    return _control(key, tuple(default), parse, to_url, create, label, to_url, manual=True)
+    return _control(ctrl, create, manual=True)
 
 
-def select_slider(label: str, key: str, options: Sequence[Any], default: Any, help: str, **kw: Any) -> Any:
-    """A select slider over `options` bound to the URL parameter `key`."""
-
-    def create(bind: str | None, with_default: bool) -> Any:
-        value = {"value": default} if with_default else {}
-        return st.select_slider(label, options, key=key, help=help, bind=bind, **value, **kw)
-
-    return _control(key, default, lambda v: query.parse_choice(v, options), query.url_string, create, label)
-
-
-def slider(label: str, key: str, lo: int, hi: int, default: int, help: str, **kw: Any) -> int:
-    """An integer slider bound to the URL parameter `key`."""
+def select_slider(ctrl: Control, **kw: Any) -> Any:
+    """A select slider over the control's choices, bound to the URL."""
 
     def create(bind: str | None, with_default: bool) -> Any:
-        value = {"value": default} if with_default else {}
-        return st.slider(label, lo, hi, key=key, help=help, bind=bind, **value, **kw)
+        value = {"value": ctrl.default} if with_default else {}
+        return st.select_slider(ctrl.label, list(ctrl.choices or ()), key=ctrl.name, help=ctrl.help, bind=bind,
+                                format_func=ctrl.show, **value, **kw)
 
-    return int(_control(key, default, lambda v: query.parse_int(v, lo, hi), query.url_string, create, label))
+    return _control(ctrl, create)
 
 
-def number(label: str, key: str, lo: int, hi: int, default: int, help: str, **kw: Any) -> int:
-    """An integer input bound to the URL parameter `key`."""
+def slider(ctrl: Control, **kw: Any) -> int:
+    """An integer slider over the control's range, bound to the URL."""
+    lo, hi = ctrl.bounds
 
     def create(bind: str | None, with_default: bool) -> Any:
-        return st.number_input(label, lo, hi, default if with_default else "min", step=1, key=key, help=help,
-                               bind=bind, **kw)
+        value = {"value": ctrl.default} if with_default else {}
+        return st.slider(ctrl.label, int(lo), int(hi), key=ctrl.name, help=ctrl.help, bind=bind, **value, **kw)
 
-    return int(_control(key, default, lambda v: query.parse_int(v, lo, hi), query.url_string, create, label))
+    return int(_control(ctrl, create))
+
+
+def number(ctrl: Control, **kw: Any) -> int:
+    """An integer input over the control's range, bound to the URL."""
+    lo, hi = ctrl.bounds
+
+    def create(bind: str | None, with_default: bool) -> Any:
+        return st.number_input(ctrl.label, int(lo), int(hi), ctrl.default if with_default else "min", step=1,
+                               key=ctrl.name, help=ctrl.help, bind=bind, **kw)
+
+    return int(_control(ctrl, create))
+
+
+WIDGETS: dict[str, Callable[..., Any]] = {"select": select, "multiselect": multiselect, "select_slider": select_slider,
+                                          "slider": slider, "number": number}
 
 
 def apply(values: dict[str, Any], label: str = "") -> None:
@@ -282,35 +295,18 @@ def applied() -> str | None:
     return st.session_state.pop(APPLIED, None)
 
 
-def make_config(factory: Callable[..., Any], **values: Any) -> Any:
-    """Build an experiment config from widget values; a value the config rejects stops the page with its reason."""
-    try:
-        return factory(**values)
-    except (TypeError, ValueError) as exc:
-        st.error(f"These settings cannot run: {query.plain(exc)}. Change the controls in the sidebar.")
-        st.stop()
+def param(owner: type, field: str, widget: str = "select", *, options: Optional[Sequence[Any]] = None,
+          lo: Optional[int] = None, hi: Optional[int] = None, labels: Optional[Mapping[Any, str]] = None,
+          key: Optional[str] = None, **kw: Any) -> Any:
+    """A URL-bound widget for one `param` field of a config or a page's own controls (the control `key`, default the
+    field's name): its label, help, default, choices or range come from the declaration (lab.experiment.param), so
+    they are written once; a page may only narrow it (a menu of `options`, bounds `lo`/`hi`, labels of options the
+    view names). `kw` goes to the widget (e.g. `disabled`).
 
-
-def param(config: type, name: str, widget: str = "select", *, label: str | None = None, help: str | None = None,
-          options: Sequence[Any] | None = None, lo: int | None = None, hi: int | None = None, key: str | None = None,
-          default: Any = None) -> Any:
-    """A URL-bound widget for one field of an experiment config: its default, choices, bounds, label and help come
-    from the field (lab.experiment.param); a page may narrow the bounds or offer a menu of `options`.
-
-    widget: "select" (choices or `options`), "slider" or "number" (integers within [lo, hi]).
+    widget: "select" or "multiselect" (the choices or `options`), "select_slider" (`options`), "slider" or "number"
+    (whole numbers within [lo, hi]).
     """
-    m = experiment.meta(config, name)
-    value = experiment.default(config, name) if default is None else default
-    label = label or m.get("label") or name
-    help = help or m.get("help") or ""
-    key = key or name
-    if widget == "select":
-        return select(label, key, tuple(options if options is not None else m["choices"]), value, help=help,
-                      labels=m.get("labels") or None)
-    lo = int(m["lo"]) if lo is None else lo
-    hi = int(m["hi"]) if hi is None else hi
-    if widget == "slider":
-        return slider(label, key, lo, hi, value, help=help)
-    if widget == "number":
-        return number(label, key, lo, hi, value, help=help)
-    raise ValueError(f"unknown widget {widget!r}")
+    if widget not in WIDGETS:
+        raise ValueError(f"unknown widget {widget!r}; choose from {', '.join(WIDGETS)}")
+    ctrl = Control(key or field, owner, field).narrowed(options, lo, hi, labels)
+    return WIDGETS[widget](ctrl, **kw)

@@ -15,13 +15,14 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import streamlit as st
 
 from app import figcache, query
 from app.clients import client_address
 from app.turns import Turns
+from lab.catalog.presets import Need, by_key
 from lab.classroom import warm
 from lab.runtime import engine as engines
 from lab.runtime import quick, settings
@@ -289,8 +290,19 @@ def _started(label: str, fn: Callable[..., Any], cfg: Any, wait: float, standard
     return job
 
 
+# Called with (fn, cfg) for every lab call a page asks of the runner (run, Pending.get, prefetch, View.submit), read
+# or computed: tests/test_conformance.py records a page's calls with it and compares them with its plan.
+asked_hooks: list[Callable[[Callable[..., Any], Any], None]] = []
+
+
+def _asked(fn: Callable[..., Any], cfg: Any) -> None:
+    for hook in list(asked_hooks):
+        hook(fn, cfg)
+
+
 def run(label: str, fn: Callable[..., Any], cfg: Any) -> Optional[Any]:
     """Result of `fn(cfg, progress=...)`, showing a progress bar while it runs; None (and a message) if it failed."""
+    _asked(fn, cfg)
     result = _stored(label, fn, cfg)
     if result is not _MISSING:
         return result
@@ -299,6 +311,11 @@ def run(label: str, fn: Callable[..., Any], cfg: Any) -> Optional[Any]:
     except Busy as why:
         st.warning(f"{label}: not started, {query.plain(why)}.", icon=":material/hourglass_disabled:")
         return None
+    return _waited(label, job)
+
+
+def _waited(label: str, job: Job) -> Optional[Any]:
+    """Wait for a submitted job with its progress bar; its result, or None (and a message) if it failed."""
     fut = job.future
     if not fut.done():
         shown = (0.0, _status(label, job))
@@ -350,6 +367,7 @@ def log_failure(job: Job) -> None:
 
 def prefetch(label: str, fn: Callable[..., Any], cfg: Any) -> None:
     """Start `fn(cfg)` in the background unless it is stored, so that it runs beside what the page waits for."""
+    _asked(fn, cfg)
     if _stored(label, fn, cfg) is _MISSING:
         try:
             _submit(label, fn, cfg)
@@ -371,6 +389,7 @@ class Pending:
     def get(self, label: str, fn: Callable[..., Any], cfg: Any, wait: float = 0.3,
             standard: Optional[bool] = None) -> Optional[Any]:
         """`standard`: whether the job counts as a default view's or preset's (None: as this run's settings say)."""
+        _asked(fn, cfg)
         result = _stored(label, fn, cfg)
         if result is not _MISSING:
             return result
@@ -388,6 +407,82 @@ class Pending:
         if self.keys:
             st.session_state[WAITING] = True  # the page keeps its turn while it polls (take_turn)
             _poll(tuple(self.keys))
+
+
+class View:
+    """A view's plan (its descriptor's `plan(settings)`, lab/catalog/presets.py: `Need`) run through the job runner:
+    the page asks for each call by its key and draws what comes back; it makes no lab call of its own.
+
+    `run(key)` waits with a progress bar (`jobs.run`), `run_all()` submits every missing call at once (they compute
+    side by side) and then waits for each in the plan's order, `get(key)` answers at once or starts the job and
+    returns None (drawn as it lands: `show()` polls, as `Pending`), `prefetch(key)` starts one in the background and
+    `submit(key)` hands back the engine's job. Each behaves as the function it wraps: a stored result first, in
+    this thread; admission control; a message and None for a call that failed or was refused. `prefix` starts
+    every label (a pinned setting's calls say so); `pending` polls this view's calls with another's."""
+
+    def __init__(self, plan: Sequence[Need], prefix: str = "", pending: Optional[Pending] = None) -> None:
+        self.calls = by_key(plan)
+        self.prefix = prefix
+        self.pending = Pending() if pending is None else pending
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.calls
+
+    def need(self, key: str) -> Need:
+        """One call of the plan; a KeyError naming the plan's keys when it has no such call."""
+        if key not in self.calls:
+            raise KeyError(f"the plan has no call {key!r}; it has {', '.join(self.calls)}")
+        return self.calls[key]
+
+    def cfg(self, key: str) -> Any:
+        return self.need(key).cfg
+
+    def label(self, key: str) -> str:
+        return self.prefix + self.need(key).label
+
+    def run(self, key: str) -> Optional[Any]:
+        n = self.need(key)
+        return run(self.label(key), n.fn, n.cfg)
+
+    def run_all(self, keys: Optional[Sequence[str]] = None) -> dict[str, Optional[Any]]:
+        """{key: result} of `keys` (default: every call the plan always makes), submitted together."""
+        keys = [k for k, n in self.calls.items() if not n.optional] if keys is None else list(keys)
+        out: dict[str, Optional[Any]] = {}
+        jobs: dict[str, Job] = {}
+        for key in keys:
+            n = self.need(key)
+            _asked(n.fn, n.cfg)
+            got = _stored(self.label(key), n.fn, n.cfg)
+            if got is not _MISSING:
+                out[key] = got
+                continue
+            try:
+                jobs[key] = _started(self.label(key), n.fn, n.cfg, 0.0)
+            except Busy as why:
+                st.warning(f"{self.label(key)}: not started, {query.plain(why)}.",
+                           icon=":material/hourglass_disabled:")
+                out[key] = None
+        for key, job in jobs.items():
+            out[key] = _waited(self.label(key), job)
+        return {k: out[k] for k in keys}
+
+    def get(self, key: str, wait: float = 0.3) -> Optional[Any]:
+        n = self.need(key)
+        return self.pending.get(self.label(key), n.fn, n.cfg, wait)
+
+    def prefetch(self, key: str) -> None:
+        n = self.need(key)
+        prefetch(self.label(key), n.fn, n.cfg)
+
+    def submit(self, key: str) -> Job:
+        """The engine's job of one call (joined when it runs or is stored), for a page that polls it itself."""
+        n = self.need(key)
+        _asked(n.fn, n.cfg)
+        return runner().submit(self.label(key), n.fn, n.cfg)
+
+    def show(self) -> None:
+        """The bars of the calls `get` left computing, polled until they land (`Pending.show`)."""
+        self.pending.show()
 
 
 def mark_run() -> None:

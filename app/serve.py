@@ -62,10 +62,17 @@ def config_flags() -> list[str]:
     if path is None:
         return []
     flags = []
-    for section, values in tomllib.loads(path.read_text()).items():
+
+    def add(prefix: str, values: dict) -> None:
         for key, value in values.items():
+            if isinstance(value, dict):  # a nested table ([theme.dark]): its keys are `--theme.dark.KEY`
+                add(f"{prefix}.{key}", value)
+                continue
             text = str(value).lower() if isinstance(value, bool) else str(value)
-            flags += [f"--{section}.{key}", text]
+            flags.extend([f"--{prefix}.{key}", text])
+
+    for section, values in tomllib.loads(path.read_text()).items():
+        add(section, values)
     return flags
 
 

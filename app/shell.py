@@ -59,7 +59,8 @@ def _page() -> None:
     jobs.background_warmer()
     retention.start()  # old classes and unused uploads are deleted on a timer (lab/classroom/retention.py)
     _warm_umap_once()
-    # One entry per experiment's descriptor (lab/catalog/NAME.py), in its order; its page is pages/NAME.py.
+    # One entry per experiment's descriptor (lab/experiments/NAME/descriptor.py), in its order; its page is
+    # pages/NAME.py.
     pages = [st.Page(ROOT / "pages" / "home.py", title="Home", icon=":material/home:", default=True)]
     pages += [st.Page(ROOT / "pages" / f"{d.name}.py", title=d.title, icon=d.icon, url_path=d.name)
               for d in descriptors().values()]

@@ -98,10 +98,12 @@ def task_select(config: type, family: str, default: Optional[str] = None, field:
         default = None
     if KEY in st.session_state and st.session_state[KEY] not in opts:
         del st.session_state[KEY]  # e.g. a CSV chosen, then the ViT: back to the default
-    chosen = controls.select("Task", KEY, tuple(opts), default, labels={n: label_of(n, own) for n in opts},
-                             help="The data the models are trained and tested on. Another task trains its own "
-                                  "models by the same recipe (more epochs on a smaller task), so its first visit "
-                                  "takes longer.")
+    if default != experiment.default(config, field):
+        raise ValueError(f"the task control starts on its field's default, {experiment.default(config, field)!r}, "
+                         f"not {default!r}: declare it there (lab/experiment.py: task_param)")
+    # Label, help and default are the field's declaration (lab/experiment.py: task_param); the options are this
+    # page's, named in words.
+    chosen = controls.param(config, field, options=tuple(opts), labels={n: label_of(n, own) for n in opts}, key=KEY)
     if chosen and data_csv.is_csv_task(chosen):
         _mark_used(chosen)
     # the facts and the upload go where the control goes (the sidebar; hidden when presenting, unless a demo control)

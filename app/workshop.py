@@ -26,7 +26,7 @@ import logging
 import re
 import secrets
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 from urllib.parse import parse_qsl, urljoin
 
 import plotly.graph_objects as go
@@ -36,6 +36,7 @@ from app import query
 from app.clients import client_address
 from app.controls import link_values
 from app.worksheet import current_link, log
+from lab import claims as lab_claims
 from lab.catalog import descriptors
 from lab.catalog.presets import Preset
 from lab.claims import VERDICTS
@@ -253,7 +254,8 @@ def key_panel(code: str) -> None:
                     f"open the class's presentation view there and enter this key. It is shown only here, and "
                     f"stored nowhere but this browser (the server keeps a hash): without it nobody, you included, "
                     f"can show the tally or end the class elsewhere.")
-        st.code(key, language=None)
+        with st.container(key="layerlab_key_copy"):
+            st.code(key, language=None)
         st.button("I have kept it: hide the key", key=f"ws_key_kept_{code}", on_click=_put_away, args=(code,),
                   icon=":material/visibility_off:")
 
@@ -635,7 +637,7 @@ class Workshop:
             database().set_window(self.code, q.key, to, self.key)
         except wdb.Rejected as why:
             log_.warning("voting window of class %s refused: %s", self.code, why)
-            state["reset_error"] = f"That was refused: {md(why)}."
+            _refused(state, f"That was refused: {md(why)}.", why)
             return
         except Exception:  # noqa: BLE001 - said on the page, details in the log
             log_.exception("could not change the voting window of class %s", self.code)
@@ -651,7 +653,7 @@ class Workshop:
             database().reset(self.code, q.key, self.key)
         except wdb.Rejected as why:
             log_.warning("reset refused in class %s: %s", self.code, why)
-            state["reset_error"] = f"Reset was refused: {md(why)}."
+            _refused(state, f"Reset was refused: {md(why)}.", why)
             return
         except Exception:  # noqa: BLE001 - said on the page, details in the log
             log_.exception("could not reset question %s of class %s", q.key, self.code)
@@ -678,6 +680,16 @@ class Workshop:
                 del st.query_params[k]
 
 
+def _refused(state: dict[str, Any], text: str, why: wdb.Rejected) -> None:
+    """A refused lecturer action is said beside its buttons; when the refusal is that this browser no longer
+    presents the class (it was closed or expired meanwhile), the next run is a student's view, so it is said at the
+    top of the page instead."""
+    if isinstance(why, wdb.NotLecturer):
+        st.session_state[NOTICE_KEY] = ("warning", text)
+    else:
+        state["reset_error"] = text
+
+
 def close_notice() -> None:
     """The outcome of the lecturer's Close (said once, on the next run), and the closed class's cookie forgotten."""
     for gone in st.session_state.pop(FORGET_COOKIES, []):
@@ -687,15 +699,17 @@ def close_notice() -> None:
         st.info(text, icon=":material/lock:")
 
 
-def claims_in(obj: Any) -> list[dict[str, Any]]:
-    """The claims a result carries: a result's `claims`, or those of every result in a list or tuple of them (typed
-    results are read as their plain data)."""
+def claims_in(obj: Any) -> list[Mapping[str, Any]]:
+    """The claims of a result, computed now (a result never stores them: lab/claims.py `of`), or the `claims` of
+    plain data that carries them (a page's own list); those of every result in a list or tuple of them."""
+    if isinstance(obj, (list, tuple)):
+        return [c for item in obj for c in claims_in(item)]
+    if lab_claims.reader(obj) is not None:
+        return list(lab_claims.of(obj))
     obj = to_plain(obj)
     if isinstance(obj, dict):
         found = obj.get("claims")
-        return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
-    if isinstance(obj, (list, tuple)):
-        return [c for item in obj for c in claims_in(item)]
+        return [c for c in found if isinstance(c, Mapping)] if isinstance(found, list) else []
     return []
 
 

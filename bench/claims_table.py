@@ -2,9 +2,10 @@
 
     PYTHONPATH=. .venv/bin/python bench/claims_table.py --seeds 0 1 [--task mnist1d] --out claims.json
 
-Computes what each page's default setting needs (every `Need` of the descriptor, in this process, into the active
-store), then collects the claims those results carry and, where the descriptor has one, the page's own claim
-assembly (`Descriptor.claims`). Prints one row per (page, claim, seed): verdict, the deciding estimate and its error.
+Computes what each page's default setting needs (every call of the descriptor's plan, in this process, into the active
+store), then the page's own claim assembly (`Descriptor.claims`) or, where a descriptor has none, the claims of those
+results (computed when read: lab/claims.py `attach`). Prints one row per (page, claim, seed): verdict, the deciding
+estimate and its error.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ import time
 from typing import Any
 
 from lab import catalog
-from lab.claims import VERDICTS
-from lab.runtime.plain import to_plain
+from lab.claims import VERDICTS, attach
 
 
 def claims_of(d: Any, settings: dict[str, Any]) -> list[dict[str, Any]]:
@@ -25,9 +25,9 @@ def claims_of(d: Any, settings: dict[str, Any]) -> list[dict[str, Any]]:
     if callable(page):
         return list(page(settings))
     out: dict[str, dict[str, Any]] = {}
-    for need in d.needs(settings):
-        r = need.fn(need.cfg)
-        for c in to_plain(r).get("claims", []) if isinstance(to_plain(r), dict) else []:
+    for need in (n for n in d.plan(settings) if not n.optional):
+        r = attach(need.fn(need.cfg))
+        for c in r.get("claims", []) if isinstance(r, dict) else []:
             out.setdefault(c["key"] + "|" + str(c.get("subject", "")), c)
     return list(out.values())
 

@@ -1,5 +1,6 @@
-"""Workshop mode in a real browser (by hand, against a running server): the Delete page's question hides the
-results until a prediction and Reveal; the lecturer's presentation view in a second browser counts it.
+"""Workshop mode in a real browser (by hand, against a running server): the lecturer starts a class (the server
+hands out its code and key) and opens voting; the Delete page's question hides the results until a prediction and
+Reveal; the lecturer's presentation view in a second browser counts it, then reveals the answer to the room.
 
     python bench/workshop_browser.py http://127.0.0.1:8607 artifacts/
 
@@ -10,14 +11,13 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from urllib.parse import parse_qs, urlparse
 
 from playwright.sync_api import Page, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lab.classroom import questions, workshop_db  # noqa: E402
 from tests.browser import CHROMIUM_ARGS  # noqa: E402
-
-CODE = f"BENCH-{int(time.time()) % 100000}"  # a fresh class (term) each run: its key is this run's
 
 
 def wait_text(page: Page, text: str, timeout: float = 600) -> None:
@@ -35,17 +35,26 @@ def metrics(page: Page) -> int:
 
 def main(url: str, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    q = questions.of("delete")[0]
+    q = next(x for x in questions.of("delete") if x.preset == "")  # the default view's question
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         lecturer = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
-        lecturer.goto(f"{url}/delete?present=1&class={CODE}", timeout=180_000)
-        wait_text(lecturer, f"Class {CODE}: 0 predictions")
+        lecturer.goto(f"{url}/delete?present=1", timeout=180_000)
+        wait_text(lecturer, "Start a class")
+        lecturer.get_by_role("button", name="Start a class").click()  # a new class each run: its code and key
+        wait_text(lecturer, "Voting is not open yet")
+        code = parse_qs(urlparse(lecturer.url).query)["class"][0]
+        lecturer.get_by_text("Your lecturer key", exact=False).first.click()
+        key = lecturer.locator(".st-key-layerlab_key_copy code").first.inner_text().strip()
+        assert "key=" not in lecturer.url, "the lecturer's address holds the key"
+        lecturer.get_by_role("button", name="I have kept it: hide the key").click()
+        lecturer.get_by_role("button", name="Open voting").click()
+        wait_text(lecturer, f"Class {code}: 0 predictions")
         assert metrics(lecturer) == 0, "the lecturer's view shows results before the reveal"
         lecturer.screenshot(path=out / "workshop-projector-before.png")
 
         student = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
-        student.goto(f"{url}/delete?workshop=1&class={CODE}", timeout=180_000)
+        student.goto(f"{url}/delete?workshop=1&class={code}", timeout=180_000)
         wait_text(student, "Predict first")
         student.get_by_text("Predict first").wait_for(timeout=30_000)
         n = metrics(student)
@@ -63,9 +72,9 @@ def main(url: str, out: Path) -> None:
         student.screenshot(path=out / "workshop-desktop-verdict.png")
 
         deadline = time.time() + 30
-        while time.time() < deadline and lecturer.get_by_text(f"Class {CODE}: 1 prediction").count() == 0:
-            time.sleep(0.5)  # the tally is a fragment that polls every 2 s
-        assert lecturer.get_by_text(f"Class {CODE}: 1 prediction").count() == 1, "the lecturer does not see it"
+        while time.time() < deadline and lecturer.get_by_text(f"Class {code}: 1 prediction").count() == 0:
+            time.sleep(0.5)  # the count is a fragment that polls every 2 s
+        assert lecturer.get_by_text(f"Class {code}: 1 prediction").count() == 1, "the lecturer does not see it"
         print("lecturer sees: 1 prediction")
         lecturer.screenshot(path=out / "workshop-projector-tally.png")
         lecturer.get_by_role("button", name="Reveal to the room").click()
@@ -74,18 +83,15 @@ def main(url: str, out: Path) -> None:
 
         phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
                                     device_scale_factor=2).new_page()
-        phone.goto(f"{url}/delete?workshop=1&class={CODE}", timeout=180_000)
+        phone.goto(f"{url}/delete?workshop=1&class={code}", timeout=180_000)
         wait_text(phone, "Predict first")
         assert metrics(phone) == 0
         phone.screenshot(path=out / "workshop-phone-question.png")
         phone.get_by_text(q.texts[1]).click()
         phone.get_by_role("button", name="Reveal").click()
-        wait_text(phone, "Original (held-out)")
+        wait_text(phone, "Original (held-out)")  # after the room's reveal: shown, and said not counted
         phone.screenshot(path=out / "workshop-phone-revealed.png")
-        from urllib.parse import parse_qs, urlparse
-
-        key = parse_qs(urlparse(lecturer.url).query)["key"][0]  # the lecturer's link carries the class's key
-        tally = workshop_db.Workshop().tally(CODE, q.key, len(q.options), key)
+        tally = workshop_db.Workshop().tally(code, q.key, len(q.options), key)
         print("database tally:", tally.counts)
         browser.close()
 

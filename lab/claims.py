@@ -1,7 +1,11 @@
 """Claims as data: a paper's statement checked against this run's numbers, with its rule and the run's noise.
 
-A page never writes a verdict of its own ("holds", "collapses", "is fatal"): it draws the claims its lab call
-returned. A claim is a plain dict (it is stored inside results and printed by the CLI's `--json`):
+A page never writes a verdict of its own ("holds", "collapses", "is fatal"): it draws the claims of its lab call's
+result. A claim is a frozen `Claim` (read like the plain dict it prints as: `c["holds"]`, `c.get("subject")`), and
+claims are computed when a result is read, never stored in it: each experiment's claims.py declares the claims of
+its result types (`reads`), and `of(result)` computes them. So rewording a claim recomputes no stored result (the
+experiments' modules do not import their claims, and so their code versions do not cover them). Its fields, the
+keys of its plain form (`to_plain`, what the CLI's `--json` prints):
 
     claim     the statement, as the paper makes it ("repeating a middle layer is worse than skipping it")
     source    where it comes from (authors, year), and how this lab's version departs from it, if it does
@@ -13,7 +17,8 @@ returned. A claim is a plain dict (it is stored inside results and printed by th
     holds     True, False, or None when this run cannot decide (inside the noise band of some test)
     settle    when it cannot tell: the seeds and held-out inputs that would decide it at the effect seen
     detail    one sentence with the numbers
-    key       a short stable id (tests and pages address a claim by it); `subject` (optional) names the model
+    key       a short stable id (tests and pages address a claim by it); `subject` (optional) names the model,
+              `seed` (optional) the seed of a claim listed among several seeds' claims
 
 A test decides only when its estimate is more than Z standard errors from its threshold (one-sided, ~2.3 % false
 "holds" under the null at the threshold; tests/test_estimates.py simulates it). `pool` joins one claim measured at
@@ -22,24 +27,77 @@ several seeds: every test's estimate is averaged over the seeds with the seeds' 
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import Any, Iterable, Optional, Sequence
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, TypeVar
 
 from lab.estimates import Estimate, Z, over_seeds, settle, verdict
 
 VERDICTS = {True: "holds", False: "does not hold", None: "cannot tell"}
 FIELDS = ("key", "claim", "source", "measured", "tests", "rule", "holds", "detail")
-__all__ = ["Z", "VERDICTS", "Estimate", "claim", "claim_line", "claim_lines", "test", "pool", "check", "at_least",
-           "at_most", "all_of", "any_of", "pct", "pts", "noise_words"]
+OPTIONAL = ("subject", "seed")  # keys of the plain form only when set
+__all__ = ["Z", "VERDICTS", "Estimate", "Claim", "claim", "claim_line", "claim_lines", "test", "pool", "check",
+           "at_least", "at_most", "all_of", "any_of", "pct", "pts", "noise_words", "reads", "of", "reader", "attach"]
 
 
-def claim_line(c: dict[str, Any], prefix: str = "- ") -> str:
+@dataclass(frozen=True, eq=False)
+class Claim(Mapping[str, Any]):
+    """One claim record (see the module's docstring). Read by attribute (`c.holds`) or as the mapping of its plain
+    form (`c["holds"]`, `c.get("subject")`, `dict(c)`), where `subject` and `seed` are keys only when set."""
+
+    key: str
+    claim: str
+    source: str
+    measured: dict[str, Any]
+    tests: list[dict[str, Any]]
+    combine: str
+    rule: str
+    holds: Optional[bool]
+    detail: str
+    settle: Optional[dict[str, Any]]
+    subject: Optional[str] = None
+    seed: Optional[int] = None
+
+    def _keys(self) -> list[str]:
+        return [f.name for f in dataclasses.fields(self) if f.name not in OPTIONAL or getattr(self, f.name) is not None]
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._keys():
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys())
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Mapping) and dict(self) == dict(other)
+
+    __hash__ = None  # type: ignore[assignment] - a record of lists and dicts
+
+    def to_plain(self) -> dict[str, Any]:
+        """The claim as the plain dict the CLI's --json prints (lab/runtime/plain.py: to_plain calls this)."""
+        return dict(self)
+
+    @classmethod
+    def of(cls, c: Mapping[str, Any]) -> "Claim":
+        """A claim from its plain form (a record read back from JSON), or the claim itself."""
+        if isinstance(c, Claim):
+            return c
+        return cls(**{f.name: c.get(f.name) for f in dataclasses.fields(cls)})
+
+
+def claim_line(c: Mapping[str, Any], prefix: str = "- ") -> str:
     """A claim record as one line of text: `- [verdict] statement (subject, seed s): numbers` (the CLI's form)."""
     about = ", ".join(([c["subject"]] if c.get("subject") else []) + ([f"seed {c['seed']}"] if "seed" in c else []))
     return f"{prefix}[{VERDICTS[c['holds']]}] {c['claim']}" + (f" ({about})" if about else "") + f": {c['detail']}"
 
 
-def claim_lines(claims: Sequence[dict[str, Any]], prefix: str = "- ") -> str:
+def claim_lines(claims: Sequence[Mapping[str, Any]], prefix: str = "- ") -> str:
     """One `claim_line` per claim."""
     return "\n".join(claim_line(c, prefix) for c in claims)
 
@@ -93,7 +151,7 @@ def _settle(tests: Sequence[dict[str, Any]], holds: Optional[bool], combine: str
 
 def claim(key: str, statement: str, source: str, measured: dict[str, Any], rule: str,
           tests: Sequence[dict[str, Any]], detail: str, subject: Optional[str] = None, combine: str = "all",
-          seeds: int = 1, z: float = Z) -> dict[str, Any]:
+          seeds: int = 1, z: float = Z) -> Claim:
     """One claim record (see the module's docstring). Its verdict is computed from `tests` (made by `test`), joined
     by `combine`; `measured` gets the deciding error (`se`, `se_kind`: the largest error among the tests) unless it
     names one itself. `seeds`: how many seeds the estimates already average (for `settle`)."""
@@ -105,22 +163,18 @@ def claim(key: str, statement: str, source: str, measured: dict[str, Any], rule:
     m = dict(measured)
     m.setdefault("se", worst["se"])
     m.setdefault("se_kind", worst["se_kind"])
-    out = {"key": key, "claim": statement, "source": source, "measured": _plain(m), "tests": tests,
-           "combine": combine, "rule": rule, "holds": holds, "detail": detail,
-           "settle": _settle(tests, holds, combine, seeds, z)}
-    if subject is not None:
-        out["subject"] = subject
-    return out
+    return Claim(key=key, claim=statement, source=source, measured=_plain(m), tests=tests, combine=combine, rule=rule,
+                 holds=holds, detail=detail, settle=_settle(tests, holds, combine, seeds, z), subject=subject)
 
 
-def pool(per_seed: Sequence[Sequence[dict[str, Any]]], seeds: Sequence[int], z: float = Z) -> list[dict[str, Any]]:
+def pool(per_seed: Sequence[Sequence[Mapping[str, Any]]], seeds: Sequence[int], z: float = Z) -> list[Claim]:
     """One claim list measured at several seeds joined into one: for every claim present at every seed (same key
     and subject, same tests), each test's estimate is averaged over the seeds (lab/estimates.over_seeds) and decided
     again; the detail says the seeds and the spread. Claims missing at some seed are left out."""
     if len(per_seed) != len(seeds) or not per_seed:
         raise ValueError("pool needs one claim list per seed")
 
-    def ident(c: dict[str, Any]) -> tuple[str, str]:
+    def ident(c: Mapping[str, Any]) -> tuple[str, str]:
         return c["key"], c.get("subject", "")
 
     by_seed = [{ident(c): c for c in cs} for cs in per_seed]
@@ -141,6 +195,58 @@ def pool(per_seed: Sequence[Sequence[dict[str, Any]]], seeds: Sequence[int], z: 
                          f"Over seeds {seeds_txt}: {values}; the error from the seeds' spread.",
                          c0.get("subject"), c0.get("combine", "all"), seeds=len(seeds), z=z))
     return out
+
+
+# -- claims are computed when a result is read ------------------------------------------------------------------
+F = TypeVar("F", bound=Callable[..., Any])
+_READERS: dict[type, Callable[[Any], list[Claim]]] = {}
+
+
+def reads(*types: type) -> Callable[[F], F]:
+    """Declare `fn(result) -> claims` as the claims of results of `types` (and their subclasses), in an
+    experiment's claims.py: a reader of a result (a descriptor, a page, the CLI) gets them with `of(result)`. A
+    type declared again (a module reloaded) takes the new function."""
+    def register(fn: F) -> F:
+        for t in types:
+            _READERS[t] = fn
+        return fn
+
+    return register
+
+
+def reader(result: Any) -> Optional[Callable[[Any], list[Claim]]]:
+    """The claims function declared for `result`'s type or its nearest base class (`reads`), or None."""
+    return next((_READERS[t] for t in type(result).__mro__ if t in _READERS), None)
+
+
+def of(result: Any) -> list[Claim]:
+    """The claims of a result, computed now from it (and from the stored results it rests on) by the function its
+    experiment's claims.py declares; ValueError when none is declared for its type (its claims module, which its
+    descriptor imports, was never imported)."""
+    fn = reader(result)
+    if fn is None:
+        raise ValueError(f"no claims are declared for a {type(result).__name__} (import its experiment's claims.py)")
+    return fn(result)
+
+
+def attach(result: Any) -> Any:
+    """`result` as plain data with its claims: every result inside it whose type has claims (`reads`) becomes its
+    plain dict plus `claims`, computed now (what the CLI's --json prints and Reproduce's numbers read); a dict's own
+    `claims` are kept."""
+    from lab.runtime.plain import to_plain
+
+    if isinstance(result, Claim):
+        return result.to_plain()
+    if dataclasses.is_dataclass(result) and not isinstance(result, type):
+        out = {f.name: attach(getattr(result, f.name)) for f in dataclasses.fields(result)}
+        if reader(result) is not None:
+            out["claims"] = to_plain(of(result))
+        return out
+    if isinstance(result, dict):
+        return {str(k): attach(v) for k, v in result.items()}
+    if isinstance(result, (list, tuple)):
+        return [attach(v) for v in result]
+    return to_plain(result)
 
 
 def _plain(measured: dict[str, Any]) -> dict[str, Any]:
@@ -205,7 +311,7 @@ def noise_words(se: float, z: float = Z, kind: str = "") -> str:
     return f"by more than {z:g} standard errors ({z:g} x {100 * se:.1f} pts{', ' + kind if kind else ''})"
 
 
-def check(claims: Sequence[dict[str, Any]]) -> None:
+def check(claims: Sequence[Mapping[str, Any]]) -> None:
     """Raise ValueError unless every item is a complete claim record (tests and the CLI use this): every field, a
     verdict that is its tests' verdict, and `measured` naming `se` and `se_kind`."""
     from lab.estimates import SE_KINDS

@@ -110,11 +110,6 @@ def accuracy(correct: Any) -> Estimate:
     return Estimate(p, binomial_se(p, a.size), "binomial", a.size, f"{a.size:,} held-out inputs")
 
 
-def of_accuracy(acc: float, n: int) -> Estimate:
-    """An accuracy known only as a number measured on n independent inputs."""
-    return Estimate(float(acc), binomial_se(acc, n), "binomial", n, f"{n:,} held-out inputs")
-
-
 def paired(a: Any, b: Any, draws: Optional[Sequence[float]] = None) -> Estimate:
     """mean(a) - mean(b) for per-input scores on the same inputs, with the paired error: the spread of the per-input
     differences (McNemar's error for right/wrong outcomes; never below one input's worth, 1/n).

@@ -107,23 +107,31 @@ def check(cfg: Any) -> None:
             raise ValueError(f"{f.name}={v} is out of range: choose {what} from {lo_s} to {hi_s}")
 
 
-def entry(kind: str, result: Optional[type] = None) -> Callable[[Callable[[C, Progress], Any]], Callable[..., Any]]:
+def entry(kind: str, result: Optional[type] = None,
+          tensors: bool = False) -> Callable[[Callable[[C, Progress], Any]], Callable[..., Any]]:
     """Declare a cached entry point: `@entry("kind", result=Result) def build(cfg, progress) -> Result: ...` becomes
     `run(cfg, progress=silent, store=None) -> Result`, which answers from the store or builds and stores the result.
     The store holds the result as plain data (lab/runtime/plain.py); with `result` (a dataclass) the caller gets it
-    back typed whether it was just built or read, without it the plain data itself."""
+    back typed whether it was just built or read, without it the plain data itself. With `tensors=True` the build
+    returns (a dict of tensors, plain metadata), stored as safetensors (a model's logits, say) and returned as such;
+    the kind is then a tensor kind of its descriptor (`Descriptor.tensor_kinds`), for packs."""
+
+    if tensors and result is not None:
+        raise ValueError(f"entry {kind!r}: a tensor entry returns (tensors, metadata), not a typed result")
 
     def wrap(build: Callable[[C, Progress], Any]) -> Callable[..., Any]:
         @functools.wraps(build)
         def run(cfg: C, progress: Progress = silent, store: Optional[Store] = None) -> Any:
             st = resolve(store)
+            keep = st.tensors if tensors else st.json
             with use_store(st):  # nested entries and trained() use the caller's store, not the default one
-                out = st.json(kind, cfg, lambda: build(cfg, progress))
+                out = keep(kind, cfg, lambda: build(cfg, progress))
             progress(1.0, "done")
             return out if result is None else from_plain(result, out)
 
         run.kind = kind  # type: ignore[attr-defined]
         run.result = result  # type: ignore[attr-defined]
+        run.tensors = tensors  # type: ignore[attr-defined]
         register_kind(kind, build.__module__)
         return run
 

@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, jobs, query, task_control, text
+from app import charts, claims_view, classroom, controls, query, task_control, text
 from app import figures_delete as figs
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
@@ -17,32 +17,19 @@ st.caption("Remove hidden layers from a trained MLP, plain or residual, and see 
 
 page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
-    arch = controls.param(delete.DeleteConfig, "arch",
-                          help="plain: h = relu(hW + b). residual: h = h + relu(hW + b): each layer adds a correction.")
+    arch = controls.param(delete.DeleteConfig, "arch")
     task = task_control.task_select(delete.DeleteConfig, "mlp", "synthetic")
-    n_blocks = delete.DeleteConfig.blocks
-    tf = task_control.facts(task)
-    n_probe = f"{tf.n_probe:,}" if tf else "separate"
-    k = controls.param(delete.DeleteConfig, "k", "slider", label="Layers to delete",
-                       help=f"How many of the {n_blocks} hidden-to-hidden blocks to remove (the input and output "
-                            "layers stay).")
-    select = controls.param(delete.DeleteConfig, "select", label="Selection method",
-                            help="How the blocks to delete are chosen: greedy (one at a time, least harm first), "
-                                 "optimal (every subset), evenly-spaced (spread over the depth), influence (blocks "
-                                 "that change their input least), random (the average over every possible choice of "
-                                 "k blocks). Greedy and optimal score on a "
-                                 f"{n_probe}-example probe set (ties in accuracy broken by the probe loss); every "
-                                 "accuracy shown is on a separate held-out set.")
-    recovery = controls.param(delete.DeleteConfig, "recovery",
-                              help="After cutting, train the smaller net again. none: no training. ce: fine-tune on "
-                                   "the labels (cross-entropy). kd: distil, i.e. match the uncut network's outputs.")
+    k = controls.param(delete.DeleteConfig, "k", "slider")
+    select = controls.param(delete.DeleteConfig, "select")
+    recovery = controls.param(delete.DeleteConfig, "recovery")
     steps = controls.param(delete.DeleteConfig, "steps", options=(100, 250, 500, 1000, 1500))
-    seed = controls.param(delete.DeleteConfig, "seed", "number", hi=PAGE_SEED_MAX,
-                          help="Fixes the teacher's initial weights and data order: same seed, same numbers.")
+    seed = controls.param(delete.DeleteConfig, "seed", "number", hi=PAGE_SEED_MAX)
 page.toolbar()
 
-cfg = controls.make_config(delete.DeleteConfig, arch=arch, task=task, k=k, select=select, recovery=recovery,
-                           steps=steps, seed=seed)
+view = page.view()  # the descriptor's plan of this setting: every lab call below is one of its calls
+cfg = view.cfg("run")
+n_blocks = cfg.blocks
+tf = task_control.facts(task)
 rec_label = delete.RECOVERY_LABELS[recovery]
 spec = cfg.spec  # the teacher's shape on this task (lab/core/recipes.py: on_task)
 task_words = tf.label if tf else task
@@ -73,17 +60,16 @@ def metrics_of(r: delete.DeleteResult, s: dict) -> list[classroom.Metric]:
 
 
 with page.results():
-    r = jobs.run("Training the teacher and cutting it", delete.run, cfg)
+    r = view.run("run")
     if r is None:
         st.stop()
-    pin = page.pinned()
-    pcfg = page.config(described.config_of, pin) if pin else None
-    pr = jobs.run("Training the pinned setting", delete.run, pcfg) if pcfg else None
+    pin, pinned = page.pinned(), page.pinned_view()
+    pr = pinned.run("run") if pinned else None
     page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None,
               lambda res, title, height: figs.per_class(res, None if page.present else "Which classes suffer?",
                                                         height, task_control.class_names(res.config.task)), r, pr,
               key="per_class")
-    page.reproduce(delete.run, cfg, figs.per_class)
+    page.reproduce(figs.per_class)
 st.markdown(f"**Deleted blocks:** {r.dropped or 'none'} · **route that runs:** {r.route}")
 
 if recovery != "none" and k > 0:
@@ -92,16 +78,15 @@ else:  # empty figures are not drawn
     st.info("Recovery is off, so there is no recovery curve: choose **ce** or **kd** to retrain the cut network.")
 charts.show(figs.selections(r), "fig_selections")
 
-sweep = jobs.run(f"Deleting 0 to {n_blocks} blocks of both architectures", delete.sweep,
-                 delete.SweepConfig.of(cfg))
+sweep = view.run("sweep")
 if sweep is not None:
     left, right = st.columns(2)
     charts.show(figs.single_block(sweep), "fig_single", left)
     charts.show(figs.versus_k(sweep), "fig_vs_k", right)
-race = jobs.run("Fine-tuning and distilling the same cut", delete.race, delete.RaceConfig.of(cfg)) if k > 0 else None
+race = view.run("race") if "race" in view else None  # the plan races CE against KD when something is cut
 if race is not None:
     charts.show(figs.race(race), "fig_race")
-shallow = jobs.run("Training a one-block MLP from scratch", delete.shallow, delete.ShallowConfig.of(cfg))
+shallow = view.run("shallow")
 
 st.download_button("Download this run's numbers (JSON)",
                    text.as_json({"run": r, "sweep": sweep, "race": race, "shallow": shallow}),
@@ -211,7 +196,7 @@ st.markdown("""
 """)
 if st.toggle("Run the DistilBERT-style comparison (every other teacher block, then KD)", key="student_init",
              help="Distils a 4-block student initialised from teacher blocks 0, 2, 4, 6 and one from a random init."):
-    s = jobs.run("Distilling two students", delete.student_init, cfg)
+    s = view.run("student")
     if s is not None:
         st.markdown(f"Teacher {pct(s.base_acc)}. Student from teacher blocks {s.kept}: starts at "
                     f"{pct(s.inherited.start_acc)}, ends at **{pct(s.inherited.final_acc)}**. Same shape "

@@ -23,7 +23,7 @@ st.subheader("In class", divider="gray")
 workshop.join_panel()
 
 st.subheader("Experiments", divider="gray")
-# One item per experiment's descriptor (lab/catalog/NAME.py): adding an experiment adds it here.
+# One item per experiment's descriptor (lab/experiments/NAME/descriptor.py): adding an experiment adds it here.
 st.markdown("\n".join(f"- {d.icon} **[{d.title}]({d.name})**: {d.about}" for d in descriptors().values()))
 
 st.subheader("Using it in class", divider="gray")

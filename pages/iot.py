@@ -3,11 +3,12 @@
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, jobs, task_control, text
+from app import charts, claims_view, classroom, controls, task_control, text
 from app import figures_iot as figs
 from lab.catalog.descriptor import PAGE_SEED_MAX
-from lab.claims import pct
+from lab.claims import of, pct
 from lab.core import recipes
+from lab.experiments.iot import claims as iot_claims
 from lab.experiments.iot import descriptor as described
 from lab.experiments.iot import experiment as iot
 from lab.experiments.iot import routing
@@ -23,14 +24,9 @@ st.caption("Instance-wise layer reordering (IOT): one set of weights, several la
 
 page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
-    model = controls.param(C, "model", help="residual: the Delete page's residual MLP (7 blocks, synthetic "
-                                            "20-class task, seconds). vit-sequential: the digits ViT trained in "
-                                            "order (6 blocks, minutes).")
+    model = controls.param(C, "model")
     task = task_control.task_select(C, recipes.model(model).family, recipes.model(model).task)
-    space = controls.param(C, "space", help="Block orders: permutations of the blocks. ViT only: one sub-layer "
-                                            "order for every block (the paper's space: attention first or MLP "
-                                            "first everywhere, so M = 2), or attention first or MLP first chosen "
-                                            "for each block on its own (the lab's extension).")
+    space = controls.param(C, "space")
     m = controls.param(C, "m", "slider", lo=2)
     explore = controls.param(C, "explore", options=WEIGHTS_EXPLORE)
     exploit = controls.param(C, "exploit", options=WEIGHTS_EXPLOIT)
@@ -38,10 +34,8 @@ with page.controls():
     seed = controls.param(C, "seed", "number", hi=PAGE_SEED_MAX)
 page.toolbar()
 
-cfg = controls.make_config(iot.IOTConfig, model=model, space=space, m=m, explore=explore, exploit=exploit,
-                           gumbel=gumbel, seed=seed, task=task)
-on_cfg, off_cfg = cfg.explore_pair()
-pending = jobs.Pending()
+view = page.view()  # the descriptor's plan of this setting: every lab call below is one of its calls
+cfg = view.cfg("training")
 
 
 def _value(x: float | None) -> str:
@@ -80,22 +74,17 @@ def main_figure(run: tuple, title: str | None, height: int):
 
 
 with page.results():
-    tr = pending.get(f"IOT training with {m} orders", iot.training, cfg)
-    obs = pending.get(f"Training each of the {m} orders alone", iot.observe, cfg.observe_cfg)
-    twin = pending.get("Training once more with the exploration term off" if cfg.explore > 0 else
-                       "Training once more with the exploration term on", iot.training,
-                       off_cfg if cfg.explore > 0 else on_cfg)
+    tr, obs, twin = view.get("training"), view.get("observe"), view.get("twin")
     on, off = (tr, twin) if cfg.explore > 0 else (twin, tr)
-    pin = page.pinned()
-    pcfg = page.config(described.config_of, pin) if pin else None
-    ptr = pending.get("IOT training of the pinned setting", iot.training, pcfg) if pcfg else None
-    pobs = pending.get("The pinned setting's orders trained alone", iot.observe, pcfg.observe_cfg) if pcfg else None
-    pending.show()
+    pin, pinned = page.pinned(), page.pinned_view(beside=view)
+    ptr = pinned.get("training") if pinned else None
+    pobs = pinned.get("observe") if pinned else None
+    view.show()
     if tr is not None and obs is not None:  # the workshop question reads the joined run's claims
         page.about(iot.join(cfg, obs, tr, twin))
-    page.show(metrics_of(tr, obs, page.settings()), metrics_of(ptr, pobs, pin) if pcfg else None, main_figure,
-              (tr, obs), (ptr, pobs) if pcfg else None, key="accuracy")
-    page.reproduce(iot.run, cfg, figs.accuracy_of_run)
+    page.show(metrics_of(tr, obs, page.settings()), metrics_of(ptr, pobs, pin) if pinned else None, main_figure,
+              (tr, obs), (ptr, pobs) if pinned else None, key="accuracy")
+    page.reproduce(figs.accuracy_of_run)
 
 if tr is not None:
     left, right = st.columns(2)
@@ -111,17 +100,16 @@ else:
     st.caption("The collapse figure (exploration on against off) appears when both trainings have finished.")
 
 # Accuracy against M: opt-in (it trains IOT at each M of the sweep, and each order alone once per seed).
-sw_ms = tuple(x for x in iot.SWEEP_MS if space != "shared" or x <= 2)
+sw_ms = described.sweep_ms(space)
 sweep_result = None
 if st.toggle(f"Accuracy against M (trains M = {', '.join(map(str, sw_ms))} for this setting)", key="sweep",
              help="IOT and its baselines at several numbers of candidate orders; each stored once trained."):
     sw_runs = []
-    for c in iot.sweep_configs(cfg, sw_ms):
-        o = jobs.run(f"M = {c.m}: each order trained alone", iot.observe, c.observe_cfg)
-        t_ = jobs.run(f"M = {c.m}: IOT training", iot.training, c)
+    for m_ in sw_ms:  # the plan's optional calls: each M's orders trained alone and its IOT training
+        o, t_ = view.run(f"sweep {m_} observe"), view.run(f"sweep {m_} training")
         if o is None or t_ is None:
             st.stop()
-        sw_runs.append(iot.join(c, o, t_))
+        sw_runs.append(iot.join(view.cfg(f"sweep {m_} training"), o, t_))
     sweep_result = iot.sweep_of(cfg, sw_runs)
     charts.show(figs.sweep(sweep_result), "fig_sweep")
     st.caption("M = 1 is the sequential model itself (IOT training with one order is the ordinary loop). Look at how "
@@ -215,11 +203,12 @@ text.section("Against the paper")
 if tr is None or obs is None or twin is None:
     claims_view.pending()
 else:
-    claims_view.show(iot.join(cfg, obs, tr, twin)["claims"], "Each statement of the paper, checked against this "
+    claims_view.show(of(iot.join(cfg, obs, tr, twin)), "Each statement of the paper, checked against this "
                      "run's numbers with its rule and the noise of the held-out inputs (paired input by input):",
                      page=page)
-if sweep_result is not None and sweep_result["claims"]:
-    claims_view.show(sweep_result["claims"], f"Over the sweep of M ({', '.join(map(str, sw_ms))}):")
+sweep_claims = iot_claims.sweep_claims(cfg.space, sw_runs) if sweep_result is not None else []
+if sweep_claims:
+    claims_view.show(sweep_claims, f"Over the sweep of M ({', '.join(map(str, sw_ms))}):")
 
 text.section("When it breaks")
 st.markdown("""

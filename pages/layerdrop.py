@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, jobs, query, task_control, text
+from app import charts, claims_view, classroom, controls, query, task_control, text
 from app import figures_layerdrop as figs
 from app.text import pts_between
 from lab import claims as lab_claims
@@ -21,9 +21,7 @@ P_OPTIONS = tuple(round(0.05 * i, 2) for i in range(int(layerdrop.P_MAX / 0.05 +
 
 def p_control() -> float:
     """The training rate: a slider over 0..0.7 in steps of 0.05, bound to the URL (`p=`)."""
-    return float(controls.select_slider("Training LayerDrop rate p", "p", P_OPTIONS, layerdrop.LayerDropConfig.p,
-                                        help="At every training step each block is skipped with probability p "
-                                             "(one draw per block for the whole batch). p = 0 is the ordinary model."))
+    return float(controls.param(layerdrop.LayerDropConfig, "p", "select_slider", options=P_OPTIONS))
 
 
 def nearest_option(p: float) -> float:
@@ -36,34 +34,19 @@ st.caption("Train with whole blocks randomly switched off, then cut the model to
 
 page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
-    model = controls.param(layerdrop.LayerDropConfig, "model",
-                           help="residual: a residual MLP (its own task: the synthetic 20-class task; it trains in "
-                                "seconds). vit: a small pre-norm ViT (its own task: scikit-learn's 8x8 digits). Both "
-                                "have 8 blocks; the task below can change what they learn.")
+    model = controls.param(layerdrop.LayerDropConfig, "model")
     own_task = layerdrop.model_spec(model, 0.0, 0).task
     task = task_control.task_select(layerdrop.LayerDropConfig, "vit" if model == "vit" else "mlp", own_task)
     n = layerdrop.n_blocks(model)
     p = p_control()
-    keep = controls.param(layerdrop.LayerDropConfig, "keep", "slider", label="Blocks kept (r)", hi=n,
-                          default=n // 2, help=f"Prune the trained model to r of its {n} blocks. The rest are skipped: "
-                                               "their weights stay, nothing is retrained.")
-    strategy = controls.param(layerdrop.LayerDropConfig, "strategy",
-                              help="Which blocks to keep. every other: the paper's rule; greedy: search on a probe "
-                                   "set; influence: drop the blocks that change their input least; first / last: "
-                                   "remove a contiguous run; random: the mean over subsets of blocks. Every accuracy "
-                                   "shown "
-                                   "is on a separate held-out set.")
-    recovery = controls.param(layerdrop.LayerDropConfig, "recovery",
-                              help="distil: fine-tune the pruned model for 500 steps by distillation from its own "
-                                   "full route, to see how much fine-tuning adds on top of LayerDrop.")
-    seed = controls.param(layerdrop.LayerDropConfig, "seed", "number", hi=PAGE_SEED_MAX,
-                          help="Fixes the initial weights, the data order and the dropped blocks of every "
-                               "training step: same seed, same numbers.")
+    keep = controls.param(layerdrop.LayerDropConfig, "keep", "slider", hi=n)
+    strategy = controls.param(layerdrop.LayerDropConfig, "strategy")
+    recovery = controls.param(layerdrop.LayerDropConfig, "recovery")
+    seed = controls.param(layerdrop.LayerDropConfig, "seed", "number", hi=PAGE_SEED_MAX)
 page.toolbar()
 
+view = page.view()  # the descriptor's plan of this setting: every lab call below is one of its calls
 p_star = layerdrop_claims.p_star(keep, n)
-cfg = controls.make_config(layerdrop.LayerDropConfig, model=model, p=p, keep=keep, strategy=strategy, seed=seed,
-                           recovery=recovery, task=task)
 tf = task_control.facts(task or own_task)
 task_words = tf.label if tf else (task or own_task)
 model_words = f"{MODEL_NAMES[model]} ({n} blocks) on {task_words}"
@@ -94,21 +77,23 @@ def main_figure(run: tuple, title: str | None, height: int):
     return figs.versus_p(profiles_, s["strategy"], s["p"], s["keep"], title, height, r_)
 
 
-def profiles_of(s: dict, label: str) -> list | None:
-    c = layerdrop.CompareConfig(model=s["model"], p=s["p"], seed=s["seed"], task=s["task"])
-    return jobs.run(f"{label} (p = {', '.join(f'{q:g}' for q in c.ps)})", layerdrop.compare, c)
+def profiles_of(got: dict, s: dict) -> list | None:
+    """The comparison's models of a setting, ascending p (what `layerdrop.compare` lists), or None while one is
+    missing."""
+    out = [got.get(k) for k in described.profile_keys(s)]
+    return None if any(x is None for x in out) else out
 
 
 with page.results():
-    r = jobs.run(f"Training at p = {p:g} (and the reference rates, the depth-{keep} baselines) and pruning to {keep} "
-                 "blocks", layerdrop.run, cfg)
+    got = view.run_all()  # the models at every rate and the baselines train side by side; this run reads them
+    r = got["run"]
     if r is None:
         st.stop()
-    pin = page.pinned()
-    pcfg = page.config(described.config_of, pin) if pin else None
-    pr = jobs.run("Training the pinned setting", layerdrop.run, pcfg) if pcfg else None
-    profiles = profiles_of(page.settings(), "Training the comparison models")
-    pprofiles = profiles_of(pin, "The pinned setting's comparison models") if pr else None
+    pin, pinned = page.pinned(), page.pinned_view()
+    pgot = pinned.run_all() if pinned else {}
+    pr = pgot.get("run")
+    profiles = profiles_of(got, page.settings())
+    pprofiles = profiles_of(pgot, pin) if pr else None
     page.about(r)  # the workshop question reads this run's claims
     if profiles is not None:
         page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr and pprofiles else None, main_figure,
@@ -117,7 +102,7 @@ with page.results():
             st.caption(f"At r = {keep}: the diamond is a model of {keep} blocks trained from scratch with the same "
                        f"recipe and epochs, the square the p = 0 model's every other blocks distilled into {keep} "
                        "blocks. Compare them with the lines' points at r.")
-        page.reproduce(layerdrop.run, cfg, figs.versus_p_of_run)
+        page.reproduce(figs.versus_p_of_run)
 
 if abs(p - p_star) < 0.025:
     advice = f"You trained at **p = {p:g}**, the rule's choice for keeping {keep} of {n} blocks."
@@ -226,7 +211,8 @@ if profiles is not None:
 st.markdown("\n".join(f"- {x}" for x in lines))
 
 text.section("Against the paper")
-claims_view.show(r.claims, "Each statement is the paper's (or, where named, a related paper's); the verdict is this "
+claims_view.show(layerdrop_claims.run_claims(r),
+                 "Each statement is the paper's (or, where named, a related paper's); the verdict is this "
                  f"run's, seed {seed}, with its numbers and its rule. Accuracies on the same {r.n_test:,} held-out "
                  "inputs are compared input by input (paired: only the inputs on which two models disagree add "
                  f"noise), and a difference within {lab_claims.Z:g} standard "

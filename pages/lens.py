@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, jobs, task_control, text
+from app import charts, claims_view, classroom, controls, task_control, text
 from app import figures_lens as figs
 from app.text import pts_between
 from lab.catalog.descriptor import PAGE_SEED_MAX
@@ -22,24 +22,14 @@ st.caption("Every other page changes layers and measures the damage at the outpu
 
 page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
-    model = controls.param(Config, "model",
-                           help="The models of the other pages, same recipes and seeds (nothing trains twice): the "
-                                "Delete page's residual and plain MLPs (synthetic 20-class task, 7 blocks), the "
-                                "Shuffle page's 6-block ViT on 8x8 digits trained in order or with LayerShuffle, and "
-                                "the LayerDrop page's residual MLP (8 blocks, trained with p = 0.5).")
+    model = controls.param(Config, "model")
     task = task_control.task_select(Config, recipes.model(model).family, recipes.model(model).task)
-    n = recipes.model(model).blocks
-    route_op = controls.param(Config, "route_op", key="change",
-                              help="Draw the lens of the same frozen model after a change of route beside the "
-                                   "intact one: block b deleted, b and b+1 swapped, or every block in a random "
-                                   "order (fixed by the seed).")
-    block = controls.param(Config, "block", "slider",
-                           help=f"Block b of delete and swap, numbered from 0. This model has blocks 0 to {n - 1} "
-                                f"(swap needs b+1 too).")
+    route_op = controls.param(Config, "route_op", key="change")
+    block = controls.param(Config, "block", "slider")
     seed = controls.param(Config, "seed", "number", hi=PAGE_SEED_MAX)
 page.toolbar()
 
-cfg = controls.make_config(Config, model=model, route_op=route_op, block=block, seed=seed, task=task)
+view = page.view()  # the descriptor's plan of this setting: every lab call below is one of its calls
 
 
 def metrics_of(r: lens.LensResult, s: dict) -> list[classroom.Metric]:
@@ -66,14 +56,13 @@ def main_figure(r: lens.LensResult, title: str | None, height: int):
 
 
 with page.results():
-    r = jobs.run(f"Training or loading the {recipes.model(model).label} and reading every layer", lens.run, cfg)
+    r = view.run("run")
     if r is None:
         st.stop()
-    pin = page.pinned()
-    pcfg = page.config(described.config_of, pin) if pin else None
-    pr = jobs.run("Training or loading the pinned setting's model", lens.run, pcfg) if pcfg else None
+    pin, pinned = page.pinned(), page.pinned_view()
+    pr = pinned.run("run") if pinned else None
     page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None, main_figure, r, pr, key="lens")
-    page.reproduce(lens.run, cfg, figs.lens_curve)
+    page.reproduce(figs.lens_curve)
     st.caption("Each point reads the hidden state after one slot through the model's own head (the logit lens; "
                "dashed: the tuned lens, one affine map per slot first). The last point is the model itself."
                + (f" Vermillion: the same frozen model with {figs.change_name(r)} (route {r.change.route})."
@@ -161,8 +150,8 @@ if r.change is not None:
 st.markdown("\n".join(f"- {x}" for x in lines))
 
 text.section("Against the paper")
-claims_view.show(r.claims, intro=f"Checked on this model at seed {seed}; each rule states its bar and its noise.",
-                 page=page)
+claims_view.show(lens_claims.profile_claims(r),
+                 intro=f"Checked on this model at seed {seed}; each rule states its bar and its noise.", page=page)
 
 text.section("When it breaks")
 st.markdown("""

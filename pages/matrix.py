@@ -7,7 +7,6 @@ from app import charts, claims_view, classroom, controls, jobs, task_control, te
 from app import figures_matrix as figs
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
-from lab.core import recipes
 from lab.core.task_facts import task_facts
 from lab.experiments.matrix import claims as matrix_claims
 from lab.experiments.matrix import descriptor as described
@@ -26,27 +25,24 @@ with page.controls():
     family = "vit" if model == "vit" else "mlp"
     own = matrix.own_task_of(model)
     task = task_control.task_select(Config, family, own)
-    op = controls.param(described.MatrixPage, "op",
-                        help="The operation whose per-block profile is drawn under the heatmap: one line per recipe.")
+    op = controls.param(described.MatrixPage, "op")
     orders = controls.param(Config, "orders", "slider", hi=60)
     seed = controls.param(Config, "seed", "number", hi=PAGE_SEED_MAX)
 page.toolbar()
 
-cfg = controls.make_config(Config, seed=seed, orders=orders, task=task, model=model)
+view = page.view()  # the descriptor's plan of this setting: every lab call below is one of its calls
+cfg = view.cfg("matrix")
 n_rows = len(cfg.rows())
 what = "ViT" if model == "vit" else "residual MLP"
-pending = jobs.Pending()
 
 
-def rows_of(c: matrix.MatrixConfig, label: str = "") -> dict[str, matrix.RowResult]:
+def rows_of(v: jobs.View) -> dict[str, matrix.RowResult]:
     """The rows computed so far (one job per recipe; a row still training is absent)."""
     out = {}
-    for rc in c.rows():
-        got = pending.get(f"{label}Training and taking apart the {what} trained "
-                          f"{recipes.matrix_label(rc.recipe, rc.model)}",
-                          matrix.row, rc)
+    for key in (k for k in v.calls if k.startswith("row ")):
+        got = v.get(key)
         if got is not None:
-            out[rc.recipe] = got
+            out[v.cfg(key).recipe] = got
     return out
 
 
@@ -75,20 +71,19 @@ def main_figure(rows: dict, title: str | None, height: int):
 
 
 with page.results():
-    rows = rows_of(cfg)
+    rows = rows_of(view)
     complete = len(rows) == n_rows
-    full = pending.get("Joining the rows and judging the claims", matrix.run, cfg) if complete else None
+    full = view.get("matrix") if complete else None  # joined once every row is in
     page.about(full)
-    pin = page.pinned()
-    pcfg = page.config(described.config_of, pin) if pin else None
-    prows = rows_of(pcfg, "Pinned: ") if pcfg else None
+    pin, pinned = page.pinned(), page.pinned_view(beside=view)
+    prows = rows_of(pinned) if pinned else None
     page.show(metrics_of(rows, page.settings()), metrics_of(prows, pin) if prows is not None else None,
               main_figure, rows, prows, key="matrix")
-    page.reproduce(matrix.run, cfg, figs.of_run)
+    page.reproduce(figs.of_run)
     st.caption("Each cell: held-out accuracy after the operation as a share of what the intact model has above "
                "chance, (acc - chance) / (base - chance); 100 % = nothing lost, 0 % = chance. The row label gives "
                "the intact model's accuracy. Hover for the accuracy itself.")
-    pending.show()
+    view.show()
 
 if rows:
     charts.show(figs.profile(rows, op, next(iter(rows.values())).chance), "fig_profile")
@@ -158,7 +153,8 @@ else:
 
 text.section("Against the paper")
 if full is not None:
-    claims_view.show(full.claims, intro=f"Checked on the six rows at seed {seed}; each claim says where it comes "
+    claims_view.show(matrix_claims.result_claims(full),
+                     intro=f"Checked on the six rows at seed {seed}; each claim says where it comes "
                      "from and how this lab departs from it (a 6-block ViT on 8x8 digits, not a language model).",
                      page=page)
 else:

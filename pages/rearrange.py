@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, jobs, task_control, text
+from app import charts, claims_view, classroom, controls, task_control, text
 from app import figures_rearrange as figs
 from app.text import pts_between
 from lab.catalog.descriptor import PAGE_SEED_MAX
@@ -23,36 +23,19 @@ st.caption("Take a trained network and, without retraining anything, skip, swap,
 
 page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
-    model = controls.param(Config, "model",
-                           help="residual: the Delete page's residual MLP (synthetic 20-class task, 7 blocks). "
-                                "vit-sequential / vit-shuffle: the Shuffle page's 6-block ViT on 8x8 digits, trained "
-                                "in order or with LayerShuffle (a random block order at every training step). The "
-                                "models are shared with those pages: if they trained them, nothing trains here.")
+    model = controls.param(Config, "model")
     task = task_control.task_select(Config, recipes.model(model).family, recipes.model(model).task)
-    n = recipes.model(model).blocks
-    op = controls.param(Config, "op",
-                        help="identity: the trained order. skip: leave out block b. swap: swap b and b+1. reverse / "
-                             "random: the middle in reverse or random order (mean of "
-                             f"{rearrange.RANDOM_DRAWS} orders). repeat: block b run in place of every middle block. "
-                             "skip-middle: no middle at all. loop: the middle K times. parallel: every middle block "
-                             "reads the same input and their updates are combined. parallel-loop: that, K times.")
-    block = controls.param(Config, "block", "slider",
-                           help=f"Block b of skip, swap and repeat, numbered from 0. This model has blocks 0 to "
-                                f"{n - 1}; with the ends kept, b must be a middle block (swap: b+1 too).")
+    op = controls.param(Config, "op")
+    block = controls.param(Config, "block", "slider")
     reduce = controls.param(Config, "reduce")
-    loops = controls.param(Config, "loops", "slider",
-                           help="How many times loop and parallel-loop run the middle (K = 1: once; K = 2, the "
-                                "default, is the smallest that repeats it). Other operations ignore it.")
-    span = controls.param(Config, "span", "slider",
-                          help="How many consecutive blocks, from block b, skip, reverse, repeat, parallel and "
-                               "parallel-loop act on (Sun et al.'s span [start, end)). 0: their usual extent (skip: "
-                               "block b alone; the others: the whole middle). Other operations ignore it.")
+    loops = controls.param(Config, "loops", "slider")
+    span = controls.param(Config, "span", "slider")
     ends = controls.param(Config, "ends")
     seed = controls.param(Config, "seed", "number", hi=PAGE_SEED_MAX)
 page.toolbar()
 
-cfg = controls.make_config(Config, model=model, op=op, block=block, reduce=reduce, loops=loops, span=span,
-                           ends=ends, seed=seed, task=task)
+view = page.view()  # the descriptor's plan of this setting: every lab call below is one of its calls
+cfg = view.cfg("run")
 
 
 def what_of(s: dict) -> str:
@@ -89,21 +72,21 @@ def main_figure(r: rearrange.RearrangeResult, title: str | None, height: int):
 
 
 with page.results():
-    r = jobs.run(f"Training or loading the {recipes.model(model).label} and running every rearrangement",
-                 rearrange.run, cfg)
+    r = view.run("run")
     if r is None:
         st.stop()
-    pin = page.pinned()
-    pcfg = page.config(described.config_of, pin) if pin else None
-    pr = jobs.run("Training or loading the pinned setting's model", rearrange.run, pcfg) if pcfg else None
+    pin, pinned = page.pinned(), page.pinned_view()
+    pr = pinned.run("run") if pinned else None
     page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None, main_figure, r, pr, key="route")
-    page.reproduce(rearrange.run, cfg, figs.route)
+    page.reproduce(figs.route)
     st.markdown(f"**Route:** `{r.route}`" + (" (the first of the random orders)" if r.draws > 1 else "")
                 + f" · **middle:** blocks {r.middle}")
 
 what = what_of(page.settings())
-comparison = jobs.run("Training or loading the other models for comparison", rearrange.compare,
-                      rearrange.SeedConfig(seed, task))
+# Every model's profile (the plan's), side by side: the comparison (what `rearrange.compare` returns).
+got = view.run_all([k for k in view.calls if k.startswith("profile ")])
+comparison = ({"seed": seed, "profiles": {view.cfg(k).model: p for k, p in got.items()}}
+              if all(p is not None for p in got.values()) else None)
 profiles = comparison["profiles"] if comparison is not None else None
 if profiles is not None:
     mine = profiles[model]
@@ -204,7 +187,8 @@ text.section("Against the paper")
 if comparison is None:
     claims_view.pending()
 else:
-    claims_view.show(comparison["claims"], f"The papers' claims, checked on every model at seed {seed} (each "
+    claims_view.show(rearrange_claims.compare_claims(comparison),
+                     f"The papers' claims, checked on every model at seed {seed} (each "
                      "rule states the lab's bar and the run's noise):", page=page)
 
 text.section("When it breaks")

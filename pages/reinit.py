@@ -3,10 +3,9 @@
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, jobs, query, task_control, text
+from app import charts, claims_view, classroom, controls, query, task_control, text
 from app import figures_reinit as figs
 from lab import claims as lab_claims
-from lab import experiment
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
 from lab.experiments.reinit import claims as reinit_claims
@@ -29,42 +28,29 @@ st.caption("Put one layer of a trained network back to an earlier state, or draw
 
 page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
-    model = controls.param(reinit.ReinitConfig, "model",
-                           help="plain MLP, residual MLP or ViT: the model whose layer is in focus below. "
-                                 "The heatmaps always show all three.")
+    model = controls.param(reinit.ReinitConfig, "model")
     own_task = reinit.model_spec(model, 0).task
     task = task_control.task_select(reinit.ReinitConfig, "vit" if model == "vit" else "mlp", own_task)
-    seed = controls.param(reinit.ReinitConfig, "seed", "number", hi=PAGE_SEED_MAX,
-                          help="Fixes the models' initial weights and data order, and the fresh draw of a "
-                                "re-randomised layer (seed + 1,000,003): same seed, same numbers.")
-    base = controls.make_config(reinit.ReinitConfig, model=model, seed=seed, task=task)
+    seed = controls.param(reinit.ReinitConfig, "seed", "number", hi=PAGE_SEED_MAX)
+    base = described.map_config(model, seed, task)  # the model in focus: its layers and checkpoints are the options
     layer_opts = reinit.layer_names(base)
-    _keep_valid("layer", layer_opts, layer_opts[0])
-    layer = controls.select("Layer", "layer", layer_opts, layer_opts[0], labels=LAYER_LABELS,
-                            help="stem = the input layer, block i = hidden block i, head = the output layer.")
-    op = controls.param(reinit.FocusConfig, "op",
-                        help="reinit: the layer's own weights from checkpoint t (t = 0 is its initial draw). "
-                              "rerand: a new draw from the same initialisation distribution, biases included.")
+    _keep_valid("layer", layer_opts, described.DEFAULTS["layer"])
+    layer = controls.param(reinit.FocusConfig, "layer", options=layer_opts, labels=LAYER_LABELS)
+    op = controls.param(reinit.FocusConfig, "op")
     epochs = reinit.checkpoint_epochs(base)
-    _keep_valid("checkpoint", epochs, 0)
-    checkpoint = controls.select("Checkpoint t (epoch)", "checkpoint", epochs, 0, disabled=op == "rerand",
-                                 labels={e: f"t = {e}" + (" (initial draw)" if e == 0 else "") for e in epochs},
-                                 help=f"Weights were kept at the start (t = 0) and after epochs {epochs[1:]}; "
-                                      f"t = {epochs[-1]} is the trained model itself.")
-    recovery = controls.param(reinit.FocusConfig, "recovery",
-                              help="After the change, train the whole network again: ce = fine-tune on the labels, "
-                                    "kd = distil, i.e. match the unchanged trained network's outputs.")
-    steps = controls.param(reinit.FocusConfig, "steps", options=(100, 300, 1000),
-                           help="Minibatch steps of recovery training (256 examples each).")
+    _keep_valid("checkpoint", epochs, described.DEFAULTS["checkpoint"])
+    checkpoint = controls.param(reinit.FocusConfig, "checkpoint", options=epochs, disabled=op == "rerand",
+                                labels={e: f"t = {e}" + (" (initial draw)" if e == 0 else "") for e in epochs})
+    recovery = controls.param(reinit.FocusConfig, "recovery")
+    steps = controls.param(reinit.FocusConfig, "steps", options=(100, 300, 1000))
     if any(x not in layer_opts for x in st.session_state.get("group", ())):  # blocks.6 has no ViT twin
         st.session_state["group"] = [x for x in st.session_state["group"] if x in layer_opts]
-    group_meta = experiment.meta(described.ReinitPage, "group")
-    group = controls.multiselect(group_meta["label"], "group", layer_opts, described.DEFAULTS["group"],
-                                 labels=LAYER_LABELS, help=group_meta["help"])
+    group = controls.param(described.ReinitPage, "group", "multiselect", options=layer_opts, labels=LAYER_LABELS)
     sweep = controls.param(described.ReinitPage, "sweep")
 
 page.toolbar()
-map_cfgs = {m: described.map_config(m, seed, task) for m in reinit.MODELS}  # the ViT keeps its own task on a table
+view = page.view()  # the descriptor's plan of this setting: every lab call below is one of its calls
+map_cfgs = {m: view.cfg(f"map {m}") for m in reinit.MODELS}  # the ViT keeps its own task on a table
 map_tasks = {m: c.spec.task for m, c in map_cfgs.items()}
 task_facts = {t: task_control.facts(t) for t in set(map_tasks.values())}
 
@@ -110,8 +96,8 @@ def metrics_of(f: dict, s: dict) -> list[classroom.Metric]:
 
 with page.results():
     results = {}
-    for i, m in enumerate(reinit.MODELS):
-        r = jobs.run(f"Robustness map of the {reinit.MODEL_NAMES[m]} ({i + 1} of 3)", reinit.run, map_cfgs[m])
+    for m in reinit.MODELS:
+        r = view.run(f"map {m}")
         if r is not None:
             results[m] = r
     if model not in results:
@@ -127,11 +113,9 @@ with page.results():
     if note := maps_note():
         st.caption(note)
 
-    fcfg = described.focus_config(page.settings())
-    f = jobs.run(f"Changing {layer} of the {reinit.MODEL_NAMES[model]}", reinit.focus, fcfg)
-    pin = page.pinned()
-    pcfg = page.config(described.focus_config, pin) if pin else None
-    pf = jobs.run("Changing the pinned layer", reinit.focus, pcfg) if pcfg else None
+    f = view.run("focus")
+    pin, pinned = page.pinned(), page.pinned_view()
+    pf = pinned.run("focus") if pinned else None
     if f is not None:
         what = "re-randomised" if op == "rerand" else f"re-initialised to epoch {checkpoint}"
         st.markdown(f"#### In focus: **{layer}** of the {reinit.MODEL_NAMES[model]}, {what}")
@@ -139,14 +123,13 @@ with page.results():
                   lambda res_, title, height: figs.per_class(res_, None if page.present else "Which classes suffer?",
                                                              height, task_control.class_names(res_.config.task)),
                   f, pf, key="per_class")
-        page.reproduce(reinit.focus, fcfg, figs.per_class)
+        page.reproduce(figs.per_class)
         if recovery != "none":
             charts.show(figs.recovery_curve(f), "fig_recovery")
         else:  # empty figures are not drawn
             st.info("Recovery is off: choose fine-tune or distil to see how many steps bring the network back.")
 
-    gcfg = described.group_config(page.settings())
-    g = jobs.run("Changing the group of layers", reinit.group, gcfg) if gcfg else None
+    g = view.run("group") if "group" in view else None  # the plan changes a group when layers are chosen
     st.markdown("#### Layers changed together")
     if g is not None:
         charts.show(figs.group_bars(g), "fig_group")
@@ -154,15 +137,15 @@ with page.results():
                    "keeps when changed alone; the product of those shares (what the group would keep if the damages "
                    f"were independent); and what the group keeps changed together ({pct(g.group_acc)} held-out). "
                    "Together below the product: the layers are fragile together.")
-    elif not gcfg:
+    elif "group" not in view:
         st.info("Choose layers under *Layers changed together* to change them all at once.")
 
-    wcfgs = described.width_configs(page.settings())
+    widths = [k for k in view.calls if k.startswith("width ")]  # the plan's width sweep, when it is on
     w = None
-    if sweep == "on" and not wcfgs:
+    if sweep == "on" and not widths:
         st.info("The width sweep is for the MLPs: choose the plain or residual MLP.")
-    elif wcfgs:
-        wmaps = [jobs.run(f"The {reinit.MODEL_NAMES[model]} at width {c.width}", reinit.run, c) for c in wcfgs]
+    elif widths:
+        wmaps = [view.run(k) for k in widths]
         if all(m is not None for m in wmaps):
             w = reinit.width_sweep(model, seed, task=task)  # every map is in the store (the jobs above): reads only
             st.markdown("#### Width")

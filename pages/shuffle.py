@@ -1,6 +1,4 @@
-"""Shuffle layers: widgets -> ShuffleConfig -> lab.experiments.shuffle -> figures and text."""
-
-from dataclasses import replace
+"""Shuffle layers: widgets -> the descriptor's plan (lab.experiments.shuffle's pieces) -> figures and text."""
 
 import streamlit as st
 
@@ -30,33 +28,28 @@ with page.controls():
     orders = controls.param(shuffle.ShuffleConfig, "orders", options=shuffle.ORDER_CHOICES)
     colour_by = COLOUR_KEYS[controls.param(described.ShufflePage, "colour")]
     removed = controls.param(described.ShufflePage, "removed", "slider")
-    seed = controls.param(shuffle.ShuffleConfig, "seed", "number", hi=PAGE_SEED_MAX,
-                          help="Fixes the initial weights, the data order and the training orders: same seed, "
-                                "same numbers.")
+    seed = controls.param(shuffle.ShuffleConfig, "seed", "number", hi=PAGE_SEED_MAX)
 removed = min(removed, depth - 1)
 
 page.toolbar()
 
-cfg = shuffle.ShuffleConfig(mode=mode, depth=depth, orders=orders, seed=seed, task=task)
-other = "sequential" if mode != "sequential" else "shuffle"
+view = page.view()  # the descriptor's plan of this setting: every lab call below is one of its calls
+cfg = view.cfg("random orders")
+other = view.cfg("their model").mode
 name = shuffle.MODE_LABELS[mode]
-mine, theirs = shuffle.ModelConfig.of(cfg), shuffle.ModelConfig.of(replace(cfg, mode=other))
-pending = jobs.Pending()
 
 
-def pieces(b: shuffle.ModelSummary, rcfg: shuffle.ShuffleConfig, label: str) -> dict:
-    """A model's run as the figures read it (the record `shuffle.run` assembles); a piece still computing is None."""
-    mcfg = shuffle.ModelConfig.of(rcfg)
-    pv = pending.get(f"Slot probe of the {label} model", shuffle.probe_and_view, mcfg)
-    prune = pending.get(f"Pruning curve of the {label} model", shuffle.pruning, mcfg)
-    rnd = pending.get(f"Random orders of the {label} model", shuffle.random_order_stats, rcfg)
+def pieces(v: jobs.View, b: shuffle.ModelSummary, who: str = "") -> dict:
+    """A model's run as the figures read it (the record `shuffle.run` assembles) from the pieces `v` names
+    `{who}probe`, ...; a piece still computing is None."""
+    pv, prune, rnd = v.get(f"{who}probe"), v.get(f"{who}pruning"), v.get(f"{who}random orders")
     out = {**shuffle.model_of(b), "probe": pv and pv.probe, "view": pv and pv.view,
            "pruning": None if prune is None else to_plain(prune),
            "random_orders": None if rnd is None else to_plain(rnd), "all_orders": None}
-    if shuffle.walks_all_orders(rcfg.depth) and rnd is not None:  # read from it: stored
-        table = pending.get(f"All orders of the {label} model", shuffle.orders_table, mcfg)
+    if f"{who}all orders" in v and rnd is not None:  # read from it: stored
+        table = v.get(f"{who}all orders")
         if table is not None:
-            out["all_orders"] = shuffle.all_orders_of(table, rcfg.depth)
+            out["all_orders"] = shuffle.all_orders_of(table, v.cfg(f"{who}random orders").depth)
     return out
 
 
@@ -115,20 +108,17 @@ def main_figure(runs: list, title: str | None, height: int):
 with page.results():
     # Both models train at once (the job pool has a worker per core); the page waits for both, then draws what is
     # ready and fills in the rest (all orders, pruning, probe) as each piece lands, each cached on its own.
-    jobs.prefetch(f"Training the {shuffle.MODE_LABELS[other]} ViT for comparison", shuffle.model_summary, theirs)
-    base = jobs.run(f"Training the {name} ViT", shuffle.model_summary, mine)
-    obase = jobs.run(f"Training the {shuffle.MODE_LABELS[other]} ViT for comparison", shuffle.model_summary, theirs)
+    view.prefetch("their model")
+    base, obase = view.run("model"), view.run("their model")
     if base is None or obase is None:
         st.stop()
-    r = pieces(base, cfg, name)
-    b = pieces(obase, replace(cfg, mode=other), shuffle.MODE_LABELS[other])
+    r, b = pieces(view, base), pieces(view, obase, "their ")
     seq, shuf = (r, b) if mode == "sequential" else (b, r)
     # The claims read the pieces of the modes `shuffle.claim_modes` names: for -position / -predict also plain
     # LayerShuffle's slot probe (the reference its probe is compared with).
     runs = {r["mode"]: r, b["mode"]: b}
-    if "shuffle" not in runs:
-        spv = pending.get("Slot probe of the LayerShuffle model (the reference for this probe)",
-                          shuffle.probe_and_view, replace(mine, mode="shuffle"))
+    if "reference probe" in view:
+        spv = view.get("reference probe")
         runs["shuffle"] = {"mode": "shuffle", "probe": spv and spv.probe}
     both = lambda key: r[key] is not None and b[key] is not None  # noqa: E731
     complete = (both("random_orders") and both("pruning") and both("probe")
@@ -139,24 +129,22 @@ with page.results():
     page.about({"claims": shuffle_claims.claims(runs, mode)} if complete else None)
     polled = page.workshop.active and not complete
     if polled:
-        pending.show()
-    pin = page.pinned()
-    pcfg = page.config(lambda v: shuffle.ShuffleConfig(mode=v["mode"], depth=v["depth"], orders=v["orders"],
-                                                       seed=v["seed"], task=v["task"]), pin) if pin else None
+        view.show()
+    pin, pinned = page.pinned(), page.pinned_view(beside=view)
     pr = None
-    if pcfg is not None:
-        pbase = jobs.run("Training the pinned setting's ViT", shuffle.model_summary, shuffle.ModelConfig.of(pcfg))
-        pr = pieces(pbase, pcfg, "pinned") if pbase is not None else None
+    if pinned is not None:
+        pbase = pinned.run("model")
+        pr = pieces(pinned, pbase) if pbase is not None else None
     page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None, main_figure,
               [r] if pr else [seq, shuf], [pr] if pr else None, key="orders")
-    page.reproduce(shuffle.run, cfg, figs.orders_of_run)
+    page.reproduce(figs.orders_of_run)
     if r["all_orders"]:
         a = r["all_orders"]
         st.markdown(f"**All {a['n']} orders** of the {name} model: mean {pct(a['mean'])}, worst {pct(a['min'])}, "
                     f"best {pct(a['max'])} · reversed order {pct(r['reversed_acc'])} · trained in "
                     f"{r['train_seconds']:.0f} s")
     if not polled:
-        pending.show()
+        view.show()
 
 if both("pruning"):
     charts.show(figs.pruning([seq, shuf], removed), "fig_pruning")
@@ -166,8 +154,8 @@ if both("all_orders"):
                "that slot (read from the table of all orders). Look along a row: does a block's accuracy change "
                "with the slot it runs in, and is that different for the two models?")
 # The embedding: PCA as soon as the probe lands; UMAP when its background job has finished.
-view = r["view"]
-umap_job = jobs.runner().submit(f"UMAP of the {name} features", shuffle.umap_view, mine)
+points = r["view"]  # the PCA view of the probe's points
+umap_job = view.submit("umap")
 umap_ready = umap_job.future.done()
 
 
@@ -185,7 +173,7 @@ def embedding_view() -> None:
         st.caption(f"UMAP of {len(u.umap)} points ({shuffle.VIEW_ORDERS} random orders x {depth} slots x "
                    f"{shuffle.VIEW_INPUTS} held-out digits); embedded in {u.seconds:.1f} s.")
         return
-    charts.show(figs.embedding(view["pca"], view[colour_by], colour_by, "PCA", hover=view), "fig_pca")
+    charts.show(figs.embedding(points["pca"], points[colour_by], colour_by, "PCA", hover=points), "fig_pca")
     if done:
         st.warning("The UMAP view could not be computed; the PCA view stands in for it.")
         jobs.log_failure(umap_job)
@@ -193,7 +181,7 @@ def embedding_view() -> None:
         st.caption(f"PCA view, shown at once; UMAP is running ({umap_job.message}) and replaces it when ready.")
 
 
-if view is not None:
+if points is not None:
     embedding_view()
 
 # The probe of the two models above at once; the other two modes train only on request (a minute or so each).
@@ -201,9 +189,8 @@ probes = {m: res for m in shuffle.MODES for res in runs.values() if res["mode"] 
 if st.toggle("Compare the slot probe across all four training modes", key="all_modes",
              help="Trains the two modes not shown above (if no one has yet) and adds their probe bars."):
     for m in shuffle.MODES:
-        if m not in probes:
-            res = jobs.run(f"Training the {shuffle.MODE_LABELS[m]} ViT for the probe comparison",
-                           shuffle.probe_and_view, replace(mine, mode=m))
+        if m not in probes and f"probe of {m}" in view:  # the plan's optional probes: the modes not above
+            res = view.run(f"probe of {m}")
             if res is not None:
                 probes[m] = {"mode": m, "probe": res.probe, "view": res.view}
     probes = {m: probes[m] for m in shuffle.MODES if m in probes}

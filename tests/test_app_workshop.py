@@ -1,17 +1,24 @@
 """AppTest: workshop mode on the Delete page: results hidden until a prediction and Reveal, predictions recorded
-per class and voter, the lecturer's key (tally, Reset, Close), a student view that never becomes the lecturer's,
-predictions that cannot be counted (said, logged, and the result still shown), bad class codes and hostile links
-(the page without workshop mode, with its Reproduce expander: tests/test_app_delete.py)."""
+per class and voter, classes started by the server (a code nobody chooses, a key that never enters an address, a
+download or a log), the lecturer's key (typed on another device, kept by the browser), the voting window, a student
+view that never becomes the lecturer's, predictions that cannot be counted (said, logged, and the result still
+shown), Home's Join and Start boxes, bad class codes and hostile links (the page without workshop mode, with its
+Reproduce expander: tests/test_app_delete.py)."""
 
 import logging
 import re
+import secrets
 
+import pytest
+from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
-from app.workshop import KEY, VOTER_KEY
+from app import workshop
+from app.worksheet import LOG_KEY
+from app.workshop import COOKIE, KEY, LECTURER_COOKIE, VOTER_KEY
 from lab.classroom import questions, workshop_db
 
-from .apptest_util import assert_clean, open_with_link
+from .apptest_util import MAIN, assert_clean, open_with_link
 
 Q = next(x for x in questions.of("delete") if x.preset == "")  # the default view's question
 
@@ -28,25 +35,49 @@ def _db() -> workshop_db.Workshop:
     return workshop_db.Workshop()
 
 
-def _fresh(code: str) -> str:
-    """Open `code` afresh (closing an earlier term of it); its lecturer key."""
-    db = _db()
-    opened = db.open_class(code, None) if not db.is_open(code) else None
-    if opened is None:  # left open by an earlier run of the suite against the same store: a new term
-        with db.engine.begin() as conn:
-            conn.execute(workshop_db.sa.update(workshop_db.classes).where(workshop_db.classes.c.code == code)
-                         .values(closed=1.0))
-        opened = db.open_class(code, None)
-    return opened.key
+@pytest.fixture(autouse=True)
+def _starts_unbounded(monkeypatch):
+    """Every page of AppTest comes from one (unknown) address: the tests start more classes than a room would."""
+    monkeypatch.setenv("LAYERLAB_CLASSES_PER_HOUR", "100000")
+
+
+def _class(*voting: str) -> tuple[str, str]:
+    """A class started as Start a class starts one, with voting open on `voting`: (its code, its key)."""
+    opened = _db().start_class(client=f"tests-{secrets.token_hex(4)}")
+    for q in voting:
+        _db().set_window(opened.code, q, "open", opened.key)
+    return opened.code, opened.key
+
+
+def _start_on_page(link: dict[str, str] | None = None) -> tuple[AppTest, str, str]:
+    """A lecturer presses Start a class on the presentation view of the Delete page: the page, the code and the key
+    (read from the copy box, the only place it is shown)."""
+    at = _open({"present": "1", **(link or {})})
+    at.button(key="layerlab_start_class").click().run()
+    assert_clean(at)
+    code = at.query_params["class"]
+    code = code[0] if isinstance(code, list) else code
+    keys = [c.value for c in at.code if _db().is_lecturer(code, c.value)]
+    assert len(keys) == 1, [c.value[:40] for c in at.code]
+    return at, code, keys[0]
+
+
+def _cookies(monkeypatch, jar: dict[str, str]) -> None:
+    """The cookies this browser sends (AppTest has none of its own)."""
+    monkeypatch.setattr(workshop, "_cookie", lambda name: jar.get(name))
 
 
 def _buttons(at: AppTest) -> set[str]:
     return {b.key for b in at.button if b.key}
 
 
+def _keys(widgets) -> set[str]:
+    return {w.key for w in widgets if w.key}
+
+
 def test_results_stay_hidden_until_a_prediction_and_reveal_and_the_vote_is_counted():
-    key = _fresh("APPTEST-1")
-    at = _open({"workshop": "1", "class": "apptest-1"})
+    code, key = _class(Q.key)
+    at = _open({"workshop": "1", "class": code.lower()})
     assert not at.metric, [m.label for m in at.metric]  # no result before the prediction
     assert Q.prompt.split(":")[0][:30] in _text(at)
     assert at.button(key=f"ws_reveal_{Q.key}").disabled
@@ -55,8 +86,8 @@ def test_results_stay_hidden_until_a_prediction_and_reveal_and_the_vote_is_count
     at.button(key=f"ws_reveal_{Q.key}").click().run()
     assert_clean(at)
     assert "Original (held-out)" in [m.label for m in at.metric]
-    assert _db().tally("APPTEST-1", Q.key, len(Q.options), key).total == 1
-    assert _db().mine("APPTEST-1", Q.key, at.session_state[VOTER_KEY]) == 0
+    assert _db().tally(code, Q.key, len(Q.options), key).total == 1
+    assert _db().mine(code, Q.key, at.session_state[VOTER_KEY]) == 0
     assert not at.warning, [w.value for w in at.warning]
 
 
@@ -97,92 +128,212 @@ def test_a_malformed_class_code_is_reported_and_dropped():
     assert "class" not in at.query_params
 
 
-def test_the_lecturer_opens_a_class_gets_a_key_once_and_tallies_reveals_resets_and_closes(caplog):
-    code = "LECT-2"
-    if _db().is_open(code):
-        _fresh(code)  # a new term, whose key this test does not know: then opening below must be refused
-        at = _open({"present": "1", "class": code})
-        assert KEY not in at.query_params and f"ws_room_reset_{Q.key}" not in _buttons(at)
-        with _db().engine.begin() as conn:
-            conn.execute(workshop_db.sa.update(workshop_db.classes).where(workshop_db.classes.c.code == code)
-                         .values(closed=1.0))
-    at = _open({"present": "1", "class": code})
-    key = at.query_params[KEY][0] if isinstance(at.query_params[KEY], list) else at.query_params[KEY]
-    assert _db().is_lecturer(code, key)  # the presentation view opened the class; its link now has the key
-    assert any("lecturer link" in s.value for s in at.success)
-    assert f"Class {code}: 0 predictions" in _text(at)
+def test_the_lecturer_starts_a_class_whose_key_never_enters_the_address_and_runs_the_voting_window():
+    at, code, key = _start_on_page()
+    assert re.fullmatch(f"[{workshop_db.ALPHABET}]{{{workshop_db.CODE_LENGTH}}}", code)  # handed out, not chosen
+    assert KEY not in at.query_params and at.query_params["present"] in ("1", ["1"])
+    assert any(f"{LECTURER_COOKIE}{code}={key}" in h.proto.body for h in at.html)  # this browser keeps it
+    assert f"Class {code}: 0 predictions" in _text(at) and "Voting is not open yet" in _text(at)
+    assert any(m.value == code for m in at.markdown)  # the code in large type (app/classroom.py's style)
+    at.button(key=f"ws_room_open_{Q.key}").click().run()
+    assert _db().window(code, Q.key) == "open" and "Voting is open" in _text(at)
     _db().vote(code, Q.key, Q.texts, "voter-xxxxxxxx", Q.texts[1])
     at.run()
-    assert f"Class {code}: 1 prediction" in _text(at)
-    assert not at.metric
+    assert f"Class {code}: 1 prediction" in _text(at)  # the live count...
+    assert not at.get("plotly_chart") and not at.metric  # ...without the bars while the room still votes
+    at.button(key=f"ws_room_stop_{Q.key}").click().run()
+    assert _db().window(code, Q.key) == "closed" and at.get("plotly_chart")
     at.button(key=f"ws_room_reveal_{Q.key}").click().run()
     assert_clean(at)
+    assert _db().window(code, Q.key) == "revealed"
     assert "Original (held-out)" in [m.label for m in at.metric]
+    assert f"ws_room_open_{Q.key}" not in _buttons(at)  # revealed is over: only Reset asks the question again
     at.button(key=f"ws_room_reset_{Q.key}").click().run()
     assert_clean(at)
-    assert _db().tally(code, Q.key, len(Q.options), key).total == 0
+    assert _db().tally(code, Q.key, len(Q.options), key).total == 0 and _db().window(code, Q.key) == "waiting"
     assert not at.metric  # hidden again for the next round
     at.button(key="ws_room_close").click().run()
     assert not _db().is_open(code)
     assert any("is closed" in i.value for i in at.info)
     assert "class" not in at.query_params and KEY not in at.query_params
+    assert any(f"{LECTURER_COOKIE}{code}=;" in h.proto.body and "max-age=0" in h.proto.body for h in at.html)
+
+
+def test_present_with_a_code_nobody_started_opens_nothing():
+    """The squatting of issue 45: `present=1&class=ANY` opened ANY for whoever came first."""
+    for code in ("SQUAT-1", "ABCDEF"):
+        at = _open({"present": "1", "class": code})
+        assert not _db().is_open(code)
+        assert f"ws_room_reset_{Q.key}" not in _buttons(at) and "ws_room_close" not in _buttons(at)
+        assert KEY not in at.query_params and not at.code
+        assert any(f"No class {code} is open" in w.value for w in at.warning), [w.value for w in at.warning]
+        assert at.radio(key=f"ws_pick_{Q.key}") is not None  # the student view
 
 
 def test_without_the_key_present_and_student_links_get_the_student_view_and_no_tally_or_reset():
-    key = _fresh("LECT-3")
-    _db().vote("LECT-3", Q.key, Q.texts, "voter-yyyyyyyy", Q.texts[0])
-    for link in ({"present": "1", "class": "LECT-3"},  # anyone who guesses the code
-                 {"present": "1", "class": "LECT-3", "key": "wrong-key-0000000000"},
-                 {"student": "1", "present": "1", "class": "LECT-3", "key": key},  # student=1 never grants it
-                 {"student": "1", "workshop": "1", "class": "LECT-3"}):  # the Student link itself
+    code, key = _class(Q.key)
+    _db().vote(code, Q.key, Q.texts, "voter-yyyyyyyy", Q.texts[0])
+    for link in ({"present": "1", "class": code},  # the projected address, photographed
+                 {"present": "1", "class": code, "key": "wrong-key-0000000000"},
+                 {"present": "1", "class": code, "key": key},  # even the right key: never read from a link
+                 {"student": "1", "present": "1", "class": code, "key": key},  # student=1 never grants it
+                 {"student": "1", "workshop": "1", "class": code}):  # the Student link itself
         at = _open(link)
         buttons = _buttons(at)
         assert f"ws_room_reset_{Q.key}" not in buttons and "ws_room_close" not in buttons, link
-        assert f"ws_room_reveal_{Q.key}" not in buttons, link
-        assert "Class LECT-3: 1 prediction" not in _text(at), link
+        assert f"ws_room_reveal_{Q.key}" not in buttons and f"ws_room_stop_{Q.key}" not in buttons, link
+        assert f"Class {code}: 1 prediction" not in _text(at), link
         assert at.radio(key=f"ws_pick_{Q.key}") is not None, link  # the student's prediction radio
         assert not at.metric, link
-    assert _db().tally("LECT-3", Q.key, len(Q.options), key).total == 1  # still open, nothing reset
-    assert _db().is_lecturer("LECT-3", key)  # the old key still works: nobody took the class over
+        assert KEY not in at.query_params, link  # a key in a link leaves the address at once
+        if "key" in link:
+            assert any("lecturer key in a link is never used" in w.value for w in at.warning), link
+        assert ("ws_key_entry" in _keys(at.text_input)) == ("student" not in link), link
+    assert _db().tally(code, Q.key, len(Q.options), key).total == 1  # still open, nothing reset
+    assert _db().is_lecturer(code, key)  # nobody took the class over
 
 
-def test_the_student_link_carries_no_present_and_no_key():
-    from app.classroom import student_link
+def test_a_lecturer_on_another_device_types_the_key_and_that_browser_keeps_it(monkeypatch, caplog):
+    caplog.set_level(logging.DEBUG)
+    code, key = _class()
+    jar: dict[str, str] = {}
+    _cookies(monkeypatch, jar)
+    at = _open({"present": "1", "class": code})
+    box = at.text_input(key="ws_key_entry")
+    assert box.proto.type == box.proto.PASSWORD  # drawn as dots: not readable on a projector
+    box.set_value("not-the-key-0000000000")
+    next(b for b in at.button if b.label == "Present this class").click().run()
+    assert any("is not the key of class" in w.value for w in at.warning)
+    assert "not-the-key" not in " ".join(w.value for w in at.warning)  # never echoed
+    assert "ws_room_close" not in _buttons(at)
+    at.text_input(key="ws_key_entry").set_value(key)
+    next(b for b in at.button if b.label == "Present this class").click().run()
+    assert_clean(at)
+    assert "ws_room_close" in _buttons(at) and KEY not in at.query_params
+    assert any(s.value.startswith("This browser now presents class") for s in at.success)
+    cookie = next(h.proto.body for h in at.html if f"{LECTURER_COOKIE}{code}=" in h.proto.body)
+    assert f"{LECTURER_COOKIE}{code}={key};" in cookie and "SameSite=Strict" in cookie
+    jar[f"{LECTURER_COOKIE}{code}"] = key  # a new tab (or a reload) of the same browser sends it
+    again = _open({"present": "1", "class": code})
+    assert "ws_room_close" in _buttons(again) and "ws_key_entry" not in _keys(again.text_input)
+    jar[f"{LECTURER_COOKIE}{code}"] = "forged-forged-forged-0000"  # a cookie with another key is worth nothing
+    assert "ws_room_close" not in _buttons(_open({"present": "1", "class": code}))
+    assert key not in caplog.text and "not-the-key" not in caplog.text
 
-    at = _open({"present": "1", "class": "LECT-4"})
-    del at  # the class is open now; the link is computed from a page's own query parameters below
-    import streamlit as st  # noqa: F401 - student_link reads st.query_params: exercised through a fake
 
-    class Params(dict):
-        def get_all(self, k):
-            return self[k]
+def test_the_key_is_in_no_download_no_worksheet_and_no_log(monkeypatch, caplog):
+    """Issue 45: the key was saved into the worksheet's links and the notebook ("The page: <link>")."""
+    caplog.set_level(logging.DEBUG)
+    made = []
+    real = MediaFileManager.add_deferred
 
-    import app.classroom as classroom
+    def keep(self, data_callable, *args, **kwargs):
+        made.append(data_callable)
+        return real(self, data_callable, *args, **kwargs)
 
-    real = classroom.st.query_params
-    try:
-        classroom.st.query_params = Params(present=["1"], key=["secret-secret"], k=["2"], **{"class": ["LECT-4"]})
-        link = student_link()
-    finally:
-        classroom.st.query_params = real
-    assert "present" not in link and "secret" not in link and "key=" not in link
-    assert "student=1" in link and "workshop=1" in link and "class=LECT-4" in link and "k=2" in link
+    monkeypatch.setattr(MediaFileManager, "add_deferred", keep)
+    at, code, key = _start_on_page()
+    at.button(key=f"ws_room_open_{Q.key}").click().run()
+    at.button(key=f"ws_room_reveal_{Q.key}").click().run()
+    at.button(key=f"ws_key_kept_{code}").click().run()  # the copy box is put away
+    assert_clean(at)
+    assert not [c for c in at.code if key in c.value]
+    student = _open({"workshop": "1", "class": code, "present": "1"})  # a lecturer's link, without the key
+    student.radio(key=f"ws_pick_{Q.key}").set_value(0).run()
+    student.button(key=f"ws_reveal_{Q.key}").click().run()
+    at.button(key=f"ws_room_reset_{Q.key}").click().run()
+    at.button(key=f"ws_room_reveal_{Q.key}").click().run()
+    assert "Original (held-out)" in [m.label for m in at.metric]
+    downloads = [c() for c in made]
+    assert len(downloads) >= 2  # the notebook and the worksheet, at least
+    texts = [d.decode() if isinstance(d, bytes) else str(d) for d in downloads]
+    assert any("Layer Lab worksheet" in t for t in texts) and any("nbformat" in t for t in texts)
+    shown = [c.value for c in at.code]  # the command line and the Python snippet
+    assert any("python -m lab" in c for c in shown)
+    everything = texts + shown + [repr(at.session_state[LOG_KEY]), caplog.text, repr(dict(at.query_params))]
+    for text in everything:
+        assert key not in text
+    assert f"class {code} started" in caplog.text  # the log names the class, never its key
+    assert not [e.value for e in at.exception] and not [e.value for e in at.error]
+
+
+def test_votes_count_only_while_the_lecturer_has_voting_open_and_a_reload_changes_nothing(monkeypatch):
+    code, key = _class()
+    jar: dict[str, str] = {}
+    _cookies(monkeypatch, jar)
+    at = _open({"workshop": "1", "student": "1", "class": code})
+    assert any("has not opened yet" in i.value for i in at.info)
+    at.radio(key=f"ws_pick_{Q.key}").set_value(0).run()
+    at.button(key=f"ws_reveal_{Q.key}").click().run()
+    assert not at.metric  # no answer before the student could vote: it waits for the window
+    assert any("Not yet" in w.value and "has not opened yet" in w.value for w in at.warning)
+    _db().set_window(code, Q.key, "open", key)
+    at.button(key=f"ws_reveal_{Q.key}").click().run()
+    assert_clean(at)
+    assert "Original (held-out)" in [m.label for m in at.metric]
+    assert _db().tally(code, Q.key, len(Q.options), key).counts[0] == 1
+    jar[COOKIE] = _db().sign_voter(at.session_state[VOTER_KEY])  # the same browser, reloaded
+    again = _open({"workshop": "1", "student": "1", "class": code})
+    assert_clean(again)
+    assert "Original (held-out)" in [m.label for m in again.metric]  # its counted vote is final: no radio
+    assert f"ws_pick_{Q.key}" not in _keys(again.radio) and f"ws_reveal_{Q.key}" not in _buttons(again)
+    assert any("counted earlier, and it stands" in c.value for c in again.caption)
+    _db().set_window(code, Q.key, "revealed", key)
+    jar.clear()
+    late = _open({"workshop": "1", "student": "1", "class": code})  # another student, after Reveal
+    assert any("revealed the answer" in w.value for w in late.warning)
+    late.radio(key=f"ws_pick_{Q.key}").set_value(2).run()
+    late.button(key=f"ws_reveal_{Q.key}").click().run()
+    assert "Original (held-out)" in [m.label for m in late.metric]  # the result, and why it did not count
+    assert any("not counted" in w.value and "revealed the answer" in w.value for w in late.warning)
+    assert _db().tally(code, Q.key, len(Q.options), key).counts == (1, 0, 0)
 
 
 def test_a_reset_the_database_refuses_is_said_on_the_page():
-    at = _open({"present": "1", "class": "LECT-5"})
-    if KEY not in at.query_params:  # open from an earlier run of the suite: start a term this test holds
-        _fresh("LECT-5")
-        with _db().engine.begin() as conn:
-            conn.execute(workshop_db.sa.update(workshop_db.classes).where(workshop_db.classes.c.code == "LECT-5")
-                         .values(closed=1.0))
-        at = _open({"present": "1", "class": "LECT-5"})
-    with _db().engine.begin() as conn:  # the term ends under the lecturer's open page (expired, or closed elsewhere)
-        conn.execute(workshop_db.sa.update(workshop_db.classes).where(workshop_db.classes.c.code == "LECT-5")
+    at, code, key = _start_on_page()
+    with _db().engine.begin() as conn:  # the class ends under the lecturer's open page (expired, or closed elsewhere)
+        conn.execute(workshop_db.sa.update(workshop_db.classes).where(workshop_db.classes.c.code == code)
                      .values(closed=1.0))
     at.button(key=f"ws_room_reset_{Q.key}").click().run()
     assert not at.exception
     assert any("Reset was refused" in w.value for w in at.warning), [w.value for w in at.warning]
+
+
+def _home() -> AppTest:
+    at = AppTest.from_file(MAIN, default_timeout=600)
+    at.run()
+    assert_clean(at)
+    return at
+
+
+def test_home_joins_a_class_by_its_code_and_starts_one():
+    at = _home()
+    at.text_input(key="ws_join_code").set_value("NOPE42")
+    next(b for b in at.button if b.label == "Join").click().run()
+    assert any("No class NOPE42 is open" in w.value for w in at.warning)
+    lecturer, code, _ = _start_on_page({"k": "1"})  # presenting puts the view up for Join
+    assert _db().view(code)[0] == "delete"
+    at.text_input(key="ws_join_code").set_value(f" {code.lower()} ")  # typed on a phone
+    next(b for b in at.button if b.label == "Join").click().run()
+    assert_clean(at)
+    assert at.query_params["class"] in (code, [code]) and at.query_params["student"] in ("1", ["1"])
+    assert at.query_params["k"] in ("1", ["1"]) and KEY not in at.query_params  # the lecturer's setting
+    assert at.query_params["workshop"] in ("1", ["1"]) and "ws_room_close" not in _buttons(at)
+    home = _home()
+    home.button(key="ws_start_home").click().run()
+    assert_clean(home)
+    started = [m.value for m in home.markdown if m.value.startswith("Class code:")]
+    assert len(started) == 1 and len(home.code) == 1
+    new = started[0].split("**")[1]
+    assert _db().is_lecturer(new, home.code[0].value) and not home.query_params
+
+
+def test_starting_classes_is_bounded_per_address_on_the_page(monkeypatch):
+    monkeypatch.setenv("LAYERLAB_CLASSES_PER_HOUR", "1")
+    home = _home()
+    for _ in range(2):  # AppTest's sessions share one (unknown) address, which started classes above
+        home.button(key="ws_start_home").click().run()
+    assert any("No class was started" in w.value and "started 1 classes" in w.value for w in home.warning)
 
 
 def _outside_code_spans(text: str) -> str:

@@ -1,8 +1,9 @@
 """The catalog (lab/catalog): one descriptor per experiment, and everything generated from them.
 
-Checks that a descriptor is consistent (presets complete, controls declared as params, needs computable) and that
-navigation, Home, warming, the CLI and packs are generated from the same list, so adding an experiment means its
-science, its descriptor, its page and its tests only."""
+Each descriptor's own consistency (presets, controls, plan, CLI flags, layers) is checked per experiment by
+tests/conformance.py (`check_experiment`); here: that navigation, Home, warming, the CLI and packs are generated
+from the same list, and the one `Control` class, so adding an experiment means its science, its descriptor, its
+page and its tests only."""
 
 from __future__ import annotations
 
@@ -13,10 +14,9 @@ from pathlib import Path
 import pytest
 
 from lab.catalog import descriptors, get
-from lab.catalog.descriptor import Descriptor, controls
+from lab.catalog.descriptor import Control, controls
 from lab.classroom import pack, warm
 from lab.cli import build_parser
-from lab.experiment import KINDS, meta
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = list(descriptors())
@@ -26,36 +26,6 @@ def test_every_page_file_has_a_descriptor_and_every_descriptor_a_page():
     pages = {p.stem for p in (ROOT / "pages").glob("*.py")} - {"home"}
     assert set(NAMES) == pages
     assert len(NAMES) == 8 and NAMES[0] == "delete" and NAMES[-1] == "lens"  # the navigation's order
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_a_descriptor_is_consistent(name):
-    d: Descriptor = get(name)
-    d.check()  # presets set exactly the controls, demo names controls, every setting makes a config and its needs
-    assert 3 <= len(d.presets) <= 8 and len({p.key for p in d.presets}) == len(d.presets)
-    for p in d.presets:
-        assert p.settings != d.defaults, f"{p.key} does nothing from the default view"
-        needs = d.needs(p.settings)
-        assert needs and all(n.fn.kind in KINDS for n in needs), p.key  # stored results `lab warm` can compute
-    for c in d.controls:
-        assert meta(c.owner, c.field)["help"], c.name  # every control explains itself
-        # A control's default is its declaring class's default: Reset and the CLI agree.
-        assert d.defaults[c.name] == next(f.default for f in dataclasses.fields(c.owner) if f.name == c.field)
-    # The config of the default setting is the config's own defaults where the page has a control for the field.
-    cfg = d.config_of(d.defaults)
-    for c in d.controls:
-        if c.owner is type(cfg):
-            assert getattr(cfg, c.field) == d.defaults[c.name]
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_a_preset_changes_the_config_it_says_it_changes(name):
-    d = get(name)
-    for p in d.presets:
-        cfg = d.config_of(p.settings)
-        for c in d.controls:
-            if c.owner is type(cfg):
-                assert getattr(cfg, c.field) == p.settings[c.name], (p.key, c.name)
 
 
 def test_a_control_must_be_a_declared_param():
@@ -87,17 +57,30 @@ def test_warming_packs_and_navigation_use_the_same_list():
     assert warm.pages() == NAMES
     kinds = pack.known_kinds()
     assert "iot-fixed" in kinds and "model" in kinds  # tensor kinds: the zoo's and the descriptors'
-    for d in descriptors().values():
-        assert all(n.fn.kind in kinds for n in d.needs(d.defaults)), d.name  # a pack can carry what a page needs
     shell = ast.parse((ROOT / "app" / "shell.py").read_text())
     named = [n.value for n in ast.walk(shell) if isinstance(n, ast.Constant) and n.value in NAMES]
     assert named == []  # the shell names no experiment: it reads the catalog
 
 
-def test_experiments_never_import_the_catalog_so_a_label_edit_keeps_every_stored_result():
-    from lab.runtime.codeversion import dependencies
+def test_a_page_narrows_a_control_only_within_its_declaration():
+    """One class of a control (lab/catalog/descriptor.py): the descriptor's and the page's widget's. A widget's menu
+    or bounds may only narrow the declared ones, and keep the default."""
+    from lab.experiments.delete.experiment import DeleteConfig
 
-    for d in descriptors().values():
-        deps = dependencies(d.config.__module__)
-        assert not any(m.startswith("lab.catalog") for m in deps), (d.name, sorted(deps))
-        assert not any(m.startswith("lab.classroom") for m in deps), d.name
+    k = Control("k", DeleteConfig, "k")
+    assert (k.label, k.default, k.bounds) == ("Blocks deleted", 2, (0, 7)) and k.help.startswith("How many")
+    assert k.narrowed(hi=5).bounds == (0, 5)
+    assert k.narrowed(options=(1, 2, 4)).choices == (1, 2, 4)
+    with pytest.raises(ValueError, match="outside"):
+        k.narrowed(hi=99)
+    with pytest.raises(ValueError, match="outside"):
+        k.narrowed(options=(2, 30))
+    with pytest.raises(ValueError, match="leave out its default"):
+        k.narrowed(options=(1, 3))
+    arch = Control("arch", DeleteConfig, "arch")
+    assert arch.choices == ("plain", "residual")
+    with pytest.raises(ValueError, match="outside"):
+        arch.narrowed(options=("plain", "tree"))
+    shown = arch.narrowed(labels={"plain": "the plain MLP"})
+    assert shown.show("plain") == "the plain MLP" and shown.show("residual") == arch.show("residual")
+    assert shown.show(("plain", "residual")) == "the plain MLP, " + arch.show("residual")

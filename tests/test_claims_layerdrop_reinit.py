@@ -8,7 +8,6 @@ with outcome vectors of exactly the accuracy asked for, on inputs drawn by a see
 
 from __future__ import annotations
 
-import dataclasses
 import zlib
 from types import SimpleNamespace as NS
 
@@ -68,7 +67,7 @@ def fake_map(model="plain", t0=None, rr=None, late=None, dist=None, n=N, base=BA
         distance={"rel2": dist, "inf": dist}, damage=damage,
         rank_corr={"rel2": reinit._rank_corr(dist, damage), "inf": None}, n_test=n, verdict_t0=[], verdict_rerand=[],
         redraw_seed=0, heatmap_seconds=0.0)
-    return dataclasses.replace(r, claims=RC.model_claims(r))
+    return r  # its claims are computed when read (RC.model_claims, lab.claims.of)
 
 
 CRIT = CHANCE + RC.CRITICAL_KEEP * (BASE - CHANCE)  # 0.475: below it a layer is critical
@@ -77,62 +76,62 @@ CRIT = CHANCE + RC.CRITICAL_KEEP * (BASE - CHANCE)  # 0.475: below it a layer is
 @pytest.mark.parametrize("stem,want", [(0.06, True), (0.88, False), (CRIT + 0.002, None)])
 def test_plain_first_layer_critical(stem, want):
     r = fake_map(t0=[stem] + [BASE] * 8)
-    assert verdict(r.claims, "reinit.plain-first-layer-critical") is want
+    assert verdict(C.of(r), "reinit.plain-first-layer-critical") is want
 
 
 @pytest.mark.parametrize("t0,late,want", [(0.2, 0.8, True), (0.8, 0.2, False), (0.5, 0.505, None)])
 def test_plain_first_layer_damage_falls_with_t(t0, late, want):
     r = fake_map(t0=[t0] + [BASE] * 8, late=[late] + [BASE] * 8)
-    assert verdict(r.claims, "reinit.plain-first-layer-damage-falls") is want
+    assert verdict(C.of(r), "reinit.plain-first-layer-damage-falls") is want
 
 
 def test_damage_falls_cannot_tell_without_a_middle_checkpoint():
     r = fake_map(t0=[0.1] + [BASE] * 8, epochs=[0, 1])  # quick mode: trained one epoch
-    assert verdict(r.claims, "reinit.plain-first-layer-damage-falls") is None
+    assert verdict(C.of(r), "reinit.plain-first-layer-damage-falls") is None
 
 
 @pytest.mark.parametrize("stem,weakest,want", [(0.2, 0.85, True), (0.85, 0.2, False), (0.5, 0.505, None)])
 def test_plain_later_layers_more_robust(stem, weakest, want):
     r = fake_map(t0=[stem, BASE, BASE, weakest] + [BASE] * 5)
-    assert verdict(r.claims, "reinit.plain-later-layers-more-robust") is want
+    assert verdict(C.of(r), "reinit.plain-later-layers-more-robust") is want
 
 
 @pytest.mark.parametrize("odd,want", [(0.05, True), (0.85, False), (CRIT - 0.005, None)])
 def test_plain_rerand_fatal(odd, want):
     r = fake_map(rr=[0.05] * 4 + [odd] + [0.05] * 4)
-    assert verdict(r.claims, "reinit.plain-rerand-fatal") is want
+    assert verdict(C.of(r), "reinit.plain-rerand-fatal") is want
 
 
 @pytest.mark.parametrize("model", ["plain", "residual", "vit"])
 def test_rerand_hurts_at_least_as_much_with_a_margin(model):
     key = f"reinit.{model}-rerand-hurts-more"
-    assert verdict(fake_map(model, rr=[0.3] * 9).claims, key) is True
-    assert verdict(fake_map(model, t0=[0.3] * 9, rr=[0.6] * 9).claims, key) is False
+    assert verdict(C.of(fake_map(model, rr=[0.3] * 9)), key) is True
+    assert verdict(C.of(fake_map(model, t0=[0.3] * 9, rr=[0.6] * 9)), key) is False
     # re-randomising 1 pt better than re-initialising, on average: exactly the margin, inside the noise
-    assert verdict(fake_map(model, t0=[0.5] * 9, rr=[0.51] * 9).claims, key) is None
+    assert verdict(C.of(fake_map(model, t0=[0.5] * 9, rr=[0.51] * 9)), key) is None
     # untouched by both changes: non-inferior (the point of a margin: equality is not "cannot tell")
-    assert verdict(fake_map(model).claims, key) is True
+    assert verdict(C.of(fake_map(model)), key) is True
 
 
 def test_moved_least_is_robust_three_ways():
     key = "reinit.plain-moved-least-robust"
     t0 = [0.9 - 0.08 * i for i in range(9)]  # damage grows layer by layer
-    assert verdict(fake_map(t0=t0, dist=[0.1 * (i + 1) for i in range(9)]).claims, key) is True
-    assert verdict(fake_map(t0=t0, dist=[1.0 - 0.1 * i for i in range(9)]).claims, key) is False
-    assert verdict(fake_map(t0=t0, dist=[0.3, 0.1, 0.5, 0.2, 0.9, 0.4, 0.6, 0.8, 0.7]).claims, key) is None
+    assert verdict(C.of(fake_map(t0=t0, dist=[0.1 * (i + 1) for i in range(9)])), key) is True
+    assert verdict(C.of(fake_map(t0=t0, dist=[1.0 - 0.1 * i for i in range(9)])), key) is False
+    assert verdict(C.of(fake_map(t0=t0, dist=[0.3, 0.1, 0.5, 0.2, 0.9, 0.4, 0.6, 0.8, 0.7])), key) is None
     # a perfect ranking of damages that are all inside the noise is no evidence
     tiny = [BASE - 0.001 * i for i in range(9)]
-    assert verdict(fake_map(t0=tiny, dist=[0.1 * (i + 1) for i in range(9)]).claims, key) is None
+    assert verdict(C.of(fake_map(t0=tiny, dist=[0.1 * (i + 1) for i in range(9)])), key) is None
 
 
 @pytest.mark.parametrize("res,plain,want", [(0.85, 0.2, True), (0.2, 0.85, False), (0.5, 0.502, None)])
 def test_residual_more_robust(res, plain, want):
     p = fake_map("plain", t0=[BASE] + [plain] * 7 + [BASE], rr=[0.05] + [plain] * 7 + [0.05])
     q = fake_map("residual", t0=[BASE] + [res] * 7 + [BASE], rr=[0.05] + [res] * 7 + [0.05])
-    cs = reinit.claims({"plain": p, "residual": q})
+    cs = RC.maps_claims({"plain": p, "residual": q})
     assert verdict(cs, "reinit.residual-more-robust") is want
     assert [c["key"] for c in cs][-1] == "reinit.residual-more-robust"
-    assert "reinit.residual-more-robust" not in [c["key"] for c in reinit.claims({"plain": p})]
+    assert "reinit.residual-more-robust" not in [c["key"] for c in RC.maps_claims({"plain": p})]
 
 
 def fake_focus(cut, n=N, op="reinit", task=None):
@@ -159,10 +158,10 @@ def test_the_number_of_inputs_decides_the_noise():
 
 def test_layer_labels_are_noise_aware():
     b = vec(BASE, "label-base")
-    assert RC.verdict(b, b, CHANCE) == "robust"  # unchanged
-    assert RC.verdict(vec(0.1, "l1"), b, CHANCE) == "critical"
-    assert RC.verdict(vec(0.65, "l2"), b, CHANCE) == "sensitive"
-    assert RC.verdict(vec(CRIT + 0.005, "l3"), b, CHANCE) == "unclear"
+    assert reinit.verdict(b, b, CHANCE) == "robust"  # unchanged
+    assert reinit.verdict(vec(0.1, "l1"), b, CHANCE) == "critical"
+    assert reinit.verdict(vec(0.65, "l2"), b, CHANCE) == "sensitive"
+    assert reinit.verdict(vec(CRIT + 0.005, "l3"), b, CHANCE) == "unclear"
 
 
 def fake_group(group_acc, singles, n=N, task=None):
@@ -325,7 +324,7 @@ def test_pairing_shrinks_the_error_of_correlated_models():
 def test_table_claims_are_pooled_over_seeds():
     def seed(a5):
         by_p = {q.config.p: q for q in grid(p0={"every-other_4": 0.5}, p05={"every-other_4": a5})}
-        return layerdrop.seed_table_claims(by_p, {}, [8, 6, 4, 2])
+        return LC.seed_table_claims(by_p, {}, [8, 6, 4, 2])
 
     cs = C.pool([seed(0.70), seed(0.71)], [0, 1])
     assert verdict(cs, "layerdrop.p05-beats-p0-half-depth") is True

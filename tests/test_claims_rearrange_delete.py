@@ -1,7 +1,6 @@
 """The Rearrange and Delete claims: for every claim synthetic per-input outcomes on which it holds, on which it does
 not and inside the noise; the records are complete; comparisons are paired (an effect the unpaired error would
-hide is decided); seeds are pooled. Calibration of the rule families special to these pages is in
-tests/test_claims_calibration_rearrange_delete.py."""
+hide is decided); seeds are pooled; and the calibration of the rule families special to these pages (at the end)."""
 
 from __future__ import annotations
 
@@ -167,7 +166,8 @@ def test_pairing_decides_what_the_unpaired_error_cannot():
     """A 4-point gap between two correlated rows on the ViT's 397 images: the unpaired error (2 x 3.5 pts) cannot
     tell, the paired one (the discordant images only) decides; the claim's error is the paired one."""
     c = one(RC.model_claims([fake_profile(repeat=0.50, skip_middle=0.54)]), "repeat-worse-than-skip")
-    unpaired = estimates.independent(estimates.of_accuracy(0.54, 397), estimates.of_accuracy(0.50, 397))
+    unpaired = estimates.independent(*(estimates.Estimate(a, estimates.binomial_se(a, 397), "binomial", 397)
+                                       for a in (0.54, 0.50)))
     assert c["holds"] is True and c["measured"]["se_kind"] == "paired"
     assert c["measured"]["se"] < unpaired.se / 2 and 0.04 < 2 * unpaired.se
 
@@ -401,17 +401,16 @@ def test_run_and_sweep_claims_are_wired_and_the_page_shows_each_key_once():
     assert [c["key"] for c in D.run_claims(fake_run("residual", k=0, recovery="ce"))] == [
         "delete.residual-one-deletion-barely-matters"]  # nothing cut: no selection, no recovery to judge
     sw = fake_sweep()
-    sw.claims = D.sweep_claims(sw)
-    keys = [c["key"] for c in sw.claims]
+    keys = [c["key"] for c in D.sweep_claims(sw)]
     assert keys == ["delete.plain-one-deletion-to-chance", "delete.residual-one-deletion-barely-matters",
                     "delete.residual-declines-gradually", "delete.kd-recovers-6-of-7",
                     "delete.kd-erases-architecture-gap"]
-    assert all(c["holds"] is True for c in sw.claims)
-    page = D.page_claims(NS(claims=plain), sw, fake_race())
+    assert all(c["holds"] is True for c in D.sweep_claims(sw))
+    page = D.page_claims(fake_run("plain"), sw, fake_race())
     C.check(page)
     assert len({c["key"] for c in page}) == len(page) == 8 and page[-1]["key"] == "delete.kd-as-fast-as-ce"
-    assert D.page_claims(NS(claims=plain), None) == plain
-    assert D.page_claims(NS(claims=plain), None, fake_race(k=0)) == plain  # nothing cut: no race
+    assert D.page_claims(fake_run("plain"), None) == plain
+    assert D.page_claims(fake_run("plain"), None, fake_race(k=0)) == plain  # nothing cut: no race
     assert [c["key"] for c in D.sweep_claims(fake_sweep(recovery="none"))] == keys[:3]
 
 

@@ -56,9 +56,8 @@ def rearrange_claims(task: Optional[str]) -> Claims:
 def reinit_claims(task: Optional[str]) -> Claims:
     maps = {}
     for m in ("plain", "residual", "vit"):
-        r = dataclasses.replace(LR.fake_map(m), config=reinit.ReinitConfig(model=m, task=task))
-        maps[m] = dataclasses.replace(r, claims=RIC.model_claims(r))
-    return (reinit.claims(maps) + LR.fake_focus(0.9, task=task) + LR.fake_group(0.3, [0.85, 0.85], task=task)
+        maps[m] = dataclasses.replace(LR.fake_map(m), config=reinit.ReinitConfig(model=m, task=task))
+    return (RIC.maps_claims(maps) + LR.fake_focus(0.9, task=task) + LR.fake_group(0.3, [0.85, 0.85], task=task)
             + LR.fake_widths((0.4, 0.5, 0.7, 0.85), task=task))
 
 
@@ -199,9 +198,8 @@ def test_each_claim_names_only_the_setting_of_its_own_model(task):
 
     maps = {}
     for m in ("plain", "residual", "vit"):
-        r = dataclasses.replace(LR.fake_map(m), config=reinit.ReinitConfig(model=m, task=on(m)))
-        maps[m] = dataclasses.replace(r, claims=RIC.model_claims(r))
-    cs = [(c, c["key"].startswith("reinit.vit")) for c in reinit.claims(maps) + LR.fake_focus(0.9, task=task)]
+        maps[m] = dataclasses.replace(LR.fake_map(m), config=reinit.ReinitConfig(model=m, task=on(m)))
+    cs = [(c, c["key"].startswith("reinit.vit")) for c in RIC.maps_claims(maps) + LR.fake_focus(0.9, task=task)]
     profs = {mo: [dataclasses.replace(RD.fake_profile(mo), config=recipes.ModelSeed(mo, 0, on(mo)))]
              for mo in rearrange.MODELS}
     cs += [(c, c["key"].startswith("rearrange.vit")) for c in RC.claims(profs)]

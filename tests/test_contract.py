@@ -1,4 +1,6 @@
-"""The experiment contract: configs declare their controls once; entry points honour the caller's store."""
+"""The experiment contract, beyond what tests/conformance.py checks per experiment (its CLI flags, declared ranges,
+plan, page): entry points honour the caller's store, named streams, param metadata, plumbing left out of code
+versions."""
 
 from __future__ import annotations
 
@@ -7,56 +9,11 @@ import dataclasses
 import pytest
 
 from lab import experiment
-from lab.catalog import descriptors
-from lab.cli import build_parser
 from lab.core import streams
 from lab.experiments.delete import experiment as delete
 from lab.experiments.reinit import experiment as reinit
 from lab.experiments.shuffle import experiment as shuffle
 from lab.runtime.store import Store
-
-# Every experiment's config (its CLI subcommand) and every class a page's controls are declared in.
-CONFIGS = {d.name: d.config for d in descriptors().values()}
-DECLARED = sorted({c.owner for d in descriptors().values() for c in d.controls} | set(CONFIGS.values()),
-                  key=lambda c: c.__name__)
-
-
-def _subparser(name: str):
-    parser = build_parser()
-    sub = next(a for a in parser._actions if a.dest == "command")
-    return sub.choices[name]
-
-
-@pytest.mark.parametrize("name", sorted(CONFIGS))
-def test_cli_flags_are_the_config_fields(name):
-    """Every CLI flag's default and choices are the config field's, so a default is written once."""
-    cls = CONFIGS[name]
-    actions = {a.dest: a for a in _subparser(name)._actions}
-    shown = [f for f in dataclasses.fields(cls) if f.metadata.get("cli", True) and f.metadata]
-    assert shown, "a config without param fields"
-    for f in shown:
-        a = actions[f.name]
-        assert a.default == f.default, f.name
-        if f.metadata.get("choices") is not None:
-            assert tuple(a.choices) == f.metadata["choices"], f.name
-    defaults = {f.name: actions[f.name].default for f in shown}
-    assert cls(**defaults) == cls()  # the CLI's default run is the config's default run
-
-
-def test_every_experiment_is_covered():
-    assert len(CONFIGS) == 8 and len(DECLARED) >= 10  # 8 configs, reinit's focus, 2 pages' own controls
-
-
-@pytest.mark.parametrize("cls", DECLARED, ids=lambda c: c.__name__)
-def test_check_rejects_values_outside_the_declared_choices_and_ranges(cls):
-    for f in dataclasses.fields(cls):
-        m = f.metadata
-        if m.get("choices") is not None:
-            with pytest.raises(ValueError, match="choose one of"):
-                cls(**{f.name: "no-such-choice"})
-        elif m.get("hi") is not None and f.type in ("int", "Optional[int]"):
-            with pytest.raises(ValueError):
-                cls(**{f.name: int(m["hi"]) + 1})
 
 
 def test_an_entry_point_uses_the_callers_store_all_the_way_down(tmp_path):
@@ -68,6 +25,51 @@ def test_an_entry_point_uses_the_callers_store_all_the_way_down(tmp_path):
     kinds = {p.name for p in (tmp_path / "private").iterdir()}
     assert {"reinit", "model"} <= kinds  # the trained model went to the private store too
     assert reinit.run(cfg, store=store) == r  # and the second call is a read
+
+
+def test_a_tensor_entry_is_stored_once_and_read_back(tmp_path):
+    """`@entry(kind, tensors=True)`: the build's (tensors, metadata) kept as safetensors, a second call a read."""
+    import torch
+
+    from lab.runtime import store as store_module
+
+    @dataclasses.dataclass(frozen=True)
+    class TinyConfig:
+        n: int = 3
+
+    built = []
+
+    @experiment.entry("contract-tensors", tensors=True)
+    def tiny(cfg: TinyConfig, progress) -> tuple[dict[str, torch.Tensor], dict]:
+        built.append(cfg)
+        return {"w": torch.arange(float(cfg.n))}, {"n": cfg.n}
+
+    try:
+        store = Store(tmp_path / "s")
+        tens, meta = tiny(TinyConfig(), store=store)
+        again, meta2 = tiny(TinyConfig(), store=store)
+        assert torch.equal(tens["w"], torch.arange(3.0)) and torch.equal(again["w"], tens["w"]) and meta == meta2
+        assert len(built) == 1 and tiny.tensors and list((tmp_path / "s").rglob("contract-tensors-*.safetensors"))
+        with pytest.raises(ValueError, match="tensor entry"):
+            experiment.entry("contract-tensors-typed", result=TinyConfig, tensors=True)
+    finally:
+        store_module.KIND_MODULES.pop("contract-tensors", None)
+
+
+def test_no_experiment_reaches_the_store_but_through_its_entries():
+    """An experiment's stored pieces are its `@entry` points (and the zoo's `trained`): none calls the store itself."""
+    import ast
+    from pathlib import Path
+
+    root = Path(experiment.__file__).parent / "experiments"
+    direct = []
+    for f in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.Call) and (
+                    (isinstance(node.func, ast.Name) and node.func.id == "active_store")
+                    or (isinstance(node.func, ast.Attribute) and node.func.attr in ("tensors", "json", "has"))):
+                direct.append(f"{f.relative_to(root)}:{node.lineno}")
+    assert not direct, f"calls the store directly: {direct}"
 
 
 def test_named_streams_are_distinct_and_reproducible():

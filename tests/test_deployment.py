@@ -15,7 +15,6 @@ import tempfile
 import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from urllib.parse import parse_qs, urljoin, urlparse
 
 import pytest
 
@@ -86,10 +85,6 @@ def _refuses_strangers(port: int, certs: dict[str, Path]) -> None:
         pass
 
 
-def _key(url: str) -> str:
-    return parse_qs(urlparse(url).query)["key"][0]
-
-
 def _vote(page, option: int) -> None:
     settle(page, "Your prediction")
     page.get_by_text(Q.texts[option]).click()
@@ -102,7 +97,6 @@ def test_two_app_servers_one_database_one_scheduler_killed_mid_class(chromium, t
     store = Path(tempfile.mkdtemp(prefix="layerlab-deploy-"))
     certs = make_certs(tmp_path / "certs")
     port = free_port()
-    code = f"DEPLOY-{int(time.time()) % 100000}"
     marks = [("start", time.monotonic())]  # where the test's time goes (the suite's time is watched)
 
     def mark(what: str) -> None:
@@ -120,13 +114,20 @@ def test_two_app_servers_one_database_one_scheduler_killed_mid_class(chromium, t
         url_b = stack.enter_context(lab_server(str(store), env, "app-b.log"))
         mark("app servers")
 
+        # A class started elsewhere (its code and key from the server); the lecturer presents it on server A from a
+        # browser that does not hold the key yet, by typing it in.
+        db = workshop_db.Workshop(db_url)
+        opened = db.start_class()
+        code, key = opened.code, opened.key
         lecturer = chromium.new_context().new_page()
         lecturer.goto(f"{url_a}/delete?present=1&class={code}", timeout=300_000)
+        settle(lecturer, "Lecturer key")
+        lecturer.get_by_label("Lecturer key").fill(key)
+        lecturer.get_by_role("button", name="Present this class").click()
         settle(lecturer, f"Class {code}: 0 predictions")
-        key = _key(lecturer.url)
-        student_link = lecturer.locator("a", has_text="Student link").first.get_attribute("href")
-        student_path = urlparse(urljoin(lecturer.url, student_link))
-        path = student_path.path + "?" + student_path.query
+        lecturer.get_by_role("button", name="Open voting").click()
+        settle(lecturer, "Close voting")
+        path = f"/delete?workshop=1&class={code}"  # the Student link's page and class
         mark("lecturer")
 
         one = chromium.new_context().new_page()  # a student on server A
@@ -139,7 +140,6 @@ def test_two_app_servers_one_database_one_scheduler_killed_mid_class(chromium, t
         while time.time() < deadline and lecturer.get_by_text(f"Class {code}: 2 predictions").count() == 0:
             time.sleep(0.5)
         assert lecturer.get_by_text(f"Class {code}: 2 predictions").count() == 1
-        db = workshop_db.Workshop(db_url)
         assert db.tally(code, Q.key, len(Q.options), key).counts[:2] == (1, 1)
         mark("two votes")
 

@@ -19,7 +19,7 @@ def mentions() -> list[tuple[str, str, str | None]]:
     for doc in DOCS:
         for m in MENTION.finditer(doc.read_text()):
             path, glob, name = m.group(1).rstrip("."), m.group(2), m.group(3)
-            if "NAME" in path or glob:  # a pattern ("lab/catalog/NAME.py", "app/figures_*.py"), not a file
+            if "NAME" in path or glob:  # a pattern ("pages/NAME.py", "app/figures_*.py"), not a file
                 continue
             name = name.split(".")[-1] if name else None  # `controls.param(...)`: the function is `param`
             found.append((doc.name, path, name))

@@ -218,9 +218,12 @@ def test_iot_training_is_seeded():
 
 
 def test_compare_reports_every_baseline_on_a_tiny_run(monkeypatch):
-    from lab.core import zoo
+    import dataclasses
 
-    monkeypatch.setitem(zoo.TASKS, "tiny", lambda: synthetic(SMALL_TASK))
+    from lab.core import tasks, zoo
+
+    tiny = dataclasses.replace(tasks.TASKS["synthetic"], name="tiny", loader=lambda: synthetic(SMALL_TASK))
+    monkeypatch.setitem(tasks.TASKS, "tiny", tiny)
     spec = zoo.ModelSpec(MLPConfig(width=32, blocks=3), TrainConfig(epochs=1, batch=128, seed=0), task="tiny")
     r = experiment.compare(spec, experiment.IOTConfig(m=3, explore=1.0, exploit=0.1))
     for key in ("sequential_acc", "best_fixed_acc", "ensemble_acc", "oracle_acc", "iot_acc", "shared_best_acc",

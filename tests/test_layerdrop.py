@@ -355,25 +355,27 @@ def test_run_carries_the_baselines_and_their_claims(tiny_specs):
     cfg = layerdrop.BaselineConfig(keep=2, seed=0)
     assert r.scratch_acc == layerdrop.scratch(cfg).scratch_acc
     assert r.distilled_acc == layerdrop.distil(cfg).distilled_acc
-    keys = [c["key"] for c in r.claims]
+    claims = LC.run_claims(r)  # computed when read, from the stored profiles and baselines
+    keys = [c["key"] for c in claims]
     assert keys[-2:] == ["layerdrop.beats-scratch", "layerdrop.about-as-good-as-distillation"]
-    C.check(r.claims)
+    C.check(claims)
     full = layerdrop.run(layerdrop.LayerDropConfig(p=0.5, keep=4, seed=0))
-    assert full.scratch_acc is None and "layerdrop.beats-scratch" not in [c["key"] for c in full.claims]
+    assert full.scratch_acc is None and "layerdrop.beats-scratch" not in [c["key"] for c in LC.run_claims(full)]
 
 
 def test_table_claims_are_the_seeds_claims_pooled(tiny_specs):
     t = layerdrop.table("residual", [0, 1])
-    C.check(t["claims"])
+    claims = LC.table_claims(t)
+    C.check(claims)
     assert t["keeps"] == [4, 3, 2, 1]
-    keys = [(c["key"], c.get("subject")) for c in t["claims"]]
+    keys = [(c["key"], c.get("subject")) for c in claims]
     assert ("layerdrop.p-star-rule", "keep 2 of 4") in keys
     assert sum(k == "layerdrop.beats-scratch" for k, _ in keys) == 3  # every kept depth below N
     # each pooled test is the mean of the seeds' own paired estimates
     by_seed = []
     for s in (0, 1):
         by_p = {p: layerdrop.profile(layerdrop.ProfileConfig("residual", p, s)) for p in layerdrop.P_GRID}
-        by_seed.append({c["key"]: c for c in layerdrop.seed_table_claims(by_p, {}, t["keeps"])})
-    half = next(c for c in t["claims"] if c["key"] == "layerdrop.p05-beats-p0-half-depth")
+        by_seed.append({c["key"]: c for c in LC.seed_table_claims(by_p, {}, t["keeps"])})
+    half = next(c for c in claims if c["key"] == "layerdrop.p05-beats-p0-half-depth")
     want = [s["layerdrop.p05-beats-p0-half-depth"]["tests"][0]["value"] for s in by_seed]
     assert half["tests"][0]["value"] == pytest.approx(sum(want) / 2)

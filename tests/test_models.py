@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from lab.core.models import MLP, MLPConfig, logits_of
+from lab.core.models.base import evaluating
 from lab.core.routes import evenly_spaced, without
 
 from .helpers import small_data, small_mlp
@@ -89,3 +90,16 @@ def test_residual_init_is_half_the_plain_init():
     res = MLP(MLPConfig(arch="residual"))
     ratio = res.blocks[0].weight.std() / plain.blocks[0].weight.std()
     assert 0.45 < float(ratio.detach()) < 0.55
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_evaluating_runs_in_eval_mode_and_restores_the_models_own_mode(training):
+    m = MLP(MLPConfig(blocks=2, width=8)).train(training)
+    with evaluating(m) as same:
+        assert same is m and not m.training and not m.blocks[0].training
+    assert m.training is training and m.blocks[0].training is training
+    with pytest.raises(RuntimeError), evaluating(m):
+        raise RuntimeError("a failed measurement")
+    assert m.training is training  # restored whatever happened inside
+    logits_of(m, torch.zeros(3, m.cfg.n_in))
+    assert m.training is training

@@ -2,13 +2,14 @@
 does not hold, cannot tell, missing), each question is about a real setting of its page, and its claim key is one its
 experiment makes."""
 
+import dataclasses
 import re
 from pathlib import Path
 
 import pytest
 
 from lab.catalog import descriptors, get
-from lab.claims import claim
+from lab.claims import claim, reads
 from lab.claims import test as claim_test
 from lab.classroom import questions
 from lab.estimates import Estimate
@@ -27,7 +28,8 @@ def _claim(holds):
 
 @pytest.mark.parametrize("holds, correct", [(True, 0), (False, 1), (None, 2)])
 def test_the_answer_is_the_option_that_predicted_the_claims_verdict(holds, correct):
-    ans = questions.answer(Q, [_claim(not holds if holds is not None else True) | {"key": "other"}, _claim(holds)])
+    other = dataclasses.replace(_claim(not holds if holds is not None else True), key="other")
+    ans = questions.answer(Q, [other, _claim(holds)])
     assert ans.correct == correct and ans.claim["holds"] is holds
     assert ans.matches(correct) is True
     assert ans.matches((correct + 1) % 3) is False
@@ -79,8 +81,15 @@ def test_every_question_is_about_a_real_setting_and_a_claim_its_experiment_makes
 def test_the_gate_finds_claims_in_a_result_or_in_results_side_by_side():
     from app.workshop import claims_in, md
 
-    a, b = _claim(True), _claim(False) | {"key": "other"}
+    a, b = _claim(True), dataclasses.replace(_claim(False), key="other")
     assert claims_in({"claims": [a]}) == [a]
     assert claims_in(({"claims": [a]}, None, [{"claims": [b]}])) == [a, b]
     assert claims_in({"x": 1}) == [] and claims_in(None) == [] and claims_in({"claims": "junk"}) == []
+
+    @dataclasses.dataclass(frozen=True)
+    class Result:  # a typed result: it stores no claims, its claims module declares them (computed when read)
+        acc: float
+
+    reads(Result)(lambda r: [a] if r.acc > 0.5 else [b])
+    assert claims_in([Result(0.9), {"claims": [b]}]) == [a, b] and claims_in(Result(0.1)) == [b]
     assert md("<b>*x*</b> $1 [l](u)") == "&lt;b&gt;\\*x\\*&lt;/b&gt; \\$1 \\[l\\]\\(u\\)"

@@ -109,14 +109,16 @@ def test_runtime_and_dev_locks_agree():
         assert {n: v for n, v in a.items() if b[n] != v} == {}
 
 
-def test_streamlit_floor_is_the_first_release_whose_widgets_bind():
-    # app/controls.py passes bind= to st.selectbox, st.slider, st.select_slider and st.number_input: Streamlit
-    # 1.55.0 is the first release whose widgets take it (1.54.0's have no such parameter).
+def test_streamlit_floor_is_the_first_release_with_what_the_pages_use():
+    # app/controls.py passes bind= to st.selectbox, st.slider, st.select_slider and st.number_input (first in
+    # Streamlit 1.55.0) and wrap= to st.button (first in 1.62.0; 1.61's buttons refuse it). The page tests passed on
+    # 1.62.0 (tests/test_app_delete.py, _entry, _layerdrop, _links, _shuffle, _lens, run in a venv with it).
     req = next(Requirement(r) for r in PYPROJECT["project"]["dependencies"] if r.startswith("streamlit"))
-    assert str(req.specifier) == ">=1.55"
+    assert str(req.specifier) == ">=1.62"
     import inspect
 
     import streamlit as st
 
     for widget in (st.selectbox, st.slider, st.select_slider, st.number_input):
         assert "bind" in inspect.signature(widget).parameters
+    assert "wrap" in inspect.signature(st.button).parameters

@@ -51,6 +51,12 @@ def test_the_command_run_as_shown_prints_the_lab_calls_numbers(quick):
     assert {"base_acc", "cut_acc", "recovered_acc", "chance"} <= set(reproduce.numbers(expected))
 
 
+def last_numbers(nb) -> dict:
+    """The numbers an executed notebook printed in its last cell."""
+    text = "".join(o.get("text", "") for o in nb.cells[-1].get("outputs", []) if o.get("output_type") == "stream")
+    return json.loads(text.strip().splitlines()[-1])
+
+
 def test_a_generated_notebook_recomputes_the_same_numbers(quick, tmp_path):
     nbclient = pytest.importorskip("nbclient", reason="nbclient is a test dependency (requirements-dev.txt)")
     from app import figures_delete
@@ -58,7 +64,7 @@ def test_a_generated_notebook_recomputes_the_same_numbers(quick, tmp_path):
     expected = reproduce.numbers(delete.run(CFG))
     nb = reproduce.notebook(delete.run, CFG, figures_delete.per_class, "Delete", store=str(tmp_path / "fresh"))
     nbclient.NotebookClient(nb, timeout=600, kernel_name="python3").execute()
-    assert reproduce.last_numbers(nb) == expected
+    assert last_numbers(nb) == expected
     assert any(o.get("data", {}).get("application/vnd.plotly.v1+json") for c in nb.cells if c.cell_type == "code"
                for o in c.get("outputs", [])), "the figure cell drew nothing"
     assert any(p.suffix == ".json" for p in (tmp_path / "fresh").rglob("*")), "the notebook used its own store"

@@ -90,7 +90,6 @@ def test_the_direct_reads_left_are_the_known_ones():
         # any value but 0 is on; editing quick.py would re-key every stored result (lab/runtime/codeversion.py)
         ("lab/runtime/quick.py", "LAYERLAB_QUICK"),
         ("lab/runtime/engine/cluster.py", "LAYERLAB_QUICK"),  # the server's text, forwarded to a worker's quick.py
-        # lab/runtime/cores.py reads its own (another change moves them to settings.get)
     }
     assert _env_reads("os.environ.get('LAYERLAB_X', '')\nos.getenv('LAYERLAB_Y')\nos.environ['LAYERLAB_Z']\n"
                       "os.environ['LAYERLAB_W'] = '1'") == {"LAYERLAB_X", "LAYERLAB_Y", "LAYERLAB_Z"}

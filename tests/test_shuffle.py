@@ -13,6 +13,7 @@ from lab.claims import check
 from lab.core import recipes
 from lab.core.data_digits import digits
 from lab.core.models import ViT, ViTConfig, accuracy
+from lab.experiments.shuffle import claims as shuffle_claims
 from lab.experiments.shuffle import experiment as shuffle
 from lab.ops import embed
 
@@ -71,8 +72,8 @@ def test_linear_probe_finds_planted_signal_and_not_noise():
     noise = rng.normal(size=(800, 10))
     signal = noise.copy()
     signal[:, 0] += 3.0 * y
-    assert embed.linear_probe(signal[:400], y[:400], signal[400:], y[400:]) > 0.9
-    assert embed.linear_probe(noise[:400], y[:400], noise[400:], y[400:]) < 0.4
+    assert embed.linear_probe_correct(signal[:400], y[:400], signal[400:], y[400:]).mean() > 0.9
+    assert embed.linear_probe_correct(noise[:400], y[:400], noise[400:], y[400:]).mean() < 0.4
 
 
 def test_pca_matches_sklearn_up_to_sign():
@@ -101,7 +102,7 @@ def test_run_on_a_tiny_config():
     assert p3["exact"] and len(p3["accs"]) == 6 and sum(p3["right"]) / (6 * r.n_test) == pytest.approx(p3["mean"])
     probe_rows = E.unpack(r.probe["outcomes"]["unit"])
     assert probe_rows.size == r.probe["n_test"] and probe_rows.mean() == pytest.approx(r.probe["acc_direction"])
-    check(r.claims)
+    check(shuffle_claims.result_claims(r))
     v = r.view
     npts = shuffle.VIEW_ORDERS * n * shuffle.VIEW_INPUTS
     assert len(v["pca"]) == len(v["slot"]) == len(v["block"]) == len(v["cls"]) == npts

@@ -101,7 +101,7 @@ def test_a_presets_cost_is_measured_never_guessed(tmp_path, fake_page):
 
     store = Store(tmp_path / "costs")
     with use_store(store):
-        needs = DESCRIPTOR.needs(DESCRIPTOR.defaults)
+        needs = DESCRIPTOR.plan(DESCRIPTOR.defaults)
         assert presets.cost(needs) is None  # never built here: no number is made up
         assert presets.describe_cost(None) == "trains (first run here)"
         warm.warm(warm.plan([fake_page]), workers=1)

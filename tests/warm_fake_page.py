@@ -39,11 +39,11 @@ def config_of(settings: dict[str, Any]) -> SquareConfig:
     return config_from(SquareConfig, settings, CONTROLS)
 
 
-def needs(settings: dict[str, Any]) -> list[Need]:
+def plan(settings: dict[str, Any]) -> list[Need]:
     return [Need("the square", square, config_of(settings))]
 
 
 DESCRIPTOR = Descriptor(name="fake", order=999, title="Fake", icon=":material/science:", summary="A test page.",
-                        about="a test page", config=SquareConfig, controls=CONTROLS, presets=PRESETS, needs=needs,
+                        about="a test page", config=SquareConfig, controls=CONTROLS, presets=PRESETS, plan=plan,
                         config_of=config_of, run=square, cli_help="square a number", cli_summary=str,
                         page_controls=SquarePage)

@@ -1,9 +1,10 @@
 """One descriptor per experiment: everything the lab says *about* an experiment, as data, in one place.
 
-The science (lab/experiments/NAME.py) computes; its descriptor (lab/catalog/NAME.py) says how it is offered:
-title, icon and summary (navigation, Home), its config class and the page's controls (config fields, plus
-page-only controls declared as `param` fields of a small dataclass of their own), presets and what a setting
-needs (warming, "ready" labels), the CLI subcommand (its flags come from the config; its summary text here) and
+The science (lab/experiments/NAME/experiment.py) computes; its descriptor (lab/experiments/NAME/descriptor.py) says
+how it is offered: title, icon and summary (navigation, Home), its config class and the page's controls (config
+fields, plus page-only controls declared as `param` fields of a small dataclass of their own), presets, the plan of
+a setting (`plan(settings)`: the lab calls of the view, which the page runs and warming, "ready" labels, Reproduce
+and the claims at other seeds read), the CLI subcommand (its flags come from the config; its summary text here) and
 its table (the flags of `python -m lab table NAME`, declared as axes). Navigation, Home, `warm`, the CLI, packs'
 kinds and the presets' controls are all generated from the list of descriptors (`lab.catalog.descriptors()`).
 
@@ -18,7 +19,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from lab.catalog.presets import Need, Preset
+from lab.catalog.presets import Need, Preset, by_key
 from lab.experiment import meta
 
 # Plumbing: describes, computes nothing (lab/runtime/codeversion.py).
@@ -30,11 +31,19 @@ TABLE_SEEDS = 2  # how many seeds a `python -m lab table` averages unless told o
 
 @dataclass(frozen=True)
 class Control:
-    """One control of a page: its name (the URL key), the class declaring it as a `param` field and the field."""
+    """One control of a page: its name (the URL key), the class declaring it as a `param` field and the field. Its
+    default, label, help, choices or range and option labels are the declaration's, written once; a page's widget may
+    only narrow them (`narrowed`: a menu of `options` within the declared ones, tighter bounds, labels of options
+    that depend on the view, such as the model's own task). The one class of a control: the descriptor lists them,
+    and the page's widgets (app/controls.py) are made from them and registered as them."""
 
     name: str
     owner: type
     field: str
+    options: Optional[tuple[Any, ...]] = None  # the widget's menu, when narrower than the declared choices or range
+    lo: Optional[float] = None
+    hi: Optional[float] = None
+    option_labels: tuple[tuple[Any, str], ...] = ()  # labels beside the declared ones (options the view names)
 
     @property
     def default(self) -> Any:
@@ -43,6 +52,61 @@ class Control:
     @property
     def meta(self) -> dict[str, Any]:
         return meta(self.owner, self.field)
+
+    @property
+    def label(self) -> str:
+        return self.meta.get("label") or self.name
+
+    @property
+    def help(self) -> str:
+        return self.meta.get("help") or ""
+
+    @property
+    def choices(self) -> Optional[tuple[Any, ...]]:
+        """The values the widget offers: its menu, else the declared choices (None for a range)."""
+        return self.options if self.options is not None else self.meta.get("choices")
+
+    @property
+    def bounds(self) -> tuple[Optional[float], Optional[float]]:
+        """[lo, hi] of a ranged control: the widget's, else the declared ones."""
+        m = self.meta
+        return (m.get("lo") if self.lo is None else self.lo, m.get("hi") if self.hi is None else self.hi)
+
+    @property
+    def labels(self) -> dict[Any, str]:
+        """Human words for option values: the declared labels, and the view's own."""
+        return {**(self.meta.get("labels") or {}), **dict(self.option_labels)}
+
+    def show(self, value: Any) -> str:
+        """A value in words (several options: each, comma-separated)."""
+        if isinstance(value, (tuple, list)):
+            return ", ".join(self.show(v) for v in value) or "none"
+        return self.labels.get(value, str(value))
+
+    def narrowed(self, options: Optional[Sequence[Any]] = None, lo: Optional[float] = None,
+                 hi: Optional[float] = None, labels: Optional[Mapping[Any, str]] = None) -> "Control":
+        """This control as a widget draws it: a menu of `options` or bounds [lo, hi] within what the field declares
+        (a ValueError otherwise), and labels for options the declaration cannot name."""
+        m = self.meta
+        d_lo, d_hi = m.get("lo"), m.get("hi")
+        if options is not None:
+            declared = m.get("choices")
+            bad = [o for o in options if (declared is not None and o not in declared)
+                   or (o is not None and not isinstance(o, (str, bool)) and d_lo is not None and o < d_lo)
+                   or (o is not None and not isinstance(o, (str, bool)) and d_hi is not None and o > d_hi)]
+            if bad:
+                raise ValueError(f"control {self.name!r}: options {bad} are outside what "
+                                 f"{self.owner.__name__}.{self.field} declares")
+            wanted = self.default if isinstance(self.default, tuple) else (self.default,)
+            if any(v not in options for v in wanted):
+                raise ValueError(f"control {self.name!r}: the options {list(options)} leave out its default, "
+                                 f"{self.default!r}")
+        for bound in (lo, hi):
+            if bound is not None and ((d_lo is not None and bound < d_lo) or (d_hi is not None and bound > d_hi)):
+                raise ValueError(f"control {self.name!r}: bound {bound} is outside [{d_lo}, {d_hi}] declared by "
+                                 f"{self.owner.__name__}.{self.field}")
+        return dataclasses.replace(self, options=None if options is None else tuple(options), lo=lo, hi=hi,
+                                   option_labels=tuple((labels or {}).items()))
 
 
 def controls(*owners: type, names: Sequence[str], aliases: Optional[Mapping[str, str]] = None) -> tuple[Control, ...]:
@@ -127,7 +191,7 @@ class Descriptor:
     config: type  # the experiment's config class (the CLI subcommand's flags)
     controls: tuple[Control, ...]
     presets: tuple[Preset, ...]
-    needs: Callable[[dict[str, Any]], list[Need]]  # the cached results a complete page setting asks for
+    plan: Callable[[dict[str, Any]], list[Need]]  # the lab calls of a complete page setting: the page runs these
     config_of: Callable[[dict[str, Any]], Any]  # the config of a complete page setting
     run: Callable[..., Any]  # the experiment's main entry point: run(cfg, progress)
     cli_help: str
@@ -145,6 +209,8 @@ class Descriptor:
     # The claims the page shows for a complete setting, computing (and storing) what they rest on: what "run N more
     # seeds" runs at other seeds on the engine, and what bench/claims_table.py tabulates.
     claims: Optional[Callable[[dict[str, Any]], list[dict[str, Any]]]] = None
+    # The lab call that `config_of`'s config answers, when it is not `run` (Re-initialise: the layer in focus).
+    config_entry: Optional[Callable[..., Any]] = None
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -156,9 +222,14 @@ class Descriptor:
                 return c
         raise KeyError(f"{self.name} has no control {name!r}")
 
+    def reproduce(self, settings: dict[str, Any]) -> Need:
+        """The one lab call that recomputes a view (the Reproduce expander's command, snippet and notebook)."""
+        return Need("this view", self.config_entry or self.run, self.config_of(settings), key="reproduce")
+
     def check(self) -> None:
         """Consistency of the declaration: presets set exactly the controls, the demo names controls, the default
-        setting and every preset make a valid config (raises ValueError with what is wrong)."""
+        setting and every preset make a valid config and a plan of stored entry points, each call named once
+        (raises ValueError with what is wrong)."""
         names = [c.name for c in self.controls]
         for p in self.presets:
             if [k for k, _ in p.values] != names:
@@ -168,4 +239,9 @@ class Descriptor:
             raise ValueError(f"{self.name}: demo names unknown controls {bad}")
         for st in [self.defaults] + [p.settings for p in self.presets]:
             self.config_of(st)
-            self.needs(st)
+            calls = self.plan(st)
+            by_key(calls)
+            lost = [n.key for n in calls if getattr(n.fn, "kind", None) is None]
+            if not calls or lost:
+                raise ValueError(f"{self.name}: a plan lists stored entry points (lab.experiment.entry), at least "
+                                 f"one; not {lost}")

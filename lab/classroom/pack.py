@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from lab.runtime.atomic import write_atomically
-from lab.runtime.codeversion import code_version, module_file
+from lab.runtime.codeversion import code_version, names_lab_code, parts
 from lab.runtime.store import SIDECAR, Store, key_of
 from lab.runtime.version import libraries
 
@@ -265,7 +265,7 @@ def read_pack(path: Path | str) -> tuple[list[_Entry], list[str]]:
         kind = about["kind"]
         if kind not in kinds:
             raise PackError(f"{file}: unknown entry kind {kind!r}")
-        if about["module"] != kinds[kind] or module_file(about["module"]) is None:
+        if parts(about["module"])[0] != kinds[kind] or not names_lab_code(about["module"]):
             raise PackError(f"{file}: kind {kind!r} does not come from module {about['module']!r}")
         if key_of(kind, about["code"], about["config"]) != key or folder != key.split("-", 1)[0]:
             raise PackError(f"{file}: its name does not match its kind, code version and config")

@@ -49,7 +49,7 @@ class Answer:
     """What a run says about a question: the claim it rests on (None when the run has no such claim) and the
     index of the option that predicted its verdict (None when no option did)."""
 
-    claim: Optional[dict[str, Any]]
+    claim: Optional[Mapping[str, Any]]
     correct: Optional[int]
 
     def matches(self, chosen: int) -> Optional[bool]:
@@ -57,9 +57,10 @@ class Answer:
         return None if self.correct is None else chosen == self.correct
 
 
-def answer(question: Question, claims: Optional[Sequence[dict[str, Any]]]) -> Answer:
-    """The question's answer, read from the run's claims (the first claim with the question's key)."""
-    found = next((c for c in claims or () if isinstance(c, dict) and c.get("key") == question.claim), None)
+def answer(question: Question, claims: Optional[Sequence[Mapping[str, Any]]]) -> Answer:
+    """The question's answer, read from the run's claims (the first claim with the question's key): `Claim`s, or
+    their plain dicts."""
+    found = next((c for c in claims or () if isinstance(c, Mapping) and c.get("key") == question.claim), None)
     if found is None:
         return Answer(None, None)
     correct = next((i for i, (_, v) in enumerate(question.options) if v is found.get("holds")), None)
@@ -82,7 +83,7 @@ def q(key: str, preset: str, prompt: str, claim: str, *options: tuple[str, Optio
 
 
 def of(page: str) -> tuple[Question, ...]:
-    """The questions of a page, from lab/experiments/PAGE/questions.py (none for a page without that module or an
+    """The questions of a page, from lab/experiments/NAME/questions.py (none for a page without that module or an
     unknown name)."""
     if not page.isidentifier():
         return ()

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import shlex
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
+from lab.claims import attach
 from lab.experiment import field_type
 from lab.runtime import quick
-from lab.runtime.plain import to_plain
 
 
 @functools.cache
@@ -86,17 +85,27 @@ def _config_source(cfg: Any) -> str:
 
 
 def numbers(result: Any) -> dict[str, Any]:
-    """The headline numbers of a result: its top-level accuracies and chance, and each claim's verdict."""
+    """The headline numbers of a result: its top-level accuracies and chance, and each claim's verdict (its claims
+    computed now, as every reader of a result does: lab/claims.py)."""
     out: dict[str, Any] = {}
-    result = to_plain(result)  # a typed result reads as the plain data the store holds
+    result = plain_with_claims(result)
     if isinstance(result, dict):
         for k, v in result.items():
             if (k.endswith("_acc") or k == "chance") and isinstance(v, (int, float)) and not isinstance(v, bool):
                 out[k] = v
         for c in result.get("claims") or ():
-            if isinstance(c, dict) and "key" in c:
+            if isinstance(c, Mapping) and "key" in c:
                 out[f"claim:{c['key']}"] = c.get("holds")
     return out
+
+
+def plain_with_claims(result: Any) -> Any:
+    """A result as the plain data the store holds, with its claims (lab/claims.py: attach); every experiment's claims
+    module is imported first (each descriptor imports its own), so a result of any experiment finds them."""
+    from lab.catalog import descriptors
+
+    descriptors()
+    return attach(result)
 
 
 def snippet(fn: Callable[..., Any], cfg: Any) -> str:
@@ -104,12 +113,11 @@ def snippet(fn: Callable[..., Any], cfg: Any) -> str:
     mod = fn.__module__
     cls = type(cfg).__name__
     return (f"from {mod} import {cls}, {fn.__name__}\n"
-            f"from lab.classroom.reproduce import numbers\n"
-            f"from lab.runtime.plain import to_plain\n\n"
+            f"from lab.classroom.reproduce import numbers, plain_with_claims\n\n"
             f"cfg = {_config_source(cfg)}\n"
             f"r = {fn.__name__}(cfg)  # trains (or loads from the store) and returns its result\n"
             f"print(numbers(r))  # accuracies, chance and each claim's verdict\n"
-            f"for c in to_plain(r).get('claims', []):  # a typed result or plain data alike\n"
+            f"for c in plain_with_claims(r).get('claims', []):  # computed now: a result never stores them\n"
             f"    print(c['key'], c['holds'], c['detail'])\n")
 
 
@@ -179,9 +187,3 @@ def notebook_text(*args: Any, **kw: Any) -> str:
     import nbformat
 
     return nbformat.writes(notebook(*args, **kw))
-
-
-def last_numbers(nb: Any) -> dict[str, Any]:
-    """The numbers an executed notebook printed in its last cell."""
-    text = "".join(o.get("text", "") for o in nb.cells[-1].get("outputs", []) if o.get("output_type") == "stream")
-    return json.loads(text.strip().splitlines()[-1])

@@ -10,10 +10,11 @@ cluster spreads them over its workers, and the CLI's `python -m lab seeds NAME -
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from lab import claims as lab_claims
-from lab.catalog import descriptors
+from lab.catalog import descriptors, presets
+from lab.claims import Claim
 from lab.estimates import MAX_SETTLE_SEEDS
 from lab.runtime.progress import Progress, silent, span
 
@@ -31,13 +32,13 @@ class SeedClaims:
         return cls(page, tuple(sorted((k, v) for k, v in settings.items() if k != "seed")), int(seed))
 
 
-def claims_at(cfg: SeedClaims, progress: Progress = silent) -> list[dict[str, Any]]:
+def claims_at(cfg: SeedClaims, progress: Progress = silent) -> list[Claim]:
     """The page's claims at one seed (what `Descriptor.claims` returns), computing what is not stored."""
     d = descriptors().get(cfg.page)
     if d is None or d.claims is None:
         raise ValueError(f"page {cfg.page!r} has no claims to compute at other seeds")
     settings = {**dict(cfg.settings), "seed": cfg.seed}
-    needs = d.needs(settings)
+    needs = presets.always(d.plan(settings))  # the page's own calls at this seed
     # What the claims rest on, one stored result after another with its own progress; the claims then read them.
     for i, need in enumerate(needs):
         need.fn(need.cfg, progress=span(progress, i / (len(needs) + 1), (i + 1) / (len(needs) + 1)))
@@ -47,7 +48,7 @@ def claims_at(cfg: SeedClaims, progress: Progress = silent) -> list[dict[str, An
     return out
 
 
-def extra_seeds(claims: Sequence[dict[str, Any]], seed: int) -> Optional[tuple[int, ...]]:
+def extra_seeds(claims: Sequence[Mapping[str, Any]], seed: int) -> Optional[tuple[int, ...]]:
     """The seeds that would settle this view's undecided claims, beside `seed` (the current one): the largest
     `settle.seeds` among them, capped at MAX_SETTLE_SEEDS; None when no more seeds can settle any of them."""
     wanted = [c["settle"]["seeds"] for c in claims
@@ -65,7 +66,7 @@ def seeds_around(seed: int, total: int, seed_max: int = 99) -> tuple[int, ...]:
     return tuple((seed + i) % (seed_max + 1) for i in range(total))
 
 
-def pooled(per_seed: Sequence[Sequence[dict[str, Any]]], seeds: Sequence[int]) -> dict[str, Any]:
+def pooled(per_seed: Sequence[Sequence[Mapping[str, Any]]], seeds: Sequence[int]) -> dict[str, Any]:
     """One verdict per claim over the seeds, and each seed's own verdicts (for the spread shown beside)."""
     verdicts = {}
     for s, cs in zip(seeds, per_seed, strict=True):

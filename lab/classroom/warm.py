@@ -1,12 +1,13 @@
 """Warm the store before class: compute every page's default view and every preset, idempotently, in parallel.
 
-Each experiment's descriptor (lab/catalog/NAME.py) lists its page's controls, its presets and what a setting needs
-(`controls`, `presets`, `needs(settings)`). `plan()` turns them into a list of distinct cached
-results (deduplicated by kind and config), `missing()` keeps what the store lacks, and `warm()` computes those
-through the lab's one engine (lab/runtime/engine/: a local Dask cluster of one worker per core, or the cluster at
-LAYERLAB_SCHEDULER), cheapest first and dealt round-robin over the settings (`interleaved`), so that two workers
-seldom wait on one model. The store's per-entry lock makes two workers that need the same trained model train it
-once; a second run finds everything stored and does nothing.
+Each experiment's descriptor (lab/experiments/NAME/descriptor.py) lists its page's controls, its presets and the lab
+calls of a setting (`controls`, `presets`, `plan(settings)`: the very calls the page makes). `plan()` turns them
+into a list of distinct cached results (deduplicated by kind and config; a view's optional calls left out),
+`missing()` keeps what the store lacks, and `warm()` computes those through the lab's one engine
+(lab/runtime/engine/: a local Dask cluster of one worker per core, or the cluster at LAYERLAB_SCHEDULER), cheapest
+first and dealt round-robin over the settings (`interleaved`), so that two workers seldom wait on one model. The
+store's per-entry lock makes two workers that need the same trained model train it once; a second run finds
+everything stored and does nothing.
 
 `Background` is the server's own warmer: one item at a time, at the engine's BACKGROUND priority, and only while
 no student's job is waiting, so warming never runs ahead of a student and leaves a worker free for them.
@@ -64,7 +65,7 @@ def plan(pages: Sequence[str], seeds: Optional[Sequence[int]] = None, defaults_o
         for name, st in settings_of(page, seeds):
             if defaults_only and not name.startswith("default"):
                 continue
-            for need in d.needs(st):
+            for need in presets.always(d.plan(st)):
                 item = Item(page, name, need)
                 items.setdefault(item.key, item)
     return list(items.values())
@@ -189,6 +190,6 @@ def ready(page: str) -> Optional[float]:
     """Seconds until a page's default view is stored (0 = ready; measured times, None when never timed here),
     without computing anything."""
     d = get(page)
-    return presets.cost(d.needs(d.defaults))
+    return presets.cost(d.plan(d.defaults))
 
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from lab.claims import attach
 from lab.experiment import Pool, add_arguments, from_arguments, serial
 from lab.runtime.plain import to_plain
 from lab.runtime.version import libraries, version_line
@@ -65,9 +66,9 @@ JSON_HELP = ("print one JSON object: {schema_version, command, config, result, v
 
 def envelope(name: str, config: Any, result: Any) -> dict[str, Any]:
     """What `--json` prints: the schema version, the command (`delete`, `warm`, `table delete`, ...), its config,
-    the whole result, as plain data, and the versions of the libraries that computed it (so a number read later says
-    what computed it)."""
-    return {"schema_version": SCHEMA_VERSION, "command": name, "config": to_plain(config), "result": to_plain(result),
+    the whole result, as plain data with its claims (computed now: a result never stores them, lab/claims.py:
+    attach), and the versions of the libraries that computed it (so a number read later says what computed it)."""
+    return {"schema_version": SCHEMA_VERSION, "command": name, "config": to_plain(config), "result": attach(result),
             "versions": libraries()}
 
 

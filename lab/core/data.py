@@ -66,6 +66,11 @@ def _sample(rng: np.random.Generator, centres: np.ndarray, n: int, n_classes: in
     return x, y
 
 
+def synthetic_task() -> Dataset:
+    """The task `synthetic` (lab/core/tasks.py): the default synthetic set."""
+    return synthetic(SyntheticConfig())
+
+
 @lru_cache(maxsize=4)
 def synthetic(cfg: SyntheticConfig = SyntheticConfig()) -> Dataset:
     """Generate the synthetic task (cached per process; the tensors must not be modified)."""

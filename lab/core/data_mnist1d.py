@@ -84,6 +84,16 @@ def generate(size: Mnist1dSize) -> dict[str, np.ndarray]:
     return {k: raw[k] for k in ("x", "y", "x_test", "y_test")}
 
 
+def mnist1d_task() -> Dataset:
+    """The task `mnist1d` (lab/core/tasks.py): 4,000 / 1,000, as published."""
+    return mnist1d("mnist1d")
+
+
+def mnist1d_large_task() -> Dataset:
+    """The task `mnist1d-large` (lab/core/tasks.py): 12,000 / 12,000."""
+    return mnist1d("mnist1d-large")
+
+
 @lru_cache(maxsize=2)
 def mnist1d(name: str = "mnist1d") -> Dataset:
     """MNIST-1D of size `name` ("mnist1d" or "mnist1d-large"; cached per process: do not modify the tensors)."""

@@ -60,6 +60,16 @@ def tabular_dataset(name: str, x: np.ndarray, y: np.ndarray, n_classes: int, see
 LOADERS = {"wine": "load_wine", "breast-cancer": "load_breast_cancer"}
 
 
+def wine_task() -> Dataset:
+    """The task `wine` (lab/core/tasks.py)."""
+    return sklearn_table("wine")
+
+
+def breast_cancer_task() -> Dataset:
+    """The task `breast-cancer` (lab/core/tasks.py)."""
+    return sklearn_table("breast-cancer")
+
+
 @lru_cache(maxsize=2)
 def sklearn_table(name: str) -> Dataset:
     """scikit-learn's bundled table `name` ("wine" or "breast-cancer") as a task (cached per process)."""

@@ -2,8 +2,9 @@
 experiment, so editing one experiment never changes another's code version (and cached results).
 
 A recipe returns a `ModelSpec`; the zoo trains it once and the store keeps it under the spec's own key, which
-depends on lab/core/zoo.py and what it imports, not on this file: two experiments that ask for the same spec share
-the same stored weights (the Re-initialise page takes apart the Delete page's teachers).
+depends on lab/core/zoo.py and what it imports and on its task's loader (lab/core/tasks.py), not on this file: two
+experiments that ask for the same spec share the same stored weights (the Re-initialise page takes apart the Delete
+page's teachers).
 """
 
 from __future__ import annotations
@@ -11,9 +12,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
+from lab.core import data_csv, data_digits, data_mnist1d, data_tabular, tasks  # noqa: F401 - keys, see below
 from lab.core.models import MLPConfig, ViTConfig
+from lab.core.routes import looped
+from lab.core.tasks import TaskShape
 from lab.core.train import TrainConfig
 from lab.core.zoo import ModelSpec
+
+# Every task's loader module is imported here, though only lab/core/tasks.py calls them, so that the code version of
+# every result (each experiment takes its models from here) covers the data its models read: a trained model's key
+# covers only its own task's loader (lab/core/zoo.py: ModelSpec.code_reaches), and a result whose model was retrained
+# on a changed loader must be recomputed too. A task with a new data module adds its import here (tests/test_rekey.py).
 
 # -- the MLPs on the synthetic 20-class task ---------------------------------------------------------------
 MLP_BLOCKS = 7  # the Delete / Re-initialise teachers: stem, 7 deletable blocks, head
@@ -143,28 +152,11 @@ def reinit_spec(model: str, seed: int, blocks: Optional[int] = None, width: Opti
 
 
 # -- tasks: one recipe, another data set (issue 31) -----------------------------------------------------------------
-@dataclass(frozen=True)
-class TaskShape:
-    """What a recipe needs to know of a task without building it: how the input reads, its size and its classes."""
-
-    kind: str  # "table" (features: MLPs only), "image" (square, 1 channel) or "sequence" (1-D, 1 channel)
-    n_features: int
-    n_classes: int
-    n_train: int
-
-
-# Ready-made tasks (tests/test_tasks.py checks each against the data set itself). An uploaded CSV is a table whose
-# shape is read from its stored file.
-TASK_SHAPES: dict[str, TaskShape] = {
-    "synthetic": TaskShape("table", 12, 20, 28_000),
-    "digits": TaskShape("image", 64, 10, 1_400),
-    "mnist1d": TaskShape("sequence", 40, 10, 4_000),
-    "mnist1d-large": TaskShape("sequence", 40, 10, 12_000),
-    "wine": TaskShape("table", 13, 3, 107),
-    "breast-cancer": TaskShape("table", 30, 2, 342),
-}
-FAMILY_TASKS = {"mlp": ("synthetic", "mnist1d", "mnist1d-large", "digits", "wine", "breast-cancer"),
-                "vit": ("digits", "mnist1d", "mnist1d-large")}
+# The ready-made tasks' shapes and the tasks each model family reads, from their records (lab/core/tasks.py;
+# tests/test_tasks.py checks the shapes against the data sets). An uploaded CSV is a table whose shape is read from
+# its stored file.
+TASK_SHAPES: dict[str, TaskShape] = {t.name: t.shape for t in tasks.TASKS.values()}
+FAMILY_TASKS = {family: tasks.family_tasks(family) for family in tasks.FAMILIES}
 MNIST1D_PATCH = 4  # the ViT reads MNIST-1D's 40 values as 10 patches of 4
 MAX_EPOCH_SCALE = 40  # a tiny table trains at most 40x the recipe's epochs (wine: 12 -> 480 epochs of 107 rows)
 
@@ -177,14 +169,12 @@ def family_of(spec: ModelSpec) -> str:
 def check_task(name: Optional[str], family: str) -> None:
     """ValueError unless a model of `family` can read task `name` (a ready-made task or `csv:<16 hex>`; None: the
     recipe's own task); reads no data, so a config validates it at once."""
-    from lab.core.data_csv import is_csv_task, parse_name
-
     if name is None:
         return
     if not isinstance(name, str):
         raise ValueError(f"a task is named by a string, got {name!r}")
-    if family == "mlp" and is_csv_task(name):
-        parse_name(name)
+    if family == "mlp" and data_csv.is_csv_task(name):
+        data_csv.parse_name(name)
         return
     allowed = FAMILY_TASKS[family]
     if name not in allowed:
@@ -351,9 +341,8 @@ def matrix_route(recipe: str, model: str = "vit") -> tuple[int, ...]:
     if recipe not in recipes:
         raise ValueError(f"unknown recipe {recipe!r}; choose one of {', '.join(recipes)}")
     if recipe == "looped":
-        k, loops = MATRIX_LOOP if model == "vit" else MATRIX_MLP_LOOP
-        return tuple(range(k)) * loops
-    return tuple(range(VIT_BLOCKS if model == "vit" else LAYERDROP_BLOCKS))
+        return looped(*(MATRIX_LOOP if model == "vit" else MATRIX_MLP_LOOP))
+    return looped(VIT_BLOCKS if model == "vit" else LAYERDROP_BLOCKS, 1)
 
 
 def task_or_own(task: Optional[str], own: str, family: str) -> Optional[str]:

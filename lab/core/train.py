@@ -18,7 +18,7 @@ import torch
 from lab.core import streams
 from lab.core.data import Split
 from lab.core.models.base import Route, RoutedModel, accuracy
-from lab.core.routes import sample_route
+from lab.core.routes import looped, sample_route
 from lab.runtime.progress import Progress, silent
 
 OPTIMIZERS = ("adam", "adamw")
@@ -33,7 +33,7 @@ class TrainConfig:
     lr: float = 3e-3
     weight_decay: float = 0.0
     seed: int = 0
-    mode: str = "sequential"  # sequential | shuffle | layerdrop (others may be added by experiments)
+    mode: str = "sequential"  # sequential | looped | shuffle | layerdrop: a sampler of lab/core/routes.py: SAMPLERS
     drop_p: float = 0.0  # LayerDrop rate (mode="layerdrop")
     checkpoints: tuple[int, ...] = (0, 1, 2, 3, 5)  # epochs after which weights are kept; the end is always kept
     # The defaults below reproduce the original loop bit for bit (plain Adam, L2 through `weight_decay`, no
@@ -78,22 +78,16 @@ class TrainLog:
 RouteSampler = Callable[[torch.Generator], Route]
 
 
-def looped_route(n_blocks: int, loops: int) -> tuple[int, ...]:
-    """The route of a looped model: its blocks in order, `loops` times."""
-    return tuple(range(n_blocks)) * loops
-
-
 def eval_route(cfg: TrainConfig, n_blocks: int) -> Optional[Route]:
     """The route a trained model is evaluated on: the looped route in mode "looped", else the full route (None)."""
-    return looped_route(n_blocks, cfg.loops) if cfg.mode == "looped" else None
+    return looped(n_blocks, cfg.loops) if cfg.mode == "looped" else None
 
 
 def route_sampler(cfg: TrainConfig, n_blocks: int) -> RouteSampler:
-    """The per-step route drawing of a training config."""
-    if cfg.mode == "looped":
-        route = looped_route(n_blocks, cfg.loops)
-        return lambda gen: route
-    return lambda gen: sample_route(cfg.mode, n_blocks, gen, cfg.drop_p)
+    """The per-step route drawing of a training config: its mode's sampler (`lab/core/routes.py: SAMPLERS`) on the
+    trained route (the blocks in order; looped, `loops` times)."""
+    route = looped(n_blocks, cfg.loops)
+    return lambda gen: sample_route(cfg.mode, route, gen, cfg.drop_p)
 
 
 def early_exit_loss(model: RoutedModel, x: torch.Tensor, y: torch.Tensor,

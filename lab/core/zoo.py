@@ -12,27 +12,17 @@ from typing import Any, Callable, Union
 
 import torch
 
-from lab.core.data import Dataset, SyntheticConfig, synthetic
-from lab.core.data_csv import is_csv_task, load_csv
-from lab.core.data_digits import digits
-from lab.core.data_mnist1d import mnist1d
-from lab.core.data_tabular import sklearn_table
+from lab.core import tasks
+from lab.core.data import Dataset
 from lab.core.models import MLP, MLPConfig, RoutedModel, ViT, ViTConfig
 from lab.core.train import TrainConfig, train
 from lab.runtime import quick
 from lab.runtime.progress import Progress, silent
 from lab.runtime.store import Store, resolve
 
-# Tasks by name. Experiments refer to data by name so that a spec stays a small, hashable value. Besides these, an
-# uploaded CSV is the task `csv:<16 hex digits of its sha256>` (lab/core/data_csv.py), read from the store's root.
-TASKS: dict[str, Callable[[], Dataset]] = {
-    "synthetic": lambda: synthetic(SyntheticConfig()),
-    "digits": digits,
-    "mnist1d": lambda: mnist1d("mnist1d"),
-    "mnist1d-large": lambda: mnist1d("mnist1d-large"),
-    "wine": lambda: sklearn_table("wine"),
-    "breast-cancer": lambda: sklearn_table("breast-cancer"),
-}
+# Tasks by name (lab/core/tasks.py: one record each). Experiments refer to data by name so that a spec stays a small,
+# hashable value; an uploaded CSV is the task `csv:<16 hex digits of its sha256>`, read from the store's root.
+TASKS = tasks.TASKS
 
 # Model classes by config type; other model families register here (see lab.core.models).
 BUILDERS: dict[type, Callable[[Any], RoutedModel]] = {MLPConfig: MLP, ViTConfig: ViT}
@@ -43,12 +33,7 @@ ModelConfig = Union[MLPConfig, Any]
 def task(name: str, store: Store | None = None) -> Dataset:
     """The data set of a task name: one of TASKS, or `csv:<hash>` stored under the store's root (`store`, else the
     active store); a CSV that is not stored there is a ValueError that says to upload it again or pass --data PATH."""
-    if is_csv_task(name):
-        return load_csv(resolve(store).root, name)
-    try:
-        return TASKS[name]()
-    except KeyError:
-        raise ValueError(f"unknown task {name!r}; known: {sorted(TASKS)}") from None
+    return tasks.load(name, resolve(store).root if tasks.is_uploaded(name) else None)
 
 
 @dataclass(frozen=True)
@@ -58,6 +43,12 @@ class ModelSpec:
     model: ModelConfig = field(default_factory=MLPConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     task: str = "synthetic"
+
+    def code_reaches(self) -> tuple[str, ...]:
+        """Code the model's weights rest on that this module reaches by name, not by import: its task's loader
+        (lab/core/tasks.py). The store adds it to the model's code version, so a model is keyed by its own task's
+        data module, not by every task's (lab/runtime/store.py: Store.describe)."""
+        return (tasks.loader_code(self.task),)
 
 
 @dataclass

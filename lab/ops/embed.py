@@ -60,11 +60,6 @@ def warm_umap_in_background() -> threading.Thread:
     return t
 
 
-def linear_probe(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, y_test: np.ndarray) -> float:
-    """Held-out accuracy of a multinomial logistic regression on standardised features."""
-    return float(linear_probe_correct(x_train, y_train, x_test, y_test).mean())
-
-
 def linear_probe_correct(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray,
                          y_test: np.ndarray) -> np.ndarray:
     """Per test row, whether a multinomial logistic regression on standardised features is right (bool): what a

@@ -31,7 +31,7 @@ import torch.nn.functional as F
 
 from lab.core import metrics
 from lab.core.models import RoutedModel
-from lab.core.models.base import Route
+from lab.core.models.base import Route, evaluating
 
 RIDGE = 1e-8  # relative to the mean diagonal of X^T X: keeps the normal equations solvable (a dead ReLU unit is a
 # zero column), moves the map by ~nothing
@@ -41,12 +41,8 @@ RIDGE = 1e-8  # relative to the mean diagonal of X^T X: keeps the normal equatio
 def slot_states(model: RoutedModel, x: torch.Tensor, route: Optional[Route] = None,
                 batch: int = 4096) -> list[torch.Tensor]:
     """The hidden state after the stem and after every slot of the route (len(route) + 1 tensors), in eval mode."""
-    was = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         parts = [model.states(x[i:i + batch], route)[1] for i in range(0, len(x), batch)]
-    finally:
-        model.train(was)
     return [torch.cat([p[s] for p in parts]) for s in range(len(parts[0]))]
 
 

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from lab.core import metrics
-from lab.core.models.base import RoutedModel, accuracy, logits_of
+from lab.core.models.base import RoutedModel, accuracy, evaluating, logits_of
 from lab.core.routes import without
 
 MAX_SUBSETS = 20_000  # the exhaustive search refuses beyond this many subsets (C(n, k))
@@ -70,10 +70,8 @@ def optimal(model: RoutedModel, k: int, x: torch.Tensor, y: torch.Tensor) -> lis
 def block_influence(model: RoutedModel, x: torch.Tensor) -> list[float]:
     """ShortGPT's block influence per block on the full route (lab/core/metrics.block_influence: 1 - cos(input,
     output) per token, averaged over tokens and inputs). A block that barely turns its input is cheap to delete."""
-    was = model.training
-    model.eval()
-    _, states = model.states(x)
-    model.train(was)
+    with evaluating(model):
+        _, states = model.states(x)
     return [float(metrics.block_influence(states[i], states[i + 1]).mean()) for i in range(model.n_blocks)]
 
 

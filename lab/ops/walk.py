@@ -25,6 +25,7 @@ import torch
 
 from lab.core import metrics
 from lab.core.models import RoutedModel, ViT
+from lab.core.models.base import evaluating
 from lab.runtime.cores import spread
 from lab.runtime.progress import Progress, silent
 
@@ -91,8 +92,6 @@ def route_outcomes(model: RoutedModel, x: torch.Tensor, y: torch.Tensor,
     checked = [model.check_route(r) for r in routes]
     out: list[Optional[torch.Tensor]] = [None] * len(checked)
     cls_only = _runs_cls_only(model)
-    was = model.training
-    model.eval()
     lock = threading.Lock()
     walked = [0]
 
@@ -131,15 +130,12 @@ def route_outcomes(model: RoutedModel, x: torch.Tensor, y: torch.Tensor,
             if hb is not None:
                 push((hb, child, slot + 1))
 
-    try:
-        with torch.no_grad():
-            root = _trie(checked)
-            _measure(root)
-            h0 = model.embed(x)
-            score(h0, root["ends"])
-            spread([(h0, root, 0)], work)
-    finally:
-        model.train(was)
+    with evaluating(model), torch.no_grad():
+        root = _trie(checked)
+        _measure(root)
+        h0 = model.embed(x)
+        score(h0, root["ends"])
+        spread([(h0, root, 0)], work)
     return list(out)  # type: ignore[arg-type]
 
 

@@ -1,12 +1,15 @@
 """Code versions: a hash of what a lab module's code does, and of every lab module it imports, transitively.
 
-What is hashed is each file's syntax tree without its docstrings (comments are never in it) and without line
-numbers: fixing a typo in a docstring, re-wrapping a comment or reformatting keeps every stored result, while a
-changed constant, statement or signature gives a fresh entry (tests/test_codeversion.py checks both).
+What is hashed is each file's syntax tree without its docstrings (comments are never in it), without the text of
+the messages its `raise` statements give, and without line numbers: fixing a typo in a docstring, rewording an
+error, re-wrapping a comment or reformatting keeps every stored result, while a changed constant, statement or
+signature gives a fresh entry (tests/test_codeversion.py and tests/test_rekey.py check both).
 
 The store names entries by (kind, config, code version of the config's module). Hashing only what an
 experiment actually depends on means that editing one experiment (or the CLI) does not throw away every other
-experiment's trained models, while any change to code a result depends on still gives a fresh entry.
+experiment's trained models, while any change to code a result depends on still gives a fresh entry. An entry
+whose computation reaches code by name rather than by import (a trained model, its task's loader: lab/core/tasks.py)
+names it too: its code version is that of `module+other.module:function`, every part's code and the names.
 """
 
 from __future__ import annotations
@@ -119,12 +122,38 @@ def _strip_docstrings(tree: ast.AST) -> ast.AST:
     return tree
 
 
+def _is_text(node: ast.expr) -> bool:
+    """Whether an expression is a message: a string, an f-string, or strings joined by + or formatted by %."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.JoinedStr):
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _is_text(node.left) or _is_text(node.right)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        return _is_text(node.left)
+    return False
+
+
+def _strip_messages(tree: ast.AST) -> ast.AST:
+    """The tree with the text arguments of every `raise X(...)` removed. An exception's message cannot change a
+    number (raising ends the computation; the type, its cause and any other argument stay hashed), so rewording an
+    error, say in lab/core/data_csv.py's checks of an upload, keeps every trained model and result. This is the general
+    rule; a text built before the `raise` (a variable, a helper's sentence) is still code, and a task's loader is
+    hashed only into its own task's models (lab/core/tasks.py), which bounds what such an edit re-keys."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+            node.exc.args = [a for a in node.exc.args if not _is_text(a)]
+            node.exc.keywords = [k for k in node.exc.keywords if not _is_text(k.value)]
+    return tree
+
+
 def semantic_digest(source: str) -> bytes:
-    """What the code in `source` does, as bytes to hash: its syntax tree without docstrings, comments, layout or
-    line numbers."""
+    """What the code in `source` does, as bytes to hash: its syntax tree without docstrings, comments, raise
+    statements' messages, layout or line numbers."""
     with _PARSE:
         tree = ast.parse(source)
-    return ast.dump(_strip_docstrings(tree), annotate_fields=False, include_attributes=False).encode()
+    return ast.dump(_strip_messages(_strip_docstrings(tree)), annotate_fields=False, include_attributes=False).encode()
 
 
 @lru_cache(maxsize=2048)
@@ -132,11 +161,27 @@ def _digest(stamp: tuple[str, int, int]) -> bytes:
     return hashlib.sha256(semantic_digest(Path(stamp[0]).read_text())).digest()
 
 
+def parts(module: str) -> list[str]:
+    """The modules a code version names: one lab module, or several joined by "+", each optionally naming a function
+    of it after ":" (`lab.core.zoo+lab.core.data_digits:digits`)."""
+    return [p.split(":", 1)[0] for p in module.split("+")]
+
+
+def names_lab_code(module: str) -> bool:
+    """Whether every part of `module` (`parts`) is a module of the lab package."""
+    return all(module_file(m) is not None for m in parts(module))
+
+
 @lru_cache(maxsize=256)
 def code_version(module: str) -> str:
-    """12-hex hash over what `module` and all lab modules it reaches through imports do (`semantic_digest`)."""
-    seen = dependencies(module)
+    """12-hex hash over what `module` and all lab modules it reaches through imports do (`semantic_digest`); for
+    several parts (`parts`), over all of theirs and the parts' names (which function of a module it calls)."""
+    seen: dict[str, Path] = {}
+    for m in parts(module):
+        seen.update(dependencies(m))
     h = hashlib.sha256()
+    if module != parts(module)[0]:
+        h.update(module.encode())
     for m in sorted(seen):
         h.update(m.encode())
         h.update(_digest(_stamp(seen[m])))

@@ -20,8 +20,12 @@ CODE_VERSION_NEUTRAL = True
 
 
 def to_plain(o: Any) -> Any:
-    """Results to JSON-ready data: dataclasses to dicts, tuples to lists, numpy/torch scalars to Python."""
+    """Results to JSON-ready data: dataclasses to dicts (or their own `to_plain()`, as a claim's, whose unset optional
+    fields are no keys), tuples to lists, numpy/torch scalars to Python."""
     if dataclasses.is_dataclass(o) and not isinstance(o, type):
+        own = getattr(o, "to_plain", None)
+        if callable(own):
+            return own()
         return {f.name: to_plain(getattr(o, f.name)) for f in dataclasses.fields(o)}
     if isinstance(o, dict):
         return {str(k): to_plain(v) for k, v in o.items()}

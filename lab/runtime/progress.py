@@ -81,8 +81,9 @@ class _TextProgress:
         now = time.monotonic()
         if not self._open:
             self._open, self._t0 = True, now
+        # abs: a fraction that falls back is news too (a next pool that reports without the last one's end)
         elif f < 1.0 and (now - self._last_t < self.every_s
-                          or (f - self._last_f < self.step and now - self._last_t < self.heartbeat_s)):
+                          or (abs(f - self._last_f) < self.step and now - self._last_t < self.heartbeat_s)):
             return
         self._last_t, self._last_f = now, f
         stream.write(f"[{f * 100:5.1f}% {now - self._t0:6.0f} s] {' '.join(message.split())}\n")

@@ -167,9 +167,13 @@ class Store:
 
     def describe(self, kind: str, cfg: Any) -> dict[str, str]:
         """What an entry's key hashes: kind, code version (with quick mode's mark), canonical config JSON, module.
-        The module is the one that computes the kind (`register_kind`), else the config's own."""
+        The module is the one that computes the kind (`register_kind`), else the config's own, joined by "+" with
+        the code the config says its entry reaches by name (`cfg.code_reaches()`: lab/runtime/codeversion.py)."""
         module = KIND_MODULES.get(kind, type(cfg).__module__)
-        code = code_version(module)  # the computing module and everything it imports
+        reaches = getattr(cfg, "code_reaches", None)  # code it runs by name, not import (a model: its task's loader)
+        if callable(reaches):
+            module = "+".join((module, *reaches()))
+        code = code_version(module)  # the computing module(s) and everything they import
         if quick():  # quick-mode (one-epoch) results must never be served as real ones
             code += "-quick"
         return {"kind": kind, "code": code, "config": config_json(cfg), "module": module}

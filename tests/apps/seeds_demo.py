@@ -27,5 +27,5 @@ class FakePage:
 
 
 base = next(iter(catalog.descriptors().values()))
-catalog._FOUND["seedsdemo"] = dataclasses.replace(base, name="seedsdemo", claims=claims_of, needs=lambda s: [])
+catalog._FOUND["seedsdemo"] = dataclasses.replace(base, name="seedsdemo", claims=claims_of, plan=lambda s: [])
 claims_view.show(claims_of({"seed": 0, "k": 2}), page=FakePage())

@@ -15,8 +15,9 @@ route costs.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Optional, Sequence, Union
+from typing import Iterator, Optional, Sequence, Union
 
 import torch
 from torch import nn
@@ -149,15 +150,23 @@ class RoutedModel(nn.Module):
         return nn.functional.cross_entropy(self(x, route), y)
 
 
-@torch.no_grad()
-def logits_of(model: RoutedModel, x: torch.Tensor, route: Optional[Route] = None, batch: int = 4096) -> torch.Tensor:
-    """Logits in evaluation mode, in batches (no gradients)."""
+@contextmanager
+def evaluating(model: nn.Module) -> Iterator[nn.Module]:
+    """The model in evaluation mode inside the `with` block, and back in its own mode (training or not) after it,
+    whatever happens inside: a measurement never leaves a model that was training in eval mode, or the reverse."""
     was = model.training
     model.eval()
     try:
-        return torch.cat([model(x[i : i + batch], route) for i in range(0, len(x), batch)])
+        yield model
     finally:
         model.train(was)
+
+
+@torch.no_grad()
+def logits_of(model: RoutedModel, x: torch.Tensor, route: Optional[Route] = None, batch: int = 4096) -> torch.Tensor:
+    """Logits in evaluation mode, in batches (no gradients)."""
+    with evaluating(model):
+        return torch.cat([model(x[i : i + batch], route) for i in range(0, len(x), batch)])
 
 
 def correct(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, route: Optional[Route] = None) -> torch.Tensor:

@@ -2,7 +2,8 @@
 
 Each claim function is a declaration: its key, statement and source, the estimate it rests on (lab/estimates.py,
 paired on the same held-out inputs wherever two accuracies are compared) and its rule. `run_claims`,
-`sweep_claims` and `race_claims` turn the entry points' typed results (experiment.py) into claim records.
+`sweep_claims` and `race_claims` turn the entry points' typed results (experiment.py) into claim records when a
+result is read (`lab.claims.of`); they are never stored in it, so a rewording here recomputes nothing.
 """
 
 from __future__ import annotations
@@ -12,14 +13,21 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from lab import estimates
-from lab.claims import claim, noise_words, pct, pool, pts, test
+from lab.claims import Claim, claim, noise_words, pct, pool, pts, reads, test
 from lab.core.recipes import model
 from lab.core.task_facts import task_clause, task_words
+from lab.experiments.delete.experiment import (
+    DeleteConfig,
+    DeleteResult,
+    RaceConfig,
+    RaceResult,
+    SweepConfig,
+    SweepResult,
+    race,
+    run,
+    sweep,
+)
 from lab.ops import selection
-
-# The results are experiment.py's typed results (DeleteResult, SweepResult, RaceResult), read by attribute; that
-# module imports this one, so they are named here, not imported.
-DeleteResult = SweepResult = RaceResult = Any
 
 NEAR_CHANCE = 0.05  # "drops to chance": at most 5 points above chance (the lab's bar for "near")
 BARELY = 0.9  # "barely matters": the worst single deletion keeps at least 90 % of the teacher's accuracy
@@ -227,7 +235,8 @@ def race_claim(steps: Sequence[int], ce: Sequence[Scores], kd: Sequence[Scores],
         f"teacher {pct(b.mean())}" + ("." if near else f"; neither came within {100 * NEAR_TEACHER:.0f} point."))
 
 
-def run_claims(r: DeleteResult) -> list[dict[str, Any]]:
+@reads(DeleteResult)
+def run_claims(r: DeleteResult) -> list[Claim]:
     """The claims one deletion run can decide: its architecture's single deletions, its selections, its recovery."""
     c, o = r.config, r.outcomes
     arch, k, n_blocks = c.arch, c.k, r.n_blocks
@@ -249,7 +258,8 @@ def run_claims(r: DeleteResult) -> list[dict[str, Any]]:
     return out
 
 
-def race_claims(rc: RaceResult) -> list[dict[str, Any]]:
+@reads(RaceResult)
+def race_claims(rc: RaceResult) -> list[Claim]:
     """The race's claim (none when nothing was cut or nothing was trained)."""
     c, o = rc.config, rc.outcomes
     if c.k == 0 or c.steps == 0:
@@ -258,7 +268,8 @@ def race_claims(rc: RaceResult) -> list[dict[str, Any]]:
     return [race_claim(rc.kd.curve_steps, o["ce"], o["kd"], o["base"], who, c.task)]
 
 
-def sweep_claims(sw: SweepResult) -> list[dict[str, Any]]:
+@reads(SweepResult)
+def sweep_claims(sw: SweepResult) -> list[Claim]:
     """The claims the sweep over k (both architectures, one seed) decides."""
     cfg, chance = sw.config, sw.chance
     pl, rs = sw.archs["plain"], sw.archs["residual"]
@@ -280,14 +291,20 @@ def sweep_claims(sw: SweepResult) -> list[dict[str, Any]]:
 
 
 def page_claims(run_result: DeleteResult, sweep_result: Optional[SweepResult],
-                race_result: Optional[RaceResult] = None) -> list[dict[str, Any]]:
+                race_result: Optional[RaceResult] = None) -> list[Claim]:
     """What the page draws: the sweep's claims (when it is there), then the run's own that the sweep does not make
     (a single-deletion claim is the same numbers in both: the same teacher, the same held-out inputs), then the
     race of KD against CE."""
-    first = list(sweep_result.claims) if sweep_result is not None else []
-    keys = {c["key"] for c in first}
-    out = first + [c for c in run_result.claims if c["key"] not in keys]
+    first = sweep_claims(sweep_result) if sweep_result is not None else []
+    keys = {c.key for c in first}
+    out = first + [c for c in run_claims(run_result) if c.key not in keys]
     return out + (race_claims(race_result) if race_result is not None else [])
+
+
+def claims_of(cfg: DeleteConfig) -> list[Claim]:
+    """The page's claims of one setting (Descriptor.claims): the run's, the sweep's and the race's (nothing to race
+    when nothing is cut), each read from the store or computed now."""
+    return page_claims(run(cfg), sweep(SweepConfig.of(cfg)), race(RaceConfig.of(cfg)) if cfg.k > 0 else None)
 
 
 def table_claims_of_runs(results: dict[tuple[str, int, int], DeleteResult], seeds: Sequence[int],

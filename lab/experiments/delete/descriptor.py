@@ -8,7 +8,7 @@ from typing import Any
 
 from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
-from lab.claims import claim_line
+from lab.claims import Claim, claim_line
 from lab.experiment import Pool
 from lab.experiments.delete import claims as delete_claims
 from lab.experiments.delete import experiment as delete
@@ -38,18 +38,23 @@ def config_of(settings: dict[str, Any]) -> DeleteConfig:
     return config_from(DeleteConfig, settings, CONTROLS)
 
 
-def needs(settings: dict[str, Any]) -> list[Need]:
-    """What the page computes for a setting: this deletion, the sweep over k, CE against KD from this cut and the
-    one-block MLP trained from scratch."""
+def plan(settings: dict[str, Any]) -> list[Need]:
+    """The lab calls of a setting, as the page makes them: this deletion, the sweep over k, CE against KD from this
+    cut (when something is cut), the one-block MLP trained from scratch, and (on request) the DistilBERT-style
+    students."""
     cfg = config_of(settings)
-    return [Need("this deletion", delete.run, cfg), Need("the sweep over k", delete.sweep, SweepConfig.of(cfg)),
-            Need("fine-tuning against distillation", delete.race, RaceConfig.of(cfg)),
-            Need("the one-block MLP from scratch", delete.shallow, ShallowConfig.of(cfg))]
+    race = [Need("Fine-tuning and distilling the same cut", delete.race, RaceConfig.of(cfg), "race")] if cfg.k else []
+    return [Need("Training the teacher and cutting it", delete.run, cfg, "run"),
+            Need(f"Deleting 0 to {cfg.blocks} blocks of both architectures", delete.sweep, SweepConfig.of(cfg),
+                 "sweep"),
+            *race,
+            Need("Training a one-block MLP from scratch", delete.shallow, ShallowConfig.of(cfg), "shallow"),
+            Need("Distilling two students", delete.student_init, cfg, "student", optional=True)]
 
 
-def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
+def claims(settings: dict[str, Any]) -> list[Claim]:
     """The claims the page shows for a complete setting (the run's, the sweep's and the race's)."""
-    return delete.claims_of(config_of(settings))
+    return delete_claims.claims_of(config_of(settings))
 
 
 def summary(r: delete.DeleteResult) -> str:
@@ -57,7 +62,7 @@ def summary(r: delete.DeleteResult) -> str:
     return (f"{c.arch} MLP, delete {c.k} ({c.select}): teacher {r.base_acc:.4f}, "
             f"cut {r.cut_acc:.4f} (probe {r.cut_probe_acc:.4f}), after {c.recovery} "
             f"{r.recovered_acc:.4f}; dropped blocks {r.dropped}; chance {r.chance:.3f}"
-            + "".join("\n" + claim_line(cl) for cl in r.claims))
+            + "".join("\n" + claim_line(cl) for cl in delete_claims.run_claims(r)))
 
 
 TABLE_KS = (1, 2, 4, 6)
@@ -97,7 +102,7 @@ DESCRIPTOR = Descriptor(
   Which layers can go, chosen greedily, exhaustively, evenly, by how little they change their input, or at random?
   What does one deletion do to a plain network, and to a residual one? How much does distillation from the uncut
   network bring back?""",
-    config=DeleteConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of, run=delete.run,
+    config=DeleteConfig, controls=CONTROLS, presets=PRESETS, plan=plan, config_of=config_of, run=delete.run,
     claims=claims,
     cli_help="delete k blocks of a trained MLP, then optionally recover", cli_summary=summary,
     demo=("arch", "k", "select", "recovery"),

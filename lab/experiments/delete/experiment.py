@@ -7,15 +7,16 @@
 `student_init(cfg)` compares a student initialised from every other teacher block with a random init.
 All go through the store, so a repeated call is a file read. Every accuracy a claim compares keeps its per-input
 held-out outcomes under `outcomes` (lab/estimates.pack), so claims pair accuracies measured on the same inputs;
-the claims themselves are declared in claims.py (`run_claims`, `sweep_claims`, `race_claims`).
+the claims themselves are declared in claims.py and computed when a result is read (this module does not import it,
+so rewording a claim recomputes no result).
 """
 
 from __future__ import annotations
 
 import copy
 import time
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Optional, Sequence
 
 from lab import estimates
 from lab.core import streams
@@ -24,7 +25,6 @@ from lab.core.recipes import MLP_BLOCKS, MLP_EPOCHS, MLP_WIDTH, check_task, labe
 from lab.core.routes import without
 from lab.core.zoo import ModelSpec, Trained, build, trained
 from lab.experiment import check, entry, param, seed_param, task_param
-from lab.experiments.delete.claims import page_claims, run_claims, sweep_claims
 from lab.ops import search, selection
 from lab.ops.recover import RECOVERIES, RecoveryConfig, recover
 from lab.runtime.progress import Progress, span
@@ -142,7 +142,6 @@ class DeleteResult:
     block_influence: list[float]
     train_seconds: float
     n_test: int
-    claims: list[dict[str, Any]] = field(default_factory=list)
 
 
 @entry("delete", result=DeleteResult)
@@ -177,7 +176,7 @@ def run(cfg: DeleteConfig, progress: Progress) -> DeleteResult:
         "train_seconds": t.info["seconds"],
         "n_test": len(d.test.y),
     })
-    return replace(out, claims=run_claims(out))
+    return out
 
 
 @dataclass(frozen=True)
@@ -226,7 +225,6 @@ class SweepResult:
     archs: dict[str, SweepArch]  # by architecture
     chance: float
     n_test: int
-    claims: list[dict[str, Any]] = field(default_factory=list)
 
 
 @entry("delete-sweep", result=SweepResult)
@@ -263,8 +261,7 @@ def sweep(cfg: SweepConfig, progress: Progress) -> SweepResult:
             outcomes={"base": _outcomes(m, d), "single": single, "cut": cut, "recovered": recovered},
         )
         chance, n_test = d.chance, len(d.test.y)
-    out = SweepResult(config=cfg, archs=archs, chance=chance, n_test=n_test)
-    return replace(out, claims=sweep_claims(out))
+    return SweepResult(config=cfg, archs=archs, chance=chance, n_test=n_test)
 
 
 @dataclass(frozen=True)
@@ -414,11 +411,5 @@ def student_init(cfg: DeleteConfig, progress: Progress) -> StudentResult:
                                     seconds=time.perf_counter() - t0),
         n_test=len(d.test.y),
     )
-
-
-def claims_of(cfg: DeleteConfig, compute: Callable[..., Any] = lambda fn, c: fn(c)) -> list[dict[str, Any]]:
-    """The page's claims of one setting (Descriptor.claims): the run, the sweep and the race, each from the store
-    (or computed by `compute(entry, config)`)."""
-    return page_claims(compute(run, cfg), compute(sweep, SweepConfig.of(cfg)), compute(race, RaceConfig.of(cfg)))
 
 

@@ -1,5 +1,6 @@
 """IOT's claims (Zhu et al. 2021), as declarations on top of lab/claims.py and lab/estimates.py: pure functions of
-a joined run (and its twin with the exploration term switched), and of a sweep over M."""
+a joined run (and its twin with the exploration term switched), and of a sweep over M; computed when a joined run or
+a sweep is read (`run_claims`, `sweep_result_claims`), never stored."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from lab import estimates as E
-from lab.claims import claim, noise_words, pct, pts, test
+from lab.claims import Claim, claim, noise_words, pct, pts, reads, test
 from lab.core.task_facts import task_clause
+from lab.experiments.iot.experiment import IOTConfig, JoinedRun, SweepOfM, run, sweep_configs
+from lab.runtime.plain import from_plain
 
 SOURCE = "Zhu et al. 2021 (IOT, ICLR 2021), on translation (IWSLT14 De-En, decoder sub-layer orders)"
 SPACE_SOURCES = {"blocks": "; here over block orders (the paper reorders sub-layers; the same router applies)",
@@ -187,7 +190,21 @@ def claim_collapse(r: dict[str, Any], twin: dict[str, Any]) -> dict[str, Any]:
                     f"off never reached {COLLAPSE:.0%} in {epochs} epochs"))
 
 
-def claims(r: dict[str, Any], twin: Optional[dict[str, Any]] = None) -> list[dict[str, Any]]:
+@reads(JoinedRun)
+def run_claims(r: JoinedRun) -> list[Claim]:
+    """The claims of a joined run, computed when it is read (with its twin's collapse claim when it has one)."""
+    return claims(r, r.get("twin"))
+
+
+@reads(SweepOfM)
+def sweep_result_claims(sw: SweepOfM) -> list[Claim]:
+    """The claims of a sweep over M, computed when it is read, from its joined runs (read again from the store)."""
+    cfg = from_plain(IOTConfig, sw["config"])
+    runs = [run(c, twin=False) for c in sweep_configs(cfg, [row["m"] for row in sw["rows"]])]
+    return sweep_claims(cfg.space, runs)
+
+
+def claims(r: dict[str, Any], twin: Optional[dict[str, Any]] = None) -> list[Claim]:
     """Every claim a joined IOT run tests (the collapse needs the twin training with exploration switched)."""
     out = []
     if len(r["fixed_acc"]) > 1:
@@ -200,7 +217,7 @@ def claims(r: dict[str, Any], twin: Optional[dict[str, Any]] = None) -> list[dic
     return out
 
 
-def sweep_claims(space: str, runs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def sweep_claims(space: str, runs: Sequence[dict[str, Any]]) -> list[Claim]:
     """Over a sweep of joined runs: the oracle gap of the orders trained alone, beyond the seed control's, grows with
     M; the predictor's gain over the best single order grows with M. Compared: the smallest M >= 2 against the
     largest, each a paired per-input score on the same held-out inputs."""

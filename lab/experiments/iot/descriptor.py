@@ -9,11 +9,11 @@ from typing import Any
 
 from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
-from lab.claims import claim_lines
+from lab.claims import Claim, attach, claim_lines
 from lab.experiment import Pool
+from lab.experiments.iot import claims as iot_claims
 from lab.experiments.iot import experiment as iot
 from lab.experiments.iot.experiment import IOTConfig
-from lab.runtime.plain import to_plain
 from lab.runtime.progress import silent, text_progress
 
 CONTROLS = controls(IOTConfig, names=("model", "task", "space", "m", "explore", "exploit", "gumbel",
@@ -40,19 +40,30 @@ def config_of(settings: dict[str, Any]) -> IOTConfig:
     return config_from(IOTConfig, settings, CONTROLS)
 
 
-def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
+def claims(settings: dict[str, Any]) -> list[Claim]:
     """The claims the page shows for a setting: the joined run's, with its exploration twin."""
-    return iot.run(config_of(settings), silent)["claims"]
+    return iot_claims.run_claims(iot.run(config_of(settings), silent))
 
 
-def needs(settings: dict[str, Any]) -> list[Need]:
-    """What the page computes for a setting: Part 1 (each order trained alone), IOT's training, and its twin with
-    the exploration term switched (the collapse figure)."""
+def sweep_ms(space: str) -> tuple[int, ...]:
+    """The M values of the page's sweep (the paper's shared space has M = 2 at most)."""
+    return tuple(x for x in iot.SWEEP_MS if space != "shared" or x <= 2)
+
+
+def plan(settings: dict[str, Any]) -> list[Need]:
+    """The lab calls of a setting, as the page makes them: IOT's training, Part 1 (each order trained alone), its twin
+    with the exploration term switched (the collapse figure), and (on request) the sweep over M."""
     cfg = config_of(settings)
     on, off = cfg.explore_pair()
-    return [Need("each order trained alone", iot.observe, cfg.observe_cfg),
-            Need("IOT training", iot.training, cfg),
-            Need("the exploration twin", iot.training, off if cfg.explore > 0 else on)]
+    twin = (Need("Training once more with the exploration term off", iot.training, off, "twin") if cfg.explore > 0
+            else Need("Training once more with the exploration term on", iot.training, on, "twin"))
+    out = [Need(f"IOT training with {cfg.m} orders", iot.training, cfg, "training"),
+           Need(f"Training each of the {cfg.m} orders alone", iot.observe, cfg.observe_cfg, "observe"), twin]
+    for c in iot.sweep_configs(cfg, sweep_ms(cfg.space)):
+        out += [Need(f"M = {c.m}: each order trained alone", iot.observe, c.observe_cfg, f"sweep {c.m} observe",
+                     optional=True),
+                Need(f"M = {c.m}: IOT training", iot.training, c, f"sweep {c.m} training", optional=True)]
+    return out
 
 
 def _shares(v: list[float]) -> str:
@@ -67,7 +78,7 @@ def summary(r: dict[str, Any]) -> str:
             f"alone: {r['fixed_oracle_acc']:.4f}); choices {_shares(r['choice_share'])}; agreement with the "
             f"per-input best order {r['oracle_agreement']:.2f}; chance {r['chance']:.3f}; IOT training "
             f"{r['train_seconds']:.1f} s ({r['cost']['train_block_run_ratio']:.0f}x the block runs of sequential)\n"
-            + claim_lines(r["claims"]))
+            + claim_lines(iot_claims.run_claims(r)))
 
 
 def _sweep(args: argparse.Namespace, pool: Pool) -> None:
@@ -79,7 +90,7 @@ def _sweep(args: argparse.Namespace, pool: Pool) -> None:
             cfg = IOTConfig(model=mo, space=args.space, m=max(args.ms), seed=s)
             out.append(iot.sweep(cfg, args.ms, text_progress, pool))
     if args.json:
-        print(json.dumps(to_plain(out)))
+        print(json.dumps(attach(out)))  # each sweep with its claims, computed now
         return
     for sw in out:
         c = sw["config"]
@@ -88,7 +99,7 @@ def _sweep(args: argparse.Namespace, pool: Pool) -> None:
         print(f"{'M':>3}" + "".join(f"{k[:-4]:>14}" for k in keys))
         for r in sw["rows"]:
             print(f"{r['m']:>3}" + "".join(f"{r[k]:>14.4f}" for k in keys))
-        print(claim_lines(sw["claims"]))
+        print(claim_lines(iot_claims.sweep_result_claims(sw)))
 
 
 def table(args: argparse.Namespace, pool: Pool) -> None:
@@ -120,7 +131,7 @@ DESCRIPTOR = Descriptor(
     about="""keep one set of weights and several layer orders, and
   let a tiny predictor pick the order for each input (IOT). How far is the best order per input from the best
   single order, and how much of that gap does a learned choice recover?""",
-    config=IOTConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of, run=iot.run,
+    config=IOTConfig, controls=CONTROLS, presets=PRESETS, plan=plan, config_of=config_of, run=iot.run,
     cli_help="let every input choose its own layer order (IOT) and compare with the baselines", cli_summary=summary,
     demo=("model", "space", "m", "explore"), claims=claims,
     tensor_kinds={"iot-fixed": "lab.experiments.iot.experiment"},
@@ -131,5 +142,5 @@ DESCRIPTOR = Descriptor(
         Axis("ms", "sweep M over these values instead (e.g. --ms 1 2 4 8): accuracy of every method against M, for "
              "--model (default residual) and --space", int, None, nargs="+"),
         Axis("space", "order space of the sweep (--ms)", str, _D.space, choices=iot.SPACES),
-        Axis("json", "print the sweep as one JSON list (--ms)", bool, False)), table),
+        Axis("json", "print the result as one JSON object (the sweep, with --ms, as a list under result)", bool, False)), table),
 )

@@ -3,9 +3,9 @@
 The orders, the predictor and IOT training are `routing.py` beside this module; `compare` here trains IOT and
 assembles its result against the baselines, and the entry points cache the pieces by exactly what each depends on:
 - the sequential model: the zoo's (`recipes.MODELS[model].spec`), shared with the Delete and Shuffle pages;
-- `fixed_logits(FixedConfig)`: one model trained alone in one candidate order, kept as its test and probe
-  logits. Candidate j does not depend on M (the candidates of M are the first M of M + 1), so raising M trains
-  only the new orders;
+- `fixed_model(FixedConfig)`: one model trained alone in one candidate order, kept as its test and probe
+  logits (a tensor entry; `fixed_logits` reads it). Candidate j does not depend on M (the candidates of M are the
+  first M of M + 1), so raising M trains only the new orders;
 - `observe(ObserveConfig)`: Part 1, the models trained alone in each of the M orders (per-order accuracy, the
   share of inputs each order wins, the oracle, the best fixed order chosen on the probe split), with its seed
   control;
@@ -15,7 +15,9 @@ assembles its result against the baselines, and the entry points cache the piece
 - `training(IOTConfig)`: Part 2, IOT training (shared weights + predictor) and its evaluation; the collapse
   figure asks for a second training with the exploration term off, cached under its own config.
 `run(IOTConfig)` joins Part 1 and Part 2 (both stored: a repeated call reads two files and trains nothing).
-The claims are declared in `claims.py` beside this module; `join` and `sweep_of` embed them in their results.
+The claims are declared in `claims.py` beside this module and computed when a result is read: `join` and
+`sweep_of` give plain data with a type of its own (`JoinedRun`, `SweepOfM`), whose claims claims.py declares (this
+module does not import it: rewording a claim recomputes nothing).
 """
 
 from __future__ import annotations
@@ -35,12 +37,11 @@ from lab.core.models.vit import ViTConfig
 from lab.core.train import train
 from lab.core.zoo import ModelSpec, Trained, build, task, trained
 from lab.experiment import Pool, check, entry, param, seed_param, serial, task_param
-from lab.experiments.iot import claims as iot_claims
 from lab.experiments.iot import routing
 from lab.runtime.cores import lanes
 from lab.runtime.plain import to_plain
 from lab.runtime.progress import Progress, silent, span
-from lab.runtime.store import Store, active_store, resolve, use_store
+from lab.runtime.store import Store, resolve, use_store
 
 MODELS = ("residual", "vit-sequential")  # names of lab/core/recipes.MODELS: the Delete and Shuffle pages' models
 SPACES = routing.SPACES
@@ -341,20 +342,22 @@ def compare(spec: ModelSpec, cfg: IOTConfig, progress: Progress = silent,
     return out
 
 
-def fixed_logits(cfg: FixedConfig, progress: Progress = silent) -> tuple[torch.Tensor, torch.Tensor, dict[str, Any]]:
-    """(test logits, probe logits, record) of one model trained alone in one candidate order (stored)."""
+@entry("iot-fixed", tensors=True)
+def fixed_model(cfg: FixedConfig, progress: Progress) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """One model trained alone in one candidate order: its test and probe logits (kept as tensors) and its record."""
     t = _sequential(recipes.model_spec_on(cfg.model, cfg.seed, cfg.task), span(progress, 0.0, 0.1))
     order = _orders(cfg.space, cfg.index + 1, cfg.seed, t.model.n_blocks)[cfg.index]
     d = t.data
+    model, log = routing.train_fixed(t.spec, order, d, span(progress, 0.1, 1.0))
+    tens = {"test": routing.order_logits(model, d.test.x, [order])[0],
+            "probe": routing.order_logits(model, d.probe.x, [order])[0]}
+    return tens, {"seconds": log.seconds, "cpu_seconds": log.cpu_seconds,
+                  "order": routing.order_label(order, cfg.space)}
 
-    def fit() -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-        model, log = routing.train_fixed(t.spec, order, d, span(progress, 0.1, 1.0))
-        tens = {"test": routing.order_logits(model, d.test.x, [order])[0],
-                "probe": routing.order_logits(model, d.probe.x, [order])[0]}
-        return tens, {"seconds": log.seconds, "cpu_seconds": log.cpu_seconds,
-                      "order": routing.order_label(order, cfg.space)}
 
-    tens, meta = active_store().tensors("iot-fixed", cfg, fit)
+def fixed_logits(cfg: FixedConfig, progress: Progress = silent) -> tuple[torch.Tensor, torch.Tensor, dict[str, Any]]:
+    """(test logits, probe logits, record) of one model trained alone in one candidate order (`fixed_model`)."""
+    tens, meta = fixed_model(cfg, progress)
     return tens["test"], tens["probe"], meta
 
 
@@ -501,14 +504,22 @@ def training(cfg: IOTConfig, progress: Progress) -> IOTTraining:
                        train_curve=r["curves"]["test_acc"], train_seconds=r["cost"]["iot_train_seconds"])
 
 
+class JoinedRun(dict):  # type: ignore[type-arg]
+    """A joined run (`join`): plain data, read by key, of a type of its own so that its claims can be declared for it
+    (claims.py)."""
+
+
+class SweepOfM(dict):  # type: ignore[type-arg]
+    """A sweep over M (`sweep_of`): plain data of a type of its own, like `JoinedRun`."""
+
+
 TWIN_KEYS = ("config", "curves", "iot_acc", "choice_share", "order_acc", "ensemble_acc", "orders", "outcomes")
 
 
 def run(cfg: IOTConfig, progress: Progress = silent, store: Optional[Store] = None,
-        twin: bool = True) -> dict[str, Any]:
+        twin: bool = True) -> JoinedRun:
     """Part 1 and Part 2 of one config, joined (each stored on its own; see the module docstring), with the
-    training whose exploration term is switched (`twin`, for the collapse claim; skipped with twin=False) and the
-    claims."""
+    training whose exploration term is switched (`twin`, for the collapse claim; skipped with twin=False)."""
     on, off = cfg.explore_pair()
     parts: list[Callable[[Progress], Any]] = [lambda p: observe(cfg.observe_cfg, p), lambda p: training(cfg, p)]
     if twin:
@@ -520,13 +531,12 @@ def run(cfg: IOTConfig, progress: Progress = silent, store: Optional[Store] = No
 
 
 def join(cfg: IOTConfig, obs: IOTObservation, tr: IOTTraining,
-         twin: Optional[IOTTraining] = None) -> dict[str, Any]:
+         twin: Optional[IOTTraining] = None) -> JoinedRun:
     """One result from the stored pieces (what `run` returns; the page joins the pieces it has the same way)."""
     part1 = {k: v for k, v in to_plain(obs).items() if k not in ("config", "orders")}
-    out = to_plain({**to_plain(tr), **part1, "config": cfg, "sequential_acc": tr.sequential_acc})
+    out = JoinedRun(to_plain({**to_plain(tr), **part1, "config": cfg, "sequential_acc": tr.sequential_acc}))
     if twin is not None:
         out["twin"] = {k: v for k, v in to_plain(twin).items() if k in TWIN_KEYS}
-    out["claims"] = iot_claims.claims(out, out.get("twin"))
     return out
 
 
@@ -573,7 +583,7 @@ def table(models: list[str], seeds: list[int], m: int = M_DEFAULT, progress: Pro
     return out
 
 
-# -- accuracy against M: the stored pieces of each M, joined; claims over the sweep -----------------------------
+# -- accuracy against M: the stored pieces of each M, joined (claims.py judges the sweep) ------------------------
 SWEEP_MS = (1, 2, 4, 8)
 SWEEP_KEYS = ("sequential_acc", "best_fixed_acc", "shared_best_acc", "ensemble_acc", "iot_acc", "oracle_acc",
               "fixed_oracle_acc", "oracle_agreement")
@@ -588,22 +598,19 @@ def sweep_configs(cfg: IOTConfig, ms: Sequence[int] = SWEEP_MS) -> list[IOTConfi
 
 
 def sweep(cfg: IOTConfig, ms: Sequence[int] = SWEEP_MS, progress: Progress = silent,
-          pool: Pool = serial) -> dict[str, Any]:
-    """Accuracy of every method against M for one setting (Part 1 and Part 2 of each M, computed by `pool`), and
-    the claims over the sweep. M = 1 is the sequential model itself (IOT training with one order is the ordinary
-    loop)."""
+          pool: Pool = serial) -> SweepOfM:
+    """Accuracy of every method against M for one setting (Part 1 and Part 2 of each M, computed by `pool`). M = 1
+    is the sequential model itself (IOT training with one order is the ordinary loop)."""
     cfgs = sweep_configs(cfg, ms)
     pool([(observe, c.observe_cfg) for c in cfgs] + [(training, c) for c in cfgs], progress)
     runs = [run(c, twin=False) for c in cfgs]
     return sweep_of(cfg, runs)
 
 
-def sweep_of(cfg: IOTConfig, runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The sweep's rows and claims from joined runs of increasing M (the page joins the pieces it has the same
-    way)."""
+def sweep_of(cfg: IOTConfig, runs: Sequence[dict[str, Any]]) -> SweepOfM:
+    """The sweep's rows from joined runs of increasing M (the page joins the pieces it has the same way); its claims
+    read the runs again (claims.py)."""
     rows = [{"m": r["config"]["m"], **{k: r[k] for k in SWEEP_KEYS},
              "seed_oracle_acc": r["seed_control"]["oracle_acc"], "seed_best_acc": r["seed_control"]["best_acc"]}
             for r in runs]
-    out = {"config": to_plain(cfg), "n_test": runs[0]["n_test"], "chance": runs[0]["chance"], "rows": rows}
-    out["claims"] = iot_claims.sweep_claims(cfg.space, runs)
-    return out
+    return SweepOfM({"config": to_plain(cfg), "n_test": runs[0]["n_test"], "chance": runs[0]["chance"], "rows": rows})

@@ -45,8 +45,9 @@ from torch import nn
 
 from lab.core import metrics, streams
 from lab.core.data import Dataset, Split
-from lab.core.models.base import RoutedModel, Step
+from lab.core.models.base import RoutedModel, Step, evaluating
 from lab.core.models.vit import MLP_FIRST
+from lab.core.routes import random_order
 from lab.core.train import TrainConfig, lr_factor, make_optimizer
 from lab.core.zoo import ModelSpec, build
 from lab.runtime.progress import Progress, silent
@@ -72,7 +73,7 @@ def block_orders(n_blocks: int, m: int, seed: int) -> list[Order]:
     gen = streams.generator("iot.block-orders", seed, n_blocks)
     out = [tuple(range(n_blocks))]
     while len(out) < m:
-        p = tuple(int(i) for i in torch.randperm(n_blocks, generator=gen))
+        p = random_order(n_blocks, "include", gen)
         if p not in out:
             out.append(p)
     return [tuple(Step(b) for b in p) for p in out]
@@ -157,16 +158,12 @@ def run_order(model: RoutedModel, h0: torch.Tensor, order: Order) -> torch.Tenso
 @torch.no_grad()
 def order_logits(model: RoutedModel, x: torch.Tensor, orders: Sequence[Order], batch: int = 2048) -> torch.Tensor:
     """Logits of every order on every input, (M, N, C), in evaluation mode."""
-    was = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         parts = []
         for i in range(0, len(x), batch):
             h0 = model.embed(x[i : i + batch])
             parts.append(torch.stack([run_order(model, h0, o) for o in orders]))
         return torch.cat(parts, dim=1)
-    finally:
-        model.train(was)
 
 
 @torch.no_grad()
@@ -174,9 +171,7 @@ def iot_predict(
     model: RoutedModel, predictor: Predictor, x: torch.Tensor, orders: Sequence[Order], batch: int = 2048
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """IOT inference: logits with every input run only in its argmax order; also the choices and probabilities."""
-    was = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         logits, choice, probs = [], [], []
         for i in range(0, len(x), batch):
             h0 = model.embed(x[i : i + batch])
@@ -196,8 +191,6 @@ def iot_predict(
             choice.append(c)
             probs.append(p)
         return torch.cat(logits), torch.cat(choice), torch.cat(probs)
-    finally:
-        model.train(was)
 
 
 def observe(logits: torch.Tensor, y: torch.Tensor) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 Every accuracy compared here is measured on the same held-out inputs, so every comparison is paired
 (lab/estimates.paired: the spread of the per-input differences, McNemar's error for right/wrong outcomes). Each claim
-function is a declaration: key, statement, source, the estimate and the rule.
+function is a declaration: key, statement, source, the estimate and the rule. A result's claims are computed when it
+is read (`run_claims`, `table_claims`), from the stored profiles and baselines they rest on, never stored in it.
 """
 
 from __future__ import annotations
@@ -13,17 +14,23 @@ import numpy as np
 
 from lab import claims as C
 from lab import estimates as E
-from lab.claims import noise_words, pct, pts
+from lab.claims import Claim, noise_words, pct, pts, reads
 from lab.core.task_facts import config_task, task_clause, task_words
-
-
-def p_star(keep: int, n_blocks: int) -> float:
-    """The paper's rule of thumb: train with p* = 1 - r/N to prune to r of N blocks (N(1 - p) run on average)."""
-    if not 0 <= keep <= n_blocks:
-        raise ValueError(f"cannot keep {keep} blocks: the model has {n_blocks} (choose 0..{n_blocks})")
-    return 1.0 - keep / n_blocks
-
-
+from lab.experiment import Pool, serial
+from lab.experiments.layerdrop.experiment import (
+    P_GRID,
+    BaselineConfig,
+    CompareConfig,
+    LayerDropResult,
+    ProfileConfig,
+    distil,
+    p_star,
+    profile,
+    profiles,
+    rule_rate,
+    scratch,
+)
+from lab.runtime.progress import silent
 
 PAPER = ("Fan, Grave, Joulin, Reducing Transformer Depth on Demand with Structured Dropout (ICLR 2020): 16-layer "
          "Transformers on language tasks, p = 0.2 or 0.5. Here: ")
@@ -183,7 +190,7 @@ def first_block_claim(prof: Any) -> dict[str, Any]:
 
 
 def claims(by_p: dict[float, Any], keep: int, p: float, scratch_outcomes: Optional[Any] = None,
-           distil_outcomes: Optional[Any] = None, seeds: str = "") -> list[dict[str, Any]]:
+           distil_outcomes: Optional[Any] = None, seeds: str = "") -> list[Claim]:
     """Every claim one seed's profiles (p = 0, 0.2, 0.5 and the setting's p) and the baselines at r (the per-input
     outcomes of the `scratch` and `distil` results; None when r = N: nothing is pruned) can test at the setting's r
     and p."""
@@ -197,6 +204,53 @@ def claims(by_p: dict[float, Any], keep: int, p: float, scratch_outcomes: Option
         out.append(distillation_claim(pruned, E.as_scores(distil_outcomes), keep, by_p[p].n_blocks, p,
                                       seeds, source(by_p[p])))
     return out
+
+
+@reads(LayerDropResult)
+def run_claims(r: LayerDropResult) -> list[Claim]:
+    """The claims of a run, computed when it is read: from its profiles at every reference rate and its depth-r
+    baselines (stored results, read again; computed when missing)."""
+    c = r.config
+    by_p = profiles(c.model, CompareConfig(c.model, c.p, c.seed, c.task).ps, c.seed, task=c.task)
+    sc = di = None
+    if c.keep < r.n_blocks:
+        base = BaselineConfig(c.model, c.keep, c.seed, c.task)
+        sc, di = scratch(base).outcomes, distil(base).outcomes
+    return claims(by_p, c.keep, c.p, sc, di)
+
+
+def seed_table_claims(by_p: dict[float, Any], bases: dict[tuple[str, int], Any], keeps: list[int]) -> list[Claim]:
+    """One seed's table claims: the half-depth claim, the p* rule at every kept depth and, where the baselines are
+    there, both baselines at every kept depth below N against the rule's rate (`bases`: (name, r) -> the
+    `scratch` or `distil` result)."""
+    nb = by_p[0.0].n_blocks
+    out = [half_depth_claim(by_p[0.5], by_p[0.0])] if nb // 2 in keeps else []
+    out += [p_star_claim(by_p, r) for r in keeps]
+    for r in keeps:
+        if ("scratch", r) not in bases:
+            continue
+        p = rule_rate(r, nb)
+        pruned = scores(by_p[p], "every-other", r)
+        out.append(beats_scratch_claim(pruned, bases[("scratch", r)].outcomes, r, nb, p, src=source(by_p[p])))
+        out.append(distillation_claim(pruned, bases[("distilled", r)].outcomes, r, nb, p, src=source(by_p[p])))
+    return out
+
+
+def table_claims(t: dict[str, Any], pool: Pool = serial) -> list[Claim]:
+    """The claims of `experiment.table`'s answer, computed when it is read: measured at every seed (paired) on the
+    table's profiles and baselines (read from the store by `pool`, as the table computed them), then pooled over the
+    seeds (lab/claims.pool: the seeds' spread is the error)."""
+    model, seeds, keeps, n = t["model"], t["seeds"], t["keeps"], t["n_blocks"]
+    profs = [(p, s) for s in seeds for p in P_GRID]
+    bases = [(name, r, s) for s in seeds for r in keeps if r < n for name in ("scratch", "distilled")]
+    done = pool([(profile, ProfileConfig(model, p, s)) for p, s in profs]
+                + [(scratch if name == "scratch" else distil, BaselineConfig(model, r, s)) for name, r, s in bases],
+                silent)
+    got_p, got_b = done[:len(profs)], done[len(profs):]
+    per_seed = [seed_table_claims({p: g for (p, s2), g in zip(profs, got_p, strict=True) if s2 == s},
+                                  {(name, r): g for (name, r, s2), g in zip(bases, got_b, strict=True) if s2 == s},
+                                  keeps) for s in seeds]
+    return C.pool(per_seed, seeds)
 
 
 def beats_scratch_claim(pruned: Any, scratch_scores: Any, keep: int, nb: int, p: float,

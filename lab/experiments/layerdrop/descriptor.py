@@ -8,8 +8,9 @@ from typing import Any
 
 from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
-from lab.claims import claim_lines
+from lab.claims import Claim, claim_lines
 from lab.experiment import Pool
+from lab.experiments.layerdrop import claims as layerdrop_claims
 from lab.experiments.layerdrop import experiment as layerdrop
 from lab.experiments.layerdrop.experiment import BaselineConfig, CompareConfig, LayerDropConfig, ProfileConfig
 from lab.runtime.progress import text_progress
@@ -33,24 +34,30 @@ def config_of(settings: dict[str, Any]) -> LayerDropConfig:
     return config_from(LayerDropConfig, settings, CONTROLS)
 
 
-def needs(settings: dict[str, Any]) -> list[Need]:
-    """This run and the reference models of the comparison (one trained model per rate), and the depth-r models
-    trained from scratch and distilled."""
+def plan(settings: dict[str, Any]) -> list[Need]:
+    """The lab calls of a setting, as the page makes them, side by side: the model at every rate of the comparison
+    (one trained model per rate), the depth-r models trained from scratch and distilled (when r is below the full
+    depth), and this run, which reads them all."""
     cfg = config_of(settings)
     ps = CompareConfig(cfg.model, cfg.p, cfg.seed, cfg.task).ps
     b = BaselineConfig(cfg.model, cfg.keep, cfg.seed, cfg.task)
-    base = ([Need(f"depth {cfg.keep} from scratch", layerdrop.scratch, b),
-             Need(f"depth {cfg.keep} distilled", layerdrop.distil, b)]
+    base = ([Need(f"Training {cfg.keep} blocks from scratch", layerdrop.scratch, b, "scratch"),
+             Need(f"Distilling the p = 0 model into {cfg.keep} blocks", layerdrop.distil, b, "distil")]
             if cfg.keep < layerdrop.n_blocks(cfg.model) else [])
-    return ([Need("this run", layerdrop.run, cfg)]
-            + [Need(f"the model at p = {q:g}", layerdrop.profile, ProfileConfig(cfg.model, q, cfg.seed, cfg.task))
-               for q in ps]
-            + base)
+    return ([Need(f"Training the model at p = {q:g} (the comparison)", layerdrop.profile,
+                  ProfileConfig(cfg.model, q, cfg.seed, cfg.task), f"p={q:g}") for q in ps]
+            + base + [Need(f"Pruning the p = {cfg.p:g} model to {cfg.keep} blocks", layerdrop.run, cfg, "run")])
 
 
-def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
+def profile_keys(settings: dict[str, Any]) -> list[str]:
+    """The plan's keys of the comparison's models, ascending p (what `layerdrop.compare` lists)."""
+    cfg = config_of(settings)
+    return [f"p={q:g}" for q in CompareConfig(cfg.model, cfg.p, cfg.seed, cfg.task).ps]
+
+
+def claims(settings: dict[str, Any]) -> list[Claim]:
     """The claims the page shows for a complete setting: the run's (its profiles and the depth-r baselines)."""
-    return layerdrop.run(config_of(settings)).claims
+    return layerdrop_claims.run_claims(layerdrop.run(config_of(settings)))
 
 
 def summary(r: layerdrop.LayerDropResult) -> str:
@@ -65,7 +72,7 @@ def summary(r: layerdrop.LayerDropResult) -> str:
     return (f"{c.model}, trained with p={c.p}: full {r.base_acc:.4f}; kept {c.keep} of {r.n_blocks} "
             f"({c.strategy}) {r.cut_acc:.4f}{mean}{rec}; kept blocks {r.kept}; "
             f"p* = 1 - r/N = {r.p_star:.3f}; chance {r.chance:.3f}\nAgainst the paper:\n"
-            + claim_lines(r.claims))
+            + claim_lines(layerdrop_claims.run_claims(r)))
 
 
 def table(args: argparse.Namespace, pool: Pool) -> None:
@@ -95,7 +102,7 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
     print(f"training {statistics.mean(tr):.1f} s per model (min {min(tr):.1f}, max {max(tr):.1f}); pruning "
           f"evaluation (6 strategies x every depth) {statistics.mean(ev):.1f} s per model; times from the run that "
           f"built each cache entry")
-    print("Against the paper (on the means over seeds):\n" + claim_lines(t["claims"]))
+    print("Against the paper (on the means over seeds):\n" + claim_lines(layerdrop_claims.table_claims(t, pool)))
 
 
 DESCRIPTOR = Descriptor(
@@ -104,7 +111,7 @@ DESCRIPTOR = Descriptor(
     about="""train with each block skipped at random (probability p), then
   prune the network to any depth without retraining. Which p should you train with for the depth you want, and
   which blocks should go?""",
-    config=LayerDropConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of,
+    config=LayerDropConfig, controls=CONTROLS, presets=PRESETS, plan=plan, config_of=config_of,
     run=layerdrop.run, cli_help="train with LayerDrop rate p, prune to r blocks, optionally recover",
     cli_summary=summary, demo=("model", "p", "keep", "strategy"), claims=claims,
     table=Table("p x blocks kept table under every-other pruning", (

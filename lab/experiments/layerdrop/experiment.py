@@ -8,7 +8,8 @@ Everything goes through the store, so a repeated call is a file read.
 
 Every cut keeps its per-input held-out outcomes (packed bit vectors), so the claims compare accuracies on the same
 inputs paired; random pruning averages every subset of the dropped size when there are at most EXACT_SUBSETS
-(one block: all N), else RANDOM_DRAWS distinct subsets, and keeps each subset's outcomes.
+(one block: all N), else RANDOM_DRAWS distinct subsets, and keeps each subset's outcomes. The claims are declared in
+claims.py and computed when a result is read (this module does not import it: rewording a claim recomputes nothing).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from typing import Any, Optional
 
 import torch
 
-from lab import claims as C
 from lab import estimates as E
 from lab.core import streams
 from lab.core.data import Dataset
@@ -38,16 +38,6 @@ from lab.core.recipes import (
 from lab.core.routes import without
 from lab.core.zoo import ModelSpec, Trained, trained
 from lab.experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial, task_param
-from lab.experiments.layerdrop.claims import (
-    beats_scratch_claim,
-    claims,
-    distillation_claim,
-    half_depth_claim,
-    p_star,
-    p_star_claim,
-    scores,
-    source,
-)
 from lab.ops import search, selection
 from lab.ops.recover import RecoveryConfig, recover
 from lab.runtime.progress import Progress, silent, span
@@ -255,7 +245,7 @@ def _recover(t: Trained, kept: list[int], cfg: LayerDropConfig, progress: Progre
 @dataclass(frozen=True)
 class LayerDropResult:
     """`run`'s answer: one LayerDrop question (this p, this r, this strategy), with the depth-r baselines, the
-    optional KD recovery and the claims. Accuracies are held-out unless their name says probe."""
+    optional KD recovery. Accuracies are held-out unless their name says probe."""
 
     config: LayerDropConfig
     n_blocks: int
@@ -275,7 +265,6 @@ class LayerDropResult:
     by_p: list[dict[str, Any]]
     scratch_acc: Optional[float]  # the depth-r baselines; None when nothing is pruned (r = N)
     distilled_acc: Optional[float]
-    claims: list[dict[str, Any]]
     # KD recovery of the pruned model (`recovery="kd"` and r < N), else None
     recovered_acc: Optional[float] = None
     curve_steps: Optional[list[int]] = None
@@ -313,7 +302,6 @@ def run(cfg: LayerDropConfig, progress: Progress) -> LayerDropResult:
               for q in sorted(by_p)],
         scratch_acc=None if sc is None else sc.scratch_acc,
         distilled_acc=None if di is None else di.distilled_acc,
-        claims=claims(by_p, cfg.keep, cfg.p, None if sc is None else sc.outcomes, None if di is None else di.outcomes),
         **rec)
 
 
@@ -401,6 +389,18 @@ def distil(cfg: BaselineConfig, progress: Progress) -> DistilResult:
 TABLE_KEEP = (1.0, 0.75, 0.5, 0.25)  # fractions of N in the summary table
 
 
+def p_star(keep: int, n_blocks: int) -> float:
+    """The paper's rule of thumb: train with p* = 1 - r/N to prune to r of N blocks (N(1 - p) run on average)."""
+    if not 0 <= keep <= n_blocks:
+        raise ValueError(f"cannot keep {keep} blocks: the model has {n_blocks} (choose 0..{n_blocks})")
+    return 1.0 - keep / n_blocks
+
+
+def table_keeps(n: int) -> list[int]:
+    """The kept depths of the summary table for a model of n blocks."""
+    return [round(f * n) for f in TABLE_KEEP]
+
+
 def rule_rate(keep: int, n: int) -> float:
     """The reference rate (P_GRID) nearest the rule's p* = 1 - r/N, the larger one on a tie."""
     ps = p_star(keep, n)
@@ -409,10 +409,10 @@ def rule_rate(keep: int, n: int) -> float:
 
 def table(model: str, seeds: list[int], progress: Progress = silent, pool: Pool = serial) -> dict[str, Any]:
     """Every-other accuracy for p in P_GRID x kept in N, 3N/4, N/2, N/4, per seed, and the two baselines (from
-    scratch, distilled) at every kept depth below N (all computed by `pool`), with the claims measured at every
-    seed (paired) and pooled over the seeds (lab/claims.pool: the seeds' spread is the error)."""
+    scratch, distilled) at every kept depth below N (all computed by `pool`; claims.py: `table_claims` reads its
+    claims from the same stored results)."""
     n = n_blocks(model)
-    keeps = [round(f * n) for f in TABLE_KEEP]
+    keeps = table_keeps(n)
     rows: dict[float, list[list[float]]] = {}
     seconds: dict[str, list[float]] = {"train": [], "eval": []}
     jobs = [(p, s) for p in P_GRID for s in seeds]
@@ -420,37 +420,13 @@ def table(model: str, seeds: list[int], progress: Progress = silent, pool: Pool 
     base_jobs = [(fn, BaselineConfig(model, r, s)) for r in cut for s in seeds for fn in (scratch, distil)]
     done = pool([(profile, ProfileConfig(model, p, s)) for p, s in jobs] + base_jobs, progress)
     profs, bases = done[:len(jobs)], done[len(jobs):]
-    by_seed: dict[int, dict[float, LayerDropProfile]] = {s: {} for s in seeds}
-    for (p, s), prof in zip(jobs, profs, strict=True):
-        by_seed[s][p] = prof
+    for (p, _), prof in zip(jobs, profs, strict=True):
         rows.setdefault(p, []).append([prof.strategies["every-other"][r]["test_acc"] for r in keeps])
         seconds["train"].append(prof.train_seconds)
         seconds["eval"].append(prof.eval_seconds)
     baselines: dict[str, dict[int, list[float]]] = {"scratch": {}, "distilled": {}}
-    base_by_seed: dict[int, dict[tuple[str, int], Any]] = {s: {} for s in seeds}
     for (fn, c), b in zip(base_jobs, bases, strict=True):
         name = "scratch" if fn is scratch else "distilled"
         baselines[name].setdefault(c.keep, []).append(b.scratch_acc if fn is scratch else b.distilled_acc)
-        base_by_seed[c.seed][(name, c.keep)] = b
-    out = {"model": model, "n_blocks": n, "keeps": keeps, "seeds": seeds, "rows": rows, "seconds": seconds,
-           "baselines": baselines, "n_test": profs[0].n_test}
-    per_seed = [seed_table_claims(by_seed[s], base_by_seed[s], keeps) for s in seeds]
-    return {**out, "claims": C.pool(per_seed, seeds)}
-
-
-def seed_table_claims(by_p: dict[float, LayerDropProfile], bases: dict[tuple[str, int], Any],
-                      keeps: list[int]) -> list[dict[str, Any]]:
-    """One seed's table claims: the half-depth claim, the p* rule at every kept depth and, where the baselines are
-    there, both baselines at every kept depth below N against the rule's rate (`bases`: (name, r) -> the
-    `scratch` or `distil` result)."""
-    nb = by_p[0.0].n_blocks
-    out = [half_depth_claim(by_p[0.5], by_p[0.0])] if nb // 2 in keeps else []
-    out += [p_star_claim(by_p, r) for r in keeps]
-    for r in keeps:
-        if ("scratch", r) not in bases:
-            continue
-        p = rule_rate(r, nb)
-        pruned = scores(by_p[p], "every-other", r)
-        out.append(beats_scratch_claim(pruned, bases[("scratch", r)].outcomes, r, nb, p, src=source(by_p[p])))
-        out.append(distillation_claim(pruned, bases[("distilled", r)].outcomes, r, nb, p, src=source(by_p[p])))
-    return out
+    return {"model": model, "n_blocks": n, "keeps": keeps, "seeds": seeds, "rows": rows, "seconds": seconds,
+            "baselines": baselines, "n_test": profs[0].n_test}

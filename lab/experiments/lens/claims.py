@@ -1,19 +1,23 @@
 """Layer lens: the papers' claims, pure functions of a lens profile's `checks` (experiment.py measures them): block
 influence and angular distance against the cost of deleting (rank agreement), and the tuned lens against the logit
-lens (KL to the final prediction)."""
+lens (KL to the final prediction). Computed when a profile is read (`profile_claims`), never stored in it."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Optional
 
 from lab import claims as C
 from lab import estimates as E
-from lab.claims import Z
+from lab.claims import Claim, Z, reads
 from lab.core import recipes
+from lab.core.recipes import ModelSeed
 from lab.core.task_facts import config_task, task_words
+from lab.experiment import Pool, serial
+from lab.experiments.lens.experiment import BOOTSTRAP, MODELS, LensProfile, profile
+from lab.runtime.progress import silent
 
-BOOTSTRAP = 200  # resamples of the held-out inputs for the error of a rank correlation
 RHO_BAR = 0.5  # "predicts": Spearman's rho at least this
 P_BAR = 0.05  # and a random ranking of the blocks does as well at most this often
 
@@ -49,7 +53,21 @@ def here(task: Optional[str]) -> str:
     return "Here:" if task is None else f"Here, on {task_words(task)}:"
 
 
-def claims(prof: dict[str, Any]) -> list[dict[str, Any]]:
+@reads(LensProfile)
+def profile_claims(prof: LensProfile) -> list[Claim]:
+    """The claims of a lens profile (or of a run, which carries its model's profile), computed when it is read."""
+    return claims({f.name: getattr(prof, f.name) for f in dataclasses.fields(prof)})
+
+
+def table_claims(t: dict[str, Any], pool: Pool = serial) -> list[Claim]:
+    """Every claim of `experiment.table`'s answer, per model and seed (each marked with its seed), from the table's
+    profiles (read from the store by `pool`, as the table computed them)."""
+    jobs = [(mo, s) for mo in MODELS for s in t["seeds"]]
+    profs = pool([(profile, ModelSeed(mo, s)) for mo, s in jobs], silent)
+    return [dataclasses.replace(c, seed=s) for (_, s), p in zip(jobs, profs, strict=True) for c in profile_claims(p)]
+
+
+def claims(prof: dict[str, Any]) -> list[Claim]:
     """The papers' claims on one profile (synthetic `checks` in the tests)."""
     who = recipes.MODELS[prof["model"]].label if prof.get("model") in recipes.MODELS else prof.get("model")
     at = here(config_task(prof.get("config")))

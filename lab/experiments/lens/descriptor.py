@@ -7,9 +7,10 @@ from typing import Any
 
 from lab.catalog.descriptor import Descriptor, Table, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
-from lab.claims import claim_line
+from lab.claims import Claim, claim_line
 from lab.core import recipes
 from lab.experiment import Pool
+from lab.experiments.lens import claims as lens_claims
 from lab.experiments.lens import experiment as lens
 from lab.experiments.lens.experiment import LensConfig
 from lab.runtime.progress import text_progress
@@ -36,16 +37,17 @@ def config_of(settings: dict[str, Any]) -> LensConfig:
     return config_from(LensConfig, settings, CONTROLS)
 
 
-def needs(settings: dict[str, Any]) -> list[Need]:
-    """What the page computes for a setting: the model's lens profile and the view with its change."""
+def plan(settings: dict[str, Any]) -> list[Need]:
+    """The lab call of a setting, as the page makes it: the model's lens (its stored profile, computed on the way)
+    with the chosen change of route."""
     cfg = config_of(settings)
-    return [Need(f"the {recipes.model(cfg.model).label}, every layer read", lens.profile, cfg.model_cfg),
-            Need("this change", lens.run, cfg)]
+    return [Need(f"Training or loading the {recipes.model(cfg.model).label} and reading every layer", lens.run, cfg,
+                 "run")]
 
 
-def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
+def claims(settings: dict[str, Any]) -> list[Claim]:
     """The claims the page shows for a complete setting: the model's lens profile's."""
-    return lens.run(config_of(settings)).claims
+    return lens_claims.profile_claims(lens.run(config_of(settings)))
 
 
 def _row(xs: list[float]) -> str:
@@ -65,7 +67,7 @@ def summary(r: lens.LensResult) -> str:
         ch = r.change
         lines.append(f"after {lens.ROUTE_OP_LABELS[ch.op]} (route {ch.route}): held-out {ch.acc:.4f}; "
                      f"lens % {_row(ch.slot_acc)}")
-    lines += [claim_line(cl) for cl in r.claims]
+    lines += [claim_line(cl) for cl in lens_claims.profile_claims(r)]
     return "\n".join(lines)
 
 
@@ -86,7 +88,7 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
             print(f"  seed {ps['seed']}: logit {_row(ps['slot_acc'])} | tuned {_row(ps['tuned_slot_acc'])} | "
                   f"influence-cost rho {ps['rho']:+.2f}")
     print("\nClaims (per model and seed):")
-    for c in t["claims"]:
+    for c in lens_claims.table_claims(t, pool):
         print(claim_line(c))
 
 
@@ -96,7 +98,7 @@ DESCRIPTOR = Descriptor(
     about="""read a trained network from the inside: its own head applied after
   every block (logit and tuned lens). Where is each answer decided? Do block influence and angular distance predict
   what deleting a block really costs?""",
-    config=LensConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of, run=lens.run,
+    config=LensConfig, controls=CONTROLS, presets=PRESETS, plan=plan, config_of=config_of, run=lens.run,
     cli_help="read every layer of a frozen model: logit and tuned lens, commitment, block influence",
     cli_summary=summary, demo=("model", "change", "block"), claims=claims,
     table=Table("every model's lens per slot, and the papers' claims per seed", (seeds_axis(),), table),

@@ -3,8 +3,10 @@
 `profile(ModelSeed)` trains (or loads: the same specs and seeds as the Delete, Shuffle and LayerDrop pages) one
 model and measures, on the held-out split: the logit lens and a tuned lens per slot (accuracy, entropy, KL to the
 final prediction), commitment depth per input, block influence and the angular-distance triangle, and what
-deleting each block (and each pair of neighbours) really costs, plus the claims that compare them (claims.py;
-lab/ops/layer_lens.py has the methods). One entry per (model, seed) serves every control of the page.
+deleting each block (and each pair of neighbours) really costs, and the rank checks the claims compare (claims.py
+declares them and computes them when a result is read; this module does not import it, so rewording a claim
+recomputes nothing; lab/ops/layer_lens.py has the methods). One entry per (model, seed) serves every control of the
+page.
 `run(LensConfig)` adds the logit lens of the same model after a change of route (a block deleted, two swapped, a
 random order) beside the intact one.
 """
@@ -27,28 +29,18 @@ from lab.core.recipes import ModelSeed, layerdrop_blocks
 from lab.core.routes import without
 from lab.core.zoo import trained
 from lab.experiment import Pool, check, entry, param, seed_param, serial, task_param
-from lab.experiments.lens.claims import BOOTSTRAP, claims
 from lab.ops import layer_lens as lens
 from lab.runtime.progress import Progress, silent, span
 
 MODELS = ("residual", "plain", "vit-sequential", "vit-shuffle", "layerdrop")  # a subset of lab.core.recipes.MODELS
-# The page's changes of route, each the registry's operation of that name (lab.core.routes.OPS) on every block; the
-# page says "delete" where the registry says "skip" (the same operation), so that its links keep their values.
-ROUTE_OPS = {"none": "identity", "delete": "skip", "swap": "swap", "random": "random"}
-ROUTE_OP_LABELS = {"none": "intact (trained order)", "delete": "delete block b", "swap": "swap blocks b and b+1",
-                   "random": "every block in a random order"}
+# The page's changes of route, each a word of the route algebra's registry (lab/core/routes.py: OPS) applied to every
+# block: "none" and "delete" are its aliases of identity and skip, the page's words, so that its links keep their
+# values. The registry's random is "of the middle"; here the middle is every block.
+ROUTE_OPS = ("none", "delete", "swap", "random")
+ROUTE_OP_LABELS = {**routes.op_labels(ROUTE_OPS), "random": "every block in a random order"}
+BOOTSTRAP = 200  # resamples of the held-out inputs for the error of a rank correlation
 TUNED_INPUTS = 10_000  # training inputs the tuned lens is fitted on (the digits have 1,400)
 EXAMPLES = 6  # early- and late-committing inputs shown
-
-
-def route_of(op: str, n: int, block: int, seed: int) -> tuple[int, ...]:
-    """The route of a change, the registry's operation on every block (`lab.core.routes`, ends included): the
-    trained order, block b deleted (skip), b and b+1 swapped, or a seeded random order."""
-    if op not in ROUTE_OPS:
-        raise ValueError(f"unknown route operation {op!r}; choose one of {', '.join(ROUTE_OPS)}")
-    if ROUTE_OPS[op] == "random":
-        return routes.random_order(n, "include", streams.generator("lens.random", seed, n))
-    return tuple(int(b) for b in routes.route_of(ROUTE_OPS[op], n, block, ends="include"))
 
 
 def slot_labels(route: tuple[int, ...]) -> list[str]:
@@ -139,7 +131,7 @@ def measure(m: RoutedModel, x: torch.Tensor, y: torch.Tensor, x_train: torch.Ten
 @dataclass(frozen=True)
 class LensProfile:
     """`profile`'s answer: every lens measurement of one trained model (the keys of `measure`, see the module
-    docstring), its config and its claims."""
+    docstring) and its config."""
 
     n_blocks: int
     n_test: int
@@ -168,7 +160,6 @@ class LensProfile:
     chance: float
     train_seconds: float
     eval_seconds: float
-    claims: list[dict[str, Any]]
 
 
 @entry("lens-profile", result=LensProfile)
@@ -182,7 +173,7 @@ def profile(cfg: ModelSeed, progress: Progress) -> LensProfile:
                   images=cfg.model.startswith("vit"))
     out.update({"config": cfg, "model": cfg.model, "chance": d.chance, "train_seconds": t.info["seconds"],
                 "eval_seconds": time.perf_counter() - t0})
-    return LensProfile(**out, claims=claims(out))
+    return LensProfile(**out)
 
 
 # -- after a change ---------------------------------------------------------------------------------------------
@@ -196,7 +187,7 @@ class LensConfig:
                        "(8 blocks, p = 0.5).", label="Model", choices=MODELS, labels=recipes.labels(MODELS))
     route_op: str = param("none", "A change of route whose lens is drawn beside the intact model's: none, block b "
                           "deleted, blocks b and b+1 swapped, or a random order (fixed by the seed).",
-                          label="After a change", choices=tuple(ROUTE_OPS), labels=ROUTE_OP_LABELS)
+                          label="After a change", choices=ROUTE_OPS, labels=ROUTE_OP_LABELS)
     block: int = param(2, "Block b of delete and swap, numbered from 0.", label="Block b", lo=0,
                        hi=layerdrop_blocks("residual") - 1)
     seed: int = seed_param("Fixes the trained model (the same seeds as the other pages) and the random order.")
@@ -204,8 +195,15 @@ class LensConfig:
 
     def __post_init__(self) -> None:
         check(self)
-        route_of(self.route_op, recipes.model(self.model).blocks, self.block, self.seed)
+        self.route(recipes.model(self.model).blocks)
         object.__setattr__(self, "task", recipes.model_task(self.model, self.task))
+
+    def route(self, n_blocks: int) -> tuple[int, ...]:
+        """The changed route of an n-block model: the registry's operation on every block (ends included): the
+        trained order, block b deleted (skip), b and b+1 swapped, or a random order from the stream `lens.random`
+        (fixed by the seed, not by b)."""
+        gen = streams.generator("lens.random", self.seed, n_blocks)
+        return tuple(int(b) for b in routes.route_of(self.route_op, n_blocks, self.block, ends="include", gen=gen))
 
     @property
     def model_cfg(self) -> ModelSeed:
@@ -255,14 +253,15 @@ def run(cfg: LensConfig, progress: Progress) -> LensResult:
     change = None
     if cfg.route_op != "none":
         t = trained(cfg.model_cfg.spec)
-        route = route_of(cfg.route_op, prof.n_blocks, cfg.block, cfg.seed)
+        route = cfg.route(prof.n_blocks)
         change = LensChange(op=cfg.route_op, **changed(t.model, t.data.test.x, t.data.test.y, route))
     return LensResult(**{**{f.name: getattr(prof, f.name) for f in fields(prof)}, "config": cfg, "change": change})
 
 
 # -- a table over models and seeds ----------------------------------------------------------------------------
 def table(seeds: list[int], progress: Progress = silent, pool: Pool = serial) -> dict[str, Any]:
-    """Every model's lens per slot (mean over seeds) and every claim at every seed (profiles computed by `pool`)."""
+    """Every model's lens per slot (mean over seeds; profiles computed by `pool`; claims.py: `table_claims` reads
+    every claim at every seed from the same stored profiles)."""
     jobs = [(mo, s) for mo in MODELS for s in seeds]
     profs = pool([(profile, ModelSeed(mo, s)) for mo, s in jobs], progress)
     per: dict[str, list[LensProfile]] = {}
@@ -278,6 +277,4 @@ def table(seeds: list[int], progress: Progress = silent, pool: Pool = serial) ->
                           "commit_mean": statistics.fmean(p.commit["mean"] for p in ps),
                           "per_seed": [{"seed": s, "slot_acc": p.slot_acc, "tuned_slot_acc": p.tuned_slot_acc,
                                         "rho": p.checks["influence"]["rho"]} for s, p in zip(seeds, ps, strict=True)]}
-                     for mo, ps in per.items()},
-            "claims": [{**c, "seed": s} for mo in per for s, p in zip(seeds, per[mo], strict=True)
-                       for c in p.claims]}
+                     for mo, ps in per.items()}}

@@ -1,5 +1,5 @@
 """Train x take apart: the papers' claims, pure functions of the rows of one seed (experiment.py measures them; a
-row is its typed `RowResult`, read by attribute).
+row is its typed `RowResult`, read by attribute), computed when a result is read (`result_claims`), never stored.
 
 Every row is measured on the same held-out inputs, so two numbers of the matrix are compared paired, input by input
 (lab/estimates.py: `paired`, the spread of the per-input differences); a claim that pools rows averages their
@@ -15,11 +15,11 @@ import numpy as np
 
 from lab import claims as C
 from lab import estimates as E
-from lab.claims import Z, pct, pts
+from lab.claims import Claim, Z, pct, pts, reads
 from lab.core.task_facts import task_words
+from lab.experiments.matrix.experiment import MatrixResult, RowResult
 from lab.experiments.matrix.surgery import R2_DRAWS
 
-RowResult = Any  # experiment.py's RowResult (that module imports this one): a row, read by attribute
 Rows = dict[str, RowResult]  # recipe -> its row
 
 LINEAR_BAR = 0.95  # "nearly linear": R^2 of a block's affine fit at least this
@@ -266,6 +266,12 @@ CLAIMS = (robust, u_shape, attention, linear, early_exit, looped, ln_scale, infl
 KEYS = ("robust", "u_shape", "attention", "linear", "early_exit", "looped", "ln_scale", "influence")
 
 
-def claims(rows: Rows) -> list[dict[str, Any]]:
+def claims(rows: Rows) -> list[Claim]:
     """The claims the rows present can decide (each a lab/claims.py record)."""
     return [c for c in (f(rows) for f in CLAIMS) if c is not None]
+
+
+@reads(MatrixResult)
+def result_claims(r: MatrixResult) -> list[Claim]:
+    """The claims of a seed's matrix, computed when it is read."""
+    return claims(r.rows)

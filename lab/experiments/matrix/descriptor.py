@@ -10,9 +10,10 @@ from typing import Any
 from lab import claims as C
 from lab.catalog.descriptor import Descriptor, Table, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
-from lab.claims import claim_line
+from lab.claims import Claim, claim_line
 from lab.core.recipes import matrix_label
 from lab.experiment import Pool, check, param
+from lab.experiments.matrix import claims as matrix_claims
 from lab.experiments.matrix import experiment as matrix
 from lab.experiments.matrix.experiment import OP_LABELS, OPS, MatrixConfig, MatrixResult
 from lab.runtime.progress import text_progress
@@ -50,18 +51,19 @@ def config_of(settings: dict[str, Any]) -> MatrixConfig:
     return config_from(MatrixConfig, settings, CONTROLS)
 
 
-def needs(settings: dict[str, Any]) -> list[Need]:
-    """One row per recipe (each its own job, drawn as it lands), then the matrix with its claims."""
+def plan(settings: dict[str, Any]) -> list[Need]:
+    """The lab calls of a setting, as the page makes them: one row per recipe (each its own job, drawn as it lands),
+    then the matrix with its claims (asked once every row is in)."""
     cfg = config_of(settings)
     what = "ViT" if cfg.model == "vit" else "residual MLP"
-    return [Need(f"the {what} trained {matrix_label(rc.recipe, rc.model)}, taken apart", matrix.row, rc)
-            for rc in cfg.rows()] + [
-        Need("the matrix and its claims", matrix.run, cfg)]
+    return [Need(f"Training and taking apart the {what} trained {matrix_label(rc.recipe, rc.model)}", matrix.row,
+                 rc, f"row {rc.recipe}") for rc in cfg.rows()] + [
+        Need("Joining the rows and judging the claims", matrix.run, cfg, "matrix")]
 
 
-def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
+def claims(settings: dict[str, Any]) -> list[Claim]:
     """The claims the page shows for a complete setting."""
-    return matrix.run(config_of(settings)).claims
+    return matrix_claims.result_claims(matrix.run(config_of(settings)))
 
 
 def _cell(v: float) -> str:
@@ -84,7 +86,7 @@ def summary(r: MatrixResult) -> str:
              f"{100 * r.chance:.1f} %"] + matrix_lines(r)
     lines.append("seconds: " + ", ".join(f"{v.label} train {v.train_seconds:.0f} / fill "
                                          f"{v.fill_seconds:.1f}" for k, v in r.rows.items()))
-    lines += [claim_line(c) for c in r.claims]
+    lines += [claim_line(c) for c in matrix_claims.result_claims(r)]
     return "\n".join(lines)
 
 
@@ -97,7 +99,8 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
     for r in runs:
         print("\n".join([f"\nseed {r.seed}"] + matrix_lines(r)))
     print(f"\nClaims over seeds {seeds}:")
-    for c in C.pool([r.claims for r in runs], seeds) if len(seeds) > 1 else runs[0].claims:
+    per_seed = [matrix_claims.result_claims(r) for r in runs]
+    for c in C.pool(per_seed, seeds) if len(seeds) > 1 else per_seed[0]:
         print(claim_line(c))
 
 
@@ -108,7 +111,7 @@ DESCRIPTOR = Descriptor(
   LayerDrop, LayerShuffle, looped, with an early-exit loss) and take each apart nine ways without retraining (delete a
   block, the last quarter or the least influential, swap, shuffle, delete a sub-layer, make a block linear, exit
   early). Does how a network is trained decide what can be removed?""",
-    config=MatrixConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of, run=matrix.run,
+    config=MatrixConfig, controls=CONTROLS, presets=PRESETS, plan=plan, config_of=config_of, run=matrix.run,
     cli_help="the recipe x surgery matrix of the digits ViT (or the residual MLP, --model mlp): every row, "
              "per-block profiles and the claims",
     cli_summary=summary, demo=("op", "seed"), claims=claims, page_controls=MatrixPage,

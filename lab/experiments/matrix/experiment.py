@@ -10,8 +10,9 @@ early after every slot. Each cell is the held-out accuracy, and its share of the
 
 `row(RowConfig)` is one cached entry per (recipe, seed): the model (trained once, shared with the other pages
 where the recipe is theirs) and every column with its per-block profile, a typed `RowResult`. `run(MatrixConfig)`
-joins the six rows of a seed and computes the claims (claims.py), by key: robust, u_shape, attention, linear,
-early_exit, looped, ln_scale, influence; a typed `MatrixResult`. The results' field names are the stored keys (the
+joins the six rows of a seed, a typed `MatrixResult`; its claims (claims.py, by key: robust, u_shape, attention,
+linear, early_exit, looped, ln_scale, influence) are computed when it is read (this module does not import claims.py:
+rewording a claim recomputes nothing). The results' field names are the stored keys (the
 inner tables stay dicts and lists), so stored results and `python -m lab matrix --json` read as before.
 """
 
@@ -26,7 +27,7 @@ from typing import Any, Optional
 import torch
 
 from lab import estimates as E
-from lab.core import streams
+from lab.core import routes as R
 from lab.core.models import ViT
 from lab.core.recipes import (
     MATRIX_MODEL_LABELS,
@@ -40,11 +41,9 @@ from lab.core.recipes import (
     on_task,
     task_or_own,
 )
-from lab.core.routes import random_permutation
 from lab.core.zoo import ModelSpec, trained
 from lab.experiment import check, entry, param, seed_param, task_param
 from lab.experiments.matrix import surgery as S
-from lab.experiments.matrix.claims import claims
 from lab.ops.recover import RecoveryConfig, recover
 from lab.runtime.progress import Progress, span
 
@@ -160,7 +159,7 @@ def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
     claims, and the seconds each column took."""
     x, y = data.test.x, data.test.y
     chance = data.chance
-    blocks = S.blocks_of(route)
+    blocks = R.blocks_of(route)
     n = len(route)
     secs: dict[str, float] = {}
     t = time.perf_counter()
@@ -176,7 +175,7 @@ def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
 
     progress(0.05, "deleting each block")
     t0 = time.perf_counter()
-    dels = [S.outcomes(m, x, y, S.without_block(route, b)) for b in blocks]
+    dels = [S.outcomes(m, x, y, R.route_of("skip", route, b, ends="include")) for b in blocks]
     prof["delete"] = [float(d.double().mean()) for d in dels]
     acc["delete"] = statistics.fmean(prof["delete"])
     per_input["delete"] = _plain_shares(_shares(dels))
@@ -189,14 +188,14 @@ def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
     t0 = time.perf_counter()
     q = S.quarter(n)
     last = list(range(n - q, n))
-    lq_ok = S.outcomes(m, x, y, S.without_slots(route, last))
+    lq_ok = S.outcomes(m, x, y, R.without_slots(route, last))
     prof["last_quarter"] = [float(lq_ok.double().mean())]
     acc["last_quarter"] = prof["last_quarter"][0]
     per_input["last_quarter"] = E.pack(lq_ok)
     timed("last_quarter")
     progress(0.2, "fine-tuning the head and the last remaining block")
     t0 = time.perf_counter()
-    healed, curve = heal(m, data, S.without_slots(route, last), seed)
+    healed, curve = heal(m, data, R.without_slots(route, last), seed)
     prof["healed"] = curve
     acc["healed"] = float(healed.double().mean())
     per_input["healed"] = E.pack(healed)
@@ -204,7 +203,7 @@ def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
     t0 = time.perf_counter()
     infl = S.influence(m, data.probe.x, route)
     chosen = S.influence_slots(infl, q)
-    in_ok = S.outcomes(m, x, y, S.without_slots(route, chosen))
+    in_ok = S.outcomes(m, x, y, R.without_slots(route, chosen))
     prof["influence"] = infl
     acc["influence"] = float(in_ok.double().mean())
     per_input["influence"] = E.pack(in_ok)
@@ -212,18 +211,14 @@ def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
 
     progress(0.3, "swapping neighbours")
     t0 = time.perf_counter()
-    swaps = [S.outcomes(m, x, y, S.swapped(route, s)) for s in range(n - 1)]
+    swaps = [S.outcomes(m, x, y, R.route_of("swap", route, s, ends="include")) for s in range(n - 1)]
     prof["swap"] = [float(s.double().mean()) for s in swaps]
     acc["swap"] = statistics.fmean(prof["swap"])
     timed("swap")
 
     progress(0.4, "random orders")
     t0 = time.perf_counter()
-    gen = streams.generator("matrix.orders", seed, n)
-    rand = []
-    for _ in range(orders):
-        perm = random_permutation(n, gen)
-        rand.append(S.outcomes(m, x, y, tuple(route[i] for i in perm)))
+    rand = [S.outcomes(m, x, y, r) for r in R.random_orders(route, orders, "matrix.orders", seed, n)]
     prof["random"] = [float(r.double().mean()) for r in rand]
     acc["random"] = statistics.fmean(prof["random"])
     per_input["random"] = _plain_shares(_shares(rand))
@@ -271,8 +266,8 @@ def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
         "profiles": prof, "profile_kept": {op: [kept(a, base, chance) for a in v] if op != "influence" else None
                                            for op, v in prof.items()},
         "quarter": q, "last_slots": last, "influence_slots": chosen,
-        "influence_route": list(S.without_slots(route, chosen)),
-        "last_quarter_route": list(S.without_slots(route, last)),
+        "influence_route": list(R.without_slots(route, chosen)),
+        "last_quarter_route": list(R.without_slots(route, last)),
         "deep_blocks": deep, "linear_r2": r2, "linear_r2_update": r2u, "linear_r2_se": r2se,
         "exit_mid_slot": n // 2,
         "per_input": per_input, "op_seconds": secs,
@@ -330,7 +325,7 @@ def row(cfg: RowConfig, progress: Progress) -> RowResult:
 
 @dataclass(frozen=True)
 class MatrixConfig:
-    """Every recipe of a model at one seed: the matrix and its claims."""
+    """Every recipe of a model at one seed: the matrix (and the claims it decides)."""
 
     seed: int = seed_param("Fixes the trained models (the same seeds as the other pages) and the random orders.")
     orders: int = param(ORDERS, "Random orders of the route each model is run in (the mean is the column).",
@@ -357,22 +352,20 @@ def table_of(rows: dict[str, RowResult]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class MatrixResult:
-    """`run`'s answer: the six rows of one seed, their matrix and the claims. Field names are the stored keys."""
+    """`run`'s answer: the six rows of one seed and their matrix. Field names are the stored keys."""
 
     config: MatrixConfig
     seed: int
     chance: float
     matrix: dict[str, Any]  # `table_of(rows)`: recipes, ops, and acc / kept / base_acc by recipe (and op)
     rows: dict[str, RowResult]  # recipe -> its row
-    claims: list[dict[str, Any]]
 
 
 @entry("matrix", result=MatrixResult)
 def run(cfg: MatrixConfig, progress: Progress) -> MatrixResult:
-    """Every row of one seed, the matrix and the claims."""
+    """Every row of one seed and the matrix."""
     rows: dict[str, RowResult] = {}
     rcs = cfg.rows()
     for i, rc in enumerate(rcs):
         rows[rc.recipe] = row(rc, span(progress, i / len(rcs), (i + 1) / len(rcs)))
-    return MatrixResult(config=cfg, seed=cfg.seed, chance=rows[rcs[0].recipe].chance, matrix=table_of(rows), rows=rows,
-                        claims=claims(rows))
+    return MatrixResult(config=cfg, seed=cfg.seed, chance=rows[rcs[0].recipe].chance, matrix=table_of(rows), rows=rows)

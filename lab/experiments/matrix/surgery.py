@@ -1,7 +1,9 @@
 """The surgery battery of Train x take apart: every operation on a frozen routed ViT, no retraining.
 
 A model runs a *route* (its trained order: blocks 0..5, or a looped model's blocks 0..k-1 run L times). A *block*
-is a distinct weight block; a *slot* one run of a block on the route. How each operation reads on a looped model:
+is a distinct weight block; a *slot* one run of a block on the route. The route changes are the route algebra's
+(`lab/core/routes.py`: skip, swap, random, slots removed), which works on looped routes as on plain ones. How each
+operation reads on a looped model:
 - delete block b: every run of b leaves the route; swap, random order, last quarter and the influence order act on
   the route's runs (slots);
 - a sub-layer deleted, or a block replaced by its linear fit, at every run of that block (the fit is pooled over
@@ -20,7 +22,7 @@ import torch
 
 from lab.core import metrics, streams
 from lab.core.models import RoutedModel
-from lab.core.models.base import Step, logits_of
+from lab.core.models.base import Step, evaluating, logits_of
 from lab.core.models.vit import NO_ATTN, NO_MLP
 from lab.ops import layer_lens as lens
 
@@ -34,9 +36,7 @@ def logits_on(model: RoutedModel, x: torch.Tensor, steps: Sequence[Any],
     every run by its affine map. Without `linear` and with plain ints this is `logits_of(model, x, route)`."""
     if not linear and all(isinstance(s, int) for s in steps):
         return logits_of(model, x, tuple(steps), batch)
-    was = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         out = []
         for i in range(0, len(x), batch):
             h = model.embed(x[i:i + batch])
@@ -49,8 +49,6 @@ def logits_on(model: RoutedModel, x: torch.Tensor, steps: Sequence[Any],
                     h = model.run_steps(h, (st,), slot)
             out.append(model.readout(h))
         return torch.cat(out)
-    finally:
-        model.train(was)
 
 
 def outcomes(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, steps: Sequence[Any],
@@ -59,32 +57,9 @@ def outcomes(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, steps: Sequen
     return metrics.correct(logits_on(model, x, steps, linear), y)
 
 
-def blocks_of(route: Sequence[int]) -> list[int]:
-    """The distinct blocks of a route, in order of first appearance."""
-    return list(dict.fromkeys(int(b) for b in route))
-
-
-def without_block(route: Sequence[int], block: int) -> tuple[int, ...]:
-    """The route with every run of `block` deleted."""
-    return tuple(b for b in route if b != block)
-
-
-def swapped(route: Sequence[int], slot: int) -> tuple[int, ...]:
-    """The route with the runs at `slot` and `slot + 1` swapped."""
-    r = list(route)
-    r[slot], r[slot + 1] = r[slot + 1], r[slot]
-    return tuple(r)
-
-
 def quarter(n_slots: int) -> int:
     """How many slots "the last quarter" deletes: n / 4 rounded half up, at least 1 (6 slots: 2)."""
     return max(1, int(n_slots / 4 + 0.5))
-
-
-def without_slots(route: Sequence[int], slots: Sequence[int]) -> tuple[int, ...]:
-    """The route with the runs at `slots` deleted."""
-    gone = set(slots)
-    return tuple(b for s, b in enumerate(route) if s not in gone)
 
 
 def sublayer_steps(route: Sequence[int], block: int, variant: str) -> list[Any]:

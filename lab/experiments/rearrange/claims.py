@@ -1,5 +1,6 @@
 """Rearrange: the papers' claims (Lad et al. 2024, Sun et al. 2024, Freiberger et al. 2024) on profiles, one per
-seed of a model, each decided by paired tests on the same held-out inputs (`lab.claims`, `lab.estimates`)."""
+seed of a model, each decided by paired tests on the same held-out inputs (`lab.claims`, `lab.estimates`); computed
+when a result is read, from the stored profiles, never stored in it."""
 
 from __future__ import annotations
 
@@ -10,13 +11,17 @@ from typing import Any, Sequence
 import numpy as np
 
 from lab import estimates
-from lab.claims import claim, noise_words, pct, pts, test
+from lab.claims import Claim, claim, noise_words, pct, pts, reads, test
 from lab.claims import pool as pool_claims
 from lab.core import recipes
+from lab.core.recipes import ModelSeed
 from lab.core.routes import BLOCK_OPS, LOOPS, MAX_LOOPS, REDUCE_OPS, middle, valid_blocks, windows
 from lab.core.task_facts import config_task, task_words
+from lab.experiment import Pool, serial
+from lab.experiments.rearrange.experiment import MODELS, RearrangeResult, profile
 from lab.experiments.rearrange.rows import SUMMARY, row_key, span_sweep
 from lab.ops import selection
+from lab.runtime.progress import silent
 
 TOLERATE = 0.9  # "tolerates": keeps at least 90 % of the trained accuracy (the lab's bar; Lad et al.: 72-95 %)
 GRACEFUL = 0.5  # "degrades gracefully": keeps at least half of the trained model's margin over chance
@@ -67,7 +72,7 @@ def _pooled(per_seed: Sequence[list[dict[str, Any]]], profs: Sequence[Any]) -> l
     return pool_claims(per_seed, [p.config.seed for p in profs])
 
 
-def model_claims(profs: Sequence[Any]) -> list[dict[str, Any]]:
+def model_claims(profs: Sequence[Any]) -> list[Claim]:
     """The per-model claims of Lad et al. and Sun et al. (one profile per seed; several seeds are pooled: their
     spread is the noise), each a `lab.claims` record decided by paired tests on the same held-out inputs."""
     return _pooled([_model_claims(p) + _sweep_claims(p) for p in profs], profs)
@@ -338,9 +343,30 @@ def shuffle_claim(seqs: Sequence[Any], shus: Sequence[Any]) -> dict[str, Any]:
     return _pooled([[_shuffle_claim(a, b)] for a, b in zip(seqs, shus, strict=True)], seqs)[0]
 
 
-def claims(profiles: dict[str, Sequence[Any]]) -> list[dict[str, Any]]:
+def claims(profiles: dict[str, Sequence[Any]]) -> list[Claim]:
     """Every claim the given profiles can test: {model: [profile per seed]} (the last claim needs both ViTs)."""
     out = [c for mo in profiles for c in model_claims(profiles[mo])]
     if "vit-sequential" in profiles and "vit-shuffle" in profiles:
         out.append(shuffle_claim(profiles["vit-sequential"], profiles["vit-shuffle"]))
     return out
+
+
+@reads(RearrangeResult)
+def result_claims(r: RearrangeResult) -> list[Claim]:
+    """The claims of one operation's result: its model's profile's (read from the store)."""
+    return model_claims([profile(r.config.model_cfg)])
+
+
+def compare_claims(comparison: dict[str, Any]) -> list[Claim]:
+    """The claims of the page's comparison (`experiment.compare`: every model's profile at one seed)."""
+    return claims({mo: [p] for mo, p in comparison["profiles"].items()})
+
+
+def table_claims(t: dict[str, Any], pool: Pool = serial) -> list[Claim]:
+    """The claims of `experiment.table`'s answer on all its seeds (pooled), from its profiles (read from the store by
+    `pool`, as the table computed them)."""
+    jobs = [(mo, s) for mo in MODELS for s in t["seeds"]]
+    per: dict[str, list[Any]] = {}
+    for (mo, _), p in zip(jobs, pool([(profile, ModelSeed(mo, s)) for mo, s in jobs], silent), strict=True):
+        per.setdefault(mo, []).append(p)
+    return claims(per)

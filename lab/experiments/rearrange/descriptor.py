@@ -8,9 +8,10 @@ from typing import Any
 
 from lab.catalog.descriptor import Descriptor, Table, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
-from lab.claims import claim_line
+from lab.claims import Claim, claim_line
 from lab.core import recipes, routes
 from lab.experiment import Pool
+from lab.experiments.rearrange import claims as rearrange_claims
 from lab.experiments.rearrange import experiment as rearrange
 from lab.experiments.rearrange.experiment import MODELS, RearrangeConfig
 from lab.experiments.rearrange.rows import SUMMARY
@@ -42,19 +43,20 @@ def config_of(settings: dict[str, Any]) -> RearrangeConfig:
     return config_from(RearrangeConfig, settings, CONTROLS)
 
 
-def needs(settings: dict[str, Any]) -> list[Need]:
-    """What the page computes for a setting: the chosen operation (read from its model's profile) and the profile
-    of every model at the seed (the comparison figure and the claims)."""
+def plan(settings: dict[str, Any]) -> list[Need]:
+    """The lab calls of a setting, as the page makes them: the chosen operation (read from its model's profile) and
+    the profile of every model at the seed (the comparison figures and the claims)."""
     cfg = config_of(settings)
-    return ([Need("this operation", rearrange.run, cfg)]
-            + [Need(f"the {recipes.model(mo).label}, every operation", rearrange.profile,
-                    rearrange.SeedConfig(cfg.seed, cfg.task).model_seed(mo)) for mo in MODELS])
+    return ([Need(f"Training or loading the {recipes.model(cfg.model).label} and running every rearrangement",
+                  rearrange.run, cfg, "run")]
+            + [Need(f"Training or loading the {recipes.model(mo).label}, every operation", rearrange.profile,
+                    rearrange.SeedConfig(cfg.seed, cfg.task).model_seed(mo), f"profile {mo}") for mo in MODELS])
 
 
-def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
+def claims(settings: dict[str, Any]) -> list[Claim]:
     """The claims the page shows for a complete setting: every model's profile at the setting's seed."""
     cfg = config_of(settings)
-    return rearrange.compare(rearrange.SeedConfig(cfg.seed, cfg.task))["claims"]
+    return rearrange_claims.compare_claims(rearrange.compare(rearrange.SeedConfig(cfg.seed, cfg.task)))
 
 
 def summary(r: rearrange.RearrangeResult) -> str:
@@ -63,7 +65,7 @@ def summary(r: rearrange.RearrangeResult) -> str:
     return (f"{recipes.model(c.model).label}, {routes.OPS[c.op].label}{mean}: held-out "
             f"{r.acc:.4f} (trained order {r.base_acc:.4f}, chance {r.chance:.3f}); "
             f"{r.block_runs} block runs in {r.sequential_steps} sequential steps (trained: {r.n_blocks})"
-            + "".join("\n" + claim_line(cl) for cl in r.claims))
+            + "".join("\n" + claim_line(cl) for cl in rearrange_claims.result_claims(r)))
 
 
 def table(args: argparse.Namespace, pool: Pool) -> None:
@@ -81,7 +83,7 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
         print(f"{lab:<40}" + "".join(f"{c:>32}" for c in cells))
     print(f"{'chance':<40}" + "".join(f"{t['chance'][m]:>32.4f}" for m in models))
     print(f"\nClaims (on the means; noise from the spread of {len(seeds)} seed(s)):")
-    for c in t["claims"]:
+    for c in rearrange_claims.table_claims(t, pool):
         print(claim_line(c))
     secs = {m: statistics.mean(v) for m, v in t["seconds"].items()}
     print("training " + ", ".join(f"{m} {s:.0f} s" for m, s in secs.items()) + " per model (when first built)")
@@ -93,7 +95,7 @@ DESCRIPTOR = Descriptor(
     about="""on a frozen trained network, skip, swap, reverse, repeat,
   loop or run the middle layers side by side, as "Transformer Layers as Painters" did to language models. Are the
   first and last layers special? Is a LayerShuffle-trained ViT robust to all of it? Layer-similarity maps show why.""",
-    config=RearrangeConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of, claims=claims,
+    config=RearrangeConfig, controls=CONTROLS, presets=PRESETS, plan=plan, config_of=config_of, claims=claims,
     run=rearrange.run, cli_help="skip, swap, reverse, repeat, loop or parallelise the middle blocks of a frozen model",
     cli_summary=summary, demo=("model", "op", "block", "ends"),
     table=Table("models x rearrangement operations, and the papers' claims", (seeds_axis(),), table),

@@ -18,7 +18,8 @@ Caching follows what each piece depends on: `profile(ModelSeed)` trains (or load
 operation with every argument, plus the layer-similarity maps; it is cheap once the model exists (evaluations
 only) and one entry per (model, seed) serves every control of the page. `run(RearrangeConfig)` reads the chosen
 operation from it. claims.py turns profiles (one or several seeds of a model) into the papers' claims
-(`lab.claims` records), each with its numbers, its rule and a noise-aware verdict; rows.py reads a profile's rows.
+(`lab.claims` records), each with its numbers, its rule and a noise-aware verdict, when a result is read (this
+module does not import it: rewording a claim recomputes nothing); rows.py reads a profile's rows.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any, Optional, Sequence
 import torch
 
 from lab import estimates
-from lab.core import metrics, recipes, routes, streams
+from lab.core import metrics, recipes, routes
 from lab.core.models import RoutedModel, accuracy
 from lab.core.models.base import REDUCES, Parallel, StepLike, block_runs
 from lab.core.recipes import MLP_BLOCKS, ModelSeed
@@ -48,14 +49,12 @@ from lab.core.routes import (
     middle,
     op_labels,
     plain_steps,
-    random_order,
     route_of,
     valid_blocks,
     windows,
 )
 from lab.core.zoo import trained
 from lab.experiment import Pool, check, entry, param, seed_param, serial, task_param
-from lab.experiments.rearrange.claims import claims, model_claims
 from lab.experiments.rearrange.rows import mean_profiles, row_key, span_sweep, summary
 from lab.ops import selection
 from lab.runtime.progress import Progress, silent, span
@@ -68,8 +67,7 @@ SIM_INPUTS = 1000  # held-out inputs of the similarity maps (the digits have 397
 
 def random_routes(n: int, ends: str, seed: int, draws: int = RANDOM_DRAWS) -> list[tuple[int, ...]]:
     """`draws` random orders of the middle, the ends in place; the same for every model of a block count and seed."""
-    gen = streams.generator("rearrange.random", seed, n, ENDS.index(ends))
-    return [random_order(n, ends, gen) for _ in range(draws)]
+    return routes.random_orders(n, draws, "rearrange.random", seed, n, ENDS.index(ends), ends=ends)
 
 
 def _correct(m: RoutedModel, h: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -226,7 +224,7 @@ class RearrangeConfig:
 @dataclass(frozen=True)
 class RearrangeResult:
     """`run`'s answer: one operation's held-out accuracy and cost, read from the model's profile, with the profile's
-    span sweep and the model's claims."""
+    span sweep (its claims are its model's profile's, computed when it is read)."""
 
     config: RearrangeConfig
     n_blocks: int
@@ -241,7 +239,6 @@ class RearrangeResult:
     n_test: int
     middle: list[int]
     span_sweep: dict[str, Any]  # rows.span_sweep
-    claims: list[dict[str, Any]]
 
 
 @entry("rearrange", result=RearrangeResult)
@@ -253,7 +250,7 @@ def run(cfg: RearrangeConfig, progress: Progress) -> RearrangeResult:
         config=cfg, n_blocks=prof.n_blocks, base_acc=prof.base_acc, acc=row["acc"],
         block_runs=row["block_runs"], sequential_steps=row["sequential_steps"], route=row["route"], steps=row["steps"],
         draws=row.get("draws", 1), chance=prof.chance, n_test=prof.n_test,
-        middle=list(middle(prof.n_blocks, cfg.ends)), span_sweep=span_sweep(prof), claims=model_claims([prof]))
+        middle=list(middle(prof.n_blocks, cfg.ends)), span_sweep=span_sweep(prof))
 
 
 @dataclass(frozen=True)
@@ -274,13 +271,14 @@ def all_models(cfg: SeedConfig, progress: Progress = silent) -> dict[str, Rearra
 
 
 def compare(cfg: SeedConfig, progress: Progress = silent) -> dict[str, Any]:
-    """Every model's profile at one seed and the claims they test (the page's comparison; each profile cached)."""
+    """Every model's profile at one seed (the page's comparison, and what its claims test; each profile cached)."""
     profs = all_models(cfg, progress)
-    return {"seed": cfg.seed, "profiles": profs, "claims": claims({mo: [p] for mo, p in profs.items()})}
+    return {"seed": cfg.seed, "profiles": profs}
 
 
 def table(seeds: list[int], progress: Progress = silent, pool: Pool = serial) -> dict[str, Any]:
-    """Models x SUMMARY operations, mean over seeds, with the claims on all seeds (profiles computed by `pool`)."""
+    """Models x SUMMARY operations, mean over seeds (profiles computed by `pool`; claims.py: `table_claims` reads the
+    claims on all seeds from the same stored profiles)."""
     jobs = [(mo, s) for mo in MODELS for s in seeds]
     per: dict[str, list[RearrangeProfile]] = {}
     profs = pool([(profile, ModelSeed(mo, s)) for mo, s in jobs], progress)
@@ -290,5 +288,5 @@ def table(seeds: list[int], progress: Progress = silent, pool: Pool = serial) ->
     return {"seeds": seeds, "rows": {mo: summary(p) for mo, p in means.items()},
             "base_acc": {mo: p.base_acc for mo, p in means.items()},
             "chance": {mo: p.chance for mo, p in means.items()},
-            "n_blocks": {mo: p.n_blocks for mo, p in means.items()}, "claims": claims(per),
+            "n_blocks": {mo: p.n_blocks for mo, p in means.items()},
             "seconds": {mo: [p.train_seconds for p in ps] for mo, ps in per.items()}}

@@ -3,7 +3,8 @@
 Every accuracy of a map is measured on the same held-out inputs as the trained model's, so comparisons are paired
 (lab/estimates.paired on the per-input outcomes the map keeps). Each claim function is a declaration: key,
 statement, source, the estimate and the rule. The thresholds of "robust" and "critical" are here too, as the
-heatmap's per-layer verdicts use the same ones.
+heatmap's per-layer verdicts use the same ones (declared in experiment.py, which computes those verdicts). The
+claims are computed when a result is read (`reads`: a map, a layer in focus, a group), never stored in it.
 """
 
 from __future__ import annotations
@@ -16,15 +17,22 @@ import numpy as np
 
 from lab import claims as C
 from lab import estimates as E
-from lab.claims import Z, pct, pts
+from lab.claims import Claim, Z, pct, pts, reads
 from lab.core import metrics
 from lab.core.task_facts import config_task, task_words
+from lab.experiments.reinit.experiment import (
+    CRITICAL_KEEP,
+    MODEL_NAMES,
+    MODELS,
+    RERAND,
+    ROBUST_KEEP,
+    FocusResult,
+    GroupResult,
+    ReinitResult,
+    column,
+    keeps_estimate,
+)
 
-RERAND = "re-randomise"  # label of the first heatmap column
-# A layer is robust when a change keeps >= 90 % of the trained model's accuracy above chance, critical when it
-# keeps < 50 % (the paper's robust layers lose almost nothing; its critical ones fall to chance).
-ROBUST_KEEP = 0.9
-CRITICAL_KEEP = 0.5
 RERAND_MARGIN = 0.01  # non-inferiority margin of "re-randomising hurts at least as much": 1 point of accuracy
 BOOTSTRAP = 1000  # paired bootstrap draws over the held-out inputs (group and width claims)
 
@@ -33,21 +41,7 @@ def keeps_test(name: str, changed: Any, base: Any, share: float, chance: float, 
     """The test "the changed model keeps at least (side '>=') / less than (side '<=') `share` of the trained model's
     above-chance accuracy" on per-input outcomes of the same inputs: acc - share x base against (1 - share) x chance,
     paired (the trained model's own noise included)."""
-    est = E.paired(E.as_scores(changed), share * E.as_scores(base))
-    return C.test(name, est, side, (1 - share) * chance)
-
-
-def verdict(changed: Any, base: Any, chance: float) -> str:
-    """robust / sensitive / critical by the share of above-chance accuracy a change keeps (per-input outcomes of the
-    changed and the trained model), or "unclear" inside the paired noise of a threshold (the claims use the same
-    thresholds and noise)."""
-    robust = keeps_test("robust", changed, base, ROBUST_KEEP, chance, ">=")["holds"]
-    critical = keeps_test("critical", changed, base, CRITICAL_KEEP, chance, "<=")["holds"]
-    if robust:
-        return "robust"
-    if critical:
-        return "critical"
-    return "sensitive" if robust is False and critical is False else "unclear"
+    return C.test(name, keeps_estimate(changed, base, share), side, (1 - share) * chance)
 
 
 PAPER = ("Zhang, Bengio, Singer, Are All Layers Created Equal? (2019; JMLR 2022), Sec. 3: FCNs on MNIST, ResNets "
@@ -66,13 +60,6 @@ def source(model: str, task: Optional[str]) -> str:
         return PAPER + OWN_SETTING[family] + AFTER
     what = "a 6-block ViT" if family == "vit" else "MLPs of 7 blocks"
     return PAPER + f"{what} on {task_words(task)}" + AFTER
-
-
-def column(r: Any, label: str) -> list[float]:
-    """One heatmap column (a list over layers): `RERAND` or `t=e`. Here `r`, a map, is a ReinitResult of
-    experiment.py (read by attribute)."""
-    j = r.checkpoints.index(label)
-    return [row[j] for row in r.acc]
 
 
 def _cells(r: Any, label: str) -> list[np.ndarray]:
@@ -146,7 +133,8 @@ def _plain_claims(r: Any) -> list[dict[str, Any]]:
     return out
 
 
-def model_claims(r: Any) -> list[dict[str, Any]]:
+@reads(ReinitResult)
+def model_claims(r: ReinitResult) -> list[Claim]:
     """The claims one model's map can test: the fully connected net's (plain MLP), and two for every model."""
     n, layers = r.n_test, r.layers
     out = _plain_claims(r) if r.model == "plain" else []
@@ -257,7 +245,32 @@ def _plain_config(c: Any) -> dict[str, Any]:
     return c if isinstance(c, dict) else dataclasses.asdict(c)
 
 
-def focus_claims(f: Any, model_name: str) -> list[dict[str, Any]]:
+@reads(FocusResult)
+def result_focus_claims(f: FocusResult) -> list[Claim]:
+    """The claims of a layer in focus, computed when it is read."""
+    return focus_claims(f, MODEL_NAMES[f.config.model])
+
+
+@reads(GroupResult)
+def result_group_claims(g: GroupResult) -> list[Claim]:
+    """The claims of a group of layers, computed when it is read."""
+    return [group_claim({f.name: getattr(g, f.name) for f in dataclasses.fields(g)}, MODEL_NAMES[g.config.model])]
+
+
+def maps_claims(results: dict[str, ReinitResult]) -> list[Claim]:
+    """Every claim the given maps test: each model's own, then plain against residual when both are there."""
+    out = [c for m in MODELS if m in results for c in model_claims(results[m])]
+    if "plain" in results and "residual" in results:
+        out.append(residual_claim(results["plain"], results["residual"]))
+    return out
+
+
+def width_claims(w: dict[str, Any]) -> list[Claim]:
+    """The claims of a width sweep (`experiment.width_sweep`): the width claim."""
+    return [width_claim(w)]
+
+
+def focus_claims(f: Any, model_name: str) -> list[Claim]:
     """The layer in focus (a FocusResult of experiment.py, read by attribute; of the model labelled `model_name`),
     against the paper's notion of a robust layer (this lab's 90 % threshold), paired."""
     c, n = f.config, f.n_test

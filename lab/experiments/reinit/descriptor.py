@@ -6,11 +6,13 @@ import argparse
 from dataclasses import dataclass, fields
 from typing import Any, Optional
 
+from lab import claims as C
 from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults
 from lab.catalog.presets import Need, preset
-from lab.claims import claim_lines
+from lab.claims import Claim, claim_lines
 from lab.core.recipes import readable
 from lab.experiment import Pool, add_arguments, check, param
+from lab.experiments.reinit import claims as reinit_claims
 from lab.experiments.reinit import experiment as reinit
 from lab.experiments.reinit.experiment import (
     MODEL_NAMES,
@@ -98,26 +100,29 @@ def width_configs(settings: dict[str, Any]) -> list[ReinitConfig]:
             for w in WIDTHS]
 
 
-def needs(settings: dict[str, Any]) -> list[Need]:
-    """The three robustness maps (the page always shows all of them), the change in focus, the group, and the
-    width sweep when it is on."""
+def plan(settings: dict[str, Any]) -> list[Need]:
+    """The lab calls of a setting, as the page makes them: the three robustness maps (the page always shows all of
+    them), the change in focus, the group, and the width sweep when it is on."""
     f = focus_config(settings)
-    maps = [Need(f"map of the {MODEL_NAMES[m]}", reinit.run, map_config(m, f.seed, f.task)) for m in MODELS]
+    maps = [Need(f"Robustness map of the {MODEL_NAMES[m]} ({i + 1} of {len(MODELS)})", reinit.run,
+                 map_config(m, f.seed, f.task), f"map {m}") for i, m in enumerate(MODELS)]
     g = group_config(settings)
-    extra = [Need("the layers changed together", reinit.group, g)] if g else []
-    extra += [Need(f"the {MODEL_NAMES[c.model]} at width {c.width}", reinit.run, c) for c in width_configs(settings)]
-    return maps + [Need("the change in focus", reinit.focus, f)] + extra
+    extra = [Need("Changing the group of layers", reinit.group, g, "group")] if g else []
+    extra += [Need(f"The {MODEL_NAMES[c.model]} at width {c.width}", reinit.run, c, f"width {c.width}")
+              for c in width_configs(settings)]
+    return maps + [Need(f"Changing {f.layer} of the {MODEL_NAMES[f.model]}", reinit.focus, f, "focus")] + extra
 
 
 def claims_of(results: dict[str, ReinitResult], focus: Optional[reinit.FocusResult] = None,
-              group: Optional[GroupResult] = None, widths: Optional[dict[str, Any]] = None) -> list[dict[str, Any]]:
-    """The page's claims from what it computed: the maps' (and plain against residual), the change in focus, the
-    group, the width sweep (the page draws exactly this list)."""
-    return (reinit.claims(results) + (focus.claims if focus is not None else [])
-            + (group.claims if group is not None else []) + (widths["claims"] if widths is not None else []))
+              group: Optional[GroupResult] = None, widths: Optional[dict[str, Any]] = None) -> list[Claim]:
+    """The page's claims from what it computed, computed now: the maps' (and plain against residual), the change in
+    focus, the group, the width sweep (the page draws exactly this list)."""
+    return (reinit_claims.maps_claims(results) + (C.of(focus) if focus is not None else [])
+            + (C.of(group) if group is not None else [])
+            + (reinit_claims.width_claims(widths) if widths is not None else []))
 
 
-def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
+def claims(settings: dict[str, Any]) -> list[Claim]:
     """The claims the page shows for a complete setting, computing (cached entries) what they rest on."""
     seed = settings["seed"]
     results = {m: reinit.run(map_config(m, seed, settings["task"])) for m in MODELS}
@@ -156,10 +161,12 @@ SHARED = ("model", "seed", "blocks", "width", "epochs", "task")  # FocusConfig f
 
 
 def answer(cfg: ReinitConfig, args: argparse.Namespace) -> dict[str, Any]:
-    """The map's fields (a ReinitResult's, unchanged), plus the layer in focus (--layer) under "focus" and the group
-    (--layers) under "group" when asked for, each whole with its own claims."""
+    """The map's fields (a ReinitResult's, unchanged) and its claims, plus the layer in focus (--layer) under "focus"
+    and the group (--layers) under "group" when asked for, each whole (their claims are added when they are printed:
+    lab.claims.attach)."""
     m = reinit.run(cfg, progress=text_progress)
     r: dict[str, Any] = {f.name: getattr(m, f.name) for f in fields(m)}
+    r["claims"] = reinit_claims.model_claims(m)
     if args.layer is not None:
         focus = {f: getattr(args, f) for f in ("op", "checkpoint", "recovery", "steps")}
         fc = FocusConfig(**{f: getattr(cfg, f) for f in SHARED}, layer=args.layer, **focus)
@@ -187,14 +194,15 @@ def summary(r: dict[str, Any]) -> str:
                  f"accuracy); after {c.recovery} {c.steps} steps: {f.recovered_acc:.4f}, back within 1 point "
                  f"after {f.steps_to_recover if f.steps_to_recover is not None else 'never'} steps")
     g = r.get("group")
+    g_claims = C.of(g) if g else []
     if g:
         text += (f"\ngroup {g.layers}: together {g.group_acc:.4f} (damage {g.group_damage:+.4f}); alone "
                  + ", ".join(f"{name} {a:.4f}" for name, a in zip(g.layers, g.single_accs, strict=True))
                  + f"; sum of single damages {g.sum_single_damage:+.4f}; share of the above-chance accuracy "
-                 f"kept: together {g.claims[0]['measured']['group_kept_share']:.3f}, the product of the single "
-                 f"shares (independent damages) {g.claims[0]['measured']['product_of_single_shares']:.3f}")
-    return text + "\nAgainst the paper:\n" + claim_lines(m.claims + (g.claims if g else [])
-                                                        + (f.claims if f else []))
+                 f"kept: together {g_claims[0]['measured']['group_kept_share']:.3f}, the product of the single "
+                 f"shares (independent damages) {g_claims[0]['measured']['product_of_single_shares']:.3f}")
+    return text + "\nAgainst the paper:\n" + claim_lines(reinit_claims.model_claims(m) + g_claims
+                                                        + (C.of(f) if f else []))
 
 
 def focus_flags(p: argparse.ArgumentParser) -> None:
@@ -224,7 +232,7 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
         claims = []
         for m in models:
             w = reinit.width_sweep(m, args.seed, tuple(args.widths), text_progress, pool)
-            claims += w["claims"]
+            claims += reinit_claims.width_claims(w)
             print(width_text(w))
             print()
         print("Against the paper:\n" + claim_lines(claims))
@@ -235,7 +243,7 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
         results[r.model] = r
         print(heatmap_text(r))
         print()
-    print("Against the paper:\n" + claim_lines(reinit.claims(results)))
+    print("Against the paper:\n" + claim_lines(reinit_claims.maps_claims(results)))
 
 
 DESCRIPTOR = Descriptor(
@@ -244,7 +252,8 @@ DESCRIPTOR = Descriptor(
     about="""are all layers created equal? Reset one layer of a trained
   network to its weights from the start of training (or from a later checkpoint), or draw it afresh, and map
   which layers are critical and which are robust, for plain and residual MLPs and the ViT.""",
-    config=ReinitConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=focus_config, run=reinit.run,
+    config=ReinitConfig, controls=CONTROLS, presets=PRESETS, plan=plan, config_of=focus_config, run=reinit.run,
+    config_entry=reinit.focus,
     cli_help="re-initialise or re-randomise each layer of a trained model", cli_summary=summary, cli_answer=answer,
     cli_extra=focus_flags, cli_views={FocusConfig: lambda fc: fc.base},  # the page's focus: --layer, --op, ...
     demo=("model", "layer", "op", "recovery"), page_controls=ReinitPage, claims=claims,

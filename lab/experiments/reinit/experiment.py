@@ -10,7 +10,9 @@ distance and damage rank together. `focus(cfg)` looks at one change: per-class a
 many steps of fine-tuning (ce) or distillation (kd) bring the model back. Both go through the store.
 
 The MLPs are the Delete experiment's teachers (same spec, so the same stored weights); the ViT is a small
-pre-norm transformer on the 8x8 digits.
+pre-norm transformer on the 8x8 digits. The claims are declared in claims.py and computed when a result is read
+(this module does not import it: rewording a claim recomputes nothing); the robust / critical thresholds of the
+map's per-layer verdicts are here, and the claims use the same ones.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import copy
 import functools
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import torch
@@ -30,16 +32,6 @@ from lab.core.models import RoutedModel, correct, per_class_accuracy
 from lab.core.recipes import labels, on_task, reinit_spec, task_or_own
 from lab.core.zoo import BUILDERS, ModelSpec, Trained, build, effective, trained
 from lab.experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial, task_param
-from lab.experiments.reinit.claims import (
-    RERAND,
-    column,
-    focus_claims,
-    group_claim,
-    model_claims,
-    residual_claim,
-    verdict,
-    width_claim,
-)
 from lab.ops import surgery
 from lab.ops.recover import RECOVERIES, RecoveryConfig, recover
 from lab.runtime.progress import Progress, silent, span
@@ -116,6 +108,44 @@ def checkpoint_epochs(cfg: ReinitConfig) -> list[int]:
     tc = cfg.spec.train
     end = effective(cfg.spec).train.epochs
     return sorted({e for e in tc.checkpoints if e <= end} | {end})
+
+
+RERAND = "re-randomise"  # label of the first heatmap column
+# A layer is robust when a change keeps >= 90 % of the trained model's accuracy above chance, critical when it
+# keeps < 50 % (the paper's robust layers lose almost nothing; its critical ones fall to chance).
+ROBUST_KEEP = 0.9
+CRITICAL_KEEP = 0.5
+
+
+def keeps_estimate(changed: Any, base: Any, share: float) -> E.Estimate:
+    """How far the changed model is from keeping `share` of the trained model's above-chance accuracy, on per-input
+    outcomes of the same inputs: acc - share x base, to be compared with (1 - share) x chance, paired (the trained
+    model's own noise included)."""
+    return E.paired(E.as_scores(changed), share * E.as_scores(base))
+
+
+def _keeps(changed: Any, base: Any, share: float, chance: float, side: str) -> Optional[bool]:
+    est = keeps_estimate(changed, base, share)
+    return E.verdict(float(est.value), side, (1 - share) * chance, float(est.se), E.Z)
+
+
+def verdict(changed: Any, base: Any, chance: float) -> str:
+    """robust / sensitive / critical by the share of above-chance accuracy a change keeps (per-input outcomes of the
+    changed and the trained model), or "unclear" inside the paired noise of a threshold (the claims use the same
+    thresholds and noise)."""
+    robust = _keeps(changed, base, ROBUST_KEEP, chance, ">=")
+    critical = _keeps(changed, base, CRITICAL_KEEP, chance, "<=")
+    if robust:
+        return "robust"
+    if critical:
+        return "critical"
+    return "sensitive" if robust is False and critical is False else "unclear"
+
+
+def column(r: Any, label: str) -> list[float]:
+    """One heatmap column (a list over layers) of a map (`ReinitResult`): `RERAND` or `t=e`."""
+    j = r.checkpoints.index(label)
+    return [row[j] for row in r.acc]
 
 
 def column_labels(epochs: list[int]) -> list[str]:
@@ -245,7 +275,6 @@ class ReinitResult:
     redraw_seed: int
     heatmap_seconds: float
     heatmap_cpu_seconds: float = float("nan")  # not in results stored before it was measured
-    claims: list[dict[str, Any]] = field(default_factory=list)
 
 
 @entry("reinit", result=ReinitResult)
@@ -253,9 +282,8 @@ def run(cfg: ReinitConfig, progress: Progress) -> ReinitResult:
     """The robustness map of one model (cached). Accuracies are held-out."""
     t = trained(cfg.spec, span(progress, 0.0, 0.9))
     out = heatmap(t, cfg.redraw_seed, span(progress, 0.9, 1.0))
-    r = ReinitResult(config=cfg, model=cfg.model, model_name=MODEL_NAMES[cfg.model], task=t.spec.task,
-                     train_seconds=t.info["seconds"], **out)
-    return replace(r, claims=model_claims(r))
+    return ReinitResult(config=cfg, model=cfg.model, model_name=MODEL_NAMES[cfg.model], task=t.spec.task,
+                        train_seconds=t.info["seconds"], **out)
 
 
 @dataclass(frozen=True)
@@ -321,7 +349,6 @@ class FocusResult:
     steps_to_recover: Optional[int]  # the first curve step back within RECOVERED_GAP of the trained model
     outcomes: dict[str, str]  # packed per-input outcomes: "base", "cut"
     recovery_seconds: float
-    claims: list[dict[str, Any]] = field(default_factory=list)
 
 
 @entry("reinit-focus", result=FocusResult)
@@ -337,7 +364,7 @@ def focus(cfg: FocusConfig, progress: Progress) -> FocusResult:
     t0 = time.perf_counter()
     log = recover(student, student.full_route, d, rc, teacher=t.model, progress=span(progress, 0.5, 1.0))
     back = next((s for s, a in zip(log.steps, log.test_acc, strict=True) if a >= trained_acc - RECOVERED_GAP), None)
-    out = FocusResult(**{
+    return FocusResult(**{
         "config": cfg,
         "base_acc": trained_acc,
         "cut_acc": log.test_acc[0],
@@ -356,15 +383,6 @@ def focus(cfg: FocusConfig, progress: Progress) -> FocusResult:
         "outcomes": {"base": E.pack(base_ok), "cut": E.pack(cut_ok)},
         "recovery_seconds": time.perf_counter() - t0,
     })
-    return replace(out, claims=focus_claims(out, MODEL_NAMES[cfg.model]))
-
-
-def claims(results: dict[str, ReinitResult]) -> list[dict[str, Any]]:
-    """Every claim the given maps test: each model's own, then plain against residual when both are there."""
-    out = [c for m in MODELS if m in results for c in results[m].claims]
-    if "plain" in results and "residual" in results:
-        out.append(residual_claim(results["plain"], results["residual"]))
-    return out
 
 
 # -- a group of layers changed together (the paper's joint robustness) ------------------------------------------
@@ -414,7 +432,7 @@ class GroupConfig:
 @dataclass(frozen=True)
 class GroupResult:
     """`group`'s answer: the layers changed together and each alone (held-out accuracies, per-input outcomes packed
-    under `outcomes`: base, group, single) and the joint-fragility claim."""
+    under `outcomes`: base, group, single), what the joint-fragility claim reads."""
 
     config: GroupConfig
     layers: list[str]
@@ -427,7 +445,6 @@ class GroupResult:
     chance: float
     n_test: int
     outcomes: dict[str, Any]
-    claims: list[dict[str, Any]]
 
 
 @entry("reinit-group", result=GroupResult)
@@ -446,7 +463,7 @@ def group(cfg: GroupConfig, progress: Progress) -> GroupResult:
            "single_damages": [base - a for a in alone], "sum_single_damage": sum(base - a for a in alone),
            "group_damage": base - together, "chance": d.chance, "n_test": len(d.test),
            "outcomes": {"base": E.pack(base_ok), "group": E.pack(group_ok), "single": [E.pack(o) for o in single_ok]}}
-    return GroupResult(**out, claims=[group_claim(out, MODEL_NAMES[cfg.model])])
+    return GroupResult(**out)
 
 
 # -- width: the same MLP at several widths (each map cached on its own, by `run`) ----------------------------------
@@ -457,7 +474,7 @@ WIDTH_MODELS = ("plain", "residual")
 def width_sweep(model: str, seed: int, widths: tuple[int, ...] = WIDTHS, progress: Progress = silent,
                 pool: Pool = serial, blocks: Optional[int] = None, epochs: Optional[int] = None,
                 task: Optional[str] = None) -> dict[str, Any]:
-    """The robustness map of the MLP at each width (same depth, recipe and seed), with the width claim; depth and
+    """The robustness map of the MLP at each width (same depth, recipe and seed), what the width claim reads; depth and
     epochs: None = the classroom model (tests shrink them)."""
     if model not in WIDTH_MODELS:
         raise ValueError(f"the width sweep is for the MLPs ({', '.join(WIDTH_MODELS)}), not {model!r}")
@@ -472,4 +489,4 @@ def width_sweep(model: str, seed: int, widths: tuple[int, ...] = WIDTHS, progres
            "t0_outcomes": [[row[m.checkpoints.index("t=0")] for row in m.outcomes] for m in maps],
            "base_outcomes": [m.base_outcomes for m in maps],
            "task": maps[0].config.task}  # the width claim's source names it (None: the MLPs' own task)
-    return {**out, "claims": [width_claim(out)]}
+    return out

@@ -1,19 +1,21 @@
 """Shuffle's claims (Freiberger et al. 2024, LayerShuffle), as declarations on top of lab/claims.py and
 lab/estimates.py: pure functions of the pieces of `experiment.py` (a run of one mode and the comparison modes'
-pieces it reads)."""
+pieces it reads), computed when a result is read (`result_claims`), never stored in it."""
 
 from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import fields
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
 from lab import estimates as E
-from lab.claims import claim, noise_words, pct, pts, test
+from lab.claims import Claim, claim, noise_words, pct, pts, reads, test
 from lab.core.recipes import VIT_MODE_LABELS
 from lab.core.task_facts import config_task, task_clause, task_words
+from lab.experiments.shuffle.experiment import ShuffleResult
 
 OWN_TASK = "digits"  # the task the configs default to (ShuffleConfig.task): the recipe was chosen on it
 PAPER = "Freiberger et al. 2024 (LayerShuffle), on ImageNet/CIFAR-100 ViTs"
@@ -291,10 +293,10 @@ def claim_prunes_gracefully(shu: dict[str, Any], seq: dict[str, Any], label: str
                  f"order {pct(shu['base_acc'])}), sequential {pct(q_row['mean'])}; chance {pct(ch)}", subject=label)
 
 
-def claims(runs: dict[str, dict[str, Any]], mode: str) -> list[dict[str, Any]]:
+def claims(runs: dict[str, dict[str, Any]], mode: str) -> list[Claim]:
     """The claims a run of `mode` tests, from the pieces of the modes in `claim_modes(mode)` (any piece that is
     missing leaves its claims out): each with its numbers, rule and three-way verdict."""
-    out: list[dict[str, Any]] = []
+    out: list[Claim] = []
     task = task_of(runs)
     seq = runs.get("sequential")
     if seq is not None and seq.get("random_orders") is not None:
@@ -315,6 +317,19 @@ def claims(runs: dict[str, dict[str, Any]], mode: str) -> list[dict[str, Any]]:
             and ref.get("probe") is not None):
         out.append(claim_slot_decodable(r, ref, VIT_MODE_LABELS[mode], task))
     return out
+
+
+def runs_of(r: ShuffleResult) -> dict[str, dict[str, Any]]:
+    """The pieces `claims` reads, from a run's result: the run's own model (its fields) and the comparison models'
+    pieces, which share its depth."""
+    mine = {f.name: getattr(r, f.name) for f in fields(r)}
+    return {r.mode: mine, **{mo: {**piece, "n_blocks": r.n_blocks} for mo, piece in r.comparison.items()}}
+
+
+@reads(ShuffleResult)
+def result_claims(r: ShuffleResult) -> list[Claim]:
+    """The claims of a run's result, computed when it is read (`lab.claims.of`)."""
+    return claims(runs_of(r), r.mode)
 
 
 def trained_order_difference(a: dict[str, Any], b: dict[str, Any]) -> E.Estimate:

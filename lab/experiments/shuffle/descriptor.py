@@ -8,8 +8,9 @@ from typing import Any
 
 from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
-from lab.claims import claim_lines
+from lab.claims import Claim, claim_lines
 from lab.experiment import Pool, check, param
+from lab.experiments.shuffle import claims as shuffle_claims
 from lab.experiments.shuffle import experiment as shuffle
 from lab.experiments.shuffle.experiment import ModelConfig, ShuffleConfig
 from lab.runtime.progress import silent, text_progress
@@ -49,29 +50,36 @@ def config_of(settings: dict[str, Any]) -> ShuffleConfig:
     return config_from(ShuffleConfig, settings, CONTROLS)
 
 
-def claims(settings: dict[str, Any]) -> list[dict[str, Any]]:
+def claims(settings: dict[str, Any]) -> list[Claim]:
     """The claims the page shows for a setting (the page computes them from the same stored pieces)."""
-    return shuffle.run(config_of(settings), silent).claims
+    return shuffle_claims.result_claims(shuffle.run(config_of(settings), silent))
 
 
-def needs(settings: dict[str, Any]) -> list[Need]:
-    """What the page computes for a setting: both compared models and the pieces of the chosen one."""
+def plan(settings: dict[str, Any]) -> list[Need]:
+    """The lab calls of a setting, as the page makes them: this model and the comparison model (sequential, or plain
+    LayerShuffle for a sequential run), the pieces of each (slot probe, pruning curve, random orders, and the table
+    of all orders where every order is walked), plain LayerShuffle's slot probe when neither model is it (the
+    reference of the claims), the UMAP view, and (on request) the slot probe of the remaining modes."""
     cfg = config_of(settings)
     other = "sequential" if cfg.mode != "sequential" else "shuffle"
     mine = ModelConfig.of(cfg)
-    theirs = ModelConfig(other, cfg.depth, cfg.seed, cfg.epochs, cfg.task)
-    out = [Need("this model", shuffle.model_summary, mine),
-           Need("the comparison model", shuffle.model_summary, theirs),
-           Need("random orders", shuffle.random_order_stats, cfg),
-           Need("the comparison model's random orders", shuffle.random_order_stats, replace(cfg, mode=other)),
-           Need("pruning curve", shuffle.pruning, mine),
-           Need("the comparison model's pruning curve", shuffle.pruning, theirs),
-           Need("slot probe", shuffle.probe_and_view, mine),
-           Need("the comparison model's slot probe", shuffle.probe_and_view, theirs)]
-    if "shuffle" in shuffle.claim_modes(cfg.mode) and cfg.mode != "shuffle" and other != "shuffle":
-        # the claims compare this probe with plain LayerShuffle's (that model trains if no one has yet)
-        out.append(Need("LayerShuffle's slot probe", shuffle.probe_and_view,
-                        ModelConfig("shuffle", cfg.depth, cfg.seed, cfg.epochs, cfg.task)))
+    theirs = replace(mine, mode=other)
+    name, their_name = shuffle.MODE_LABELS[cfg.mode], shuffle.MODE_LABELS[other]
+    out = [Need(f"Training the {name} ViT", shuffle.model_summary, mine, "model"),
+           Need(f"Training the {their_name} ViT for comparison", shuffle.model_summary, theirs, "their model")]
+    for who, words, mcfg, rcfg in (("", name, mine, cfg), ("their ", their_name, theirs, replace(cfg, mode=other))):
+        out += [Need(f"Slot probe of the {words} model", shuffle.probe_and_view, mcfg, f"{who}probe"),
+                Need(f"Pruning curve of the {words} model", shuffle.pruning, mcfg, f"{who}pruning"),
+                Need(f"Random orders of the {words} model", shuffle.random_order_stats, rcfg, f"{who}random orders")]
+        if shuffle.walks_all_orders(cfg.depth):
+            out.append(Need(f"All orders of the {words} model", shuffle.orders_table, mcfg, f"{who}all orders"))
+    if "shuffle" not in (cfg.mode, other):  # the claims compare this probe with plain LayerShuffle's
+        out.append(Need("Slot probe of the LayerShuffle model (the reference for this probe)",
+                        shuffle.probe_and_view, replace(mine, mode="shuffle"), "reference probe"))
+    out.append(Need(f"UMAP of the {name} features", shuffle.umap_view, mine, "umap"))
+    out += [Need(f"Training the {shuffle.MODE_LABELS[m]} ViT for the probe comparison", shuffle.probe_and_view,
+                 replace(mine, mode=m), f"probe of {m}", optional=True)
+            for m in shuffle.MODES if m not in (cfg.mode, other, "shuffle")]
     return out
 
 
@@ -81,7 +89,8 @@ def summary(r: shuffle.ShuffleResult) -> str:
     return (f"{shuffle.MODE_LABELS[r.mode]} ViT, {r.n_blocks} blocks: trained order {r.base_acc:.4f}, "
             f"{len(ro['accs'])} random orders mean {ro['mean']:.4f} (min {ro['min']:.4f}, max {ro['max']:.4f}), "
             f"reversed {r.reversed_acc:.4f}; position probe {probe['acc']:.3f} "
-            f"(chance {probe['chance']:.3f}); trained in {r.train_seconds:.0f} s\n" + claim_lines(r.claims))
+            f"(chance {probe['chance']:.3f}); trained in {r.train_seconds:.0f} s\n"
+            + claim_lines(shuffle_claims.result_claims(r)))
 
 
 def table(args: argparse.Namespace, pool: Pool) -> None:
@@ -108,7 +117,7 @@ DESCRIPTOR = Descriptor(
   blocks in a fresh random order at every step (LayerShuffle), optionally telling each block its position or asking
   it to guess it. Does the network still work in any order? Does each block know where it sits? A slot probe and
   UMAP views of the features after every position let you check.""",
-    config=ShuffleConfig, controls=CONTROLS, presets=PRESETS, needs=needs, config_of=config_of, run=shuffle.run,
+    config=ShuffleConfig, controls=CONTROLS, presets=PRESETS, plan=plan, config_of=config_of, run=shuffle.run,
     cli_help="train a digits ViT sequentially or with LayerShuffle; test it in any order", cli_summary=summary,
     demo=("mode", "depth", "removed"), page_controls=ShufflePage, claims=claims,
     table=Table("mode x seed table", (seeds_axis(), Axis("depth", "blocks of the ViT", int, _D.depth),

@@ -12,7 +12,7 @@ Training modes (all on the same ViT shape and data):
 orders when there are few enough, reversed, a pruning curve, and per-slot features (a PCA view and a linear
 probe that predicts the slot). `umap_view(cfg)` is the slow UMAP view of the same points, cached separately
 so a page can show PCA at once and UMAP when it is ready. The claims are declared in `claims.py` beside this module
-(`run` embeds them in its result).
+and computed when a result is read (this module does not import it: rewording a claim recomputes nothing).
 """
 
 from __future__ import annotations
@@ -30,11 +30,11 @@ from lab import estimates as E
 from lab.core import streams
 from lab.core.data import Dataset
 from lab.core.models import RoutedModel, correct
+from lab.core.models.base import evaluating
 from lab.core.recipes import VIT_EPOCHS, VIT_MODE_LABELS, VIT_MODES, check_task, on_task, vit_spec
-from lab.core.routes import random_permutation
+from lab.core.routes import random_orders as draw_orders
 from lab.core.zoo import ModelSpec, orders_budget, trained
 from lab.experiment import check, entry, param, seed_param, task_param
-from lab.experiments.shuffle import claims as shuffle_claims
 from lab.ops import embed, walk
 from lab.runtime.plain import to_plain
 from lab.runtime.progress import Progress, silent, span
@@ -82,8 +82,7 @@ class ShuffleConfig:
 # -- evaluation helpers (work on any RoutedModel) -----------------------------------------------------------
 def random_orders(n_blocks: int, n: int, seed: int) -> list[tuple[int, ...]]:
     """n random orders of all blocks; the same for every training mode at a given depth and seed (fair)."""
-    gen = streams.generator("orders.random", seed, n_blocks)
-    return [random_permutation(n_blocks, gen) for _ in range(n)]
+    return draw_orders(n_blocks, n, "orders.random", seed, n_blocks)
 
 
 def summary(values: Sequence[float]) -> dict[str, float]:
@@ -152,21 +151,16 @@ def pruning_curve(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, draws: i
 @torch.no_grad()
 def slot_features(model: RoutedModel, x: torch.Tensor, orders: Sequence[Sequence[int]]) -> np.ndarray:
     """The CLS token after every slot: array [order, slot, input, width] (the stream the next block reads)."""
-    was = model.training
-    model.eval()
-    try:
+    with evaluating(model):
         out = []
         for route in orders:
             _, states = model.states(x, route)
             out.append(torch.stack([s[:, 0] for s in states[1:]]).numpy())
         return np.stack(out)
-    finally:
-        model.train(was)
 
 
 def _feature_orders(depth: int, seed: int) -> list[tuple[int, ...]]:
-    gen = streams.generator("orders.features", seed, depth)
-    return [random_permutation(depth, gen) for _ in range(FEATURE_ORDERS)]
+    return draw_orders(depth, FEATURE_ORDERS, "orders.features", seed, depth)
 
 
 def position_probe(model: RoutedModel, data: Dataset, seed: int) -> dict[str, Any]:
@@ -436,7 +430,8 @@ def all_orders_of(table: OrdersTable, depth: int) -> dict[str, Any]:
 @dataclass(frozen=True)
 class ShuffleResult(ModelSummary):
     """`run`'s answer: one trained mode, evaluated (the fields of `model_summary` with the run's config, the pieces,
-    the comparison modes' pieces the claims read, the claims and the block x slot maps the page draws)."""
+    the comparison modes' pieces the claims read and the block x slot maps the page draws). Its claims are
+    computed when it is read (claims.py: `result_claims`)."""
 
     config: ShuffleConfig  # type: ignore[assignment] - the run's config in place of the model's
     random_orders: dict[str, Any]  # `random_order_stats`
@@ -445,14 +440,13 @@ class ShuffleResult(ModelSummary):
     probe: dict[str, Any]  # `probe_and_view`
     view: dict[str, Any]
     comparison: dict[str, dict[str, Any]]  # by mode: the comparison models' pieces
-    claims: list[dict[str, Any]]
     position_contribution: dict[str, list[list[float]]]  # by mode: the block x slot map of every mode that has one
 
 
 @entry("shuffle", result=ShuffleResult)
 def run(cfg: ShuffleConfig, progress: Progress) -> ShuffleResult:
     """One trained mode, evaluated: the pieces above put together (each cached on its own), the comparison models'
-    pieces the claims need (`comparison`, by mode) and the claims."""
+    pieces the claims need (`comparison`, by mode)."""
     m = ModelConfig.of(cfg)
     base = model_summary(m, span(progress, 0.0, 0.5))
     all_orders = None
@@ -481,7 +475,7 @@ def run(cfg: ShuffleConfig, progress: Progress) -> ShuffleResult:
     model = {k: v for k, v in model_of(base).items() if k != "config"}  # the run's config (with its orders) replaces it
     return ShuffleResult(**model, config=cfg, random_orders=rnd, all_orders=all_orders, pruning=prune, probe=pv.probe,
                          view=pv.view,
-                         comparison=comparison, claims=shuffle_claims.claims(runs, cfg.mode),
+                         comparison=comparison,
                          position_contribution={k: v["all_orders"]["block_slot"]["position_contribution"]
                                                 for k, v in runs.items() if v.get("all_orders")})
 

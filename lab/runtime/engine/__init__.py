@@ -3,7 +3,7 @@
 Two implementations behind one interface (`submit(label, fn, cfg, priority, owner, standard) -> Job`, `jobs`,
 `key`, `ahead`, `waiting`, `sweep`; admission control in `admission.py`):
 - `DaskEngine` (LAYERLAB_ENGINE=dask, the default; `cluster.py`): a Dask `distributed` cluster of worker processes,
-  so training leaves the web server's process and its GIL; with LAYERLAB_SCHEDULER=tcp://host:port an existing one.
+  so training leaves the web server's process and its GIL; with LAYERLAB_SCHEDULER=tls://host:port an existing one.
 - `ThreadEngine` (LAYERLAB_ENGINE=threads; `jobs.py`): a few threads inside the server process, for machines where
   worker processes are not wanted; the AppTests use it (no cluster to start).
 
