@@ -1,4 +1,5 @@
 """The one renderer of claims ("Against the paper" on every page): the verdict comes from the claim, never the page.
+A claim is a `lab.claims.Claim` (or its plain dict), computed when its result is read.
 
 Each claim is drawn as one markdown block whose first line is `<icon> **<verdict>** · <statement>`, so an AppTest
 can read the rendered verdicts back (`rendered_verdicts`) and compare them with the result's claims.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import streamlit as st
 
@@ -27,7 +28,7 @@ def _md(text: str) -> str:
     return re.sub(r"([\\`*_$\[\]])", r"\\\1", text)
 
 
-def block(c: dict[str, Any]) -> str:
+def block(c: Mapping[str, Any]) -> str:
     """The markdown of one claim: verdict and statement, subject, then the numbers and the rule."""
     verdict = VERDICTS[c["holds"]]
     subject = f"**{_md(c['subject'])}**: " if c.get("subject") else ""
@@ -37,7 +38,7 @@ def block(c: dict[str, Any]) -> str:
             + (f"  \n:gray[To decide: {_md(settle_words(c['settle']))}]" if c.get("settle") else ""))
 
 
-def error_words(c: dict[str, Any]) -> str:
+def error_words(c: Mapping[str, Any]) -> str:
     """How the deciding error was obtained, from the claim's tests (e.g. 'paired over 4,000 inputs, 212 discordant
     (McNemar), 0.3 pts')."""
     tests = c.get("tests") or []
@@ -61,7 +62,7 @@ def settle_words(s: dict[str, Any]) -> str:
     return " or ".join(parts) + ", if the effect is what this run saw"
 
 
-def show(claims: Sequence[dict[str, Any]], intro: str = "", page: Any = None) -> None:
+def show(claims: Sequence[Mapping[str, Any]], intro: str = "", page: Any = None) -> None:
     """Draw claims, one bordered block each, in the order given. With the page (app/classroom.Page), a view whose
     claims cannot tell offers the seeds that would settle them (`more_seeds`)."""
     if intro:
@@ -79,7 +80,7 @@ def show(claims: Sequence[dict[str, Any]], intro: str = "", page: Any = None) ->
 SEEDS_KEY = "_layerlab_more_seeds"  # session_state: {(page, settings): seeds asked for}
 
 
-def more_seeds(claims: Sequence[dict[str, Any]], page: Any) -> None:
+def more_seeds(claims: Sequence[Mapping[str, Any]], page: Any) -> None:
     """"Cannot tell" to a decision: offer the seeds that would settle this view's undecided claims, run them on the
     engine (one job per seed, stored like any result), and show each claim's verdict over the seeds."""
     from lab.catalog import descriptors
@@ -144,6 +145,6 @@ def rendered_verdicts(markdown_texts: Sequence[str]) -> list[tuple[str, str]]:
     return out
 
 
-def expected_verdicts(claims: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+def expected_verdicts(claims: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     """The pairs `rendered_verdicts` must read back for these claims."""
     return [(VERDICTS[c["holds"]], _md(c["claim"])) for c in claims]

@@ -30,7 +30,7 @@ from urllib.parse import urlencode
 import plotly.graph_objects as go
 import streamlit as st
 
-from app import charts, controls, jobs, query, reproduce_view, worksheet
+from app import charts, controls, jobs, lesson, query, reproduce_view, training_view, worksheet
 from app import workshop as ws
 from lab.catalog import presets as lab_presets
 from lab.runtime.quick import quick
@@ -133,8 +133,13 @@ class Page:
         # Only `present=1` asks for the lecturer's view (granted with the class's key); `student=1` never does.
         self.workshop = ws.Workshop(self.name, self.presets, self.defaults, presenting and not self.student)
         st.html(_CSS_ALWAYS + (_CSS_PRESENT if self.present else ""))
-        self._toolbar = st.container(key="layerlab_toolbar")
-        self._inline = st.container(horizontal=True, key="layerlab_inline") if self.present else None
+        # A class that follows a lesson: the page shows the room's step, or switches to its page (app/lesson.py).
+        self.lesson = lesson.follow(self.name, self.workshop)
+        # In a lesson the step sets the page, so its lecturer's presets and controls fold into the lesson's bar.
+        fold = self.workshop.lesson_controls if self.lesson is not None else None
+        with fold if fold is not None else contextlib.nullcontext():
+            self._toolbar = st.container(key="layerlab_toolbar")
+            self._inline = st.container(horizontal=True, key="layerlab_inline") if self.present else None
         self._hidden = st.container(key=_HIDDEN)
         self._pinned: Optional[dict[str, Any]] = None
         self._about: list[Any] = []  # results whose claims answer the workshop question (besides show's `r`)
@@ -319,14 +324,6 @@ class Page:
             st.warning(f"The pinned setting cannot run: {query.plain(exc)}. Unpin it, or pin another.")
             return None
 
-    def config(self, factory: Callable[[dict[str, Any]], Any], settings: dict[str, Any]) -> Any:
-        """A config of a pinned setting, or None with a notice when the setting cannot run."""
-        try:
-            return factory(settings)
-        except (TypeError, ValueError) as exc:
-            st.warning(f"The pinned setting cannot run: {query.plain(exc)}. Unpin it, or pin another.")
-            return None
-
     # -- results -------------------------------------------------------------------------------------------
     @contextlib.contextmanager
     def results(self) -> Iterator[None]:
@@ -399,7 +396,12 @@ class Page:
 
     def reproduce(self, figure: Optional[Callable[..., Any]] = None) -> None:
         """The Reproduce expander of this view: the descriptor's one lab call that recomputes it
-        (`Descriptor.reproduce`), and `figure(result)`, the main figure."""
+        (`Descriptor.reproduce`), and `figure(result)`, the main figure. Before it, how the view's trained models
+        learned (their stored training curves, app/training_view.py)."""
+        try:
+            training_view.learned(self.plan(self.settings()))
+        except (TypeError, ValueError):  # a setting that cannot run has no models (the page says why elsewhere)
+            pass
         call = self.descriptor.reproduce(self.settings())
         reproduce_view.reproduce(self.name or "page", self.name.capitalize(), call.fn, call.cfg, figure)
 

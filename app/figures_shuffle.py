@@ -132,7 +132,8 @@ def probe_bars(runs: dict[str, dict[str, Any]]) -> go.Figure:
 def block_slot(runs: list[dict[str, Any]], height: int = 460) -> go.Figure:
     """Held-out accuracy when block b runs in slot s (mean over the orders that put it there), one heatmap per model,
     on one colour scale per panel's own range (a row that changes colour is a block whose slot matters)."""
-    fig = make_subplots(rows=1, cols=len(runs), horizontal_spacing=0.12,
+    # room between the panels for the first one's colour bar and its numbers (at 0.12 the second panel hid them)
+    fig = make_subplots(rows=1, cols=len(runs), horizontal_spacing=0.16,
                         subplot_titles=[_panel_title(r) for r in runs])
     for j, r in enumerate(runs, start=1):
         bs = r["all_orders"]["block_slot"]
@@ -144,7 +145,9 @@ def block_slot(runs: list[dict[str, Any]], height: int = 460) -> go.Figure:
                                  colorbar={"title": "%", "x": j / len(runs) - 0.02, "len": 0.8},
                                  hovertemplate="%{y} in %{x}: %{z:.1f} % (mean of " + str(bs["count"])
                                  + " orders)<extra></extra>"), row=1, col=j)
-        fig.update_yaxes(autorange="reversed", row=1, col=j)
+        # the blocks are named once, left of the first panel: the first panel's colour bar stands where the
+        # second panel's names would be (at 1280 px it covered them)
+        fig.update_yaxes(autorange="reversed", showticklabels=j == 1, row=1, col=j)
         fig.update_xaxes(title_text="slot it runs in", row=1, col=j)
     theme.layout(fig, "Where each block works best: held-out accuracy with block b in slot s", height=height)
     fig.update_layout(margin={"t": 90})

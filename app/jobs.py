@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import streamlit as st
 
-from app import figcache, query
+from app import figcache, query, training_view
 from app.clients import client_address
 from app.turns import Turns
 from lab.catalog.presets import Need, by_key
@@ -320,6 +320,8 @@ def _waited(label: str, job: Job) -> Optional[Any]:
     if not fut.done():
         shown = (0.0, _status(label, job))
         bar = st.progress(shown[0], text=shown[1])
+        curve = training_view.LiveChart(f"layerlab_live_{id(job)}")  # a training's loss and accuracy, as they come
+        curve.update(job)
         while not fut.done():
             # Wait on the future itself (it wakes the page the moment the job lands); redraw the bar at most
             # POLL_S apart and only when what it says changed: thirty waiting students must not each send the
@@ -332,7 +334,9 @@ def _waited(label: str, job: Job) -> Optional[Any]:
             if now != shown and not fut.done():
                 bar.progress(now[0], text=now[1])
                 shown = now
+                curve.update(job)
         bar.empty()
+        curve.clear()
     return _finished(label, job)
 
 
@@ -499,6 +503,7 @@ def _poll(keys: tuple[str, ...]) -> None:
     since = time.monotonic() - st.session_state.get(RUN_STARTED, 0.0)
     if (not jobs or any(j.future.done() for j in jobs)) and since >= RERUN_EVERY_S:
         st.rerun()  # the whole page: it draws what landed and polls for the rest
-    for j in jobs:
+    for i, j in enumerate(jobs):
         text = _status(j.label, j)
         st.progress(min(max(j.fraction, 0.0), 1.0), text=text)
+        training_view.live(j, f"layerlab_live_{i}")

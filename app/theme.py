@@ -80,6 +80,7 @@ AMOUNT_SCALE = "Viridis"
 # -- type -------------------------------------------------------------------------------------------------------
 FONT_SIZE = 16  # figures are read on a projector from the back of the room
 SMALL_FONT = 14  # the smallest text any figure draws (annotations, cell numbers, legends): legible at 1280x720
+TITLE_LINE = 20  # pixels a title's line break moves its first line up (Plotly's title is 1.4 x FONT_SIZE)
 
 
 def layout(fig: go.Figure, title: str | None = None, height: int = 420, **kw: object) -> go.Figure:
@@ -87,7 +88,10 @@ def layout(fig: go.Figure, title: str | None = None, height: int = 420, **kw: ob
     # Title at the top of the figure, legend in its own band below the title, so they never overlap. Margins grow
     # to fit tick labels and axis titles (automargin), so a long title is never clipped at the edge.
     fig.update_layout(
-        title={"text": title, "y": 0.98, "yref": "container", "yanchor": "top", "x": 0.01, "xanchor": "left"}
+        # Plotly anchors a title of several lines by its first line's baseline, not its top: each further line
+        # would push the first above the figure's edge (measured: 20 px a line, cut off), so the anchor moves down.
+        title={"text": title, "y": 0.98 - TITLE_LINE * title.count("<br>") / height, "yref": "container",
+               "yanchor": "top", "x": 0.01, "xanchor": "left"}
         if title else None,
         height=height,
         font={"size": FONT_SIZE},

@@ -81,3 +81,36 @@ def worksheet_html(entries: Sequence[dict[str, Any]]) -> str:
                          f"{' (the claim: ' + e(item['verdict']) + ')' if item.get('verdict') else ''}</p></section>")
     parts.append("</body></html>")
     return "".join(parts)
+
+
+def lesson_worksheet_html(title: str, code: str, rows: Sequence[dict[str, Any]]) -> str:
+    """A student's worksheet of a lesson (app/lesson.py: worksheet_rows): per step the question, their counted
+    prediction beside what the run showed once the answer was revealed to the room. Offline HTML, all text escaped;
+    made from the class's code, the questions and the claims, never a link or a key."""
+    e = html.escape
+    parts = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
+             f"<title>Layer Lab worksheet: {e(title)}</title>",
+             "<style>body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;"
+             "line-height:1.5}section{border-top:1px solid #999;padding:0.5rem 0}.ok{font-weight:bold}"
+             ".muted{color:#555}</style></head><body>",
+             f"<h1>Layer Lab worksheet: {e(title)}</h1>",
+             f"<p class='muted'>Class {e(code)} · saved {e(dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC'))}: "
+             "your predictions in this lesson beside what each run showed.</p>"]
+    for r in rows:
+        mine = (f"You predicted <b>{e(r['mine'])}</b>" if r.get("mine") else "You made no counted prediction")
+        if not r.get("revealed"):
+            said = "<p class='muted'>The answer was not revealed to the room yet.</p>"
+        else:
+            m = r.get("matched")
+            verdict = ("<span class='ok'>matched</span> the run" if m else "<span class='ok'>did not match</span> "
+                       "the run" if m is False else "cannot be checked against this run")
+            said = (f"<p>{mine}: it {verdict}." if r.get("mine") else f"<p>{mine}.")
+            said += (f" The run's answer: <b>{e(r['answer'])}</b>." if r.get("answer") else "") + "</p>"
+            said += (f"<p>The claim <b>{e(r.get('verdict', ''))}</b>"
+                     f"{' (error: ' + e(r['error']) + ')' if r.get('error') else ''}. What happened: "
+                     f"{e(r.get('detail', ''))}</p>")
+        parts.append(f"<section><h2>Step {int(r['step'])}: {e(r.get('setting', ''))}</h2>"
+                     f"<p><b>{e(r.get('question', ''))}</b></p><p class='muted'>Aim: {e(r.get('aim', ''))}</p>"
+                     + (f"<p>{mine}.</p>" if not r.get("revealed") else "") + said + "</section>")
+    parts.append("</body></html>")
+    return "".join(parts)

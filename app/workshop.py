@@ -25,14 +25,15 @@ import io
 import logging
 import re
 import secrets
+import textwrap
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
-from urllib.parse import parse_qsl, urljoin
+from urllib.parse import parse_qsl, urlencode, urljoin
 
 import plotly.graph_objects as go
 import streamlit as st
 
-from app import query
+from app import charts, query, theme
 from app.clients import client_address
 from app.controls import link_values
 from app.worksheet import current_link, log
@@ -55,6 +56,7 @@ FORGET_COOKIES = "_layerlab_ws_forget"  # lecturer cookies to delete on the next
 COOKIE = "layerlab_voter"
 LECTURER_COOKIE = "layerlab_lecturer_"  # + the class's code: the key, kept by the lecturer's browser (one per class)
 CLOSE_NOTICE = "_layerlab_ws_closed"
+LESSON_CODES = "_layerlab_lesson_codes"  # codes of the lessons this session started (Home shows each as a card)
 STATE_KEY = "_layerlab_ws_state"  # {(page, question key, lecturer): {"chosen": int | None, "revealed": bool, ...}}
 POLL_SECONDS = 2.0
 QR_PIXELS = 190  # the Student link's QR code on the projector: a phone reads it from the back of a room
@@ -205,19 +207,20 @@ def lecturer_key(code: str) -> Optional[str]:
     return None
 
 
-def start_class(here: bool = True) -> None:
+def start_class(here: bool = True) -> Optional[str]:
     """The "Start a class" button's callback: a new code and key from the server; with `here`, this page becomes the
-    class's presentation view (`present=1&class=CODE`, no key in the address)."""
+    class's presentation view (`present=1&class=CODE`, no key in the address). Returns the code (None when no class
+    was started: said on the next run)."""
     try:
         opened = database().start_class(client=client())
     except wdb.Rejected as why:
         st.session_state[NOTICE_KEY] = ("warning", f"No class was started: {md(why)}.")
-        return
+        return None
     except Exception:  # noqa: BLE001 - said on the page, details in the log
         log_.exception("could not start a class")
         st.session_state[NOTICE_KEY] = ("error", "No class was started: the class database is unavailable (the "
                                                  "server's log has the details).")
-        return
+        return None
     log_.info("class %s started", opened.code)
     assert opened.key is not None
     _remember(opened.code, opened.key)
@@ -228,6 +231,7 @@ def start_class(here: bool = True) -> None:
         for k in (STUDENT, WORKSHOP):
             if k in st.query_params:
                 del st.query_params[k]
+    return opened.code
 
 
 def _put_away(code: str) -> None:
@@ -291,7 +295,7 @@ def join_panel() -> None:
                                        "matter).")
             go_ = st.form_submit_button("Join", type="primary", icon=":material/login:")
         if go_:
-            _join(typed)
+            join_class(typed)
     with start:
         st.markdown("**:material/co_present: Start a class** (for the lecturer)")
         st.caption("Hands out a new class code and its lecturer key. Then present any page with it: students join "
@@ -300,6 +304,8 @@ def join_panel() -> None:
         st.button("Start a class", key="ws_start_home", on_click=start_class, args=(False,),
                   icon=":material/add_circle:")
         for code in list(st.session_state.get(STARTED_KEY, {})):
+            if code in st.session_state.get(LESSON_CODES, ()):  # a lesson's class has its own card (app/lesson.py)
+                continue
             st.markdown(f"Class code: **{md(code)}**")
             key_panel(code)
             st.caption(f"Present a page with class {md(code)}:")
@@ -309,7 +315,9 @@ def join_panel() -> None:
                                  query_params={PRESENT: "1", CLASS: code})
 
 
-def _join(typed: Optional[str]) -> None:
+def join_class(typed: Optional[str]) -> None:
+    """Take a student to the class `typed` names: to its lesson's current step when it follows a lesson (and from
+    then on the page follows the room: app/lesson.py), else to the view its lecturer presents."""
     text = re.sub(r"\s+", "", typed or "").upper()
     try:
         code = wdb.class_code(text)
@@ -324,6 +332,11 @@ def _join(typed: Optional[str]) -> None:
     if view is False:
         st.warning(f"No class {md(code)} is open: check the code on your lecturer's screen.")
         return
+    from app import lesson  # a lesson's room follows its step (app/lesson.py imports this module)
+
+    step = lesson.student_target(code)
+    if step is not None:
+        st.switch_page(ROOT / "pages" / f"{step[0]}.py", query_params=step[1])
     if view is None:
         st.info(f"Class {md(code)} is open, but its lecturer has not put a page up yet: try again in a moment.")
         return
@@ -350,6 +363,10 @@ class Workshop:
         self.code = _class_code()
         self.key: Optional[str] = None
         self.lecturer = present and self.code is not None and self._present()
+        # Set by app/lesson.py when the class follows a lesson and this page shows its step: the step's aim (the
+        # reveal shows it), and the room's reveal then shows every student the answer.
+        self.lesson_aim: Optional[str] = None
+        self.lesson_controls: Any = None  # where the lecturer's presets and controls go in a lesson (its bar's)
 
     def _present(self) -> bool:
         """Whether this browser presents the class (it holds the key); otherwise, with a message, the student view:
@@ -448,15 +465,23 @@ class Workshop:
         ans = lab_questions.answer(q, claims_in(result))
         state = self._state(q)
         with st.container(border=True, key="layerlab_question"):
-            if self.lecturer:  # the class's code and QR code beside the question, in the projector's first screen
-                left, right = st.columns([3, 1])
-                with left:
+            if self.lecturer:
+                window = self._window_now(q, state)
+                if state["revealed"]:  # the answer and the room's tally side by side take the whole width
                     st.markdown(f"**:material/quiz: Predict first** · {md(q.prompt)}")
-                    self._lecturer(q, ans, state)
-                with right:
-                    self._class_card()
+                    self._aim()
+                    self._lecturer(q, ans, state, window)
+                else:  # the class's code and QR code beside the question, in the projector's first screen
+                    left, right = st.columns([3, 1])
+                    with left:
+                        st.markdown(f"**:material/quiz: Predict first** · {md(q.prompt)}")
+                        self._aim()
+                        self._lecturer(q, ans, state, window)
+                    with right:
+                        self._class_card()
             else:
                 st.markdown(f"**:material/quiz: Predict first** · {md(q.prompt)}")
+                self._aim()
                 self._student(q, ans, state)
         if not state["revealed"]:
             st.stop()
@@ -484,9 +509,13 @@ class Workshop:
             state["chosen"], state["earlier"], state["revealed"] = mine, True, True
 
     def _student(self, q: lab_questions.Question, ans: lab_questions.Answer, state: dict[str, Any]) -> None:
+        room = None
         if self.code:
             keep_voter()
             self._earlier(q, state)
+            room = self._room(q)
+            if room is not None and self.lesson_aim is not None and not state["revealed"]:
+                state["revealed"], state["room"] = True, True  # in a lesson the room's reveal is everyone's
         if not state["revealed"]:
             if state.get("hold"):
                 st.warning(state["hold"], icon=":material/hourglass_top:")
@@ -505,11 +534,23 @@ class Workshop:
             return
         if state.get("error"):
             st.warning(state["error"], icon=":material/error:")
-        _verdict_box(q, ans, state["chosen"])
-        if self.code and state.get("earlier"):
+        _verdict_box(q, ans, state["chosen"], compact=self.lesson_aim is not None)  # a lesson's phone: short
+        if room is not None and room.total:
+            st.markdown(":material/groups: The room: " + room_words(room, ans))
+        if state.get("room") and state["chosen"] is None:
+            st.caption("Your lecturer revealed the answer before you predicted this one.")
+        elif self.code and state.get("earlier"):
             st.caption(f"This browser's prediction in class {md(self.code)} was counted earlier, and it stands.")
         elif self.code and not state.get("error"):
             st.caption(f"Counted in class {md(self.code)}; the lecturer shows the class's tally.")
+
+    def _room(self, q: lab_questions.Question) -> Optional[wdb.Tally]:
+        """The class's tally once the answer was revealed to the room (what the projector showed), else None."""
+        try:
+            return database().revealed_tally(self.code, q.key, len(q.options))
+        except Exception:  # noqa: BLE001 - only an addition to the student's own verdict
+            log_.exception("could not read the revealed tally of class %s", self.code)
+            return None
 
     def _counting(self, q: lab_questions.Question) -> None:
         """Before Reveal: say now when the prediction cannot be counted (the class is not open, voting is not open,
@@ -581,7 +622,8 @@ class Workshop:
         """The class's code in large type and a QR code of the Student link: how the room joins."""
         from app.classroom import student_link
 
-        link = absolute(student_link())
+        # A lesson's room joins by Home's join link, which lands on whatever step the room is on (app/lesson.py).
+        link = absolute(student_link()) if self.lesson_aim is None else join_link(self.code)
         with st.container(key="layerlab_class_card"):
             st.caption("Class code")
             with st.container(key="layerlab_class_code"):  # large type (app/classroom.py's style)
@@ -589,17 +631,28 @@ class Workshop:
             if link.startswith(("http://", "https://")):
                 st.image(qr_png(link), width=QR_PIXELS, caption="Scan to join, or enter the code on the lab's Home")
 
-    def _lecturer(self, q: lab_questions.Question, ans: lab_questions.Answer, state: dict[str, Any]) -> None:
+    def _window_now(self, q: lab_questions.Question, state: dict[str, Any]) -> Optional[str]:
+        """The question's voting window, and whether the room sees its answer (revealed, unless the lecturer hid it
+        again on this screen): `state["revealed"]`."""
         try:
             window = database().window(self.code, q.key)
         except Exception:  # noqa: BLE001 - said on the page, details in the log
             log_.exception("could not read the voting window of class %s", self.code)
             window = None
-        # What the room sees: the answer once revealed, unless the lecturer hid it again on this screen.
         state["revealed"] = window == "revealed" and not state.get("hidden")
-        if state["revealed"]:  # on the projector the answer goes first: it must fit 1280x720 with the tally
-            _verdict_box(q, ans, None)
-        _live_tally(self.code, self.key, q, ans if state["revealed"] else None)
+        return window
+
+    def _lecturer(self, q: lab_questions.Question, ans: lab_questions.Answer, state: dict[str, Any],
+                  window: Optional[str]) -> None:
+        self._keep_outcome(q, ans, state)
+        if state["revealed"]:  # on the projector the answer goes first, beside the room's tally: it fits 1280x720
+            said, room = st.columns(2, gap="medium")
+            with said:
+                _verdict_box(q, ans, None, compact=True)
+            with room:
+                _live_tally(self.code, self.key, q, ans)
+        else:
+            _live_tally(self.code, self.key, q, None)
         with st.container(horizontal=True):
             self._window_buttons(q, window, state)
             st.button("Reset this question", icon=":material/restart_alt:", key=f"ws_room_reset_{q.key}",
@@ -609,6 +662,28 @@ class Workshop:
                       help="End the class: no more predictions. Its code is never handed out again.")
         if state.get("reset_error"):
             st.warning(state["reset_error"], icon=":material/error:")
+
+    def _aim(self) -> None:
+        """A lesson's step: its one-line aim under the question (before and after the reveal)."""
+        if self.lesson_aim:
+            st.caption(f":material/flag: **Aim:** {md(self.lesson_aim)}")
+
+    def _keep_outcome(self, q: lab_questions.Question, ans: lab_questions.Answer, state: dict[str, Any]) -> None:
+        """In a lesson, what this run says about the question is kept with the class, once per session and question:
+        the lesson's report reads it (students see it only once the answer is revealed to the room)."""
+        if self.lesson_aim is None or ans.claim is None or state.get("kept") or self.code is None:
+            return
+        import json
+
+        from lab.classroom import lessons
+
+        said = lessons.outcome(q, [ans.claim])
+        try:
+            database().set_outcome(self.code, self.key, q.key, json.dumps(said))
+        except Exception:  # noqa: BLE001 - the report says "not run in class" for it; the details are for the log
+            log_.exception("could not keep the outcome of %s in class %s", q.key, self.code)
+            return
+        state["kept"] = True
 
     def _window_buttons(self, q: lab_questions.Question, window: Optional[str], state: dict[str, Any]) -> None:
         if window in ("waiting", "closed"):
@@ -717,16 +792,19 @@ def _set(state: dict[str, Any], key: str, value: Any) -> None:
     state[key] = value
 
 
-def _verdict_box(q: lab_questions.Question, ans: lab_questions.Answer, chosen: Optional[int]) -> None:
-    """What happened (the claim's detail and verdict) and whether the prediction matched."""
+def _verdict_box(q: lab_questions.Question, ans: lab_questions.Answer, chosen: Optional[int],
+                 compact: bool = False) -> None:
+    """What happened (the claim's detail and verdict) and whether the prediction matched. `compact` (the projector,
+    beside the room's tally): the claim's rule behind the help mark instead of in the text."""
     if ans.claim is None:
         st.info("This run has no verdict for this question yet: its claim is not in the result (still being "
                 "computed, see the progress bars, or not tested by this setting). Look at the numbers below.")
         return
     c = ans.claim
+    rule = "" if compact else f" Rule: {md(c.get('rule', ''))}."
     lines = [f"**What happened:** {md(c.get('detail', ''))}",
              f"**The claim** ({md(c.get('claim', ''))}): **{VERDICTS.get(c.get('holds'), 'cannot tell')}** in this "
-             f"run. Rule: {md(c.get('rule', ''))}."]
+             f"run.{rule}"]
     if ans.correct is not None:
         lines.append(f"**The answer this run gives:** {md(q.texts[ans.correct])}")
     else:
@@ -737,14 +815,34 @@ def _verdict_box(q: lab_questions.Question, ans: lab_questions.Answer, chosen: O
         lines.append(f":material/check: **Your prediction matched:** {said}" if m else
                      f":material/close: **Your prediction did not match:** you said {said}" if m is False else
                      f"**Your prediction:** {said} (this run cannot tell)")
-    st.markdown("  \n".join(lines))
+    st.markdown("  \n".join(lines), help=f"Rule: {md(c.get('rule', ''))}" if compact else None)
 
 
-def _tally_figure(q: lab_questions.Question, tally: wdb.Tally, ans: Optional[lab_questions.Answer]) -> go.Figure:
+def room_words(tally: wdb.Tally, ans: lab_questions.Answer) -> str:
+    """How the room did: "N of M predicted what happened" (bold), or that the run confirms no option."""
+    if ans.correct is None:
+        return f"this run confirms no option, so none of the {tally.total} predictions can be checked"
+    return f"**{tally.counts[ans.correct]} of {tally.total} predicted what happened**"
+
+
+def join_link(code: str) -> str:
+    """The absolute address of Home's join link of a class (`?join=CODE`): it takes a phone to the class, and to
+    its lesson's current step (app/lesson.py)."""
+    try:
+        base = st.context.url or ""
+    except Exception:  # noqa: BLE001 - bare mode
+        base = ""
+    return urljoin(base, "./?" + urlencode({"join": code})) if base else "?" + urlencode({"join": code})
+
+
+def _tally_figure(q: lab_questions.Question, tally: wdb.Tally, ans: Optional[lab_questions.Answer],
+                  compact: bool = False) -> go.Figure:
+    """The room's predictions per option; `compact` (beside the verdict on the projector): no axis title."""
     from app import theme
 
     correct = ans.correct if ans is not None else None
-    labels = [f"{chr(65 + i)}. {t}" for i, t in enumerate(q.texts)]
+    # Wrapped, so that beside the verdict (half the projector's width) the labels leave the bars room.
+    labels = ["<br>".join(textwrap.wrap(f"{chr(65 + i)}. {t}", 34)) for i, t in enumerate(q.texts)]
     text = [f"{n} ({100 * n / tally.total:.0f} %)" if tally.total else "0" for n in tally.counts]
     if correct is not None:  # the run's answer is marked in words and by pattern, not by colour alone
         text[correct] += "  ✓ this run"
@@ -752,12 +850,14 @@ def _tally_figure(q: lab_questions.Question, tally: wdb.Tally, ans: Optional[lab
         y=labels[::-1], x=list(tally.counts)[::-1], orientation="h", text=text[::-1], textposition="outside",
         marker={"color": [theme.MARK] * len(labels),
                 "pattern": {"shape": ["/" if i == correct else "" for i in range(len(labels))][::-1]}},
+        cliponaxis=False,
         hovertemplate="%{y}: %{x}<extra></extra>"))
-    fig.update_xaxes(title="predictions", rangemode="tozero", range=[0, max(1, max(tally.counts)) * 1.35],
-                     dtick=max(1, round(max(1, max(tally.counts)) / 5)))
+    # Room on the right for the count and the answer's mark ("1 (100 %)  ✓ this run") beside the longest bar.
+    fig.update_xaxes(title=None if compact else "predictions", rangemode="tozero",
+                     range=[0, max(1, max(tally.counts)) * 2.2], dtick=max(1, round(max(1, max(tally.counts)) / 5)))
     fig.update_yaxes(automargin=True)
-    theme.layout(fig, None, height=70 + 42 * len(labels), showlegend=False)
-    return fig.update_layout(margin={"t": 10, "b": 40, "r": 10})
+    theme.layout(fig, None, height=(40 if compact else 70) + 42 * len(labels), showlegend=False)
+    return fig.update_layout(margin={"t": 10, "b": 20 if compact else 40, "r": 10})
 
 
 WINDOW_WORDS = {
@@ -784,9 +884,18 @@ def _tally_chart(code: str, key: Optional[str], q: lab_questions.Question, ans: 
                    "log has the details).")
         return
     noun = "prediction" if tally.total == 1 else "predictions"
-    st.markdown(f"**Class {md(code)}: {tally.total} {noun}** · " + WINDOW_WORDS.get(window, ""))
+    head = f"**Class {md(code)}: {tally.total} {noun}** · " + WINDOW_WORDS.get(window, "")
+    revealed = window == "revealed" and ans is not None
+    if revealed and tally.total:  # after the reveal the room's score leads, beside the verdict
+        st.markdown(":material/groups: " + room_words(tally, ans))
+        st.caption(head)
+    else:
+        st.markdown(head)
     if window in ("closed", "revealed") and tally.total:
-        st.plotly_chart(_tally_figure(q, tally, ans), theme=None, key=chart_key, config={"staticPlot": True})
+        fig = _tally_figure(q, tally, ans, compact=revealed)
+        if charts.scheme() == "dark":  # the tally follows the page's theme like every other chart (app/theme.py)
+            fig = go.Figure(theme.dark(fig.to_dict()))
+        st.plotly_chart(fig, theme=None, key=chart_key, config={"staticPlot": True})
         st.caption("Predictions per option: " + "; ".join(
             f"{md(t)}: {n}" for t, n in zip(q.texts, tally.counts, strict=True)))
 

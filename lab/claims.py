@@ -84,7 +84,7 @@ class Claim(Mapping[str, Any]):
         return dict(self)
 
     @classmethod
-    def of(cls, c: Mapping[str, Any]) -> "Claim":
+    def from_plain(cls, c: Mapping[str, Any]) -> "Claim":
         """A claim from its plain form (a record read back from JSON), or the claim itself."""
         if isinstance(c, Claim):
             return c
@@ -243,7 +243,10 @@ def attach(result: Any) -> Any:
             out["claims"] = to_plain(of(result))
         return out
     if isinstance(result, dict):
-        return {str(k): attach(v) for k, v in result.items()}
+        plain = {str(k): attach(v) for k, v in result.items()}
+        if reader(result) is not None:  # plain data of a type of its own (IOT's joined run)
+            plain["claims"] = to_plain(of(result))
+        return plain
     if isinstance(result, (list, tuple)):
         return [attach(v) for v in result]
     return to_plain(result)

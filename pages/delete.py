@@ -170,7 +170,7 @@ if sweep is None:
     claims_view.pending()
 
 text.section("When it breaks")
-st.markdown("""
+st.markdown(f"""
 - **Plain networks.** Each plain layer is tuned to the exact output of the one before it; compare the plain net's
   single-deletion bars with the residual net's, and ask whether any block is safe for greedy to find.
 - **Shape changes.** Only width-preserving blocks can be removed this way; a layer that changes the width would need
@@ -178,10 +178,10 @@ st.markdown("""
 - **Greedy is short-sighted.** The best single deletion is not always part of the best pair; compare it with the
   optimum. And scoring on a probe set can overfit the probe: compare the hatched (probe) and solid (held-out) bars.
 - **Overall accuracy hides classes.** A cut can spare the average and still ruin one class: see the per-class bars.
-- **Recovery hides damage only when depth was spare.** Even 6 of 7 deleted blocks can recover; compare the
-  recovered accuracy with the one-block MLP trained from scratch (under *What the simulations show*): when a
-  shallow net alone comes close to the teacher, the task did not need the depth. On a model that needs its depth,
-  the no-recovery numbers are the honest warning.
+- **Recovery hides damage only when depth was spare.** Even {n_blocks - 1} of {n_blocks} deleted blocks can recover;
+  compare the recovered accuracy with the one-block MLP trained from scratch (under *What the simulations show*):
+  when a shallow net alone comes close to the teacher, the task did not need the depth. On a model that needs its
+  depth, the no-recovery numbers are the honest warning.
 """)
 
 text.section("Try this")
@@ -195,7 +195,8 @@ st.markdown("""
   with random layer order. Block influence (ShortGPT) ranks blocks by how little they change the residual stream.
 """)
 if st.toggle("Run the DistilBERT-style comparison (every other teacher block, then KD)", key="student_init",
-             help="Distils a 4-block student initialised from teacher blocks 0, 2, 4, 6 and one from a random init."):
+             help=f"Distils a {len(delete.student_blocks(n_blocks))}-block student initialised from teacher blocks "
+             f"{', '.join(map(str, delete.student_blocks(n_blocks)))} and one from a random init."):
     s = view.run("student")
     if s is not None:
         st.markdown(f"Teacher {pct(s.base_acc)}. Student from teacher blocks {s.kept}: starts at "

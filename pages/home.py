@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import jobs, workshop
+from app import jobs, lesson, workshop
 from lab.catalog import descriptors, presets
 from lab.classroom import warm
 
@@ -19,8 +19,11 @@ own noise behind each verdict.
 )
 
 st.subheader("In class", divider="gray")
-# A student types the code from the lecturer's screen; a lecturer starts a class (app/workshop.py).
+# A student types the code from the lecturer's screen (or scans its QR code: `?join=CODE`); a lecturer starts a
+# class (app/workshop.py) or a lesson the room follows (app/lesson.py).
+lesson.join_from_link()
 workshop.join_panel()
+lesson.home_panel()
 
 st.subheader("Experiments", divider="gray")
 # One item per experiment's descriptor (lab/experiments/NAME/descriptor.py): adding an experiment adds it here.

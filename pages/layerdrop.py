@@ -217,13 +217,15 @@ claims_view.show(layerdrop_claims.run_claims(r),
                  "inputs are compared input by input (paired: only the inputs on which two models disagree add "
                  f"noise), and a difference within {lab_claims.Z:g} standard "
                  "errors decides neither way.", page=page)
-st.markdown("""
+mlp_entry, vit_entry = layerdrop.ENTRIES["residual"], layerdrop.ENTRIES["vit"]  # the shapes the text names
+st.markdown(f"""
 **Where this lab departs from the paper.** Fan et al. trained 16-layer Transformers on language tasks (and RoBERTa
-for their pruning comparisons) and report perplexity or accuracy averaged over their runs; here an 8-block residual
-MLP or ViT is trained once per rate and seed, on small tasks, and only the rates 0, 0.2, 0.5 and yours compete for
-the p* rule. Pruning is never followed by fine-tuning unless you choose distillation. The contiguous-cut comparison
-uses the model trained at p = 0.5; *one block removed* is the mean over every block removed alone (exact), and
-block 0 is compared with the mean over the other blocks removed alone (block 0 not among them).
+for their pruning comparisons) and report perplexity or accuracy averaged over their runs; here the
+{mlp_entry.title} or the {vit_entry.title} is trained once per rate and seed, on small tasks, and only the rates 0,
+0.2, 0.5 and yours compete for the p* rule. Pruning is never followed by fine-tuning unless you choose distillation.
+The contiguous-cut comparison uses the model trained at p = 0.5; *one block removed* is the mean over every block
+removed alone (exact), and block 0 is compared with the mean over the other blocks removed alone (block 0 not among
+them).
 """)
 
 text.section("When it breaks")

@@ -1,6 +1,8 @@
 """Layer lens: widgets -> LensConfig -> lab.experiments.lens -> figures and text."""
 
 
+import math
+
 import streamlit as st
 
 from app import charts, claims_view, classroom, controls, task_control, text
@@ -153,19 +155,20 @@ text.section("Against the paper")
 claims_view.show(lens_claims.profile_claims(r),
                  intro=f"Checked on this model at seed {seed}; each rule states its bar and its noise.", page=page)
 
+fewest, most = min(recipes.model(m).blocks for m in lens.MODELS), max(recipes.model(m).blocks for m in lens.MODELS)
 text.section("When it breaks")
-st.markdown("""
+st.markdown(f"""
 - **A lens is a reading, not the model.** The logit lens assumes every layer writes in the head's coordinates. In a
   plain MLP each layer re-encodes everything, so the head reads early states as noise even when the information is
   there; the tuned lens's maps (or a probe) can still find it.
-- **Few blocks, few ranks.** With 6 to 8 blocks a rank correlation has little to go on: even a perfect ranking of 6
-  blocks happens by chance once in 720 orderings, and a couple of swapped ranks make it unremarkable. A claim then says
-  that this run cannot decide.
+- **Few blocks, few ranks.** With {fewest} to {most} blocks a rank correlation has little to go on: even a perfect
+  ranking of {fewest} blocks happens by chance once in {math.factorial(fewest):,} orderings, and a couple of swapped
+  ranks make it unremarkable. A claim then says that this run cannot decide.
 - **Cosine is not cost.** A block that changes the stream a lot can still be easy to lose if the next blocks undo
   or repeat its work; a quiet block can be the one that moves the decision boundary.
-- **Small models, small tasks.** These models have 6 to 8 blocks and small tasks (the share of inputs whose answer
-  is already final after the stem is under *What the simulations show*); the papers read language models with 32
-  to 80 layers.
+- **Small models, small tasks.** These models have {fewest} to {most} blocks and small tasks (the share of inputs
+  whose answer is already final after the stem is under *What the simulations show*); the papers read language
+  models with 32 to 80 layers.
 """)
 
 text.section("Try this")

@@ -7,6 +7,7 @@ from app import charts, claims_view, classroom, controls, jobs, task_control, te
 from app import figures_matrix as figs
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
+from lab.core import recipes, routes
 from lab.core.task_facts import task_facts
 from lab.experiments.matrix import claims as matrix_claims
 from lab.experiments.matrix import descriptor as described
@@ -33,7 +34,10 @@ page.toolbar()
 view = page.view()  # the descriptor's plan of this setting: every lab call below is one of its calls
 cfg = view.cfg("matrix")
 n_rows = len(cfg.rows())
-what = "ViT" if model == "vit" else "residual MLP"
+base = recipes.model(recipes.matrix_name("sequential", model))  # the shapes the text names
+loop = recipes.model(recipes.matrix_name("looped", model))
+what = base.kind
+runs_twice = "twice" if loop.loops == 2 else f"{loop.loops} times"
 
 
 def rows_of(v: jobs.View) -> dict[str, matrix.RowResult]:
@@ -99,40 +103,46 @@ if rows:
                        help="Every number on this page, per-input outcomes included.")
 
 facts = task_facts(task or own)
+data_words = base.data_words if task in (None, own) else facts.label
+shape = base.spec(seed).model
+model_words = (f"the Shuffle page's ViT ({base.blocks} pre-norm blocks, width {base.width}, "
+               f"{(shape.image // shape.patch) ** 2} patches + CLS)" if model == "vit" else
+               f"LayerDrop's {base.kind} ({base.blocks} blocks, width {base.width})")
 text.section("The idea")
-st.markdown("""
+st.markdown(f"""
 Papers that take trained networks apart usually study one recipe. Here the recipe is the variable: the same
-tiny ViT is trained **in order**, with **LayerNorm scaling** (Sun et al. 2025: each block's LayerNorm output
+tiny {what} is trained **in order**, with **LayerNorm scaling** (Sun et al. 2025: each block's LayerNorm output
 times 1/√depth), with **LayerDrop** (Fan et al. 2019, p = 0.5), with **LayerShuffle** (Freiberger et al. 2024: a
-new block order every step), **looped** (Saunshi et al. 2025: 3 blocks run twice, shared weights) and with an
-**early-exit loss** (Elhoushi et al. 2024, LayerSkip: the head's loss after every block, weighted up with depth).
-Each trained model is then taken apart the ways the recent papers do, and nothing is retrained.
+new block order every step), **looped** (Saunshi et al. 2025: {loop.blocks} blocks run {runs_twice}, shared
+weights) and with an **early-exit loss** (Elhoushi et al. 2024, LayerSkip: the head's loss after every block,
+weighted up with depth). Each trained model is then taken apart the ways the recent papers do, and nothing is retrained.
 """)
 
 text.section("How it works")
 st.markdown(f"""
 - **The task**: {facts.label}, {facts.n_train:,} training, {facts.n_probe:,} probe and {facts.n_test:,} held-out
   images, {facts.n_classes} classes, chance {pct(facts.chance)}. Every cell is measured on the same held-out digits.
-- **The model**: the Shuffle page's ViT (6 pre-norm blocks, width 64, 16 patches + CLS), same optimiser and epochs
-  for every recipe; the sequential and LayerShuffle rows are the very models of the other pages.
-- **A block and a run**: the looped model has 3 distinct blocks run twice (6 runs). *Deleting a block* removes
-  every run of it; swap, random order, the last quarter and the influence order act on the 6 runs; a sub-layer
-  deletion or a linear replacement applies at every run of the block.
+- **The model**: {model_words}, same optimiser and epochs for every recipe; the sequential and LayerShuffle rows
+  are the very models of the other pages.
+- **A block and a run**: the looped model has {loop.blocks} distinct blocks run {runs_twice} ({loop.runs} runs).
+  *Deleting a block* removes every run of it; swap, random order, the last quarter and the influence order act on
+  the {base.runs} runs; a sub-layer deletion or a linear replacement applies at every run of the block.
 - **Healed**: after the last-quarter deletion, only the head and the last remaining block are fine-tuned
   (cross-entropy on the training digits, {matrix.FT_STEPS} steps of {matrix.FT_BATCH}, Adam); everything else is
   frozen.
-- **The last quarter**: 6 runs / 4 = 1.5, rounded half up: the last **{surgery.quarter(6)}** runs. The influence
-  order deletes as many, those with the lowest block influence 1 − cos(input, output) on the probe split.
+- **The last quarter**: {base.runs} runs / 4 = {base.runs / 4:g}, rounded half up: the last
+  **{surgery.quarter(base.runs)}** runs. The influence order deletes as many, those with the lowest block influence
+  1 − cos(input, output) on the probe split.
 - **Linear**: each block is replaced by the least-squares affine map from its input to its output (every token of
   every training digit, pooled over a looped block's runs).
 - **Exit early**: the head read after each run; the column is the mean over the exits before the last.
 - **Random order**: the mean of {orders} seeded orders of the runs.
 - Each recipe's row is one job and one stored result (the model, trained once, and its {len(matrix.OPS)} columns);
-  the claims join the six rows of a seed.
+  the claims join the {n_rows} rows of a seed.
 """)
 
 text.section("The code")
-text.show_code([surgery.without_block, surgery.quarter, surgery.influence_slots, surgery.fit_linear,
+text.show_code([routes.without_slots, surgery.quarter, surgery.influence_slots, surgery.fit_linear,
                 surgery.logits_on, matrix.measure, matrix.kept], "The functions that produced these numbers:")
 text.show_code([matrix_claims.robust, matrix_claims.u_shape, matrix_claims.linear, matrix_claims.attention,
                 matrix_claims.early_exit, matrix_claims.looped,
@@ -154,8 +164,9 @@ else:
 text.section("Against the paper")
 if full is not None:
     claims_view.show(matrix_claims.result_claims(full),
-                     intro=f"Checked on the six rows at seed {seed}; each claim says where it comes "
-                     "from and how this lab departs from it (a 6-block ViT on 8x8 digits, not a language model).",
+                     intro=f"Checked on the {n_rows} rows at seed {seed}; each claim says where it comes "
+                     f"from and how this lab departs from it (a {base.title} on {data_words}, not a language "
+                     "model).",
                      page=page)
 else:
     st.markdown("The claims are judged once every row is in.")
@@ -164,8 +175,8 @@ text.section("When it breaks")
 st.markdown(f"""
 - **{facts.n_test:,} held-out inputs.** Differences of a point or two may be inside the noise: a claim then leaves
   the verdict open, and offers more seeds.
-- **One block in six is a big cut.** The papers delete a few layers of 32 to 80; here one block is a sixth of the
-  depth, so every deletion is large.
+- **One block in {base.runs} is a big cut.** The papers delete a few layers of 32 to 80; here one block is
+  1/{base.runs} of the depth, so every deletion is large.
 - **The looped model has half the distinct weights.** A loss against the sequential model mixes the loop with the
   smaller parameter count; Saunshi et al. compare at equal effective depth too, as here.
 - **Only one column is healed.** Every other column measures the cut, not what fine-tuning would recover; the

@@ -119,8 +119,10 @@ st.download_button("Download this run's numbers (JSON)",
                    file_name=f"layerlab-rearrange-{model}-{op}-b{block}-{reduce}-k{loops}-s{span}-{ends}-seed{seed}.json",
                    mime="application/json", help="Every number on this page, for your own analysis.")
 
+vit_entry, mlp_entry = recipes.model("vit-sequential"), recipes.model("residual")  # the shapes the text names
+sizes = sorted({recipes.model(m).blocks for m in rearrange.MODELS})
 text.section("The idea")
-st.markdown("""
+st.markdown(f"""
 A network is trained with its layers in one order, each layer always reading what the previous one wrote. Do the
 layers really depend on that order? **Transformer Layers as Painters** (Sun et al., 2024) and **The Remarkable
 Robustness of LLMs** (Lad et al., 2024) took trained language models and, *without any retraining*, skipped,
@@ -129,8 +131,8 @@ are special** while the **middle layers share a common representation**: they ca
 cost, run in parallel with graceful loss, but **not replaced by copies of one layer**. Here you do the same to a
 network you can train in seconds, and each claim is checked against this run's numbers under *Against the paper*.
 
-**Where this lab departs from the papers.** The models are small: a 6-block ViT on 8x8 digits (397 held-out
-images) and a 7-block residual MLP (4,000 held-out inputs), not language models of 24 to 80 layers scored on
+**Where this lab departs from the papers.** The models are small: a {vit_entry.title} on {vit_entry.data_words} (397
+held-out images) and a {mlp_entry.title} (4,000 held-out inputs), not language models of 24 to 80 layers scored on
 benchmarks. The operations act on the whole middle (every block but the first and last) where Sun et al. choose a
 span [start, end); repeating is compared, as in their code, with skipping that same span. Their parallel layers
 average outputs, here the mean of updates (the same for residual blocks); loops run K times (the slider).
@@ -192,12 +194,13 @@ else:
                      "rule states the lab's bar and the run's noise):", page=page)
 
 text.section("When it breaks")
-st.markdown("""
+st.markdown(f"""
 - **Copies of one layer.** Running one middle block in place of all the middle feeds that block inputs it has never
   seen, again and again: its errors can compound. Compare it with skipping the same blocks (skip the whole middle).
 - **Summing a parallel group** adds every block's update at once; in a model whose stream is small next to what
   the blocks add, that overshoots. The mean shrinks the updates instead. Compare both on the two model families.
-- **Small models.** These networks have 6 or 7 blocks; a "middle" of 4 or 5 blocks is a small sample of what the
+- **Small models.** These networks have {" or ".join(map(str, sizes))} blocks; a "middle" of
+  {" or ".join(str(n - 2) for n in sizes)} blocks is a small sample of what the
   papers saw with 32 to 80 layers, and a single seed can move a claim across its bar: try seed 1.
 - **Different tasks.** The residual MLP's synthetic task needs few layers, so it forgives a lot; the digits ViT
   trained in order relies on its order far more.

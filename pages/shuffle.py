@@ -242,8 +242,8 @@ st.markdown(f"""
    to predict the slot, and tested on the other half of both, on the raw token and on the token scaled to unit
    length (the verdict reads the unit-length probe; its error comes from resampling test orders and digits, whose
    rows are not independent). The 2-D views show a subset.
-6. **Departures from the paper**: ImageNet/CIFAR-100 ViT-B/16 fine-tuned there, a 6-block ViT trained from scratch
-   on 8x8 digits here; the paper shows slot information in UMAP views, this lab also measures it with the probe;
+6. **Departures from the paper**: ImageNet/CIFAR-100 ViT-B/16 fine-tuned there, a {depth}-block ViT trained from
+   scratch on 8x8 digits here; the paper shows slot information in UMAP views, this lab also measures it with the probe;
    -predict starts from a larger stem (0.2 instead of 0.1) because its slot loss stalled it (lab/core/recipes.py).
 """)
 

@@ -4,6 +4,7 @@ moving the deletion slider and after a Try-this button."""
 import time
 
 from app.claims_view import expected_verdicts, rendered_verdicts
+from lab.experiments.delete import claims as delete_claims
 from lab.experiments.delete import experiment as delete
 
 from .apptest_util import assert_clean, open_page
@@ -21,7 +22,7 @@ def test_delete_page_runs_follows_the_slider_and_a_try_this_button():
     # The page draws exactly the claims of its results (the run's, the sweep's and the KD/CE race's), none of its
     # own: what its descriptor gives for the setting (Descriptor.claims), once every piece has landed
     cfg = delete.DeleteConfig()
-    want = expected_verdicts(delete.claims_of(cfg))
+    want = expected_verdicts(delete_claims.claims_of(cfg))
     deadline = time.monotonic() + 400
     while rendered_verdicts([md.value for md in at.markdown]) != want and time.monotonic() < deadline:
         time.sleep(0.5)

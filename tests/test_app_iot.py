@@ -4,6 +4,7 @@ call returns, follows its controls and says why a setting cannot run (its preset
 import time
 
 from app.claims_view import expected_verdicts
+from lab.experiments.iot import claims as iot_claims
 from lab.experiments.iot import experiment as iot
 
 from .apptest_util import assert_clean, open_page, settle, verdicts
@@ -34,9 +35,9 @@ def test_iot_page_runs_fills_in_draws_its_claims_and_follows_the_controls():
     assert "Candidate orders:" in text and "order 3:" in text and "With the exploration term off" in text
     # The page draws exactly the claims of its result (quick mode), none of its own
     got = verdicts(at)
-    res = iot.run(iot.IOTConfig())
-    assert "collapse_without_exploration" in [c["key"] for c in res["claims"]]
-    assert got and got == expected_verdicts(res["claims"])
+    res = iot_claims.run_claims(iot.run(iot.IOTConfig()))
+    assert "collapse_without_exploration" in [c["key"] for c in res]
+    assert got and got == expected_verdicts(res)
     text = _text(at)
     assert "blind guess" not in text and "the paper's observation, at this scale" not in text
 

@@ -2,6 +2,7 @@
 draws exactly the claims its result carries."""
 
 from app import claims_view
+from lab.experiments.layerdrop import claims as layerdrop_claims
 from lab.experiments.layerdrop import descriptor as described
 from lab.experiments.layerdrop import experiment as layerdrop
 
@@ -14,7 +15,7 @@ def _drawn(at) -> list[tuple[str, str]]:
 
 def _expected(**changes) -> list[tuple[str, str]]:
     r = layerdrop.run(described.config_of({**described.DEFAULTS, **changes}))  # stored by the page: a file read
-    return claims_view.expected_verdicts(r.claims)
+    return claims_view.expected_verdicts(layerdrop_claims.run_claims(r))
 
 
 def test_layerdrop_page_runs_follows_the_controls_and_the_rule_button():

@@ -2,6 +2,7 @@
 has them, and its presets set every control."""
 
 from app import claims_view
+from lab.experiments.lens import claims as lens_claims
 from lab.experiments.lens import experiment as lens
 
 from .apptest_util import assert_clean, open_page
@@ -18,7 +19,7 @@ def test_lens_page_runs_follows_the_controls_and_its_presets_and_draws_its_claim
     assert _charts(at) >= 6  # lens curve, confidence, commitment, digits, influence, triangle
     r = lens.run(lens.LensConfig())  # the page's default result, from the test store
     drawn = claims_view.rendered_verdicts([md.value for md in at.markdown])
-    assert drawn == claims_view.expected_verdicts(r.claims) and len(drawn) == 3
+    assert drawn == claims_view.expected_verdicts(lens_claims.profile_claims(r)) and len(drawn) == 3
     at.selectbox(key="change").set_value("swap").run()
     assert_clean(at)
     assert any(m.label.startswith("After: blocks 2 and 3 swapped") for m in at.metric)

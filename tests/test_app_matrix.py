@@ -4,6 +4,7 @@ profiles and the claims as the result has them; its profile control and presets 
 import time
 
 from app import claims_view
+from lab.experiments.matrix import claims as matrix_claims
 from lab.experiments.matrix import experiment as matrix
 
 from .apptest_util import assert_clean, open_page, verdicts
@@ -23,7 +24,7 @@ def test_matrix_page_draws_rows_as_they_land_then_its_claims_and_follows_its_con
     assert _rows_done(at) == "6 of 6"
     drawn = verdicts(at)
     r = matrix.run(matrix.MatrixConfig())  # the page's default result, from the test store
-    assert drawn == claims_view.expected_verdicts(r.claims) and len(drawn) == 8
+    assert drawn == claims_view.expected_verdicts(matrix_claims.result_claims(r)) and len(drawn) == 8
     assert len(at.get("plotly_chart")) >= 4  # heatmap, profile, linearity, timings
     at.selectbox(key="op").set_value("exit").run()
     assert_clean(at)

@@ -2,6 +2,7 @@
 draws exactly the claims its results carry (its presets, with recovery: tests/test_app_classroom.py)."""
 
 from app import claims_view
+from lab.experiments.reinit import claims as RC
 from lab.experiments.reinit import descriptor as described
 from lab.experiments.reinit import experiment as reinit
 
@@ -11,11 +12,11 @@ from .apptest_util import assert_clean, open_page
 def _page_claims(settings: dict) -> list[dict]:
     """The claims the page must draw, computed here from the same (stored, quick-mode) results."""
     maps = {m: reinit.run(reinit.ReinitConfig(model=m, seed=settings["seed"])) for m in reinit.MODELS}
-    out = reinit.claims(maps) + reinit.focus(described.focus_config(settings)).claims
+    out = RC.maps_claims(maps) + RC.result_focus_claims(reinit.focus(described.focus_config(settings)))
     g = described.group_config(settings)
-    out += reinit.group(g).claims if g else []
+    out += RC.result_group_claims(reinit.group(g)) if g else []
     if described.width_configs(settings):
-        out += reinit.width_sweep(settings["model"], settings["seed"])["claims"]
+        out += RC.width_claims(reinit.width_sweep(settings["model"], settings["seed"]))
     return out
 
 

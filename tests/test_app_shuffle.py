@@ -3,6 +3,7 @@ selected LayerShuffle variant named as itself, never as plain LayerShuffle), fol
 button."""
 
 from app.claims_view import expected_verdicts
+from lab.experiments.shuffle import claims as shuffle_claims
 from lab.experiments.shuffle import experiment as shuffle
 
 from .apptest_util import assert_clean, open_page, settle, verdicts
@@ -19,7 +20,7 @@ def test_shuffle_page_runs_draws_its_claims_and_follows_the_controls():
     assert "All 720 orders" not in _text(at)  # skipped at depth 6 in quick mode
     # The page draws exactly the claims of its result (quick mode), none of its own
     got = verdicts(at)
-    assert got and got == expected_verdicts(shuffle.run(shuffle.ShuffleConfig()).claims)
+    assert got and got == expected_verdicts(shuffle_claims.result_claims(shuffle.run(shuffle.ShuffleConfig())))
     assert "it holds" not in _text(at) and "it differs" not in _text(at)
 
     settle(at.slider(key="depth").set_value(3).run())
@@ -30,12 +31,12 @@ def test_shuffle_page_runs_draws_its_claims_and_follows_the_controls():
     # The selected variant is named as itself in the claims and the prose (at depth 3: a smaller model to train)
     settle(at.selectbox(key="mode").set_value("position").run())
     got = verdicts(at)
-    res = shuffle.run(shuffle.ShuffleConfig(mode="position", depth=3))
-    assert got == expected_verdicts(res.claims)
-    assert "slot_decodable" in [c["key"] for c in res.claims]
+    res = shuffle_claims.result_claims(shuffle.run(shuffle.ShuffleConfig(mode="position", depth=3)))
+    assert got == expected_verdicts(res)
+    assert "slot_decodable" in [c["key"] for c in res]
     text = _text(at)
     assert "LayerShuffle-position training:" in text and "LayerShuffle training:" not in text
-    subjects = {c["key"]: c.get("subject") for c in res.claims}
+    subjects = {c["key"]: c.get("subject") for c in res}
     assert subjects["shuffle_any_order"] == "LayerShuffle-position"
 
     at.button(key="try_prune").click().run()

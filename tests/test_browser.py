@@ -49,7 +49,7 @@ def test_delete_page_presets_scroll_and_the_slider_follows(lab_url, page, tmp_pa
     no_exception(page)
 
     # Move the slider with the keyboard, as a student would: focus it and press the right arrow.
-    slider = page.get_by_role("slider", name="Layers to delete")  # an <input type=range>
+    slider = page.get_by_role("slider", name="Blocks deleted")  # an <input type=range>
     slider.focus()
     slider.press("ArrowRight")
     settle(page, "Cut: 5 deleted")
@@ -100,7 +100,7 @@ def test_layerdrop_page(lab_url, page, tmp_path):
     assert page.locator("[data-testid='stPlotlyChart']").count() >= 3
     assert page.get_by_text("Pruned to 4 of 8", exact=True).count() == 1
 
-    slider = page.get_by_role("slider", name="Blocks kept (r)")
+    slider = page.get_by_role("slider", name="Blocks kept")
     slider.focus()
     slider.press("ArrowRight")
     settle(page, "Pruned to 5 of 8")

@@ -85,3 +85,53 @@ def test_pages_write_no_verdict_of_their_own():
         if hits:
             bad[p.name] = hits
     assert not bad, f"pages with verdict text of their own: {bad}"
+
+
+# -- typed claims, computed when a result is read ----------------------------------------------------------------
+def _typed_claim(subject=None):
+    t = C.test("acc", Estimate(0.6, 0.01, "binomial", 2500, "one accuracy"), ">=", 0.5)
+    return C.claim("k.typed", "it holds", "A et al. (2020)", {"acc": 0.6}, "acc >= 0.5", [t], "acc 60 %", subject)
+
+
+def test_a_claim_is_a_frozen_record_whose_plain_form_is_the_dict_it_always_was():
+    import dataclasses
+    import json
+
+    from lab.runtime.plain import to_plain
+
+    c = _typed_claim()
+    assert isinstance(c, C.Claim) and c.holds is True and c["holds"] is True and c.get("subject") is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.holds = False  # type: ignore[misc]
+    # the keys of the plain form, in their order; the optional ones only when set
+    assert list(to_plain(c)) == ["key", "claim", "source", "measured", "tests", "combine", "rule", "holds", "detail",
+                                 "settle"]
+    assert list(to_plain(_typed_claim("a model")))[-1] == "subject" and "subject" not in c
+    plain = json.loads(json.dumps(to_plain([c])))[0]
+    assert plain == dict(c) and C.Claim.from_plain(plain) == c and C.claim_line(plain) == C.claim_line(c)
+    C.check([c, plain])
+    seeded = dataclasses.replace(c, seed=3)
+    assert to_plain(seeded)["seed"] == 3 and C.claim_line(seeded).endswith("(seed 3): acc 60 %")
+
+
+def test_claims_are_computed_when_a_result_is_read_never_stored_with_it():
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Part:
+        acc: float
+
+    @dataclasses.dataclass(frozen=True)
+    class Whole:
+        acc: float
+        part: Part
+
+    read = []
+    C.reads(Part)(lambda r: read.append(r) or [_typed_claim("part")])
+    with pytest.raises(ValueError, match="no claims are declared for a Whole"):
+        C.of(Whole(0.5, Part(0.6)))
+    assert C.reader(Whole(0.5, Part(0.6))) is None and [c.subject for c in C.of(Part(0.6))] == ["part"]
+    out = C.attach({"whole": Whole(0.5, Part(0.6)), "claims": [_typed_claim()]})
+    assert out["whole"] == {"acc": 0.5, "part": {"acc": 0.6, "claims": [dict(_typed_claim("part"))]}}
+    assert out["claims"] == [dict(_typed_claim())]  # plain data's own claims, as plain dicts
+    assert len(read) == 2  # each read computes them again: nothing is kept

@@ -1,5 +1,6 @@
 """Cache keys follow what the code does: a docstring or comment edit in lab/core/models/base.py keeps every stored
-model's key; a changed constant, statement or argument changes it (on a copy of the lab package)."""
+model's key; a changed constant, statement or argument changes it (on a copy of the lab package); an error's message
+is not code; a code version of several parts (a model and its task's loader) covers each of them."""
 
 import re
 import shutil
@@ -82,3 +83,26 @@ def test_semantic_digest_ignores_only_what_does_nothing():
     assert codeversion.semantic_digest(a) != codeversion.semantic_digest("def f(y):\n    return y + 1\n")
     # a string that is not a docstring is data, and stays
     assert codeversion.semantic_digest('x = 1\n"note"\n') != codeversion.semantic_digest("x = 1\n")
+
+
+def test_an_errors_message_is_not_code_but_its_type_and_its_other_arguments_are():
+    """Rewording an error keeps every key (raising ends the computation: its text changes no number); what is raised,
+    when, and any argument that is not text still count."""
+    d = codeversion.semantic_digest
+    a = 'def f(x):\n    if x < 0:\n        raise ValueError(f"x is {x}: it must be positive")\n    return x\n'
+    assert d(a) == d(a.replace('f"x is {x}: it must be positive"', '"x must be at least 0, not " + str(x)'))
+    assert d(a) == d(a.replace('f"x is {x}: it must be positive"', '"x=%s" % x'))
+    assert d(a) != d(a.replace("ValueError", "TypeError"))
+    assert d(a) != d(a.replace("x < 0", "x < 1"))
+    assert d("raise Stop(value)\n") != d("raise Stop(other)\n")  # an exception carrying data keeps it
+    assert d('msg = "a"\nraise ValueError(msg)\n') != d('msg = "b"\nraise ValueError(msg)\n')  # text built before
+
+
+def test_a_code_version_of_several_parts_covers_each_and_names_the_function(lab_copy):
+    zoo, joint = version("lab.core.zoo"), version("lab.core.zoo+lab.core.data_digits:digits")
+    assert joint != zoo and joint != version("lab.core.zoo+lab.core.data_digits:other")
+    edit(lab_copy / "core/data_digits.py", "N_TEST = 397", "N_TEST = 398")
+    assert version("lab.core.zoo") == zoo and version("lab.core.zoo+lab.core.data_digits:digits") != joint
+    assert codeversion.parts("lab.core.zoo+lab.core.data_csv:load_csv") == ["lab.core.zoo", "lab.core.data_csv"]
+    assert codeversion.names_lab_code("lab.core.zoo+lab.core.data_csv:load_csv")
+    assert not codeversion.names_lab_code("lab.core.zoo+os:getcwd")

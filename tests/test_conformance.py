@@ -96,3 +96,20 @@ def test_a_page_cannot_pass_help_of_its_own():
 
     params = inspect.signature(controls.param).parameters
     assert "help" not in params and "label" not in params and "default" not in params
+
+
+def test_a_question_whose_claim_its_setting_does_not_make_fails(monkeypatch):
+    from lab.classroom import questions
+
+    d = dataclasses.replace(get("lens"), claims=lambda s: [{"key": "lens.made"}])
+    made = questions.q("lens.made", "", "?", "lens.made", ("yes", True), ("no", False))
+    monkeypatch.setattr(questions, "of", lambda page: (made,))
+    conformance.check_questions(d)
+    monkeypatch.setattr(questions, "of", lambda page: (made, questions.q("lens.lost", "", "?", "lens.nowhere",
+                                                                        ("yes", True), ("no", False))))
+    with pytest.raises(AssertionError, match="lens.nowhere"):
+        conformance.check_questions(d)
+    monkeypatch.setattr(questions, "of", lambda page: (questions.q("lens.other", "no-such-preset", "?", "lens.made",
+                                                                   ("yes", True), ("no", False)),))
+    with pytest.raises(AssertionError):
+        conformance.check_questions(d)

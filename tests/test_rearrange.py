@@ -227,7 +227,7 @@ def test_routes_of_every_operation_and_bad_arguments():
 
 def test_profile_is_consistent_store_is_honoured_and_a_second_call_trains_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("LAYERLAB_QUICK", "1")  # one epoch: this checks the wiring, not the science
-    from lab.runtime.store import Store
+    from lab.runtime.store import Store, use_store
 
     store = Store(tmp_path / "s")
     calls = []
@@ -242,9 +242,11 @@ def test_profile_is_consistent_store_is_honoured_and_a_second_call_trains_nothin
     assert prof.n_test == 4000 and first.n_test == 4000
     loop3 = R.run(R.RearrangeConfig(model="residual", op="loop", loops=3), store=store)
     assert loop3.block_runs == 2 + 3 * 5 and loop3.acc == prof.ops[R.row_key("loop", loops=3)]["acc"]
-    assert [c["key"] for c in first.claims] == [c["key"] for c in RC.model_claims([prof])]
-    claims.check(first.claims)  # complete records, decided by paired tests, on a real (quick) profile
-    assert all(c["measured"]["se_kind"] == "paired" for c in first.claims)
+    with use_store(store):  # computed when read, from the stored profile (nothing trains again)
+        first_claims = RC.result_claims(first)
+    assert [c["key"] for c in first_claims] == [c["key"] for c in RC.model_claims([prof])] and len(calls) == 1
+    claims.check(first_claims)  # complete records, decided by paired tests, on a real (quick) profile
+    assert all(c["measured"]["se_kind"] == "paired" for c in first_claims)
     for key, row in prof.ops.items():  # every row's stored per-input outcomes are its accuracy
         assert abs(selection.scores(prof.outcomes[key]).mean() - row["acc"]) < 1e-6, key
     for b in routes.middle(7, "keep"):  # the stored sweep: span 1 is the single-block skip, read from the same profile

@@ -15,6 +15,7 @@ from lab import estimates as E
 from lab.cli import main
 from lab.core.models import logits_of
 from lab.core.zoo import trained
+from lab.experiments.reinit import claims as RC
 from lab.experiments.reinit import experiment as reinit
 from lab.ops import surgery
 from lab.runtime.store import Store
@@ -178,7 +179,7 @@ def test_focus_agrees_with_the_heatmap_and_recovers(plain):
     assert f.steps_to_recover is None or f.steps_to_recover in f.curve_steps
     # the focus's outcomes are the map's cell, input by input (the claim pairs them with the trained model's)
     assert f.outcomes["cut"] == r.outcomes[i][1] and f.outcomes["base"] == r.base_outcomes
-    C.check(f.claims)
+    C.check(RC.result_focus_claims(f))
     with pytest.raises(ValueError, match="no checkpoint at epoch 7"):
         reinit.focus(reinit.FocusConfig("plain", 0, layer="stem", checkpoint=7, **TINY))
 
@@ -206,7 +207,7 @@ def test_a_group_of_one_layer_is_that_layer_alone(plain):
             g = reinit.group(reinit.GroupConfig("plain", 0, layers=layer, op=op, **TINY))
             assert g.group_acc == g.single_accs[0] == pytest.approx(r.acc[i][col]), (op, layer)
             assert g.group_damage == pytest.approx(g.sum_single_damage)
-            assert g.claims[0]["holds"] is None  # the same change twice: nothing to tell
+            assert RC.result_group_claims(g)[0]["holds"] is None  # the same change twice: nothing to tell
 
 
 def test_a_group_changes_exactly_its_layers(plain):
@@ -253,7 +254,7 @@ def test_width_sweep_maps_each_width_and_rejects_the_vit():
     for j, width in enumerate(w["widths"]):
         r = reinit.run(reinit.ReinitConfig("plain", 0, blocks=2, width=width, epochs=1))
         assert w["t0_acc"][j] == [row[1] for row in r.acc]
-    assert w["claims"][0]["key"] == "reinit.plain-wider-more-robust-top"
+    assert RC.width_claims(w)[0]["key"] == "reinit.plain-wider-more-robust-top"
     with pytest.raises(ValueError, match="for the MLPs"):
         reinit.width_sweep("vit", 0)
     assert main(["table", "reinit", "--models", "vit", "--widths", "32", "64", "--workers", "0"]) == 2

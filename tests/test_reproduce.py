@@ -49,6 +49,7 @@ def test_the_command_run_as_shown_prints_the_lab_calls_numbers(quick):
     expected = delete.run(CFG)
     assert reproduce.numbers(printed) == reproduce.numbers(expected)
     assert {"base_acc", "cut_acc", "recovered_acc", "chance"} <= set(reproduce.numbers(expected))
+    assert any(k.startswith("claim:") for k in reproduce.numbers(expected))  # computed when read: none is stored
 
 
 def last_numbers(nb) -> dict:

@@ -71,6 +71,21 @@ def plan(pages: Sequence[str], seeds: Optional[Sequence[int]] = None, defaults_o
     return list(items.values())
 
 
+def lesson_plan(lesson: Any, seeds: Optional[Sequence[int]] = None) -> list[Item]:
+    """Every distinct result the steps of a lesson (lab/classroom/lessons.py: a Lesson) need, each step's setting
+    named "step N", at every seed asked for (default: the step's own seed)."""
+    items: dict[str, Item] = {}
+    for n, step in enumerate(lesson.steps, start=1):
+        settings = step.settings
+        runs = [(f"step {n}", settings)] if seeds is None or "seed" not in settings else \
+            [(f"step {n}, seed {s}", {**settings, "seed": s}) for s in seeds]
+        for name, st in runs:
+            for need in presets.always(get(step.page).plan(st)):
+                item = Item(step.page, name, need)
+                items.setdefault(item.key, item)
+    return list(items.values())
+
+
 def default_views() -> list[Item]:
     """What a starting server warms: every described page's default view."""
     return plan(pages(), defaults_only=True)

@@ -9,8 +9,10 @@ A class and its lecturer: `start_class` hands out a new code (CODE_LENGTH charac
 so nobody can take a code that a lecturer announced, and nothing ever opens a code again: a closed or expired
 class stays closed, its predictions kept until retention deletes them. Starting is bounded per network address
 (LAYERLAB_CLASSES_PER_HOUR). The tally, the voting window, Reset, the class's current view and closing need the
-key; so does presenting the class (`is_lecturer`). A class is open for CLASS_DAYS from its start, or until its
-lecturer closes it. Classes and their predictions are deleted CLASS_DAYS after their start (`purge`).
+key; so does presenting the class (`is_lecturer`), and so do setting the lesson a class follows and moving the
+room to another of its steps (`set_lesson`, `move_step`; anyone may read where the room is, `lesson`, since every
+student's page follows it). A class is open for CLASS_DAYS from its start, or until its lecturer closes it. Classes
+and their predictions (and their lessons) are deleted CLASS_DAYS after their start (`purge`).
 
 The voting window, per question of a class: `waiting` (no vote yet), `open`, `closed` (by the lecturer; open it
 again at will) and `revealed` (the lecturer showed the answer to the room: closed for good, until Reset). Only an
@@ -39,6 +41,7 @@ import contextlib
 import functools
 import hashlib
 import hmac
+import json
 import os
 import re
 import secrets
@@ -125,6 +128,22 @@ views = sa.Table(  # the view a class's lecturer presents now: where "Join a cla
     sa.Column("query", sa.String(VIEW_QUERY_CHARS), nullable=False),
     sa.Column("at", sa.Float, nullable=False),
 )
+lessons = sa.Table(  # the lesson a class follows (its JSON, lab/classroom/lessons.py) and the step the room is on
+    "class_lessons", meta,
+    sa.Column("code", sa.String(24), primary_key=True),
+    sa.Column("lesson", sa.Text, nullable=False),
+    sa.Column("step", sa.Integer, nullable=False),
+    sa.Column("at", sa.Float, nullable=False),
+)
+outcomes = sa.Table(  # what the lecturer's run said about a question (lessons.outcome's JSON): the lesson's report
+    "class_outcomes", meta,
+    sa.Column("code", sa.String(24), primary_key=True),
+    sa.Column("question", sa.String(64), primary_key=True),
+    sa.Column("outcome", sa.Text, nullable=False),
+    sa.Column("at", sa.Float, nullable=False),
+)
+LESSON_CHARS = 32_000  # a lesson's JSON (lab/classroom/lessons.py: MAX_BYTES)
+OUTCOME_CHARS = 4_000  # an outcome's JSON: a claim's statement, numbers and error
 OLD_SECRETS = "lab_secrets"  # where the signing secret used to be kept: dropped (lab/runtime/secret.py)
 
 
@@ -177,6 +196,22 @@ class Opened:
     code: str
     term: int
     key: Optional[str]
+
+
+@dataclass(frozen=True)
+class LessonState:
+    """The lesson an open class follows: its JSON (lab/classroom/lessons.py), the room's step (0-based), the
+    steps' question keys and the voting window of the step's question; `at` when the step last moved."""
+
+    lesson: str
+    step: int
+    questions: tuple[str, ...]
+    window: str
+    at: float
+
+    @property
+    def question(self) -> str:
+        return self.questions[self.step]
 
 
 def class_code(text: Any) -> str:
@@ -416,6 +451,136 @@ class Workshop:
             row = conn.execute(sa.select(views.c.page, views.c.query).where(views.c.code == code)).first()
         return (row.page, row.query) if row is not None else None
 
+    # -- the lesson a class follows -----------------------------------------------------------------------------
+    @staticmethod
+    def _questions(text: Any) -> tuple[str, ...]:
+        """The question keys of a lesson's JSON, in step order (the lesson itself is checked by lessons.from_json
+        before it is stored; here only what the voting windows need)."""
+        if not isinstance(text, str) or not 0 < len(text) <= LESSON_CHARS:
+            raise Rejected("malformed lesson")
+        try:
+            steps = json.loads(text)["steps"]
+            found = tuple(_check(QUESTION, s["question"], "question") for s in steps)
+        except (ValueError, KeyError, TypeError):
+            raise Rejected("malformed lesson") from None
+        if not found or len(set(found)) != len(found):
+            raise Rejected("a lesson has at least one step, each with a question of its own")
+        return found
+
+    def _set_window_in(self, conn: Connection, code: str, question: str, state: str, now: float) -> None:
+        where = (windows.c.code == code, windows.c.question == question)
+        if not conn.execute(sa.update(windows).where(*where).values(state=state, at=now)).rowcount:
+            conn.execute(sa.insert(windows).values(code=code, question=question, state=state, at=now))
+
+    def set_lesson(self, code: str, key: Optional[str], lesson: str, now: Optional[float] = None) -> None:
+        """The class follows `lesson` (its JSON) from its first step, whose voting opens (the lecturer's)."""
+        code, now = class_code(code), time.time() if now is None else now
+        qs = self._questions(lesson)
+        with _writing(self.engine) as conn:
+            self._lecturer(conn, code, key, now)
+            if not conn.execute(sa.update(lessons).where(lessons.c.code == code)
+                                .values(lesson=lesson, step=0, at=now)).rowcount:
+                conn.execute(sa.insert(lessons).values(code=code, lesson=lesson, step=0, at=now))
+            if self._window(conn, code, qs[0]) == "waiting":
+                self._set_window_in(conn, code, qs[0], "open", now)
+
+    def lesson(self, code: str, now: Optional[float] = None) -> Optional[LessonState]:
+        """The lesson the open class `code` follows and the room's step, or None (no such open class, or no lesson):
+        anyone may ask (every student's page follows it)."""
+        code, now = class_code(code), time.time() if now is None else now
+        with self.engine.connect() as conn:
+            if not self._live(self._class(conn, code), now):
+                return None
+            row = conn.execute(sa.select(lessons.c.lesson, lessons.c.step, lessons.c.at)
+                               .where(lessons.c.code == code)).first()
+            if row is None:
+                return None
+            qs = self._questions(row.lesson)
+            step = min(max(0, int(row.step)), len(qs) - 1)
+            return LessonState(row.lesson, step, qs, self._window(conn, code, qs[step]), float(row.at))
+
+    def move_step(self, code: str, key: Optional[str], to: int, now: Optional[float] = None) -> int:
+        """The lecturer moves the room to step `to` (0-based): voting on the step it leaves closes (if it was
+        open), and voting on the new step's question opens unless it was closed or revealed before; returns `to`."""
+        code, now = class_code(code), time.time() if now is None else now
+        with _writing(self.engine) as conn:
+            self._lecturer(conn, code, key, now)
+            row = conn.execute(sa.select(lessons.c.lesson, lessons.c.step).where(lessons.c.code == code)).first()
+            if row is None:
+                raise Rejected(f"class {code} follows no lesson")
+            qs = self._questions(row.lesson)
+            if not isinstance(to, int) or not 0 <= to < len(qs):
+                raise Rejected(f"the lesson has steps 1 to {len(qs)}")
+            was = qs[min(max(0, int(row.step)), len(qs) - 1)]
+            if was != qs[to] and self._window(conn, code, was) == "open":
+                self._set_window_in(conn, code, was, "closed", now)
+            if self._window(conn, code, qs[to]) == "waiting":
+                self._set_window_in(conn, code, qs[to], "open", now)
+            conn.execute(sa.update(lessons).where(lessons.c.code == code).values(step=to, at=now))
+        return to
+
+    def set_outcome(self, code: str, key: Optional[str], question: str, outcome: str,
+                    now: Optional[float] = None) -> None:
+        """What the lecturer's run said about a question (lessons.outcome's JSON), kept for the lesson's report."""
+        code, question = class_code(code), _check(QUESTION, question, "question")
+        now = time.time() if now is None else now
+        if not isinstance(outcome, str) or len(outcome) > OUTCOME_CHARS:
+            raise Rejected("malformed outcome")
+        with _writing(self.engine) as conn:
+            self._lecturer(conn, code, key, now)
+            where = (outcomes.c.code == code, outcomes.c.question == question)
+            if not conn.execute(sa.update(outcomes).where(*where).values(outcome=outcome, at=now)).rowcount:
+                conn.execute(sa.insert(outcomes).values(code=code, question=question, outcome=outcome, at=now))
+
+    def outcomes(self, code: str, key: Optional[str] = None, now: Optional[float] = None) -> dict[str, str]:
+        """{question: outcome JSON} of the class: all of them for its lecturer (the key), and for anyone else only
+        those whose answer was revealed to the room (a student's worksheet never shows an answer early)."""
+        code, now = class_code(code), time.time() if now is None else now
+        with self.engine.connect() as conn:
+            row = self._class(conn, code)
+            if not self._live(row, now):
+                return {}
+            rows = conn.execute(sa.select(outcomes.c.question, outcomes.c.outcome)
+                                .where(outcomes.c.code == code)).all()
+            if self._key_ok(row, key):
+                return {r.question: r.outcome for r in rows}
+            shown = set(conn.execute(sa.select(windows.c.question).where(
+                windows.c.code == code, windows.c.state == "revealed")).scalars())
+        return {r.question: r.outcome for r in rows if r.question in shown}
+
+    def tallies(self, code: str, key: Optional[str], now: Optional[float] = None) -> dict[str, dict[int, int]]:
+        """{question: {option: count}} of every question of the class (the lesson's report): its lecturer's only."""
+        code, now = class_code(code), time.time() if now is None else now
+        with self.engine.connect() as conn:
+            row = self._class(conn, code)
+            if not (self._live(row, now) and self._key_ok(row, key)):
+                raise NotLecturer(f"only the lecturer of class {code} (with its key) sees its tally")
+            rows = conn.execute(sa.select(predictions.c.question, predictions.c.option, sa.func.count())
+                                .where(predictions.c.code == code)
+                                .group_by(predictions.c.question, predictions.c.option)).all()
+        out: dict[str, dict[int, int]] = {}
+        for question, option, n in rows:
+            out.setdefault(question, {})[int(option)] = int(n)
+        return out
+
+    def revealed_tally(self, code: str, question: str, n_options: int,
+                       now: Optional[float] = None) -> Optional[Tally]:
+        """The class's tally of a question once its answer was revealed to the room (anyone may see what the
+        projector showed); None before that, or for a class that is not open."""
+        code, question = class_code(code), _check(QUESTION, question, "question")
+        now = time.time() if now is None else now
+        with self.engine.connect() as conn:
+            if not self._live(self._class(conn, code), now) or self._window(conn, code, question) != "revealed":
+                return None
+            rows = conn.execute(sa.select(predictions.c.option, sa.func.count())
+                                .where(predictions.c.code == code, predictions.c.question == question)
+                                .group_by(predictions.c.option)).all()
+        counts = [0] * n_options
+        for option, n in rows:
+            if 0 <= option < n_options:
+                counts[option] = int(n)
+        return Tally(tuple(counts))
+
     def purge(self, now: Optional[float] = None) -> int:
         """Delete classes opened longer than CLASS_DAYS ago with their predictions, and vote records older than the
         flood window; returns how many classes went."""
@@ -424,7 +589,7 @@ class Workshop:
         with _writing(self.engine) as conn:
             codes = list(conn.execute(sa.select(classes.c.code).where(classes.c.opened < old)).scalars())
             if codes:
-                for table in (predictions, windows, views):
+                for table in (predictions, windows, views, lessons, outcomes):
                     conn.execute(sa.delete(table).where(table.c.code.in_(codes)))
                 conn.execute(sa.delete(classes).where(classes.c.code.in_(codes)))
             conn.execute(sa.delete(votes).where(votes.c.at < now - WINDOW))

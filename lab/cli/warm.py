@@ -1,4 +1,5 @@
-"""`python -m lab warm [--pages ...] [--seeds ...] [--workers N] [--defaults-only] [--dry-run] [--json]`.
+"""`python -m lab warm [--pages ...] [--lesson NAME] [--seeds ...] [--workers N] [--defaults-only] [--dry-run]
+[--json]`.
 
 With --json, stdout holds one envelope (lab/cli/common.py) whose result is the plan (--dry-run) or the summary of
 the warm, and the count of what is to do goes to stderr instead."""
@@ -7,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import Any
 
 from lab.classroom import warm
 from lab.cli.common import JSON_HELP, print_json
@@ -14,10 +17,30 @@ from lab.runtime.progress import text_progress
 from lab.runtime.store import active_store
 
 
+def _lesson(name: str) -> Any:
+    """A shipped lesson by its key, or a lesson file (lab/classroom/lessons.py), validated."""
+    from lab.classroom import lessons
+
+    if name in lessons.shipped() or not Path(name).is_file():
+        return lessons.get(name)
+    return lessons.from_json(Path(name).read_bytes())
+
+
 def _run(args: argparse.Namespace) -> int:
-    pages = args.pages or warm.pages()
     seeds = args.seeds
-    items = warm.plan(pages, seeds, defaults_only=args.defaults_only)
+    if args.lesson:
+        from lab.classroom.lessons import LessonError
+
+        try:
+            lesson = _lesson(args.lesson)
+        except (LessonError, OSError) as why:
+            print(f"warm: {why}", file=sys.stderr)
+            return 2
+        pages = list(dict.fromkeys(s.page for s in lesson.steps))
+        items = warm.lesson_plan(lesson, seeds)
+    else:
+        pages = args.pages or warm.pages()
+        items = warm.plan(pages, seeds, defaults_only=args.defaults_only)
     todo = warm.missing(items)
     store = active_store()
     times = [store.estimate(i.need.fn.kind, i.need.cfg) for i in todo]  # measured on this store before, or None
@@ -26,7 +49,7 @@ def _run(args: argparse.Namespace) -> int:
           f"{len(todo)} to compute ({len(timed)} timed here before: {sum(timed) / 60:.0f} CPU-minutes; "
           f"{len(todo) - len(timed)} never timed)", file=sys.stderr if args.json else sys.stdout)
     config = {"pages": pages, "seeds": seeds, "workers": args.workers, "defaults_only": args.defaults_only,
-              "dry_run": args.dry_run}
+              "dry_run": args.dry_run, "lesson": args.lesson}
     if args.dry_run and args.json:
         plan = [{"page": i.page, "setting": i.setting, "result": i.need.label, "estimate_s": t}
                 for i, t in zip(todo, times, strict=True)]
@@ -57,6 +80,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seeds", nargs="+", type=int, help="also warm every preset at these seeds")
     p.add_argument("--workers", type=int, default=2, help="worker processes (default 2: one per core here)")
     p.add_argument("--defaults-only", action="store_true", help="only each page's default view")
+    from lab.classroom import lessons
+
+    p.add_argument("--lesson", metavar="NAME", help="only every step of a lesson: a shipped one's key ("
+                   + ", ".join(lessons.shipped()) + ") or a lesson file exported from Home")
     p.add_argument("--dry-run", action="store_true", help="list what would be computed, compute nothing")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=_run)

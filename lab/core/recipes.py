@@ -9,6 +9,9 @@ page's teachers).
 
 from __future__ import annotations
 
+import fnmatch
+import functools
+import re
 from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
@@ -24,16 +27,82 @@ from lab.core.zoo import ModelSpec
 # covers only its own task's loader (lab/core/zoo.py: ModelSpec.code_reaches), and a result whose model was retrained
 # on a changed loader must be recomputed too. A task with a new data module adds its import here (tests/test_rekey.py).
 
+# -- training recipes: the tag after the dot of a registry model's name (below: the registry) ----------------------
+@dataclass(frozen=True)
+class Recipe:
+    """How a registry model is trained beyond its shape (the ordinary recipe runs its blocks in order)."""
+
+    name: str  # the tag, without its number
+    label: str  # in a table of recipes; "{n}" is the tag's number, "{blocks}" the model's blocks
+    phrase: str  # how a model's label says it: "trained <phrase>"
+    families: tuple[str, ...]  # the model families it applies to
+    number: Optional[type] = None  # a tag with a number: LayerDrop's rate p (float), a looped model's loops (int)
+
+
+RECIPES: dict[str, Recipe] = {r.name: r for r in (
+    Recipe("sequential", "sequential", "in order", ("mlp", "vit")),
+    Recipe("shuffle", "LayerShuffle", "with LayerShuffle", ("mlp", "vit")),
+    Recipe("position", "LayerShuffle-position", "with LayerShuffle-position", ("vit",)),
+    Recipe("predict", "LayerShuffle-predict", "with LayerShuffle-predict", ("vit",)),
+    Recipe("ln-scale", "LayerNorm scaling", "with LayerNorm scaling", ("vit",)),
+    Recipe("layerdrop", "LayerDrop p = {n}", "with LayerDrop (p = {n})", ("mlp", "vit"), float),
+    Recipe("looped", "looped {blocks} x {n}", "looped ({blocks} blocks run {n} times)", ("mlp", "vit"), int),
+    Recipe("early-exit", "early-exit loss", "with an early-exit loss", ("mlp", "vit")),
+)}
+
+
+def tag(recipe: str, number: Optional[float] = None) -> str:
+    """The tag after a model name's dot: "" for the ordinary recipe, else the recipe and its number ("layerdrop0.5",
+    "looped2"; a rate in its shortest exact spelling, so one model has one name)."""
+    if recipe == "sequential":
+        return ""
+    return recipe + ("" if number is None else repr(float(number)) if isinstance(number, float) else str(number))
+
+
+def mlp_name(arch: str, blocks: int, tag: str = "") -> str:
+    """The registry name of an MLP: `mlp7-residual`, `mlp8-residual.layerdrop0.5`."""
+    return f"mlp{blocks}-{arch}" + (f".{tag}" if tag else "")
+
+
+def vit_name(blocks: int, tag: str = "") -> str:
+    """The registry name of the digits ViT: `vit6`, `vit6.shuffle`, `vit3.looped2`."""
+    return f"vit{blocks}" + (f".{tag}" if tag else "")
+
+
 # -- the MLPs on the synthetic 20-class task ---------------------------------------------------------------
 MLP_BLOCKS = 7  # the Delete / Re-initialise teachers: stem, 7 deletable blocks, head
 MLP_WIDTH = 128
 MLP_EPOCHS = 12
 
 
+def _mlp_build(arch: str, blocks: int, recipe: str, number: Optional[float], seed: int) -> ModelSpec:
+    """The spec of registry MLP `mlp{blocks}-{arch}[.recipe]`: Adam on the synthetic task."""
+    return ModelSpec(MLPConfig(arch=arch, width=MLP_WIDTH, blocks=blocks),  # type: ignore[arg-type]
+                     TrainConfig(epochs=MLP_EPOCHS, seed=seed, **_train_extra(recipe, number)))
+
+
+def _train_extra(recipe: str, number: Optional[float]) -> dict:
+    """The TrainConfig fields a recipe sets beyond the ordinary loop (LayerShuffle's ViT variants set theirs in
+    `vit_train_config`; LayerNorm scaling is the model's)."""
+    return {"shuffle": dict(mode="shuffle"), "layerdrop": dict(mode="layerdrop", drop_p=number),
+            "looped": dict(mode="looped", loops=number), "early-exit": dict(early_exit=True)}.get(recipe, {})
+
+
 def mlp_spec(arch: str, seed: int, blocks: int = MLP_BLOCKS, width: int = MLP_WIDTH,
              epochs: int = MLP_EPOCHS) -> ModelSpec:
-    """A plain or residual MLP trained with Adam on the synthetic task."""
-    return ModelSpec(MLPConfig(arch=arch, width=width, blocks=blocks), TrainConfig(epochs=epochs, seed=seed))
+    """A plain or residual MLP trained with Adam on the synthetic task: registry model `mlp{blocks}-{arch}`, at
+    another width or for other epochs when asked (the Delete page's smaller teachers)."""
+    return resized(model(mlp_name(arch, blocks)).spec(seed), width=width, epochs=epochs)
+
+
+def resized(spec: ModelSpec, width: Optional[int] = None, epochs: Optional[int] = None) -> ModelSpec:
+    """A registry model's spec at another width or for other epochs (a page's smaller model for a quick look); the
+    same spec when neither is given."""
+    if width is not None:
+        spec = replace(spec, model=replace(spec.model, width=width))
+    if epochs is not None:
+        spec = replace(spec, train=replace(spec.train, epochs=epochs))
+    return spec
 
 
 # -- the ViT on 8x8 digits ---------------------------------------------------------------------------------
@@ -51,8 +120,7 @@ def mlp_spec(arch: str, seed: int, blocks: int = MLP_BLOCKS, width: int = MLP_WI
 # LayerShuffle-predict is the exception: its slot-prediction loss keeps it from training at stem 0.1 (56 % on
 # test); at 0.2 it reaches 92 % (validation), so that mode starts from a larger stem.
 VIT_MODES = ("sequential", "shuffle", "position", "predict")
-VIT_MODE_LABELS = {"sequential": "sequential", "shuffle": "LayerShuffle", "position": "LayerShuffle-position",
-                   "predict": "LayerShuffle-predict"}
+VIT_MODE_LABELS = {mode: RECIPES[mode].label for mode in VIT_MODES}
 SLOT_MODE = {"sequential": "none", "shuffle": "none", "position": "position", "predict": "predict"}
 VIT_EPOCHS = 40
 VIT_BATCH = 64
@@ -89,48 +157,58 @@ def vit_train_config(vit_mode: str, seed: int, epochs: int = VIT_EPOCHS,
     return TrainConfig(**{**fields, **extra})
 
 
+def _vit_build(blocks: int, recipe: str, number: Optional[float], seed: int) -> ModelSpec:
+    """The spec of registry ViT `vit{blocks}[.recipe]`: the digits recipe above, with its recipe's one change."""
+    mode = recipe if recipe in VIT_MODES else "sequential"  # LayerShuffle and its variants: slots, stem and order
+    cfg = vit_model_config(mode, blocks)
+    if recipe == "ln-scale":
+        cfg = replace(cfg, ln_scale=True)
+    extra = {} if recipe in VIT_MODES else _train_extra(recipe, number)
+    return ModelSpec(cfg, vit_train_config(mode, seed, **extra), task="digits")
+
+
 def vit_spec(mode: str, depth: int = 6, seed: int = 0, epochs: int = VIT_EPOCHS) -> ModelSpec:
-    """The digits ViT trained in a given mode (sequential, shuffle, position, predict)."""
-    return ModelSpec(vit_model_config(mode, depth), vit_train_config(mode, seed, epochs), task="digits")
+    """The digits ViT trained in a given mode (sequential, shuffle, position, predict): registry model
+    `vit{depth}[.mode]`, for other epochs when asked."""
+    _check_mode(mode)
+    return resized(model(vit_name(depth, tag(mode))).spec(seed), epochs=epochs)
 
 
 # -- LayerDrop: 8 blocks, so N/4, N/2 and 3N/4 are whole numbers -------------------------------------------
-LAYERDROP_MODELS = ("residual", "vit")
+LAYERDROP_MODELS = ("residual", "vit")  # the page's words for its models (registry names: layerdrop_name)
 LAYERDROP_BLOCKS = 8  # both models
+
+
+def layerdrop_name(model: str, p: float, blocks: Optional[int] = None) -> str:
+    """The registry name of a LayerDrop page model at rate p (p = 0: the ordinary recipe), at its own blocks or at
+    `blocks` (the from-scratch baselines)."""
+    if model not in LAYERDROP_MODELS:
+        raise ValueError(f"unknown model {model!r}; choose one of {', '.join(LAYERDROP_MODELS)}")
+    n = LAYERDROP_BLOCKS if blocks is None else blocks
+    t = tag("layerdrop", float(p)) if p > 0 else ""
+    return mlp_name("residual", n, t) if model == "residual" else vit_name(n, t)
 
 
 def layerdrop_spec(model: str, p: float, seed: int) -> ModelSpec:
     """The model of the LayerDrop experiments. p = 0 is the ordinary (sequential) recipe itself."""
     # The trainer draws LayerDrop routes from a stream of their own, so p = 0 would give the same weights as
     # sequential training (tests/test_layerdrop.py checks it); naming it sequential lets other pages share it.
-    mode = dict(mode="layerdrop", drop_p=p) if p > 0 else {}
-    if model == "residual":
-        return ModelSpec(MLPConfig(arch="residual", blocks=LAYERDROP_BLOCKS),
-                         TrainConfig(epochs=MLP_EPOCHS, seed=seed, **mode))
-    if model == "vit":  # the Shuffle page's sequential recipe at 8 blocks, with LayerDrop's route draw
-        return ModelSpec(vit_model_config("sequential", LAYERDROP_BLOCKS),
-                         vit_train_config("sequential", seed, **mode), task="digits")
-    raise ValueError(f"unknown model {model!r}; choose one of {', '.join(LAYERDROP_MODELS)}")
+    return _lookup(layerdrop_name(model, p)).spec(seed)
 
 
 def layerdrop_scratch_spec(model: str, blocks: int, seed: int) -> ModelSpec:
     """The ordinary (p = 0) LayerDrop recipe at `blocks` blocks, trained from scratch with the same epochs: the
     paper's baseline for a LayerDrop model pruned to that depth. (At 6 ViT blocks this is the Shuffle page's
-    sequential ViT, at 7 residual blocks the Delete page's residual teacher: the same specs, the same weights.)"""
-    if model not in LAYERDROP_MODELS:
-        raise ValueError(f"unknown model {model!r}; choose one of {', '.join(LAYERDROP_MODELS)}")
+    sequential ViT, at 7 residual blocks the Delete page's residual teacher: the same registry names, the same
+    weights.)"""
     if not 1 <= blocks <= layerdrop_blocks(model):
         raise ValueError(f"a {model} model of the LayerDrop recipe has 1 to {layerdrop_blocks(model)} blocks")
-    if model == "residual":
-        return ModelSpec(MLPConfig(arch="residual", blocks=blocks), TrainConfig(epochs=MLP_EPOCHS, seed=seed))
-    return ModelSpec(vit_model_config("sequential", blocks), vit_train_config("sequential", seed), task="digits")
+    return _lookup(layerdrop_name(model, 0.0, blocks)).spec(seed)
 
 
 def layerdrop_blocks(model: str) -> int:
     """Blocks of the LayerDrop experiment's model, without building it."""
-    if model not in LAYERDROP_MODELS:
-        raise ValueError(f"unknown model {model!r}; choose one of {', '.join(LAYERDROP_MODELS)}")
-    return LAYERDROP_BLOCKS
+    return _lookup(layerdrop_name(model, 0.0)).blocks
 
 
 # -- the models other pages read frozen (Rearrange, Layer lens, IOT, the matrix): the same stored weights ---------
@@ -139,16 +217,22 @@ SHARED_LAYERDROP_P = 0.5  # the LayerDrop page's default model
 
 
 # -- Re-initialise: the Delete teachers, and the Shuffle page's sequential ViT (its checkpoints included) ----------
+REINIT_MODELS = ("plain", "residual", "vit")  # the page's words
+
+
+def reinit_name(model: str, blocks: Optional[int] = None) -> str:
+    """The registry name of a Re-initialise model, at its own blocks or at `blocks` (a smaller one)."""
+    if model in ("plain", "residual"):
+        return mlp_name(model, blocks or MLP_BLOCKS)
+    if model == "vit":
+        return vit_name(blocks or VIT_BLOCKS)
+    raise ValueError(f"unknown model {model!r}; choose plain, residual or vit")
+
+
 def reinit_spec(model: str, seed: int, blocks: Optional[int] = None, width: Optional[int] = None,
                 epochs: Optional[int] = None) -> ModelSpec:
     """The trained model a Re-initialise run takes apart (MLPs: the Delete teachers, shared in the store)."""
-    if model in ("plain", "residual"):
-        return mlp_spec(model, seed, blocks or MLP_BLOCKS, width or MLP_WIDTH, epochs or MLP_EPOCHS)
-    if model == "vit":
-        cfg = vit_model_config("sequential", blocks or VIT_BLOCKS, width or 64)
-        return ModelSpec(cfg, vit_train_config("sequential", seed, epochs or VIT_EPOCHS),
-                         task="digits")
-    raise ValueError(f"unknown model {model!r}; choose plain, residual or vit")
+    return resized(_lookup(reinit_name(model, blocks)).spec(seed), width=width, epochs=epochs)
 
 
 # -- tasks: one recipe, another data set (issue 31) -----------------------------------------------------------------
@@ -224,36 +308,159 @@ def on_task(spec: ModelSpec, name: Optional[str]) -> ModelSpec:
     return ModelSpec(m, train, task=name)
 
 
-# -- the lab's models by name: one vocabulary for every page --------------------------------------------------
+# -- the registry: every trained model the lab names ------------------------------------------------------------------
+# A model's name says its shape and how it was trained, in the style of timm's names: the architecture and its blocks
+# (`mlp7-residual`, `mlp7-plain`, `vit6`: the digits ViT of width 64), then, after a dot, its recipe (RECIPES) when it
+# is not the ordinary one: `vit6.shuffle`, `vit6.position`, `vit6.predict` (LayerShuffle and its variants),
+# `vit6.ln-scale`, `mlp8-residual.layerdrop0.5` (LayerDrop at p = 0.5), `vit3.looped2` (3 blocks run twice),
+# `vit6.early-exit`. Every name of this grammar is a model (`model(name)` builds its entry); the registered ones
+# (`register_model`, `list_models`) are the ones the pages offer. The words pages, links and the CLI have always used
+# stay their configs' choices, so no stored link, command or result changes: a word that means one model everywhere is
+# an alias of its entry (`residual` = `mlp7-residual`, `vit-sequential` = `vit6`: ALIASES); a word whose model
+# depends on the page (LayerDrop's `residual` is the 8-block MLP, the matrix's `mlp` too) is mapped by that page's
+# name function (`layerdrop_name`, `matrix_name`, `reinit_name`).
 @dataclass(frozen=True)
 class Model:
-    """A named trained model every page may offer: its label, its blocks (the lab counts depth in blocks, for every
-    model), its task and its recipe (`spec(seed)`)."""
+    """A registry entry: a named trained model, its label, its shape (`blocks` blocks of one `width`; the lab counts
+    depth in blocks, for every model), its task and its recipe (`spec(seed)`: the ModelSpec at a training seed)."""
 
     name: str
     label: str
     family: str  # "mlp" or "vit": which surgeries apply (sub-layers are the ViT's)
-    blocks: int
+    blocks: int  # distinct blocks (a looped model runs them `loops` times)
+    width: int
     task: str
     spec: Callable[[int], ModelSpec]
+    recipe: str = "sequential"
+    recipe_label: str = "sequential"  # the recipe in a table of recipes (the matrix's rows, the Shuffle page's modes)
+    loops: int = 1
+    arch: str = ""  # an MLP's: plain or residual
+
+    @property
+    def runs(self) -> int:
+        """Block runs of the trained route."""
+        return self.blocks * self.loops
+
+    @property
+    def route(self) -> tuple[int, ...]:
+        """The trained route: the blocks in order (a looped model's, `loops` times)."""
+        return looped(self.blocks, self.loops)
+
+    @property
+    def kind(self) -> str:
+        """"residual MLP", "plain MLP" or "ViT"."""
+        return f"{self.arch} MLP" if self.family == "mlp" else "ViT"
+
+    @property
+    def title(self) -> str:
+        """Its shape in two words: "7-block residual MLP", "6-block ViT"."""
+        return f"{self.blocks}-block {self.kind}"
+
+    @property
+    def size(self) -> str:
+        """Blocks x width: "7x128"."""
+        return f"{self.blocks}x{self.width}"
+
+    @property
+    def data_words(self) -> str:
+        """Its own task as a sentence names it: "synthetic 20-class task", "8x8 digits"."""
+        return data_words(self.task)
+
+    @property
+    def n_classes(self) -> int:
+        return tasks.get(self.task).shape.n_classes
 
 
-MODELS: dict[str, Model] = {m.name: m for m in (
-    Model("plain", "plain MLP", "mlp", MLP_BLOCKS, "synthetic", lambda seed: mlp_spec("plain", seed)),
-    Model("residual", "residual MLP", "mlp", MLP_BLOCKS, "synthetic", lambda seed: mlp_spec("residual", seed)),
-    Model("layerdrop", "residual MLP trained with LayerDrop (p = 0.5)", "mlp", LAYERDROP_BLOCKS, "synthetic",
-          lambda seed: layerdrop_spec("residual", SHARED_LAYERDROP_P, seed)),
-    *(Model(f"vit-{mode}", f"ViT, trained {'in order' if mode == 'sequential' else 'with ' + VIT_MODE_LABELS[mode]}",
-            "vit", VIT_BLOCKS, "digits", lambda seed, mode=mode: vit_spec(mode, VIT_BLOCKS, seed))
-      for mode in VIT_MODES),
-)}
+def data_words(task: str) -> str:
+    """A ready-made task as a model's description names it, from its shape: "8x8 digits", "synthetic 20-class task"."""
+    shape = tasks.get(task).shape
+    if shape.kind == "image":
+        side = round(shape.n_features ** 0.5)
+        return f"{side}x{side} {task}"
+    if shape.kind == "sequence":
+        return f"{task} ({shape.n_features}-value sequences)"
+    return f"{task} {shape.n_classes}-class task"
+
+
+_GRAMMAR = re.compile(r"(?:mlp(?P<mlp>\d+)-(?P<arch>plain|residual)|vit(?P<vit>\d+))"
+                      r"(?:\.(?P<recipe>[a-z]+(?:-[a-z]+)*)(?P<number>\d+(?:\.\d+)?)?)?")
+REGISTRY: dict[str, Model] = {}  # registered name -> entry, in registration order
+ALIASES: dict[str, str] = {}  # a page word that means one model everywhere -> its registered name
+
+
+@functools.lru_cache(maxsize=512)
+def _entry(name: str) -> Model:
+    """The entry of a name of the grammar; ValueError with the reason it names no model."""
+    m = _GRAMMAR.fullmatch(name)
+    if m is None:
+        raise ValueError(f"unknown model {name!r}; the lab's models: {', '.join(REGISTRY)} (also written "
+                         f"{', '.join(ALIASES)})")
+    family = "mlp" if m["mlp"] else "vit"
+    blocks = int(m["mlp"] or m["vit"])
+    if m["recipe"] == "sequential":
+        raise ValueError(f"model {name!r} is written {name.split('.')[0]!r} (the ordinary recipe has no tag)")
+    rname = m["recipe"] or "sequential"
+    r = RECIPES.get(rname)
+    if r is None:
+        raise ValueError(f"unknown recipe {rname!r} in model {name!r}; choose one of "
+                         f"{', '.join(k for k in RECIPES if k != 'sequential')}")
+    if family not in r.families:
+        raise ValueError(f"recipe {rname!r} does not apply to {'an MLP' if family == 'mlp' else 'the ViT'} "
+                         f"(model {name!r})")
+    if (r.number is None) != (m["number"] is None):
+        raise ValueError(f"recipe {rname!r} {'takes a' if r.number else 'takes no'} number (model {name!r})")
+    number = None if r.number is None else r.number(m["number"])
+    if rname == "layerdrop" and not 0.0 < number < 1.0:
+        raise ValueError(f"a LayerDrop rate is between 0 and 1 (model {name!r})")
+    if rname == "looped" and number < 2:
+        raise ValueError(f"a looped model runs its blocks at least twice (model {name!r})")
+    t = tag(rname, number)
+    canonical = mlp_name(m["arch"], blocks, t) if family == "mlp" else vit_name(blocks, t)
+    if canonical != name:
+        raise ValueError(f"model {name!r} is written {canonical!r}")
+    if family == "mlp":
+        spec = functools.partial(_mlp_build, m["arch"], blocks, rname, number)
+        kind, width, task = f"{m['arch']} MLP", MLP_WIDTH, "synthetic"
+        label = kind if rname == "sequential" else f"{kind} trained {r.phrase}"
+    else:
+        spec = functools.partial(_vit_build, blocks, rname, number)
+        width, task = vit_model_config("sequential").width, "digits"
+        label = f"ViT, trained {r.phrase}"
+    words = dict(n=number if number is None or r.number is int else repr(number), blocks=blocks)
+    entry = Model(name=name, label=label.format(**words), family=family, blocks=blocks, width=width, task=task,
+                  spec=spec, recipe=rname, recipe_label=r.label.format(**words),
+                  loops=int(number) if rname == "looped" else 1, arch=m["arch"] or "")
+    entry.spec(0)  # the model config's own checks (an MLP has at most 63 blocks)
+    return entry
 
 
 def model(name: str) -> Model:
-    """The model of a name; ValueError naming the known ones."""
-    if name not in MODELS:
-        raise ValueError(f"unknown model {name!r}; choose one of {', '.join(MODELS)}")
-    return MODELS[name]
+    """The entry of a registered name, an alias or any name of the grammar; ValueError naming the known ones."""
+    if not isinstance(name, str):
+        raise ValueError(f"a model is named by a string, got {name!r}")
+    name = ALIASES.get(name, name)
+    return REGISTRY.get(name) or _entry(name)
+
+
+_lookup = model  # for the builders above, whose argument `model` hides the function
+
+
+def register_model(name: str, *aliases: str) -> Model:
+    """Register the model of a grammar name (under `aliases` too: page words that mean it everywhere)."""
+    if name in REGISTRY:
+        raise ValueError(f"model {name!r} is registered already")
+    entry = _entry(name)
+    for a in aliases:
+        if a in ALIASES or a in REGISTRY or _GRAMMAR.fullmatch(a):
+            raise ValueError(f"alias {a!r} is taken")
+        ALIASES[a] = name
+    REGISTRY[name] = entry
+    return entry
+
+
+def list_models(pattern: str = "*") -> list[str]:
+    """The registered names that match a shell-style pattern (`list_models("vit6*")`), in registration order."""
+    return [n for n in REGISTRY if fnmatch.fnmatchcase(n, pattern)]
 
 
 def labels(names: tuple[str, ...]) -> dict[str, str]:
@@ -261,88 +468,77 @@ def labels(names: tuple[str, ...]) -> dict[str, str]:
     return {n: model(n).label for n in names}
 
 
-# -- Train x take apart (the recipe x surgery matrix): six recipes of the Shuffle page's 6-block digits ViT ----------
-# Same shape, data and optimiser as 'vit-sequential'; sequential and LayerShuffle are the registry's own specs (the
-# same stored weights), the others change one thing each.
-MATRIX_RECIPES = ("sequential", "ln-scale", "layerdrop", "shuffle", "looped", "early-exit")
-MATRIX_RECIPE_LABELS = {"sequential": "sequential", "ln-scale": "LayerNorm scaling", "layerdrop": "LayerDrop p = 0.5",
-                        "shuffle": "LayerShuffle", "looped": "looped 3 x 2", "early-exit": "early-exit loss"}
-MATRIX_LAYERDROP_P = 0.5
-MATRIX_LOOP = (3, 2)  # k distinct blocks run L times: k x L = VIT_BLOCKS block runs
-
-
-# The residual MLP's rows, where the recipes apply (it has no LayerNorm to scale): LayerDrop's 8-block residual MLP
-# (sequential = its p = 0 model, LayerDrop = the LayerDrop page's p = 0.5 model: the same stored weights), LayerShuffle,
-# looped 4 x 2 and the early-exit loss, each with the LayerDrop page's MLP recipe.
-MATRIX_MODELS = ("vit", "mlp")
-MATRIX_MODEL_LABELS = {"vit": "ViT (6 blocks, 8x8 digits)", "mlp": "residual MLP (8 blocks, synthetic task)"}
-MATRIX_MLP_RECIPES = ("sequential", "layerdrop", "shuffle", "looped", "early-exit")
-MATRIX_MLP_LOOP = (4, 2)
-
-
-def matrix_label(recipe: str, model: str = "vit") -> str:
-    """A recipe's label for a model family (the looped MLP runs 4 blocks twice)."""
-    if model == "mlp" and recipe == "looped":
-        return "looped {} x {}".format(*MATRIX_MLP_LOOP)
-    return MATRIX_RECIPE_LABELS[recipe]
+# -- the matrix (Train x take apart): six recipes of the Shuffle page's 6-block digits ViT ----------------------------
+# Same shape, data and optimiser as 'vit-sequential' (`vit6`); sequential and LayerShuffle are the Shuffle page's own
+# models (the same stored weights), the others change one thing each. The residual MLP's rows, where the recipes apply
+# (it has no LayerNorm to scale), are LayerDrop's 8-block residual MLP (sequential = its p = 0 model, LayerDrop = the
+# LayerDrop page's p = 0.5 model: the same stored weights), LayerShuffle, looped 4 x 2 and the early-exit loss.
+MATRIX_MODELS = ("vit", "mlp")  # the page's words
+MATRIX_NAMES: dict[str, dict[str, str]] = {  # the page's (model, recipe) -> registry name
+    "vit": {"sequential": "vit6", "ln-scale": "vit6.ln-scale", "layerdrop": "vit6.layerdrop0.5",
+            "shuffle": "vit6.shuffle", "looped": "vit3.looped2", "early-exit": "vit6.early-exit"},
+    "mlp": {"sequential": "mlp8-residual", "layerdrop": "mlp8-residual.layerdrop0.5",
+            "shuffle": "mlp8-residual.shuffle", "looped": "mlp4-residual.looped2",
+            "early-exit": "mlp8-residual.early-exit"},
+}
+MATRIX_RECIPES = tuple(MATRIX_NAMES["vit"])
+MATRIX_MLP_RECIPES = tuple(MATRIX_NAMES["mlp"])
 
 
 def matrix_recipes(model: str) -> tuple[str, ...]:
     """The matrix's recipes (rows) of a model family."""
     if model not in MATRIX_MODELS:
         raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MATRIX_MODELS)}")
-    return MATRIX_RECIPES if model == "vit" else MATRIX_MLP_RECIPES
+    return tuple(MATRIX_NAMES[model])
 
 
-def _matrix_mlp_spec(recipe: str, seed: int) -> ModelSpec:
-    if recipe not in MATRIX_MLP_RECIPES:
-        raise ValueError(f"recipe {recipe!r} does not apply to the residual MLP; choose one of "
-                         f"{', '.join(MATRIX_MLP_RECIPES)}")
-    if recipe in ("sequential", "layerdrop"):
-        return layerdrop_spec("residual", MATRIX_LAYERDROP_P if recipe == "layerdrop" else 0.0, seed)
-    base = layerdrop_spec("residual", 0.0, seed)
-    if recipe == "shuffle":
-        return replace(base, train=replace(base.train, mode="shuffle"))
-    if recipe == "looped":
-        k, loops = MATRIX_MLP_LOOP
-        return ModelSpec(replace(base.model, blocks=k), replace(base.train, mode="looped", loops=loops))
-    return replace(base, train=replace(base.train, early_exit=True))
+def matrix_name(recipe: str, model: str = "vit") -> str:
+    """The registry name of one recipe of the matrix."""
+    recipes = matrix_recipes(model)
+    if recipe not in recipes:
+        if model == "mlp" and recipe in MATRIX_RECIPES:
+            raise ValueError(f"recipe {recipe!r} does not apply to the residual MLP; choose one of "
+                             f"{', '.join(recipes)}")
+        raise ValueError(f"unknown recipe {recipe!r}; choose one of {', '.join(recipes)}")
+    return MATRIX_NAMES[model][recipe]
 
 
 def matrix_spec(recipe: str, seed: int, model: str = "vit") -> ModelSpec:
     """The model of one recipe of the matrix: the digits ViT (6 block runs each; the looped model has 3 blocks run
     twice), or the residual MLP (8 block runs; looped: 4 blocks run twice)."""
-    if model == "mlp":
-        return _matrix_mlp_spec(recipe, seed)
-    if model != "vit":
-        raise ValueError(f"unknown model {model!r}; choose one of {', '.join(MATRIX_MODELS)}")
-    if recipe == "sequential":
-        return vit_spec("sequential", VIT_BLOCKS, seed)
-    if recipe == "shuffle":
-        return vit_spec("shuffle", VIT_BLOCKS, seed)
-    model = vit_model_config("sequential", VIT_BLOCKS)
-    if recipe == "ln-scale":
-        return ModelSpec(replace(model, ln_scale=True), vit_train_config("sequential", seed), task="digits")
-    if recipe == "layerdrop":
-        return ModelSpec(model, vit_train_config("sequential", seed, mode="layerdrop", drop_p=MATRIX_LAYERDROP_P),
-                         task="digits")
-    if recipe == "looped":
-        k, loops = MATRIX_LOOP
-        return ModelSpec(vit_model_config("sequential", k),
-                         vit_train_config("sequential", seed, mode="looped", loops=loops), task="digits")
-    if recipe == "early-exit":
-        return ModelSpec(model, vit_train_config("sequential", seed, early_exit=True), task="digits")
-    raise ValueError(f"unknown recipe {recipe!r}; choose one of {', '.join(MATRIX_RECIPES)}")
+    return _lookup(matrix_name(recipe, model)).spec(seed)
+
+
+def matrix_label(recipe: str, model: str = "vit") -> str:
+    """A recipe's label for a model family (the looped MLP runs 4 blocks twice)."""
+    return _lookup(matrix_name(recipe, model)).recipe_label
 
 
 def matrix_route(recipe: str, model: str = "vit") -> tuple[int, ...]:
     """The trained route of a recipe's model: its blocks in order (the looped model's k blocks, L times)."""
-    recipes = matrix_recipes(model)
-    if recipe not in recipes:
-        raise ValueError(f"unknown recipe {recipe!r}; choose one of {', '.join(recipes)}")
-    if recipe == "looped":
-        return looped(*(MATRIX_LOOP if model == "vit" else MATRIX_MLP_LOOP))
-    return looped(VIT_BLOCKS if model == "vit" else LAYERDROP_BLOCKS, 1)
+    return _lookup(matrix_name(recipe, model)).route
+
+
+# -- what the pages offer ---------------------------------------------------------------------------------------------
+register_model("mlp7-plain", "plain")  # the Delete / Re-initialise teachers
+register_model("mlp7-residual", "residual")
+register_model("mlp1-plain")  # the Delete page's one-block MLP trained from scratch
+register_model("mlp1-residual")
+register_model("mlp8-residual")  # LayerDrop's ordinary (p = 0) model
+register_model(layerdrop_name("residual", SHARED_LAYERDROP_P), "layerdrop")
+register_model("vit6", "vit-sequential")  # the Shuffle page's ViT in each training mode
+for _mode in VIT_MODES[1:]:
+    register_model(vit_name(VIT_BLOCKS, tag(_mode)), f"vit-{_mode}")
+register_model("vit8")  # LayerDrop's ViT
+register_model(layerdrop_name("vit", SHARED_LAYERDROP_P))
+for _name in (*MATRIX_NAMES["vit"].values(), *MATRIX_NAMES["mlp"].values()):
+    if _name not in REGISTRY:
+        register_model(_name)
+
+MODELS: dict[str, Model] = {word: REGISTRY[name] for word, name in ALIASES.items()}  # the pages' shared words
+MATRIX_RECIPE_LABELS = {r: matrix_label(r) for r in MATRIX_RECIPES}
+MATRIX_MODEL_LABELS = {m: "{e.kind} ({e.blocks} blocks, {e.data_words})".format(e=model(matrix_name("sequential", m)))
+                       for m in MATRIX_MODELS}
 
 
 def task_or_own(task: Optional[str], own: str, family: str) -> Optional[str]:

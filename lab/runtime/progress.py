@@ -3,14 +3,20 @@
 Experiments nest work (train a teacher, then recover a student), so `span` maps a child's 0..1 onto a slice
 of the parent's range; the page turns the outermost callback into a progress bar, the CLI into `text_progress`
 (a tqdm bar on a terminal, plain lines in a file or pipe).
+
+The training loop's epoch reports carry numbers (loss, held-out accuracy): `epoch_of` reads them and `Curves`
+collects a job's reports into training curves, which the engine keeps with the job (lab/runtime/engine/) and the
+page draws under its progress bar (app/training_view.py).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Optional, TextIO
 
 # Plumbing: cannot change a number, so editing it keeps every stored result (lab/runtime/codeversion.py).
@@ -33,6 +39,95 @@ def span(parent: Optional[Progress], start: float, stop: float) -> Progress:
         parent(start + (stop - start) * f, message)
 
     return child
+
+
+# -- training curves: the structured content of the training loop's reports ----------------------------------------
+# lab/core/train.py reports every epoch as "training: epoch 3/12, loss 1.891, held-out accuracy 83.2 %". Its text is
+# read here, once, into numbers (the training loop and the zoo are in every model's code version: a structured
+# report there would re-key every stored model); tests/test_training_curve.py runs the loop and checks that every
+# report it makes parses. A wrapper may prefix the message, so it is searched, not matched.
+_EPOCH = re.compile(r"training: epoch (\d+)/(\d+), loss (-?(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?|nan|inf))"
+                    r"(?:, held-out accuracy (\d+(?:\.\d*)?) %)?", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Epoch:
+    """One epoch of a training run as its progress report gives it."""
+
+    epoch: int  # 1-based
+    epochs: int  # of the whole run
+    loss: float  # mean training loss over the epoch
+    acc: Optional[float]  # held-out accuracy in [0, 1] after the epoch; None when the run had no held-out split
+
+
+def epoch_of(message: str) -> Optional[Epoch]:
+    """The epoch a progress message reports, or None when it is not a training loop's epoch report."""
+    m = _EPOCH.search(message)
+    if m is None:
+        return None
+    epoch, epochs = int(m.group(1)), int(m.group(2))
+    if not 1 <= epoch <= epochs:
+        return None
+    # rounded: 83.2 % is 0.832, not 0.8320000000000001 (the report gives a tenth of a percent)
+    return Epoch(epoch, epochs, float(m.group(3)), None if m.group(4) is None else round(float(m.group(4)) / 100, 6))
+
+
+class Curves:
+    """The training curves of one job, point by point as its reports arrive: a job may train several models in
+    turn (one after the other, or interleaved on lanes), so an epoch joins the run it continues (same length, the
+    epoch before it last), else starts a new one. Kept as plain numbers so they cross processes in a job's
+    progress file (`data` / `from_data`); bounded, as a progress file is rewritten several times a second."""
+
+    MAX_RUNS = 12  # the newest runs are kept
+    MAX_EPOCHS = 2000  # per run (a recipe on a small task trains up to 40x its epochs)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()  # the job's thread adds while a page reads
+        self._runs: list[list[Epoch]] = []
+        self.points = 0  # epochs added so far: a page redraws the curve only when this changed
+
+    def add(self, message: str) -> bool:
+        """Take one progress message; True when it was an epoch report (and so added a point)."""
+        e = epoch_of(message)
+        if e is None:
+            return False
+        with self._lock:
+            # the oldest run waiting for this epoch: models trained side by side report in turn (A1 B1 A2 B2)
+            run = next((r for r in self._runs if r[-1].epochs == e.epochs and r[-1].epoch == e.epoch - 1
+                        and len(r) < self.MAX_EPOCHS), None)
+            if run is None:
+                run = []
+                self._runs.append(run)
+                del self._runs[:-self.MAX_RUNS]
+            run.append(e)
+            self.points += 1
+        return True
+
+    def runs(self) -> list[list[Epoch]]:
+        """A copy of the runs, each in epoch order, in the order they started."""
+        with self._lock:
+            return [list(r) for r in self._runs]
+
+    def data(self) -> list[dict[str, Any]]:
+        """JSON-ready: one {"epochs": n, "points": [[epoch, loss, acc or None], ...]} per run."""
+        return [{"epochs": r[0].epochs, "points": [[e.epoch, e.loss, e.acc] for e in r]} for r in self.runs()]
+
+    @classmethod
+    def from_data(cls, data: Any) -> "Curves":
+        """The curves `data()` wrote (read back from a progress file); whatever does not fit is left out."""
+        out = cls()
+        for run in data if isinstance(data, list) else []:
+            try:
+                epochs = int(run["epochs"])
+                points = [Epoch(int(p[0]), epochs, float(p[1]), None if p[2] is None else float(p[2]))
+                          for p in run["points"]][: cls.MAX_EPOCHS]
+            except (KeyError, IndexError, TypeError, ValueError):
+                continue
+            if points:
+                out._runs.append(points)
+                out.points += len(points)
+        del out._runs[:-cls.MAX_RUNS]
+        return out
 
 
 class _TextProgress:

@@ -55,7 +55,7 @@ def _s(x: Scores) -> np.ndarray:
     return selection.scores(x) if isinstance(x, str) else estimates.as_scores(x)
 
 
-def plain_one_deletion_claim(best_single: Scores, chance: float, task: str = OWN_TASK) -> dict[str, Any]:
+def plain_one_deletion_claim(best_single: Scores, chance: float, task: str = OWN_TASK) -> Claim:
     """Plain MLP: deleting any one block, with no recovery, leaves accuracy near chance (the held-out outcomes of
     the least harmful single deletion given)."""
     e = estimates.accuracy(_s(best_single))
@@ -71,7 +71,7 @@ def plain_one_deletion_claim(best_single: Scores, chance: float, task: str = OWN
         "plain MLP")
 
 
-def residual_one_deletion_claim(worst_single: Scores, base: Scores, task: str = OWN_TASK) -> dict[str, Any]:
+def residual_one_deletion_claim(worst_single: Scores, base: Scores, task: str = OWN_TASK) -> Claim:
     """Residual MLP: deleting any one block barely matters (worst single deletion and teacher, per input)."""
     w, b = _s(worst_single), _s(base)
     e = estimates.paired(w, BARELY * b)
@@ -88,7 +88,7 @@ def residual_one_deletion_claim(worst_single: Scores, base: Scores, task: str = 
         f"{pct(w.mean() / max(b.mean(), 1e-12))} of the teacher's {pct(b.mean())}.", "residual MLP")
 
 
-def gradual_claim(cuts: Sequence[Scores], chance: float, select: str, task: str = OWN_TASK) -> dict[str, Any]:
+def gradual_claim(cuts: Sequence[Scores], chance: float, select: str, task: str = OWN_TASK) -> Claim:
     """Residual MLP: accuracy declines gradually as blocks are deleted without recovery. `cuts[k]`: the per-input
     held-out outcomes with k blocks deleted (k = 0: the teacher), every k up to all blocks but one."""
     curve = [_s(c) for c in cuts]
@@ -126,7 +126,7 @@ def _reach_source(method: str, task: str = OWN_TASK) -> str:
 
 
 def recovery_claim(key: str, statement: str, method: str, recovered: Scores, base: Scores, subject: str,
-                   extra: str = "", task: str = OWN_TASK) -> dict[str, Any]:
+                   extra: str = "", task: str = OWN_TASK) -> Claim:
     """After recovery the cut net is at or above its teacher (within REACH), paired on the same inputs."""
     t = _reach_test(recovered, base, "recovered - teacher")
     r, b = float(_s(recovered).mean()), float(_s(base).mean())
@@ -141,7 +141,7 @@ def recovery_claim(key: str, statement: str, method: str, recovered: Scores, bas
 
 
 def deep_recovery_claim(method: str, k: int, n_blocks: int, steps: int,
-                        pairs: dict[str, tuple[Scores, Scores]], task: str = OWN_TASK) -> dict[str, Any]:
+                        pairs: dict[str, tuple[Scores, Scores]], task: str = OWN_TASK) -> Claim:
     """With recovery, even k of n deleted come back to the teacher: for each architecture, {arch: (recovered,
     teacher)} per-input outcomes, each paired."""
     tests = [_reach_test(rec, base, f"{arch}: recovered - teacher") for arch, (rec, base) in pairs.items()]
@@ -162,7 +162,7 @@ def deep_recovery_claim(method: str, k: int, n_blocks: int, steps: int,
 
 
 def arch_gap_claim(method: str, k: int, plain: Scores, residual: Scores, cut_plain: float,
-                   cut_residual: float, task: str = OWN_TASK) -> dict[str, Any]:
+                   cut_residual: float, task: str = OWN_TASK) -> Claim:
     """After recovery at the same k the residual MLP no longer beats the plain one: an equivalence within SAME (two
     one-sided paired tests on the same held-out inputs)."""
     e = estimates.paired(_s(residual), _s(plain))
@@ -184,7 +184,7 @@ def arch_gap_claim(method: str, k: int, plain: Scores, residual: Scores, cut_pla
 
 def selection_claim(k: int, greedy: Scores, influence: Scores, rand: Scores, subject: str,
                     subsets: int, exact: bool = True, draw_accs: Optional[Sequence[float]] = None,
-                    task: str = OWN_TASK) -> dict[str, Any]:
+                    task: str = OWN_TASK) -> Claim:
     """Greedy search >= block-influence ranking (non-inferiority, margin AS_GOOD) and block influence > a random
     choice (random: the per-input share over every k-subset when `exact`, else over `subsets` draws whose
     accuracies `draw_accs` add their variance); held-out accuracy of each cut, paired on the same inputs."""
@@ -211,7 +211,7 @@ def selection_claim(k: int, greedy: Scores, influence: Scores, rand: Scores, sub
 
 
 def race_claim(steps: Sequence[int], ce: Sequence[Scores], kd: Sequence[Scores], base: Scores,
-               subject: str, task: str = OWN_TASK) -> dict[str, Any]:
+               subject: str, task: str = OWN_TASK) -> Claim:
     """KD reaches the teacher at least as fast as cross-entropy fine-tuning: at the first curve step where either
     is within NEAR_TEACHER of the teacher (the last step if neither gets there), KD's held-out accuracy is not below
     CE's by more than AS_FAST (paired on the same inputs)."""
@@ -308,7 +308,7 @@ def claims_of(cfg: DeleteConfig) -> list[Claim]:
 
 
 def table_claims_of_runs(results: dict[tuple[str, int, int], DeleteResult], seeds: Sequence[int],
-                         ks: Sequence[int]) -> list[dict[str, Any]]:
+                         ks: Sequence[int]) -> list[Claim]:
     """The claims of `python -m lab table delete`: runs keyed (arch, k, seed), KD recovery at each k; each seed's
     claims made on its own runs, then pooled over the seeds (lab.claims.pool)."""
     k = max(ks)
@@ -330,7 +330,7 @@ def table_claims_of_runs(results: dict[tuple[str, int, int], DeleteResult], seed
     return pool(per_seed, list(seeds)) if len(seeds) > 1 else per_seed[0]
 
 
-def table_claims(sweeps: Sequence[SweepResult]) -> list[dict[str, Any]]:
+def table_claims(sweeps: Sequence[SweepResult]) -> list[Claim]:
     """Claims over sweeps of several seeds (one seed: the sweep's own), pooled over the seeds."""
     per_seed = [sweep_claims(s) for s in sweeps]
     return pool(per_seed, [s.config.seed for s in sweeps]) if len(sweeps) > 1 else per_seed[0]

@@ -9,21 +9,24 @@ from typing import Any
 from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
 from lab.claims import Claim, claim_line
+from lab.core import recipes
 from lab.experiment import Pool
 from lab.experiments.delete import claims as delete_claims
 from lab.experiments.delete import experiment as delete
 from lab.experiments.delete.experiment import DeleteConfig, RaceConfig, ShallowConfig, SweepConfig
 from lab.runtime.progress import text_progress
 
+_DEFAULT = DeleteConfig()
+TEACHER = recipes.model(recipes.mlp_name(_DEFAULT.arch, _DEFAULT.blocks))  # both architectures share its shape
 CONTROLS = controls(DeleteConfig, names=("arch", "task", "k", "select", "recovery", "steps", "seed"))
 DEFAULTS = defaults(CONTROLS)
 PRESETS = (
     preset(DEFAULTS, "plain1", "Plain, 1 deleted, no recovery",
            "Delete one block of a plain net, no recovery. Pin it, then switch the architecture to residual.",
            arch="plain", k=1, recovery="none"),
-    preset(DEFAULTS, "res4", "Residual, 4 deleted, no recovery", "Four of seven blocks gone, no recovery: step k "
-           "from 1 to 6 and compare the curve with the plain net's in the sweep below.", arch="residual", k=4,
-           recovery="none"),
+    preset(DEFAULTS, "res4", "Residual, 4 deleted, no recovery",
+           f"Four of {TEACHER.blocks} blocks gone, no recovery: step k from 1 to {TEACHER.blocks - 1} and compare the "
+           "curve with the plain net's in the sweep below.", arch="residual", k=4, recovery="none"),
     preset(DEFAULTS, "kd6", "Plain, 6 deleted, distil", "Six blocks cut from the plain net, then 500 steps "
            "of distillation: how close does it come to its teacher?", arch="plain", k=6,
            recovery="kd", steps=500),
@@ -72,7 +75,7 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
     """arch x k x recovery: held-out accuracy before and after KD, and the claims over seeds."""
     ks = TABLE_KS
     seeds = list(range(args.seeds))
-    print(f"Deleting blocks of an 8x128 MLP (greedy on the probe set); held-out accuracy, mean of {len(seeds)} "
+    print(f"Deleting blocks of a {TEACHER.size} MLP (greedy on the probe set); held-out accuracy, mean of {len(seeds)} "
           f"seed(s); KD = {args.steps} distillation steps")
     head = " ".join(f"{f'k={k} none':>10} {f'k={k} kd':>8}" for k in ks)
     print(f"{'arch':<9} {'teacher':>8} {head}")
@@ -98,7 +101,7 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
 DESCRIPTOR = Descriptor(
     name="delete", order=10, title="Delete layers", icon=":material/content_cut:",
     summary="Remove k hidden layers from a trained MLP, plain or residual, and recover by fine-tuning or distillation.",
-    about="""remove k hidden blocks from a trained MLP of 7 blocks, plain or residual.
+    about=f"""remove k hidden blocks from a trained MLP of {TEACHER.blocks} blocks, plain or residual.
   Which layers can go, chosen greedily, exhaustively, evenly, by how little they change their input, or at random?
   What does one deletion do to a plain network, and to a residual one? How much does distillation from the uncut
   network bring back?""",

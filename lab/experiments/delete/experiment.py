@@ -388,11 +388,16 @@ class StudentResult:
     n_test: int
 
 
+def student_blocks(n_blocks: int) -> tuple[int, ...]:
+    """The teacher blocks a DistilBERT-style student starts from: every other one (0, 2, 4, 6 of 7)."""
+    return tuple(range(0, n_blocks, 2))
+
+
 @entry("delete-student", result=StudentResult)
 def student_init(cfg: DeleteConfig, progress: Progress) -> StudentResult:
     """DistilBERT-style student (every other teacher block, then KD) against the same shape from scratch."""
     t = trained(cfg.spec, span(progress, 0.0, 0.4))
-    keep = tuple(range(0, t.model.n_blocks, 2))  # every other teacher block: 0, 2, 4, 6
+    keep = student_blocks(t.model.n_blocks)
     dropped = [i for i in range(t.model.n_blocks) if i not in keep]
     rc = replace(cfg.recovery_cfg, method="kd")
     inherited = _cut_and_recover(t, dropped, rc, span(progress, 0.4, 0.7))

@@ -55,7 +55,7 @@ def seed_gap(r: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     return o.max(0), o[c["best"]]
 
 
-def claim_orders_alike(r: dict[str, Any]) -> dict[str, Any]:
+def claim_orders_alike(r: dict[str, Any]) -> Claim:
     """Models trained alone in the M orders score about the same: the best and the worst within ALIKE, paired on the
     same held-out inputs (an equivalence: it holds only when the spread is clearly below the margin)."""
     acc, n = r["fixed_acc"], r["n_test"]
@@ -71,7 +71,7 @@ def claim_orders_alike(r: dict[str, Any]) -> dict[str, Any]:
                  "held-out inputs")
 
 
-def claim_inputs_prefer(r: dict[str, Any]) -> dict[str, Any]:
+def claim_inputs_prefer(r: dict[str, Any]) -> Claim:
     """Single inputs prefer different orders: the oracle over the orders trained alone beats the best fixed order
     (chosen on the probe split) by at least GAP_MIN, and that oracle gap exceeds the seed gap: the same oracle over
     M models of the trained order that differ only in their seed (training noise alone opens a gap too). Both gaps
@@ -103,7 +103,7 @@ def claim_inputs_prefer(r: dict[str, Any]) -> dict[str, Any]:
                  "inputs")
 
 
-def claim_router_closes_gap(r: dict[str, Any]) -> dict[str, Any]:
+def claim_router_closes_gap(r: dict[str, Any]) -> Claim:
     """The predictor closes part of the shared weights' oracle gap: IOT above the same weights' best single order,
     paired on the held-out inputs."""
     n = r["n_test"]
@@ -125,7 +125,7 @@ def claim_router_closes_gap(r: dict[str, Any]) -> dict[str, Any]:
                  f"(oracle {pct(r['oracle_acc'])})")
 
 
-def claim_iot_beats_baselines(r: dict[str, Any]) -> dict[str, Any]:
+def claim_iot_beats_baselines(r: dict[str, Any]) -> Claim:
     """IOT beats the better of the sequential model and the best fixed order (the paper's headline), paired."""
     n = r["n_test"]
     seq_better = r["sequential_acc"] >= r["best_fixed_acc"]
@@ -141,7 +141,7 @@ def claim_iot_beats_baselines(r: dict[str, Any]) -> dict[str, Any]:
                  f"{pct(r['best_fixed_acc'])}: {pts(est.value)} on {n} held-out inputs")
 
 
-def claim_agreement(r: dict[str, Any]) -> dict[str, Any]:
+def claim_agreement(r: dict[str, Any]) -> Claim:
     """The predictor picks the input's best order more often than always picking the most common best order, paired
     on the held-out inputs."""
     n = r["n_test"]
@@ -164,7 +164,7 @@ def first_epoch_at(curve: list[float], level: float) -> Optional[int]:
     return next((i + 1 for i, v in enumerate(curve) if v >= level), None)
 
 
-def claim_collapse(r: dict[str, Any], twin: dict[str, Any]) -> dict[str, Any]:
+def claim_collapse(r: dict[str, Any], twin: dict[str, Any]) -> Claim:
     """Without the exploration loss the choice collapses onto one order, and with it it does not: the share of the
     held-out inputs that choose the most chosen order after the last epoch, off (binomial, against COLLAPSE) and off
     against on (paired on the same inputs)."""

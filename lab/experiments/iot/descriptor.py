@@ -142,5 +142,6 @@ DESCRIPTOR = Descriptor(
         Axis("ms", "sweep M over these values instead (e.g. --ms 1 2 4 8): accuracy of every method against M, for "
              "--model (default residual) and --space", int, None, nargs="+"),
         Axis("space", "order space of the sweep (--ms)", str, _D.space, choices=iot.SPACES),
-        Axis("json", "print the result as one JSON object (the sweep, with --ms, as a list under result)", bool, False)), table),
+        Axis("json", "print the result as one JSON object (the sweep, with --ms, as a list under result)", bool,
+             False)), table),
 )

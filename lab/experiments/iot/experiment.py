@@ -44,6 +44,7 @@ from lab.runtime.progress import Progress, silent, span
 from lab.runtime.store import Store, resolve, use_store
 
 MODELS = ("residual", "vit-sequential")  # names of lab/core/recipes.MODELS: the Delete and Shuffle pages' models
+_MLP, _VIT = (recipes.model(m) for m in MODELS)  # for the help
 SPACES = routing.SPACES
 SPACE_LABELS = {"blocks": "block orders", "shared": "one sub-layer order for every block (the paper's; ViT, M = 2)",
                 "sublayers": "a sub-layer order per block (the lab's extension; ViT)"}
@@ -66,9 +67,9 @@ def _check_space(model: str, space: str, m: Optional[int] = None) -> None:
 class IOTConfig:
     """One IOT run: candidate orders of a model, the training's loss weights, the seed."""
 
-    model: str = param("residual", "The network: the Delete page's residual MLP (synthetic task, seconds) or the "
-                       "digits ViT trained in order (8x8 digits, minutes).", label="Model", choices=MODELS,
-                       labels=recipes.labels(MODELS))
+    model: str = param("residual", f"The network: the Delete page's {_MLP.title} ({_MLP.data_words}, seconds) "
+                       f"or the Shuffle page's {_VIT.title} trained in order ({_VIT.data_words}, minutes).",
+                       label="Model", choices=MODELS, labels=recipes.labels(MODELS))
     space: str = param("blocks", "Which orders: permutations of the blocks; or (ViT only) one sub-layer order shared "
                        "by every block, the paper's space (attention first or MLP first everywhere: 2 orders); or "
                        "attention-first or MLP-first chosen for each block on its own (2^D orders, the lab's "

@@ -68,7 +68,7 @@ def _p_of(prof: Any) -> float:
     return prof.config.p
 
 
-def half_depth_claim(prof5: Any, prof0: Any, seeds: str = "") -> dict[str, Any]:
+def half_depth_claim(prof5: Any, prof0: Any, seeds: str = "") -> Claim:
     """p = 0.5 against p = 0, every other block kept (r = N/2), paired over the held-out inputs."""
     nb = prof0.n_blocks
     keep = nb // 2
@@ -84,7 +84,7 @@ def half_depth_claim(prof5: Any, prof0: Any, seeds: str = "") -> dict[str, Any]:
         f"{100 * est.se:.2f} pts).")
 
 
-def p_star_claim(by_p: dict[float, Any], keep: int, seeds: str = "") -> dict[str, Any]:
+def p_star_claim(by_p: dict[float, Any], keep: int, seeds: str = "") -> Claim:
     """The best trained rate near p* = 1 - r/N against the best rate farther from it (every other pruning),
     paired: an argmax claim decided only when the two argmaxes are separated."""
     nb, n = next(iter(by_p.values())).n_blocks, next(iter(by_p.values())).n_test
@@ -116,7 +116,7 @@ def p_star_claim(by_p: dict[float, Any], keep: int, seeds: str = "") -> dict[str
         subject=f"keep {keep} of {nb}")
 
 
-def contiguous_claim(prof: Any) -> dict[str, Any]:
+def contiguous_claim(prof: Any) -> Claim:
     """Every other block kept against removing the first or the last half, on the p = 0.5 model (paired)."""
     n, nb = prof.n_test, prof.n_blocks
     r = nb // 2
@@ -142,7 +142,7 @@ def _singles(prof: Any) -> tuple[list[list[int]], list[np.ndarray]]:
     return row["subsets"], [E.as_scores(o) for o in row["subset_outcomes"]]
 
 
-def one_block_claim(prof: Any) -> dict[str, Any]:
+def one_block_claim(prof: Any) -> Claim:
     """Veit et al.: one block of an ordinary residual net can go. The mean over every single deletion (exact) keeps
     at least 90 % of the above-chance accuracy: cut - 0.9 base >= 0.1 chance, paired."""
     n, nb, base, chance = prof.n_test, prof.n_blocks, prof.base_acc, prof.chance
@@ -166,7 +166,7 @@ def one_block_claim(prof: Any) -> dict[str, Any]:
         f"{pts(-allowed)}, chance {pct(chance)}).", subject="trained at p = 0")
 
 
-def first_block_claim(prof: Any) -> dict[str, Any]:
+def first_block_claim(prof: Any) -> Claim:
     """Blocks are not interchangeable: removing block 0 against the mean over removing each other block (exact;
     block 0 is not in its own comparator), paired."""
     n, nb = prof.n_test, prof.n_blocks
@@ -254,7 +254,7 @@ def table_claims(t: dict[str, Any], pool: Pool = serial) -> list[Claim]:
 
 
 def beats_scratch_claim(pruned: Any, scratch_scores: Any, keep: int, nb: int, p: float,
-                        seeds: str = "", src: str = SOURCE) -> dict[str, Any]:
+                        seeds: str = "", src: str = SOURCE) -> Claim:
     """The pruned LayerDrop model against a depth-r model trained from scratch: per-input outcomes on the same
     held-out inputs, paired (`src`: `source` of the pruned model's profile)."""
     a, b = E.as_scores(pruned), E.as_scores(scratch_scores)
@@ -272,7 +272,7 @@ def beats_scratch_claim(pruned: Any, scratch_scores: Any, keep: int, nb: int, p:
 
 
 def distillation_claim(pruned: Any, distilled_scores: Any, keep: int, nb: int, p: float,
-                       seeds: str = "", src: str = SOURCE) -> dict[str, Any]:
+                       seeds: str = "", src: str = SOURCE) -> Claim:
     """The pruned LayerDrop model against depth r distilled from the full ordinary model: non-inferiority with a
     margin of SIMILAR (distillation ahead by at most 2 points), paired (`src`: `source` of the pruned model's
     profile)."""

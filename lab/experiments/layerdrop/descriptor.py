@@ -18,8 +18,8 @@ from lab.runtime.progress import text_progress
 CONTROLS = controls(LayerDropConfig, names=("model", "task", "p", "keep", "strategy", "recovery", "seed"))
 DEFAULTS = defaults(CONTROLS)
 PRESETS = (
-    preset(DEFAULTS, "half", "Half depth, ordinary model", "p = 0 pruned to 4 of 8 blocks by every other: "
-           "pin it, then set p = 0.5 and compare.", keep=4, strategy="every-other", p=0.0),
+    preset(DEFAULTS, "half", "Half depth, ordinary model", f"p = 0 pruned to 4 of {layerdrop.n_blocks('residual')} "
+           "blocks by every other: pin it, then set p = 0.5 and compare.", keep=4, strategy="every-other", p=0.0),
     preset(DEFAULTS, "quarter", "Quarter depth, p = 0.7", "The rule says p* = 0.75 for a quarter of the "
            "blocks: is the largest p trained here the best one?", keep=2, p=0.7, strategy="every-other"),
     preset(DEFAULTS, "first", "Contiguous cuts", "The first 4 blocks removed: then switch to last and every "

@@ -24,7 +24,7 @@ from typing import Any, Optional
 import torch
 
 from lab import estimates as E
-from lab.core import streams
+from lab.core import recipes, streams
 from lab.core.data import Dataset
 from lab.core.models import RoutedModel, accuracy, correct
 from lab.core.recipes import (
@@ -43,7 +43,8 @@ from lab.ops.recover import RecoveryConfig, recover
 from lab.runtime.progress import Progress, silent, span
 
 MODELS = LAYERDROP_MODELS
-MODEL_LABELS = {"residual": "residual MLP", "vit": "ViT"}
+ENTRIES = {m: recipes.model(recipes.layerdrop_name(m, 0.0)) for m in MODELS}  # the ordinary (p = 0) models
+MODEL_LABELS = {m: e.kind for m, e in ENTRIES.items()}
 STRATEGIES = ("every-other", "greedy", "influence", "first", "last", "random")  # of selection.METHODS
 P_MAX = 0.7  # beyond this the expected training depth N(1 - p) is under a third of the model
 P_GRID = (0.0, 0.2, 0.5)  # the reference rates of the table and of the page's first figure
@@ -203,12 +204,14 @@ def compare(cfg: CompareConfig, progress: Progress = silent) -> list[LayerDropPr
 class LayerDropConfig:
     """One question: train at p, prune to `keep` blocks by `strategy`, optionally recover by KD."""
 
-    model: str = param("residual", "The network trained with LayerDrop: a residual MLP (synthetic task, seconds) or "
-                       "a small ViT (8x8 digits, about a minute).", label="Model", choices=MODELS,
+    model: str = param("residual", f"The network trained with LayerDrop: the {ENTRIES['residual'].title} "
+                       f"({ENTRIES['residual'].data_words}, seconds) or the {ENTRIES['vit'].title} "
+                       f"({ENTRIES['vit'].data_words}, about a minute).", label="Model", choices=MODELS,
                        labels=MODEL_LABELS)
     p: float = param(0.5, "LayerDrop rate: each block is skipped with this probability at every training step.",
                      label="LayerDrop rate p", lo=0.0, hi=P_MAX)
-    keep: int = param(4, "Blocks kept after pruning, r of N.", label="Blocks kept", lo=1, hi=8)
+    keep: int = param(4, "Blocks kept after pruning, r of N.", label="Blocks kept", lo=1,
+                      hi=max(e.blocks for e in ENTRIES.values()))
     strategy: str = param("every-other", "Which blocks to keep: every other (the paper's rule), greedy or lowest "
                           "influence (scored on a probe split), the first or last blocks removed, or random.",
                           label="Pruning strategy", choices=STRATEGIES, labels=selection.LABELS)

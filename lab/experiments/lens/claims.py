@@ -23,7 +23,7 @@ P_BAR = 0.05  # and a random ranking of the blocks does as well at most this oft
 
 
 def _rank_claim(key: str, statement: str, source: str, chk: dict[str, Any], what: str, items: str,
-                subject: Optional[str]) -> dict[str, Any]:
+                subject: Optional[str]) -> Claim:
     rho, se, p, n = chk["rho"], chk["se"], chk["p"], chk["n"]
     if math.isnan(rho) or math.isnan(se):
         est = E.exact(0.0, "no ranking: every item ties")

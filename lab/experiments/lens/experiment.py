@@ -25,7 +25,7 @@ import torch
 from lab.core import metrics, recipes, routes, streams
 from lab.core.models import RoutedModel
 from lab.core.models.base import logits_of
-from lab.core.recipes import ModelSeed, layerdrop_blocks
+from lab.core.recipes import ModelSeed
 from lab.core.routes import without
 from lab.core.zoo import trained
 from lab.experiment import Pool, check, entry, param, seed_param, serial, task_param
@@ -177,19 +177,23 @@ def profile(cfg: ModelSeed, progress: Progress) -> LensProfile:
 
 
 # -- after a change ---------------------------------------------------------------------------------------------
+_MLP, _VIT, _LAYERDROP = (recipes.model(m) for m in ("residual", "vit-sequential", "layerdrop"))  # for the help
+
+
 @dataclass(frozen=True)
 class LensConfig:
     """The layer lens of one frozen model, intact and after a change of route."""
 
     model: str = param("vit-sequential", "The frozen trained model, shared with the other pages: the Delete page's "
-                       "residual or plain MLP (synthetic 20-class task, 7 blocks), the Shuffle page's 6-block ViT on "
-                       "8x8 digits trained in order or with LayerShuffle, or the LayerDrop page's residual MLP "
-                       "(8 blocks, p = 0.5).", label="Model", choices=MODELS, labels=recipes.labels(MODELS))
+                       f"residual or plain MLP ({_MLP.data_words}, {_MLP.blocks} blocks), the Shuffle page's "
+                       f"{_VIT.title} on {_VIT.data_words} trained in order or with LayerShuffle, or the LayerDrop "
+                       f"page's residual MLP ({_LAYERDROP.blocks} blocks, {_LAYERDROP.recipe_label}).", label="Model",
+                       choices=MODELS, labels=recipes.labels(MODELS))
     route_op: str = param("none", "A change of route whose lens is drawn beside the intact model's: none, block b "
                           "deleted, blocks b and b+1 swapped, or a random order (fixed by the seed).",
                           label="After a change", choices=ROUTE_OPS, labels=ROUTE_OP_LABELS)
     block: int = param(2, "Block b of delete and swap, numbered from 0.", label="Block b", lo=0,
-                       hi=layerdrop_blocks("residual") - 1)
+                       hi=max(recipes.model(m).blocks for m in MODELS) - 1)
     seed: int = seed_param("Fixes the trained model (the same seeds as the other pages) and the random order.")
     task: Optional[str] = task_param()
 

@@ -9,7 +9,7 @@ per-input scores first. A claim is left out while a row it needs is missing (the
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Optional
 
 import numpy as np
 
@@ -59,7 +59,7 @@ def _noise(est: E.Estimate) -> str:
     return C.noise_words(est.se, Z, est.se_kind)
 
 
-def robust(rows: Rows) -> Optional[dict[str, Any]]:
+def robust(rows: Rows) -> Optional[Claim]:
     if not {"sequential", "layerdrop", "shuffle"} <= set(rows):
         return None
     seq = _loss(rows["sequential"], "delete")
@@ -80,7 +80,7 @@ def robust(rows: Rows) -> Optional[dict[str, Any]]:
         f"Deleting one block costs the sequential model {_cost(seq.mean())} on average; " + "; ".join(parts) + ".")
 
 
-def u_shape(rows: Rows) -> Optional[dict[str, Any]]:
+def u_shape(rows: Rows) -> Optional[Claim]:
     row = rows.get("sequential")
     if row is None or "delete_each" not in row.per_input or row.n_blocks < 3:
         return None
@@ -114,7 +114,7 @@ def _above_bar(r2: float, se: float) -> float:
     return 0.0 if gap == 0 else math.copysign(math.inf, gap)
 
 
-def linear(rows: Rows) -> Optional[dict[str, Any]]:
+def linear(rows: Rows) -> Optional[Claim]:
     present = [r for r in rows if rows[r].linear_r2]
     if not present:
         return None
@@ -146,7 +146,7 @@ def linear(rows: Rows) -> Optional[dict[str, Any]]:
         f"{rows[r].label}'s block {b}, R^2 {value:.4f} (se {se:.4f}).")
 
 
-def attention(rows: Rows) -> Optional[dict[str, Any]]:
+def attention(rows: Rows) -> Optional[Claim]:
     present = [r for r in rows if "no_attn" in rows[r].per_input]
     if not present:
         return None
@@ -169,7 +169,7 @@ def attention(rows: Rows) -> Optional[dict[str, Any]]:
         f"MLP sub-layer ({pts(est.value)}). Per recipe: {per}.")
 
 
-def early_exit(rows: Rows) -> Optional[dict[str, Any]]:
+def early_exit(rows: Rows) -> Optional[Claim]:
     if not {"sequential", "early-exit"} <= set(rows):
         return None
     ee, seq = rows["early-exit"], rows["sequential"]
@@ -194,7 +194,7 @@ def early_exit(rows: Rows) -> Optional[dict[str, Any]]:
         f"{pct(ee.base_acc)}).")
 
 
-def looped(rows: Rows) -> Optional[dict[str, Any]]:
+def looped(rows: Rows) -> Optional[Claim]:
     if not {"sequential", "looped"} <= set(rows):
         return None
     lo, seq = rows["looped"], rows["sequential"]
@@ -215,7 +215,7 @@ def looped(rows: Rows) -> Optional[dict[str, Any]]:
         f"{100 * est.se:.1f}) with half the distinct weights in its blocks.")
 
 
-def ln_scale(rows: Rows) -> Optional[dict[str, Any]]:
+def ln_scale(rows: Rows) -> Optional[Claim]:
     if not {"sequential", "ln-scale"} <= set(rows):
         return None
     ln, seq = rows["ln-scale"], rows["sequential"]
@@ -237,7 +237,7 @@ def ln_scale(rows: Rows) -> Optional[dict[str, Any]]:
         f"(difference {pts(est.value)}, se {100 * est.se:.1f}).")
 
 
-def influence(rows: Rows) -> Optional[dict[str, Any]]:
+def influence(rows: Rows) -> Optional[Claim]:
     present = [r for r in rows if "influence" in rows[r].per_input]
     if not present:
         return None

@@ -27,6 +27,7 @@ from typing import Any, Optional
 import torch
 
 from lab import estimates as E
+from lab.core import recipes
 from lab.core import routes as R
 from lab.core.models import ViT
 from lab.core.recipes import (
@@ -35,6 +36,7 @@ from lab.core.recipes import (
     MATRIX_RECIPE_LABELS,
     MATRIX_RECIPES,
     matrix_label,
+    matrix_name,
     matrix_recipes,
     matrix_route,
     matrix_spec,
@@ -49,6 +51,7 @@ from lab.runtime.progress import Progress, span
 
 RECIPES = MATRIX_RECIPES
 RECIPE_LABELS = MATRIX_RECIPE_LABELS
+_VIT, _MLP = (recipes.model(matrix_name("sequential", m)) for m in ("vit", "mlp"))  # for the help
 OPS = ("delete", "last_quarter", "healed", "influence", "swap", "random", "no_attn", "no_mlp", "linear", "exit")
 OP_LABELS = {"delete": "delete one block", "last_quarter": "delete the last quarter",
              "healed": "last quarter, then head + last block fine-tuned",
@@ -64,7 +67,8 @@ PROFILE_AXIS = {"delete": "block", "last_quarter": "slot deleted", "healed": "fi
                 "random": "order", "no_attn": "block", "no_mlp": "block", "linear": "block", "exit": "exit after"}
 OP_HELP = {
     "delete": "every run of one block skipped; the mean over the blocks",
-    "last_quarter": "the last quarter of the route's runs skipped (6 runs: the last 2)",
+    "last_quarter": f"the last quarter of the route's runs skipped ({_VIT.runs} runs: the last "
+                    f"{S.quarter(_VIT.runs)})",
     "healed": "the last quarter deleted, then only the head and the last remaining block fine-tuned on the training "
               f"split (cross-entropy, {FT_STEPS} steps of {FT_BATCH}; Lu et al. 2024's baseline)",
     "influence": "as many runs skipped as the last quarter, those of lowest block influence (1 - cos) on the probe "
@@ -79,9 +83,9 @@ OP_HELP = {
 }
 MODELS = MATRIX_MODELS
 MODEL_LABELS = MATRIX_MODEL_LABELS
-MODEL_HELP = ("The model trained by every recipe: the Shuffle page's 6-block ViT on 8x8 digits (every recipe and "
-              "operation), or LayerDrop's 8-block residual MLP on the synthetic task (no LayerNorm and no sub-layers: "
-              "the LayerNorm-scaling row and the two sub-layer columns do not apply).")
+MODEL_HELP = (f"The model trained by every recipe: the Shuffle page's {_VIT.title} on {_VIT.data_words} (every "
+              f"recipe and operation), or LayerDrop's {_MLP.title} on the {_MLP.data_words} (no LayerNorm and no "
+              "sub-layers: the LayerNorm-scaling row and the two sub-layer columns do not apply).")
 ORDERS = 20  # random orders per row (the Shuffle page's "mean over orders")
 
 

@@ -65,7 +65,7 @@ def _over_windows(prof: Any, op: str, sp: int, kk: int = LOOPS, reduce: str = "m
     return np.mean([_o(prof, row_key(op, w[0], red, "keep", kk, sp)) for w in windows(n, "keep", sp)], axis=0)
 
 
-def _pooled(per_seed: Sequence[list[dict[str, Any]]], profs: Sequence[Any]) -> list[dict[str, Any]]:
+def _pooled(per_seed: Sequence[list[dict[str, Any]]], profs: Sequence[Any]) -> list[Claim]:
     """One seed's claims as they are; several seeds' pooled (each test's estimate over the seeds' spread)."""
     if len(per_seed) == 1:
         return list(per_seed[0])
@@ -78,7 +78,7 @@ def model_claims(profs: Sequence[Any]) -> list[Claim]:
     return _pooled([_model_claims(p) + _sweep_claims(p) for p in profs], profs)
 
 
-def _model_claims(p: Any) -> list[dict[str, Any]]:
+def _model_claims(p: Any) -> list[Claim]:
     mo, n = p.model, p.n_blocks
     who = recipes.model(mo).label
     base = _base(p)
@@ -171,7 +171,7 @@ def _model_claims(p: Any) -> list[dict[str, Any]]:
     return out
 
 
-def sweep_claims(profs: Sequence[Any]) -> list[dict[str, Any]]:
+def sweep_claims(profs: Sequence[Any]) -> list[Claim]:
     """Sun et al.'s claims over the span sweep of one model (one profile per seed, pooled; ends kept, parallel by
     mean)."""
     return _pooled([_sweep_claims(p) for p in profs], profs)
@@ -209,7 +209,7 @@ def loops_test(prof: Any, lo: int, hi: int) -> tuple[dict[str, Any], int, int, i
     return loops_decision(rows[lo], rows[hi], hi)
 
 
-def _sweep_claims(p: Any) -> list[dict[str, Any]]:
+def _sweep_claims(p: Any) -> list[Claim]:
     mo = p.model
     who = recipes.model(mo).label
     sw = span_sweep(p)
@@ -305,7 +305,7 @@ def vit_data(prof: Any) -> str:
     return task_words(config_task(prof.config), None, "8x8 digits")
 
 
-def _shuffle_claim(seq: Any, shu: Any) -> dict[str, Any]:
+def _shuffle_claim(seq: Any, shu: Any) -> Claim:
     a, b = _shares(seq), _shares(shu)
     names = list(a)
     w = 1.0 / len(names)
@@ -337,7 +337,7 @@ def _shuffle_claim(seq: Any, shu: Any) -> dict[str, Any]:
         f"LayerShuffle {pct(base_b)}.", "ViT")
 
 
-def shuffle_claim(seqs: Sequence[Any], shus: Sequence[Any]) -> dict[str, Any]:
+def shuffle_claim(seqs: Sequence[Any], shus: Sequence[Any]) -> Claim:
     """LayerShuffle against sequential training (profiles of both ViTs, one per seed, pooled over seeds): the share
     of its trained accuracy each keeps, operation by operation."""
     return _pooled([[_shuffle_claim(a, b)] for a, b in zip(seqs, shus, strict=True)], seqs)[0]

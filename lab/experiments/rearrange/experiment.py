@@ -35,7 +35,7 @@ from lab import estimates
 from lab.core import metrics, recipes, routes
 from lab.core.models import RoutedModel, accuracy
 from lab.core.models.base import REDUCES, Parallel, StepLike, block_runs
-from lab.core.recipes import MLP_BLOCKS, ModelSeed
+from lab.core.recipes import ModelSeed
 from lab.core.routes import (
     BLOCK_OPS,
     ENDS,
@@ -60,6 +60,8 @@ from lab.ops import selection
 from lab.runtime.progress import Progress, silent, span
 
 MODELS = ("residual", "vit-sequential", "vit-shuffle")  # a subset of lab.core.recipes.MODELS
+_MLP, _VIT = recipes.model("residual"), recipes.model("vit-sequential")  # for the help
+MAX_BLOCKS = max(recipes.model(m).blocks for m in MODELS)
 OPS = tuple(routes.OPS)  # every operation of the registry, in its order (the profile's rows follow it)
 RANDOM_DRAWS = 20  # random orders of the middle; the accuracy is their mean
 SIM_INPUTS = 1000  # held-out inputs of the similarity maps (the digits have 397, the synthetic task 4,000)
@@ -189,13 +191,13 @@ def profile(cfg: ModelSeed, progress: Progress) -> RearrangeProfile:
 class RearrangeConfig:
     """One operation on one frozen trained model."""
 
-    model: str = param("vit-sequential", "The frozen trained model: the Delete page's residual MLP (synthetic task, "
-                       "7 blocks) or the Shuffle page's 6-block ViT on 8x8 digits, trained in order or with "
-                       "LayerShuffle (a random block order at every step).", label="Model", choices=MODELS,
-                       labels=recipes.labels(MODELS))
+    model: str = param("vit-sequential", "The frozen trained model: the Delete page's residual MLP "
+                       f"({_MLP.data_words}, {_MLP.blocks} blocks) or the Shuffle page's {_VIT.title} on "
+                       f"{_VIT.data_words}, trained in order or with LayerShuffle (a random block order at every "
+                       "step).", label="Model", choices=MODELS, labels=recipes.labels(MODELS))
     op: str = param("skip", "What to do to the middle blocks.", label="Operation", choices=OPS, labels=op_labels(OPS))
     block: int = param(2, "Block b of skip, swap (b and b+1) and repeat, in the original numbering from 0.",
-                       label="Block b", lo=0, hi=MLP_BLOCKS - 1)
+                       label="Block b", lo=0, hi=MAX_BLOCKS - 1)
     reduce: str = param("mean", "How a parallel group combines its blocks' updates: their mean (the papers') or "
                         "their sum (what the blocks would add if each did not depend on the others).",
                         label="Parallel: combine updates by", choices=REDUCES)
@@ -204,7 +206,7 @@ class RearrangeConfig:
                        label="Loops K", lo=1, hi=MAX_LOOPS)
     span: int = param(0, "How many consecutive blocks, from block b, skip, reverse, repeat, parallel and parallel-loop "
                       "act on (Sun et al.'s span [start, end)); 0: their usual extent (skip: block b alone; the "
-                      "others: the whole middle).", label="Span", lo=0, hi=MLP_BLOCKS)
+                      "others: the whole middle).", label="Span", lo=0, hi=MAX_BLOCKS)
     ends: str = param("keep", "keep: the first and last blocks stay in place (the papers' setting); include: the "
                       "operation acts on every block (a control).", label="First and last blocks", choices=ENDS,
                       labels=ENDS_LABELS)

@@ -73,7 +73,7 @@ def _threshold(r: Any, share: float) -> float:
     return r.chance + share * (r.base_acc - r.chance)
 
 
-def _plain_claims(r: Any) -> list[dict[str, Any]]:
+def _plain_claims(r: Any) -> list[Claim]:
     """The paper's fully-connected-net claims, on the plain MLP's map."""
     n, layers, base, chance = r.n_test, r.layers, r.base_acc, r.chance
     t0, rr = column(r, "t=0"), column(r, RERAND)
@@ -170,7 +170,7 @@ def rho_bootstrap(dist: list[float], damage_rows: np.ndarray, draws: int, seed: 
     return float(np.std(vals, ddof=1)) if len(vals) > 1 else 0.0
 
 
-def _moved_least_claim(r: Any) -> dict[str, Any]:
+def _moved_least_claim(r: Any) -> Claim:
     """Spearman's rho of distance from init and damage at t = 0 above 0: its error the larger of the spread of rho
     over unrelated rankings (1/sqrt(L - 1), exact under no ties) and its bootstrap over the inputs."""
     n, dist = r.n_test, r.distance["rel2"]
@@ -217,7 +217,7 @@ def _compare(a: np.ndarray, b: np.ndarray) -> E.Estimate:
     return E.independent(E.accuracy(a), E.accuracy(b))
 
 
-def residual_claim(plain: Any, res: Any) -> dict[str, Any]:
+def residual_claim(plain: Any, res: Any) -> Claim:
     """Residual blocks keep more accuracy than plain ones, re-initialised (t = 0) and re-randomised alike: the mean
     over every hidden block and both changes, per input, paired."""
     def blocks(r: Any) -> np.ndarray:
@@ -308,7 +308,7 @@ def shares_gap(accs: np.ndarray, chance: float) -> np.ndarray:
     return np.prod(share[1:], axis=0) - share[0]
 
 
-def group_claim(g: dict[str, Any], model_name: str) -> dict[str, Any]:
+def group_claim(g: dict[str, Any], model_name: str) -> Claim:
     """Jointly fragile: the group keeps less of the above-chance accuracy than the product of its layers' kept
     shares (the independence null: each change removing its share of what the others left), paired bootstrap."""
     n, k, chance = g["n_test"], len(g["layers"]), g["chance"]
@@ -352,7 +352,7 @@ def top_share(accs: np.ndarray, chance: float) -> np.ndarray:
     return np.mean((accs[1:] - chance) / np.maximum(accs[0] - chance, 1e-9), axis=0)
 
 
-def width_claim(w: dict[str, Any]) -> dict[str, Any]:
+def width_claim(w: dict[str, Any]) -> Claim:
     """Wider nets have more robust top layers: the mean share of above-chance accuracy the top layers keep at t = 0,
     widest against narrowest (the same held-out inputs: paired bootstrap over them)."""
     n, chance, top = w["n_test"], w["chance"], top_layers(w["layers"])

@@ -27,17 +27,17 @@ from typing import Any, Optional
 import torch
 
 from lab import estimates as E
-from lab.core import metrics, streams
+from lab.core import metrics, recipes, streams
 from lab.core.models import RoutedModel, correct, per_class_accuracy
-from lab.core.recipes import labels, on_task, reinit_spec, task_or_own
+from lab.core.recipes import REINIT_MODELS, on_task, reinit_name, reinit_spec, task_or_own
 from lab.core.zoo import BUILDERS, ModelSpec, Trained, build, effective, trained
 from lab.experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial, task_param
 from lab.ops import surgery
 from lab.ops.recover import RECOVERIES, RecoveryConfig, recover
 from lab.runtime.progress import Progress, silent, span
 
-MODELS = ("plain", "residual", "vit")
-MODEL_NAMES = {**labels(("plain", "residual")), "vit": "ViT"}  # the MLPs are registry models (lab/core/recipes)
+MODELS = REINIT_MODELS
+MODEL_NAMES = {m: recipes.model(reinit_name(m)).kind for m in MODELS}  # lab/core/recipes.py: reinit_name
 OPS = ("reinit", "rerand")
 OP_LABELS = {"reinit": "re-initialise to a checkpoint", "rerand": "re-randomise"}
 RECOVERY_LABELS = {"none": "none", "ce": "fine-tune (cross-entropy)", "kd": "distil from the trained model (KD)"}

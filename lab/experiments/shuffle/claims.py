@@ -97,7 +97,7 @@ def _of_scores(scores: np.ndarray, draws: Optional[Sequence[float]]) -> E.Estima
                       est.how + f", plus the variance of {len(draws)} random draws")
 
 
-def claim_falls_to_chance(seq: dict[str, Any], task: str = OWN_TASK) -> dict[str, Any]:
+def claim_falls_to_chance(seq: dict[str, Any], task: str = OWN_TASK) -> Claim:
     """A sequential model run in other orders falls to near chance: its mean over orders is within NEAR_CHANCE of
     chance."""
     o, n = orders_scores(seq), seq["n_test"]
@@ -116,7 +116,7 @@ def claim_falls_to_chance(seq: dict[str, Any], task: str = OWN_TASK) -> dict[str
                  subject="sequential")
 
 
-def claim_any_order(shu: dict[str, Any], label: str, task: str = OWN_TASK) -> dict[str, Any]:
+def claim_any_order(shu: dict[str, Any], label: str, task: str = OWN_TASK) -> Claim:
     """A LayerShuffle model works in any order: the mean over orders keeps RETAIN_ANY of the trained order's margin
     above chance, and the worst order keeps RETAIN_WORST of it. mean - chance >= r (base - chance) is
     mean - r base >= (1 - r) chance: a paired difference on the same inputs."""
@@ -142,7 +142,7 @@ def claim_any_order(shu: dict[str, Any], label: str, task: str = OWN_TASK) -> di
 
 
 def claim_costs_accuracy(seq: dict[str, Any], shu: dict[str, Any], label: str, task: str = OWN_TASK
-                         ) -> dict[str, Any]:
+                         ) -> Claim:
     """LayerShuffle pays for order robustness: its mean over orders against the sequential model in its trained
     order (the paper's "about 20 %" compares arbitrary orders with the sequential baseline), paired on the images."""
     n = seq["n_test"]
@@ -171,7 +171,7 @@ def probe_matrix(probe: dict[str, Any], kind: str = "unit") -> np.ndarray:
 
 
 def claim_slot_decodable(r: dict[str, Any], shu: dict[str, Any], label: str, task: str = OWN_TASK
-                         ) -> dict[str, Any]:
+                         ) -> Claim:
     """-position / -predict: the slot is decodable from the unit-length features, above chance and above plain
     LayerShuffle's probe on the same test orders and digits; errors from a two-way bootstrap over test orders and
     digits (the rows of one order or one digit are not independent)."""
@@ -225,7 +225,7 @@ def held_out_spread(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def claim_position_matters(r: dict[str, Any], seq: Optional[dict[str, Any]], label: str, task: str = OWN_TASK
-                           ) -> dict[str, Any]:
+                           ) -> Claim:
     """Blocks contribute according to their position: from the block x slot map (every order), the mean over blocks
     of (best slot - worst slot), slots chosen on one half of the images and measured on the other (choosing and
     measuring on the same images would find a spread in noise alone), paired over those images, against
@@ -260,7 +260,7 @@ def _prune_scores(r: dict[str, Any], k: int, key: str) -> tuple[np.ndarray, dict
 
 
 def claim_prunes_gracefully(shu: dict[str, Any], seq: dict[str, Any], label: str, task: str = OWN_TASK
-                            ) -> dict[str, Any]:
+                            ) -> Claim:
     """A LayerShuffle model degrades gracefully when blocks are removed: with half of them removed (kept blocks in
     random order) it keeps PRUNE_KEEP of its margin above chance, and it beats the sequential model with the same
     blocks removed (kept in their trained order, that model's best case), paired on the same images."""

@@ -36,8 +36,9 @@ DEFAULTS = defaults(CONTROLS)
 PRESETS = (
     preset(DEFAULTS, "seq", "Sequential in random order", "How much does an ordinary ViT lose when its "
            "blocks run in another order?", mode="sequential"),
-    preset(DEFAULTS, "prune", "Prune half the blocks", "LayerShuffle, 3 of 6 blocks removed at test time: "
-           "how much accuracy does each model keep?", mode="shuffle", removed=3),
+    preset(DEFAULTS, "prune", "Prune half the blocks", f"LayerShuffle, {DEFAULTS['depth'] // 2} of "
+           f"{DEFAULTS['depth']} blocks removed at test time: how much accuracy does each model keep?", mode="shuffle",
+           removed=DEFAULTS["depth"] // 2),
     preset(DEFAULTS, "position", "Do blocks know their slot?", "The -position variant, embedding coloured "
            "by slot: does it separate by slot?", mode="position", colour="slot"),
     preset(DEFAULTS, "shallow", "Shallow: 3 blocks", "With 3 blocks only 6 orders exist: every one is "

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from lab import estimates as E
-from lab.core import streams
+from lab.core import recipes, streams
 from lab.core.data import Dataset
 from lab.core.models import RoutedModel, correct
 from lab.core.models.base import evaluating
@@ -44,6 +44,7 @@ MODE_LABELS = VIT_MODE_LABELS
 ORDER_CHOICES = (10, 20, 50, 100, 200)  # the page's menu; the CLI accepts any count in range
 
 MAX_ALL_ORDERS = 720  # evaluate every order when depth! is at most this (6 blocks); otherwise sample
+ALL_ORDERS_DEPTH = max(d for d in range(1, 13) if math.factorial(d) <= MAX_ALL_ORDERS)
 PRUNE_DRAWS = 10  # random subsets per number of removed blocks, where not every subset is run
 MAX_SUBSETS = 35  # run every kept subset (in trained order) when there are at most this many
 FEATURE_ORDERS = 20  # random orders whose per-slot features feed the probe (half train, half test)
@@ -61,8 +62,9 @@ class ShuffleConfig:
                       "LayerShuffle, and each block is told its current slot by a learned slot embedding · predict: "
                       "as LayerShuffle, and each block learns to guess its current slot (an extra loss).",
                       label="Training mode", choices=MODES, labels=MODE_LABELS)
-    depth: int = param(6, "Transformer blocks in the ViT. With 6 or fewer every order is also tested (6 blocks: 720 "
-                       "orders).", label="Depth (blocks)", lo=2, hi=8)
+    depth: int = param(recipes.model("vit-sequential").blocks, "Transformer blocks in the ViT. With "
+                       f"{ALL_ORDERS_DEPTH} or fewer every order is also tested ({ALL_ORDERS_DEPTH} blocks: "
+                       f"{math.factorial(ALL_ORDERS_DEPTH)} orders).", label="Depth (blocks)", lo=2, hi=8)
     orders: int = param(50, "How many random block orders to test each model on (held-out digits).",
                         label="Random orders", lo=1, hi=1000)
     seed: int = seed_param("Fixes the initial weights, the data order and the training orders: same seed, same "

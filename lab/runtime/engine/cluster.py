@@ -39,6 +39,7 @@ from lab.runtime.engine.progress_files import (
     write_progress,
 )
 from lab.runtime.notices import collecting
+from lab.runtime.progress import Curves
 from lab.runtime.store import Store, recording_builds, resolve, use_store
 
 # Plumbing: cannot change a number (lab/runtime/codeversion.py).
@@ -464,6 +465,7 @@ class DaskEngine(Engine):
         for _, _, job in self._queue:
             if not job.future.done() and job.progress_file is not None:
                 job.message, job.fraction = RESTARTING, 0.0
+                job.curves = Curves()  # it trains again from its first epoch
                 write_progress(job.progress_file, {"state": "queued", "fraction": 0.0, "message": RESTARTING,
                                                    "notices": [], "submitted": job.submitted,
                                                    "priority": job.priority})

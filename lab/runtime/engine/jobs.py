@@ -21,6 +21,7 @@ from lab.runtime.cores import computing
 from lab.runtime.engine.admission import Admission, Owner
 from lab.runtime.engine.progress_files import read_progress
 from lab.runtime.notices import collecting
+from lab.runtime.progress import Curves
 from lab.runtime.store import config_json, recording_builds
 
 # Plumbing: cannot change a number (lab/runtime/codeversion.py).
@@ -51,11 +52,13 @@ class Job:
     builds: list = field(default_factory=list)  # entries it built (store.recording_builds), once done
     dask_future: Any = None  # the Dask engine's handle on the task while it runs: held so the scheduler keeps it
     retries: int = 0  # times it went back to the queue because the cluster died under it (cluster.py)
+    curves: Curves = field(default_factory=Curves)  # training curves from its epoch reports (lab/runtime/progress.py)
     _read_at: float = 0.0
 
     def report(self, fraction: float, message: str) -> None:
         self.started = True
         self.fraction, self.message = fraction, message
+        self.curves.add(message)
 
     def refresh(self) -> None:
         """Read the job's progress file (at most 4 times a second); a no-op for in-process jobs."""
@@ -67,6 +70,9 @@ class Job:
             self.started = True
             self.fraction = float(data.get("fraction", 0.0))
             self.message = str(data.get("message", ""))
+            curves = data.get("curves")
+            if curves is not None:  # a file of an older server's worker has none: keep what we have
+                self.curves = Curves.from_data(curves)
             for n in data.get("notices", []):
                 if n not in self.notices:
                     self.notices.append(str(n))

@@ -2,9 +2,10 @@
 
 A Dask worker cannot call back into the server that asked for its job, but every worker shares the store's folder.
 So the server writes a job's file as `queued` (with its submission time and priority) when it submits it, the worker
-rewrites it as `running` with (fraction, message, notices, pid) as the job reports progress, and the server reads it
-when a page redraws the job's bar or counts the jobs ahead of a student's. Writes go through the store's atomic
-writer (a reader never sees half a file); they skip its fsync, as a progress file lives only while its job runs.
+rewrites it as `running` with (fraction, message, notices, pid, training curves) as the job reports progress, and the
+server reads it when a page redraws the job's bar or counts the jobs ahead of a student's. Writes go through the
+store's atomic writer (a reader never sees half a file); they skip its fsync, as a progress file lives only while its
+job runs.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from lab.runtime.atomic import write_json_atomically
+from lab.runtime.progress import Curves
 
 # Plumbing: cannot change a number (lab/runtime/codeversion.py).
 CODE_VERSION_NEUTRAL = True
@@ -50,19 +52,23 @@ def read_progress(path: Path) -> Optional[dict[str, Any]]:
 
 
 class ProgressFileWriter:
-    """The progress callback of a job that runs in another process: it writes (fraction, message, notices) to the
-    job's file, at most every WRITE_EVERY_S (and always the final report)."""
+    """The progress callback of a job that runs in another process: it writes (fraction, message, notices, the
+    training curves so far) to the job's file, at most every WRITE_EVERY_S (and always the final report). The
+    curves collect every report here, so an epoch between two writes is in the next one."""
 
     def __init__(self, path: Path, submitted: float, notices: list[str]) -> None:
         self.path, self.submitted, self.notices = path, submitted, notices
         self.fraction, self.message, self.last = 0.0, "starting", 0.0
+        self.curves = Curves()
 
     def write(self, state: str = "running") -> None:
         self.last = time.monotonic()
         write_progress(self.path, {"state": state, "fraction": self.fraction, "message": self.message,
-                                   "notices": list(self.notices), "submitted": self.submitted, "pid": os.getpid()})
+                                   "notices": list(self.notices), "submitted": self.submitted, "pid": os.getpid(),
+                                   "curves": self.curves.data()})
 
     def __call__(self, fraction: float, message: str) -> None:
         self.fraction, self.message = fraction, message
+        self.curves.add(message)
         if time.monotonic() - self.last >= WRITE_EVERY_S or fraction >= 1.0:
             self.write()
