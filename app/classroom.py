@@ -25,7 +25,6 @@ import re
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional, Sequence
-from urllib.parse import urlencode
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -406,14 +405,7 @@ class Page:
         reproduce_view.reproduce(self.name or "page", self.name.capitalize(), call.fn, call.cfg, figure)
 
 
-def student_link() -> str:
-    """This view's link for students: every setting, `student=1`, and with a class `workshop=1` so they predict;
-    never `present` (the lecturer's view), nor a `key` (none is ever put in a link; one that arrives is dropped)."""
-    params = {k: st.query_params.get_all(k) for k in st.query_params if k not in (PRESENT, ws.KEY, STUDENT)}
-    params[STUDENT] = ["1"]
-    if ws.CLASS in params:
-        params[ws.WORKSHOP] = ["1"]
-    return "?" + urlencode(params, doseq=True)
+student_link = ws.student_link  # the toolbar's Student link (app/workshop.py makes it: the class card needs it too)
 
 
 # "ready" stays true (a stored entry is never removed under a running server); anything else is asked again after

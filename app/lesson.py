@@ -306,7 +306,7 @@ def join_from_link() -> None:
     if not values:
         return
     del st.query_params[JOIN]
-    ws.join_class(values[0] if len(values) == 1 else "")
+    ws.join_class(values[0] if len(values) == 1 else "", student_target)
 
 
 def available() -> dict[str, lessons.Lesson]:

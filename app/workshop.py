@@ -27,7 +27,7 @@ import re
 import secrets
 import textwrap
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 from urllib.parse import parse_qsl, urlencode, urljoin
 
 import plotly.graph_objects as go
@@ -282,9 +282,14 @@ def absolute(link: str) -> str:
     return urljoin(base, link) if base else link
 
 
-def join_panel() -> None:
+# A class's current lesson step as (page, link), or None: app/lesson.py's student_target.
+LessonStep = Callable[[str], Optional[tuple[str, dict[str, str]]]]
+
+
+def join_panel(lesson_step: Optional[LessonStep] = None) -> None:
     """Home's "Join a class" (the code from the lecturer's screen takes a student to the view the lecturer
-    presents) and "Start a class" (for the lecturer)."""
+    presents, or to `lesson_step(code)` when the class follows a lesson: app/lesson.py) and "Start a class" (for
+    the lecturer)."""
     notice()
     join, start = st.columns(2, gap="large")
     with join:
@@ -295,7 +300,7 @@ def join_panel() -> None:
                                        "matter).")
             go_ = st.form_submit_button("Join", type="primary", icon=":material/login:")
         if go_:
-            join_class(typed)
+            join_class(typed, lesson_step)
     with start:
         st.markdown("**:material/co_present: Start a class** (for the lecturer)")
         st.caption("Hands out a new class code and its lecturer key. Then present any page with it: students join "
@@ -315,9 +320,9 @@ def join_panel() -> None:
                                  query_params={PRESENT: "1", CLASS: code})
 
 
-def join_class(typed: Optional[str]) -> None:
-    """Take a student to the class `typed` names: to its lesson's current step when it follows a lesson (and from
-    then on the page follows the room: app/lesson.py), else to the view its lecturer presents."""
+def join_class(typed: Optional[str], lesson_step: Optional[LessonStep] = None) -> None:
+    """Take a student to the class `typed` names: to its lesson's current step, `lesson_step(code)`, when it follows
+    a lesson (from then on the page follows the room: app/lesson.py), else to the view its lecturer presents."""
     text = re.sub(r"\s+", "", typed or "").upper()
     try:
         code = wdb.class_code(text)
@@ -332,9 +337,7 @@ def join_class(typed: Optional[str]) -> None:
     if view is False:
         st.warning(f"No class {md(code)} is open: check the code on your lecturer's screen.")
         return
-    from app import lesson  # a lesson's room follows its step (app/lesson.py imports this module)
-
-    step = lesson.student_target(code)
+    step = lesson_step(code) if lesson_step is not None else None
     if step is not None:
         st.switch_page(ROOT / "pages" / f"{step[0]}.py", query_params=step[1])
     if view is None:
@@ -620,8 +623,6 @@ class Workshop:
     # -- the lecturer ----------------------------------------------------------------------------------------
     def _class_card(self) -> None:
         """The class's code in large type and a QR code of the Student link: how the room joins."""
-        from app.classroom import student_link
-
         # A lesson's room joins by Home's join link, which lands on whatever step the room is on (app/lesson.py).
         link = absolute(student_link()) if self.lesson_aim is None else join_link(self.code)
         with st.container(key="layerlab_class_card"):
@@ -823,6 +824,16 @@ def room_words(tally: wdb.Tally, ans: lab_questions.Answer) -> str:
     if ans.correct is None:
         return f"this run confirms no option, so none of the {tally.total} predictions can be checked"
     return f"**{tally.counts[ans.correct]} of {tally.total} predicted what happened**"
+
+
+def student_link() -> str:
+    """This view's link for students: every setting, `student=1`, and with a class `workshop=1` so they predict;
+    never `present` (the lecturer's view), nor a `key` (none is ever put in a link; one that arrives is dropped)."""
+    params = {k: st.query_params.get_all(k) for k in st.query_params if k not in (PRESENT, KEY, STUDENT)}
+    params[STUDENT] = ["1"]
+    if CLASS in params:
+        params[WORKSHOP] = ["1"]
+    return "?" + urlencode(params, doseq=True)
 
 
 def join_link(code: str) -> str:

@@ -22,7 +22,7 @@ st.subheader("In class", divider="gray")
 # A student types the code from the lecturer's screen (or scans its QR code: `?join=CODE`); a lecturer starts a
 # class (app/workshop.py) or a lesson the room follows (app/lesson.py).
 lesson.join_from_link()
-workshop.join_panel()
+workshop.join_panel(lesson_step=lesson.student_target)
 lesson.home_panel()
 
 st.subheader("Experiments", divider="gray")

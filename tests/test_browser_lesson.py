@@ -87,7 +87,9 @@ def test_the_room_follows_the_lecturers_lesson_to_its_report(lab_url, chromium):
     lecturer = chromium.new_context(viewport={"width": 1280, "height": 720}).new_page()
     lecturer.goto(lab_url, timeout=180_000)
     settle(lecturer, "Start a lesson")
-    assert lecturer.get_by_label("Lesson").first.input_value().startswith(LESSON.title)  # the first shipped one
+    lecturer.get_by_text("Build or import a lesson").click()
+    lecturer.get_by_text("Build or import a lesson").scroll_into_view_if_needed()
+    lecturer.screenshot(path=str(ARTIFACTS / "home-build-a-lesson.png"))
     lecturer.get_by_role("button", name="Start a lesson").click()
     settle(lecturer, "Present step 1")
     card = lecturer.locator("[class*='st-key-layerlab_lesson_card']").first
@@ -109,6 +111,10 @@ def test_the_room_follows_the_lecturers_lesson_to_its_report(lab_url, chromium):
     assert _asks(lecturer, Q1) and key not in lecturer.url and "key=" not in lecturer.url
     lecturer.mouse.move(0, 0)  # no tooltip over the screenshot
     lecturer.screenshot(path=str(ARTIFACTS / "lecturer-step1.png"))
+    lecturer.get_by_role("button", name="Controls").click()  # the page's presets and controls, folded in a lesson
+    lecturer.get_by_role("button", name="Student link").first.wait_for(timeout=30_000)
+    lecturer.screenshot(path=str(ARTIFACTS / "lecturer-controls.png"))
+    lecturer.keyboard.press("Escape")
 
     phone = _join(chromium, lab_url, code, phone=True)
     laptop = _join(chromium, lab_url, code, phone=False)
