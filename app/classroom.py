@@ -134,7 +134,8 @@ class Page:
         st.html(_CSS_ALWAYS + (_CSS_PRESENT if self.present else ""))
         # A class that follows a lesson: the page shows the room's step, or switches to its page (app/lesson.py).
         self.lesson = lesson.follow(self.name, self.workshop)
-        # In a lesson the step sets the page, so its lecturer's presets and controls fold into the lesson's bar.
+        # In a lesson the step sets the page, so its lecturer's presets and controls fold away (the bar's Controls
+        # switch shows them).
         fold = self.workshop.lesson_controls if self.lesson is not None else None
         with fold if fold is not None else contextlib.nullcontext():
             self._toolbar = st.container(key="layerlab_toolbar")
@@ -191,6 +192,8 @@ class Page:
 
     def toolbar(self) -> None:
         """Try-this presets (each saying whether it is ready or how long it trains), Reset, Pin, Presentation."""
+        if self.lesson is not None:  # the controls exist now: a lesson step's setting, if applied, took (app/lesson.py)
+            lesson.applied(self.lesson)
         now = self.settings()
         standard = [self.defaults, *(p.settings for p in self.presets)]
         pin = self.pinned()

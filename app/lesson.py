@@ -41,10 +41,16 @@ from lab.classroom import workshop_db as wdb
 FOLLOW_SECONDS = 1.0  # how often a following page looks at the room's step: it moves within about twice this
 FRESH_SECONDS = 0.4  # a server reads a class's step at most this often, for all of its pages that follow it
 JOIN = "join"  # Home's link parameter: `?join=CODE` joins the class (the QR code on the lecturer's screen)
-APPLIED_KEY = "_layerlab_lesson_applied"  # {code: the step whose setting this session last applied}
+APPLIED_KEY = "_layerlab_lesson_applied"  # {code: (the step whose setting this session applied, whether it took)}
 LEFT_KEY = "_layerlab_lesson_left"  # {code: lesson title} of the lessons this session left (offered to rejoin)
 MINE_KEY = "_layerlab_lessons"  # {key: Lesson} built or imported in this session
 IMPORTED_KEY = "_layerlab_lesson_imported"  # the uploaded file last read, so it is read once
+FOLDED = "layerlab_lesson_folded"  # the container of a lecturer's presets and controls while they are folded
+_NOTICE = "_layerlab_lesson_notice"  # a refused move, said once beside the bar
+_BUILD_NOTICE = "_layerlab_lesson_build_notice"  # the outcome of Save this lesson or an import, said once on Home
+# The class code in large type on Home's lesson card (the experiment pages have it from app/classroom.py).
+_CSS = """<style>[class*="st-key-layerlab_class_code"] p {font-size: 3rem; font-weight: 700; letter-spacing: 0.12em;
+  line-height: 1.1; font-family: "Source Code Pro", monospace; margin: 0;}</style>"""
 PAGES = Path(__file__).resolve().parents[1] / "pages"
 LINK = re.compile(r"https?://[A-Za-z0-9.:\[\]-]+(/[A-Za-z0-9/_.~-]*)?\?join=[A-Z0-9-]+")
 
@@ -143,14 +149,24 @@ def follow(page: str, w: ws.Workshop) -> Optional[Room]:
     step = r.current
     if page != step.page:
         st.switch_page(PAGES / f"{step.page}.py", query_params=step_params(step, w.code, w.lecturer))
-    applied = st.session_state.setdefault(APPLIED_KEY, {})
-    if applied.get(w.code) != r.step:  # once per step: within a step the lecturer may try other settings
-        applied[w.code] = r.step
+    # Once per step (within a step the lecturer may try other settings), and again until a run that applied it got
+    # as far as drawing the controls (`applied`): a run cut short by the next rerun (a click, the poll) loses the
+    # values it set, since the next run starts from the browser's widget values.
+    done = st.session_state.setdefault(APPLIED_KEY, {}).get(w.code)
+    if done != (r.step, True):
+        st.session_state[APPLIED_KEY][w.code] = (r.step, False)
         controls.apply(step.settings)
     w.lesson_aim = step.aim
     _bar(r, w)
     _poll(w.code, r.seen)
     return r
+
+
+def applied(r: Room) -> None:
+    """Called by the page once its controls are drawn (app/classroom.py's toolbar): the step's setting took."""
+    done = st.session_state.get(APPLIED_KEY, {})
+    if done.get(r.code) == (r.step, False):
+        done[r.code] = (r.step, True)
 
 
 @st.fragment(run_every=FOLLOW_SECONDS)
@@ -176,10 +192,8 @@ def _bar(r: Room, w: ws.Workshop) -> None:
                       help="Every student's page moves to the next step, and voting opens on its question.")
             with report.popover("Report", icon=":material/summarize:", width="stretch"):
                 report_buttons(r, w.key)
-            # The step sets the page, so its presets and controls fold into this row (app/classroom.py fills it):
-            # the question and the room's tally get the projector's first screen.
-            w.lesson_controls = tune.popover("Controls", icon=":material/tune:", width="stretch",
-                                             help="This page's presets and controls (the step set them).")
+            tune.toggle("Controls", key="lesson_controls_on",
+                        help="Show this page's presets and controls (the step set them).")
         else:
             st.markdown(f":material/school: Class **{md(r.code)}** · {md(r.lesson.title)} · step {n} of {total}",
                         width="stretch")
@@ -190,12 +204,15 @@ def _bar(r: Room, w: ws.Workshop) -> None:
             st.button("Leave the lesson", type="tertiary", icon=":material/logout:", key="lesson_leave",
                       on_click=_leave, args=(r.code, r.lesson.title),
                       help="Browse the lab freely; your page no longer follows the room (you can rejoin).")
+    if w.lecturer and not st.session_state.get("lesson_controls_on"):
+        # The step sets the page, so its presets and controls are folded (app/classroom.py puts them here): the
+        # question and the room's tally get the projector's first screen. Hidden, not left out, nor in a popover
+        # whose widgets the browser drops while it is closed: their values would then lag the steps' settings.
+        st.html(f"<style>.st-key-{FOLDED} {{display: none;}}</style>")
+        w.lesson_controls = st.container(key=FOLDED)
     notice = st.session_state.pop(_NOTICE, None)
     if notice:
         st.warning(notice, icon=":material/error:")
-
-
-_NOTICE = "_layerlab_lesson_notice"
 
 
 def _move(code: str, key: Optional[str], to: int) -> None:
@@ -348,10 +365,6 @@ def _save_built() -> None:
                                                   f"selected above.")
 
 
-_BUILD_NOTICE = "_layerlab_lesson_build_notice"
-# The class code in large type on Home's lesson card (the experiment pages have it from app/classroom.py).
-_CSS = """<style>[class*="st-key-layerlab_class_code"] p {font-size: 3rem; font-weight: 700; letter-spacing: 0.12em;
-  line-height: 1.1; font-family: "Source Code Pro", monospace; margin: 0;}</style>"""
 
 
 def _import(upload: Any) -> None:

@@ -369,7 +369,7 @@ class Workshop:
         # Set by app/lesson.py when the class follows a lesson and this page shows its step: the step's aim (the
         # reveal shows it), and the room's reveal then shows every student the answer.
         self.lesson_aim: Optional[str] = None
-        self.lesson_controls: Any = None  # where the lecturer's presets and controls go in a lesson (its bar's)
+        self.lesson_controls: Any = None  # in a lesson, where its lecturer's presets and controls are folded away
 
     def _present(self) -> bool:
         """Whether this browser presents the class (it holds the key); otherwise, with a message, the student view:

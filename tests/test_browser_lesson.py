@@ -88,7 +88,8 @@ def test_the_room_follows_the_lecturers_lesson_to_its_report(lab_url, chromium):
     lecturer.goto(lab_url, timeout=180_000)
     settle(lecturer, "Start a lesson")
     lecturer.get_by_text("Build or import a lesson").click()
-    lecturer.get_by_text("Build or import a lesson").scroll_into_view_if_needed()
+    lecturer.get_by_role("button", name="Save this lesson").scroll_into_view_if_needed()
+    time.sleep(1.0)  # the expander's opening animation
     lecturer.screenshot(path=str(ARTIFACTS / "home-build-a-lesson.png"))
     lecturer.get_by_role("button", name="Start a lesson").click()
     settle(lecturer, "Present step 1")
@@ -111,10 +112,13 @@ def test_the_room_follows_the_lecturers_lesson_to_its_report(lab_url, chromium):
     assert _asks(lecturer, Q1) and key not in lecturer.url and "key=" not in lecturer.url
     lecturer.mouse.move(0, 0)  # no tooltip over the screenshot
     lecturer.screenshot(path=str(ARTIFACTS / "lecturer-step1.png"))
-    lecturer.get_by_role("button", name="Controls").click()  # the page's presets and controls, folded in a lesson
-    lecturer.get_by_role("button", name="Student link").first.wait_for(timeout=30_000)
+    assert not lecturer.get_by_text("Student link").first.is_visible()  # a lesson's step sets the page: folded
+    lecturer.get_by_text("Controls", exact=True).click()  # the page's presets and controls, shown
+    lecturer.get_by_text("Student link").first.wait_for(timeout=30_000)
+    wait_idle(lecturer)
     lecturer.screenshot(path=str(ARTIFACTS / "lecturer-controls.png"))
-    lecturer.keyboard.press("Escape")
+    lecturer.get_by_text("Controls", exact=True).click()  # folded again
+    lecturer.get_by_text("Student link").first.wait_for(state="hidden", timeout=30_000)
 
     phone = _join(chromium, lab_url, code, phone=True)
     laptop = _join(chromium, lab_url, code, phone=False)
@@ -147,7 +151,10 @@ def test_the_room_follows_the_lecturers_lesson_to_its_report(lab_url, chromium):
 
     lecturer.get_by_text("Class " + code + ": 2 predictions").first.wait_for(timeout=60_000)  # the live count
     lecturer.get_by_role("button", name="Reveal to the room").click()
-    lecturer.get_by_text("of 2 predicted what happened").first.wait_for(timeout=120_000)
+    try:
+        lecturer.get_by_text("of 2 predicted what happened").first.wait_for(timeout=120_000)
+    finally:
+        lecturer.screenshot(path=str(ARTIFACTS / "lecturer-after-reveal-click.png"))
     lecturer.mouse.move(0, 0)
     time.sleep(1.5)
     said = lecturer.locator(".st-key-layerlab_question").inner_text()

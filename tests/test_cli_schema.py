@@ -127,7 +127,7 @@ def test_the_lab_commands_json_is_the_envelope_of_its_whole_result(name, request
     if name == "warm":  # the plan, nothing computed
         assert out["command"] == "warm"
         assert config == {"pages": ["delete", "lens"], "seeds": [3], "workers": 2, "defaults_only": False,
-                          "dry_run": True}
+                          "dry_run": True, "lesson": None}
         assert r["planned"] == r["already_stored"] + len(r["todo"]) and r["todo"]
         assert {i["page"] for i in r["todo"]} <= {"delete", "lens"} and any("seed 3" in i["setting"] for i in r["todo"])
     elif name == "seeds":  # pooled over the distinct seeds, in order, with each seed's own verdict
