@@ -321,6 +321,18 @@ def _writing(eng: Engine) -> Iterator[Connection]:
         conn.exec_driver_sql("COMMIT")
 
 
+
+def _tally(conn: Any, code: str, question: str, n_options: int) -> "Tally":
+    """The predictions of one question, counted per option (an option outside the question's is not counted)."""
+    rows = conn.execute(sa.select(predictions.c.option, sa.func.count())
+                        .where(predictions.c.code == code, predictions.c.question == question)
+                        .group_by(predictions.c.option)).all()
+    counts = [0] * n_options
+    for option, n in rows:
+        if 0 <= option < n_options:
+            counts[option] = int(n)
+    return Tally(tuple(counts))
+
 class Workshop:
     """Predictions of every class, in the database at `url` (default: `default_url()`)."""
 
@@ -572,14 +584,7 @@ class Workshop:
         with self.engine.connect() as conn:
             if not self._live(self._class(conn, code), now) or self._window(conn, code, question) != "revealed":
                 return None
-            rows = conn.execute(sa.select(predictions.c.option, sa.func.count())
-                                .where(predictions.c.code == code, predictions.c.question == question)
-                                .group_by(predictions.c.option)).all()
-        counts = [0] * n_options
-        for option, n in rows:
-            if 0 <= option < n_options:
-                counts[option] = int(n)
-        return Tally(tuple(counts))
+            return _tally(conn, code, question, n_options)
 
     def purge(self, now: Optional[float] = None) -> int:
         """Delete classes opened longer than CLASS_DAYS ago with their predictions, and vote records older than the
@@ -680,14 +685,7 @@ class Workshop:
             row = self._class(conn, code)
             if not (self._live(row, now) and self._key_ok(row, key)):
                 raise NotLecturer(f"only the lecturer of class {code} (with its key) sees its tally")
-            rows = conn.execute(sa.select(predictions.c.option, sa.func.count())
-                                .where(predictions.c.code == code, predictions.c.question == question)
-                                .group_by(predictions.c.option)).all()
-        counts = [0] * n_options
-        for option, n in rows:
-            if 0 <= option < n_options:
-                counts[option] = int(n)
-        return Tally(tuple(counts))
+            return _tally(conn, code, question, n_options)
 
     def mine(self, code: str, question: str, voter: str) -> Optional[int]:
         """This voter's prediction (option index), or None."""
