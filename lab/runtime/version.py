@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 import subprocess
 from functools import lru_cache
 from importlib import metadata
@@ -89,9 +90,17 @@ def _git_remote(folder: Path) -> Optional[str]:
     return url if out.returncode == 0 and url else None
 
 
+def shareable(url: str) -> bool:
+    """Whether a git URL names a server others can reach: a local path or file:// URL would tell a student where the
+    server keeps its files, and clone nothing on the student's machine."""
+    remote = url.startswith(("https://", "http://", "ssh://", "git://"))
+    return remote or re.match(r"^[\w.-]+@[\w.-]+:", url) is not None  # scp-like: git@host:path
+
+
 def source_url() -> Optional[str]:
-    """Where this code can be fetched with git: LAYERLAB_SOURCE_URL, else the URL pip installed it from, else the
-    checkout's `origin`; None when unknown (the Reproduce notebook then asks for a checkout)."""
+    """Where this code can be fetched with git: LAYERLAB_SOURCE_URL (as given), else the URL pip installed it from,
+    else the checkout's `origin`, each only when `shareable`; None when unknown (the Reproduce notebook then asks for
+    a checkout)."""
     from lab.runtime import settings
 
     url = settings.get("LAYERLAB_SOURCE_URL")
@@ -102,9 +111,10 @@ def source_url() -> Optional[str]:
         info = json.loads(text) if text else {}
     except (metadata.PackageNotFoundError, ValueError):
         info = {}
-    if info.get("vcs_info") and info.get("url"):
+    if info.get("vcs_info") and info.get("url") and shareable(str(info["url"])):
         return str(info["url"])
-    return _git_remote(ROOT)
+    remote = _git_remote(ROOT)
+    return remote if remote and shareable(remote) else None
 
 
 def pip_requirement() -> Optional[str]:
