@@ -359,12 +359,17 @@ def _save_built() -> None:
     except lessons.LessonError as why:
         st.session_state[_BUILD_NOTICE] = ("error", f"Not saved: {md(why)}")
         return
+    _keep(lesson, "Saved")
+
+
+
+
+def _keep(lesson: Any, done: str) -> None:
+    """Add a built or imported lesson to this session's lessons, select it and say so."""
     st.session_state.setdefault(MINE_KEY, {})[lesson.key] = lesson
     st.session_state["lesson_pick"] = lesson.key
-    st.session_state[_BUILD_NOTICE] = ("success", f"Saved {md(lesson.title)} ({len(lesson.steps)} steps): it is "
+    st.session_state[_BUILD_NOTICE] = ("success", f"{done} {md(lesson.title)} ({len(lesson.steps)} steps): it is "
                                                   f"selected above.")
-
-
 
 
 def _import(upload: Any) -> None:
@@ -378,10 +383,7 @@ def _import(upload: Any) -> None:
     except lessons.LessonError as why:
         st.session_state[_BUILD_NOTICE] = ("error", f"That file was not imported: {md(why)}")
         return
-    st.session_state.setdefault(MINE_KEY, {})[lesson.key] = lesson
-    st.session_state["lesson_pick"] = lesson.key
-    st.session_state[_BUILD_NOTICE] = ("success", f"Imported {md(lesson.title)} ({len(lesson.steps)} steps): it is "
-                                                  f"selected above.")
+    _keep(lesson, "Imported")
 
 
 def home_panel() -> None:
