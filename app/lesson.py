@@ -306,7 +306,7 @@ def worksheet_rows(code: str, lesson: lessons.Lesson, voter: str) -> list[dict[s
         rows.append({"step": n, "setting": lessons.step_title(s), "question": q.prompt, "aim": s.aim,
                      "mine": q.texts[mine] if mine is not None else None, "revealed": out is not None,
                      "answer": q.texts[correct] if correct is not None else "",
-                     "verdict": lessons.VERDICT_WORDS.get(out.get("holds")) if out else "",
+                     "verdict": lessons.verdict_of(out) if out else "",
                      "detail": out.get("detail", "") if out else "", "error": out.get("error", "") if out else "",
                      "matched": None if mine is None or correct is None else mine == correct})
     return rows

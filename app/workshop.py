@@ -40,7 +40,7 @@ from app.worksheet import current_link, log
 from lab import claims as lab_claims
 from lab.catalog import descriptors
 from lab.catalog.presets import Preset
-from lab.claims import VERDICTS
+from lab.claims import verdict_words
 from lab.classroom import questions as lab_questions
 from lab.classroom import workshop_db as wdb
 from lab.runtime.plain import to_plain
@@ -610,7 +610,7 @@ class Workshop:
         state["revealed"] = True
         log({"kind": "prediction", "page": self.page, "question": q.prompt, "chosen": q.texts[chosen],
              "matched": ans.matches(chosen), "detail": (ans.claim or {}).get("detail", ""),
-             "verdict": VERDICTS.get((ans.claim or {}).get("holds"), "") if ans.claim else "", "link": current_link()})
+             "verdict": verdict_words(ans.claim) if ans.claim else "", "link": current_link()})
 
     def _stored(self, q: lab_questions.Question) -> Optional[int]:
         try:
@@ -803,8 +803,9 @@ def _verdict_box(q: lab_questions.Question, ans: lab_questions.Answer, chosen: O
         return
     c = ans.claim
     rule = "" if compact else f" Rule: {md(c.get('rule', ''))}."
+    said = verdict_words({"holds": c.get("holds"), "why": c.get("why")})
     lines = [f"**What happened:** {md(c.get('detail', ''))}",
-             f"**The claim** ({md(c.get('claim', ''))}): **{VERDICTS.get(c.get('holds'), 'cannot tell')}** in this "
+             f"**The claim** ({md(c.get('claim', ''))}): **{md(said)}** in this "
              f"run.{rule}"]
     if ans.correct is not None:
         lines.append(f"**The answer this run gives:** {md(q.texts[ans.correct])}")

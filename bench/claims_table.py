@@ -1,11 +1,12 @@
 """The claims of every page's default view at given seeds, as a table (for before/after comparisons of the rules).
 
-    PYTHONPATH=. .venv/bin/python bench/claims_table.py --seeds 0 1 [--task mnist1d] --out claims.json
+    PYTHONPATH=. .venv/bin/python bench/claims_table.py --seeds 0 1 2 [--pool] [--task mnist1d] --out claims.json
 
 Computes what each page's default setting needs (every call of the descriptor's plan, in this process, into the active
 store), then the page's own claim assembly (`Descriptor.claims`) or, where a descriptor has none, the claims of those
 results (computed when read: lab/claims.py `attach`). Prints one row per (page, claim, seed): verdict, the deciding
-estimate and its error.
+estimate and its error. `--pool` adds each page's claims pooled over the seeds given (lab/claims.py: pool), as rows
+of seed "pool" (what `python -m lab seeds PAGE` prints).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from typing import Any
 
 from lab import catalog
-from lab.claims import VERDICTS, attach
+from lab.claims import VERDICTS, attach, pool, verdict_words
 
 
 def claims_of(d: Any, settings: dict[str, Any]) -> list[dict[str, Any]]:
@@ -38,24 +39,33 @@ def main() -> None:
     ap.add_argument("--pages", nargs="*", default=None)
     ap.add_argument("--out", default=None)
     ap.add_argument("--task", default=None, help="the task of every page's setting (default: each page's own)")
+    ap.add_argument("--pool", action="store_true", help="also each page's claims pooled over the seeds")
     args = ap.parse_args()
     rows = []
     chosen = [catalog.descriptors()[p] for p in args.pages] if args.pages else catalog.descriptors().values()
     for d in chosen:
-        for s in args.seeds:
+        per_seed = []
+        for s in [*args.seeds, "pool"] if args.pool else args.seeds:
             t0 = time.perf_counter()
             settings = {**d.defaults, "seed": s, **({"task": args.task} if args.task else {})}
             new = []
-            for c in claims_of(d, settings):
+            if s == "pool":
+                got = pool(per_seed, args.seeds)
+            else:
+                got = claims_of(d, settings)
+                per_seed.append(got)
+            for c in got:
                 m = c["measured"]
                 new.append({"page": d.name, "seed": s, "key": c["key"], "subject": c.get("subject", ""),
-                            "holds": c["holds"], "se": m.get("se"), "se_kind": m.get("se_kind"),
+                            "holds": c["holds"], "verdict": verdict_words(c) if "over" in c else VERDICTS[c["holds"]],
+                            "over": c.get("over"), "seeds": c.get("seeds"), "why": c.get("why"),
+                            "se": m.get("se"), "se_kind": m.get("se_kind"),
                             "settle": c.get("settle"), "detail": c["detail"]})
             print(f"# {d.name} seed {s}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
             for r in new:  # each page's rows as soon as they are known (a long run can be read as it goes)
                 se = "" if not isinstance(r["se"], float) else f"se {100 * r['se']:.2f} pts"
-                print(f"{r['page']:10s} s{r['seed']} {VERDICTS[r['holds']]:14s} {r['key']} [{r['subject']}] {se} "
-                      f"{r['se_kind'] or ''} :: {r['detail']}", flush=True)
+                print(f"{r['page']:10s} s{r['seed']} {r['verdict']:14s} {r['over'] or ''} {r['key']} "
+                      f"[{r['subject']}] {se} {r['se_kind'] or ''} :: {r['detail']}", flush=True)
             rows += new
             if args.out:
                 with open(args.out, "w") as f:

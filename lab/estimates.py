@@ -10,21 +10,27 @@ computed one way wherever it is used:
     independent  a difference of two estimates on different inputs (or different draws): sqrt(se_a^2 + se_b^2)
     exact        a number with no sampling error left (an average over every subset, an exact permutation p-value)
     bootstrap    resampled clusters (e.g. test orders x digits), for rows that are not independent
-    seeds        a mean over training seeds: the seeds' own spread, never below the runs' own error
+    seeds        a mean over training seeds that share their held-out inputs: the part of the error that varies
+                 between seeds (Student's t, k - 1 df) and the part that repeats at every seed (`over_design`, an
+                 inputs x seeds design from the per-input scores; `over_seeds` takes a run's own error whole)
 
 Per-input outcomes travel with results as packed bit vectors (`pack` / `unpack`: 4,000 inputs are 500 bytes in
-base64 of ~670 characters), so a claim can pair two accuracies measured on the same inputs.
+base64 of ~670 characters), so a claim can pair two accuracies measured on the same inputs; an estimate made from
+per-input scores keeps them (`Estimate.scores`) and a claim's test carries them packed (`pack_scores`), so a pool
+over seeds can pair the seeds' inputs too.
 
-`settle` answers "what would decide this?": the seeds or test inputs that would put the estimate 2 standard errors
-from its threshold, at the effect this run saw (a power calculation at 50 %: the effect as seen, not as hoped).
+`settle` answers "what would decide this?": the seeds (at least 3, with the pool's Student's t scaling) or test inputs
+that would put the estimate 2 standard errors from its threshold, at the effect this run saw (a power calculation at
+50 %: the effect as seen, not as hoped).
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import math
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -44,6 +50,10 @@ class Estimate:
     se_kind: str
     n: int = 0
     how: str = ""
+    # The per-input scores the value is the mean of (a paired difference, an accuracy's outcomes), when it is one:
+    # what pooling over seeds needs to tell the part of the error that repeats at every seed (the same held-out
+    # inputs) from the part that varies between seeds (`over_design`). Not part of the estimate's plain form.
+    scores: Optional[np.ndarray] = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.se_kind not in SE_KINDS:
@@ -56,7 +66,8 @@ class Estimate:
         return {name: float(self.value), "se": float(self.se), "se_kind": self.se_kind}
 
     def plain(self) -> dict[str, Any]:
-        return {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in asdict(self).items()}
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "scores"}
+        return {k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in out.items()}
 
 
 # -- per-input outcomes ------------------------------------------------------------------------------------------
@@ -94,6 +105,41 @@ def unpack(text: str) -> np.ndarray:
     return bits[:n].astype(bool)
 
 
+def pack_scores(x: Any) -> str:
+    """Per-input scores as compact text: right/wrong outcomes or their differences (-1, 0, 1) exactly, as two bit
+    vectors ('t:' + pack(positive) + '|' + pack(negative)); any other scores to 1/127 of their largest size ('q:' +
+    base64 of int8 for scores in [-1, 1], 'r<scale>:' beyond, e.g. a difference of losses): what a test carries so
+    that pooling over seeds can pair the seeds' inputs."""
+    a = as_scores(x)
+    if not np.isfinite(a).all():
+        raise ValueError("pack_scores takes finite scores")
+    if np.isin(a, (-1.0, 0.0, 1.0)).all():
+        return "t:" + pack(a > 0) + "|" + pack(a < 0)
+    scale = float(np.abs(a).max())
+    if scale <= 1.0 + 1e-9:
+        return "q:" + base64.b64encode(np.round(np.clip(a, -1.0, 1.0) * 127).astype(np.int8).tobytes()).decode()
+    q = np.round(a / scale * 127).astype(np.int8)
+    return f"r{scale!r}:" + base64.b64encode(q.tobytes()).decode("ascii")
+
+
+def unpack_scores(text: str) -> np.ndarray:
+    """The scores `pack_scores` wrote, as a float64 vector."""
+    if text.startswith("t:") and "|" in text:
+        pos, neg = text[2:].split("|", 1)
+        return unpack(pos).astype(np.float64) - unpack(neg).astype(np.float64)
+    if text.startswith(("q:", "r")) and ":" in text:
+        head, b64 = text.split(":", 1)
+        try:
+            scale = 1.0 if head == "q" else float(head[1:])
+            raw = base64.b64decode(b64, validate=True)
+        except ValueError as e:
+            raise ValueError(f"not packed scores: {e}") from None
+        if not (math.isfinite(scale) and scale > 0):
+            raise ValueError(f"not packed scores: scale {head[1:]!r}")
+        return np.frombuffer(raw, dtype=np.int8).astype(np.float64) / 127 * scale
+    raise ValueError("not packed scores (want 't:', 'q:' or 'r<scale>:')")
+
+
 # -- estimates ---------------------------------------------------------------------------------------------------
 def binomial_se(acc: float, n: int) -> float:
     """Standard error of an accuracy on n independent inputs, at least one input's worth (1/n), so a perfect or zero
@@ -107,7 +153,7 @@ def accuracy(correct: Any) -> Estimate:
     """An accuracy from per-input outcomes (or averaged outcomes), with its binomial error."""
     a = as_scores(correct)
     p = float(a.mean())
-    return Estimate(p, binomial_se(p, a.size), "binomial", a.size, f"{a.size:,} held-out inputs")
+    return Estimate(p, binomial_se(p, a.size), "binomial", a.size, f"{a.size:,} held-out inputs", scores=a)
 
 
 def paired(a: Any, b: Any, draws: Optional[Sequence[float]] = None) -> Estimate:
@@ -130,7 +176,7 @@ def paired(a: Any, b: Any, draws: Optional[Sequence[float]] = None) -> Estimate:
         var_draws = statistics.variance([float(v) for v in draws]) / len(draws)
         se = math.sqrt(se * se + var_draws)
         how += f", plus the variance of {len(draws)} random draws"
-    return Estimate(float(d.mean()), se, "paired", n, how)
+    return Estimate(float(d.mean()), se, "paired", n, how, scores=d)
 
 
 def independent(a: Estimate, b: Estimate) -> Estimate:
@@ -145,8 +191,11 @@ def exact(value: float, how: str, n: int = 0) -> Estimate:
 
 
 def over_seeds(estimates: Sequence[Estimate]) -> Estimate:
-    """The mean of one quantity over training seeds: the seeds' spread / sqrt(k) when there are at least two, never
-    below the runs' own error (their root-mean-square / sqrt(k)); one seed is its own estimate."""
+    """The mean of one quantity over training seeds, when the per-input scores are not known (`over_design` when they
+    are): the seeds' spread, scaled by Student's t, / sqrt(k), plus the runs' own error in full. Every seed is measured
+    on the same held-out inputs, so the part of a run's own error that comes from which inputs were drawn repeats at
+    every seed and does not shrink with k; without the per-input scores that part cannot be told from the rest, and
+    it is taken whole (conservative). One seed is its own estimate."""
     es = list(estimates)
     if not es:
         raise ValueError("no estimates")
@@ -154,17 +203,69 @@ def over_seeds(estimates: Sequence[Estimate]) -> Estimate:
         return es[0]
     k = len(es)
     vals = [e.value for e in es]
-    own = math.sqrt(statistics.fmean(e.se * e.se for e in es))
+    own2 = statistics.fmean(e.se * e.se for e in es)
     spread = statistics.stdev(vals)
     # A spread from k seeds is itself uncertain: scaled by Student's t over the normal quantile, so a verdict at
     # Z standard errors is the one-sided t-test of the same level (2 seeds: x 7.0, 5 seeds: x 1.4).
-    se = max(spread * t_factor(k - 1), own) / math.sqrt(k)
+    varying = (spread * t_factor(k - 1)) ** 2 / k
+    se = math.sqrt(varying + own2)
     return Estimate(statistics.fmean(vals), se, "seeds", k,
-                    f"mean of {k} seeds (spread {100 * spread:.2f} pts, Student's t with {k - 1} df)")
+                    f"mean of {k} seeds (spread {100 * spread:.2f} pts, Student's t with {k - 1} df), plus each run's "
+                    "own error in full (per-input scores unknown: the part shared by the seeds taken whole)")
 
 
+@dataclass(frozen=True)
+class Design:
+    """The parts of the error of a mean over k seeds x n shared held-out inputs (`over_design`): per seed, the
+    variance that varies between seeds (training draw and each seed's own input noise, `varying`, per seed), and
+    the variance of the mean that repeats at every seed (which inputs were drawn, `repeating`)."""
+
+    varying: float
+    repeating: float
+    k: int
+    n: int
+
+    def se(self, k: Optional[int] = None) -> float:
+        """The error at k seeds (default: the k measured), the varying part scaled by Student's t with k - 1 df."""
+        k = self.k if k is None else k
+        t = t_factor(k - 1) if k > 1 else 1.0
+        return math.sqrt(t * t * self.varying / k + self.repeating)
+
+
+def design(rows: Sequence[Any]) -> Design:
+    """The two-way random-effects decomposition of k seeds' per-input scores on the same n inputs (a k x n matrix,
+    d[s, i] = mean + seed effect + input effect + residual): `varying` is the variance of a seed's mean between
+    seeds (the seed effect and the residual's share, var of the row means); `repeating` is the input effect's
+    variance / n (var of the column means minus the residual's share, MS_e / k, never below 0)."""
+    d = np.stack([as_scores(r) for r in rows])
+    k, n = d.shape
+    if k < 2 or n < 2:
+        raise ValueError("a seeds x inputs design needs at least 2 seeds and 2 inputs")
+    rm, cm, m = d.mean(axis=1), d.mean(axis=0), d.mean()
+    resid = d - rm[:, None] - cm[None, :] + m
+    ms_e = float((resid ** 2).sum()) / ((k - 1) * (n - 1))
+    varying = float(rm.var(ddof=1))
+    repeating = max(float(cm.var(ddof=1)) - ms_e / k, 0.0) / n
+    return Design(varying, repeating, k, n)
+
+
+def over_design(rows: Sequence[Any], how: str = "") -> Estimate:
+    """The mean of per-input scores over k training seeds that share their n held-out inputs (an inputs x seeds
+    design): the error has the part that varies between seeds (scaled by Student's t with k - 1 df, / sqrt(k)) and
+    the part that repeats at every seed (the inputs' own, which more seeds do not shrink). Never below one input's
+    worth over all (1 / (n sqrt(k)))."""
+    dz = design(rows)
+    d = np.stack([as_scores(r) for r in rows])
+    se = max(dz.se(), 1.0 / (dz.n * math.sqrt(dz.k)))
+    words = (f"mean of {dz.k} seeds x {dz.n:,} shared inputs: between seeds {100 * math.sqrt(dz.varying):.2f} pts "
+             f"(Student's t, {dz.k - 1} df), repeating at every seed {100 * math.sqrt(dz.repeating):.2f} pts")
+    return Estimate(float(d.mean()), se, "seeds", dz.k, words + (f"; {how}" if how else ""), scores=d.mean(axis=0))
+
+
+@functools.lru_cache(maxsize=256)
 def t_factor(df: int, z: float = Z) -> float:
-    """Student's t quantile over the normal one at the one-sided level of z standard errors."""
+    """Student's t quantile over the normal one at the one-sided level of z standard errors. Cached: scipy's t.ppf
+    costs ~0.3 ms, and `settle` asks for it at every k it tries, for every open test of every claim a page reads."""
     from scipy.stats import norm, t
 
     return float(t.ppf(norm.cdf(z), df) / z)
@@ -206,14 +307,25 @@ def verdict(value: float, side: str, threshold: float, se: float, z: float) -> O
     return None
 
 
-def settle(est: Estimate, threshold: float, z: float, seeds_now: int = 1) -> dict[str, Any]:
-    """What would decide a test at the effect this run saw: the total seeds (at this run's error per seed) and the
-    total held-out inputs that put |value - threshold| beyond z standard errors. An effect of zero cannot be
-    settled by more data; `None` then."""
+def settle(est: Estimate, threshold: float, z: float, seeds_now: int = 1,
+           parts: Optional[tuple[float, float]] = None) -> dict[str, Any]:
+    """What would decide a test at the effect this run saw: the total seeds and the total held-out inputs that put
+    |value - threshold| beyond z standard errors. An effect of zero cannot be settled by more data (`None` then).
+
+    Seeds: the smallest k >= 3 with z * sqrt(t(k-1)^2 varying / k + repeating) <= gap (Student's t with k - 1 df, the
+    scaling the pool applies), never more than MAX_SETTLE_SEEDS. `parts` = (varying per seed, repeating) from a pool
+    over seeds (`Design`); without it (one seed) the between-seed spread is unknown (`spread: "unknown"`) and one
+    run's own error stands in for it, with nothing repeating: the fewest seeds that could decide, not a promise."""
     gap = abs(est.value - threshold)
     if est.se <= 0 or gap < 1e-12:
         return {"seeds": None, "inputs": None, "gap": gap}
+    known = parts is not None and seeds_now > 1
+    varying, repeating = parts if known else (est.se * est.se, 0.0)
+    dz = Design(max(varying, 0.0), max(repeating, 0.0), max(seeds_now, 1), est.n)
+    seeds = next((k for k in range(max(3, seeds_now + 1), MAX_SETTLE_SEEDS + 1) if z * dz.se(k) <= gap), None)
     factor = (z * est.se / gap) ** 2 * 1.0001  # the band shrinks as 1 / sqrt(units)
-    seeds = max(seeds_now + 1, math.ceil(seeds_now * factor))
     inputs = math.ceil(est.n * factor) if est.se_kind in ("binomial", "paired", "independent") and est.n else None
-    return {"seeds": seeds if seeds <= MAX_SETTLE_SEEDS else None, "inputs": inputs, "gap": gap}
+    out: dict[str, Any] = {"seeds": seeds, "inputs": inputs, "gap": gap}
+    if not known:
+        out["spread"] = "unknown"
+    return out

@@ -13,6 +13,9 @@ os.environ.setdefault("LAYERLAB_ENGINE", "threads")
 # A server started by a test must not warm the default views in the background: that would train real models
 # for minutes after the test has finished (app/main.py).
 os.environ["LAYERLAB_WARM"] = "0"
+# Page tests compare a view with its one-seed claims; the seeds a quick view pools without a click are tested on
+# their own (tests/test_seeds.py, tests/test_app_seeds.py, tests/test_warm.py set it back to 3).
+os.environ["LAYERLAB_RECIPE_SEEDS"] = "1"
 from lab.runtime.threads import configure_threads  # noqa: E402
 
 configure_threads()

@@ -1,36 +1,75 @@
-"""'Run N more seeds' on a page: a claim that cannot tell offers the seeds that would settle it, the button runs them
-through the job runner, and the pooled verdict is drawn with each seed's own beside it."""
+"""Seeds on a page: a claim about a recipe says "cannot tell (one trained network)" at one seed and the view offers
+the seeds (at least 3) that would settle it; where the models are quick to train, the view pools it over seeds 0, 1
+and 2 without a click. Each claim says what it generalises over."""
 
 import time
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
+from app.claims_view import rendered_verdicts
 from lab import catalog
 
 from .apptest_util import ROOT
 
 
-def test_cannot_tell_offers_seeds_and_the_pooled_verdict_decides():
+@pytest.fixture(autouse=True)
+def _recipe_seeds(monkeypatch):
+    """These tests are about the seeds a quick view pools without a click (the suite's page tests set it to 1)."""
+    monkeypatch.setenv("LAYERLAB_RECIPE_SEEDS", "3")
+
+
+
+def _demo(monkeypatch, mode: str) -> AppTest:
+    monkeypatch.setenv("SEEDS_DEMO", mode)
     at = AppTest.from_file(str(ROOT / "tests" / "apps" / "seeds_demo.py"), default_timeout=60)
-    try:
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _until(at: AppTest, text: str, limit: float = 60) -> list[str]:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and not any(text in m.value for m in at.markdown):
+        time.sleep(0.3)
         at.run()
         assert not at.exception, at.exception
-        text = " ".join(m.value for m in at.markdown)
-        assert "cannot tell" in text and "To decide: about" in text
+    return [m.value for m in at.markdown]
+
+
+def test_one_network_cannot_tell_a_recipe_and_the_offer_is_three_seeds(monkeypatch):
+    try:
+        at = _demo(monkeypatch, "offer")
+        md = [m.value for m in at.markdown]
+        text = " ".join(md)
+        assert rendered_verdicts(md) == [("holds", "the change helps"),
+                                         ("cannot tell (one trained network)", "the recipe trains better models")]
+        assert "For these trained networks." in text and "Over training seeds 0." in text
+        assert "the between-seed spread is unknown at one seed; 3 seeds are the fewest that can estimate it" in text
         assert "1 claim cannot tell at this seed" in text
         buttons = [b for b in at.button if "more seed" in b.label]
         assert len(buttons) == 1
         n = at.number_input[0].value
-        assert 2 <= n <= 20 and buttons[0].label == f"Run {n - 1} more seed{'s' if n > 2 else ''}"
+        assert n == 3 and at.number_input[0].min == 3 and buttons[0].label == "Run 2 more seeds"
         buttons[0].click().run()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not any("Each seed alone" in m.value for m in at.markdown):
-            time.sleep(0.3)
-            at.run()
-        pooled = [m.value for m in at.markdown if "Each seed alone" in m.value]
-        assert pooled, [m.value for m in at.markdown]
-        # every seed alone cannot tell; their mean over n seeds, with the seeds' spread as its error, holds
-        assert "**holds**" in pooled[0] and pooled[0].count("cannot tell") == n
-        assert f"Over seeds {', '.join(str(s) for s in range(n))}" in " ".join(m.value for m in at.markdown)
+        pooled = [m for m in _until(at, "Each seed alone") if "Each seed alone" in m]
+        assert len(pooled) == 2, pooled
+        recipe = next(m for m in pooled if "recipe" in m)
+        # each seed alone cannot tell a recipe; the pool over 3 seeds, its spread the error, holds
+        assert rendered_verdicts([recipe]) == [("holds", "the recipe trains better models")]
+        assert recipe.count("cannot tell (one trained network)") == 3 and "Over training seeds 0, 1, 2." in recipe
+    finally:
+        catalog._FOUND.pop("seedsdemo", None)
+
+
+def test_quick_models_pool_the_recipe_claim_over_three_seeds_without_a_click(monkeypatch):
+    try:
+        at = _demo(monkeypatch, "auto")
+        md = _until(at, "Each seed alone")
+        text = " ".join(md)
+        assert rendered_verdicts(md) == [("holds", "the change helps"), ("holds", "the recipe trains better models")]
+        assert "For these trained networks." in text and "Over training seeds 0, 1, 2." in text
+        assert "0: cannot tell (one trained network), 1: cannot tell (one trained network)" in text
+        assert not [b for b in at.button if "more seed" in b.label]  # every claim decided: nothing to offer
     finally:
         catalog._FOUND.pop("seedsdemo", None)

@@ -105,13 +105,39 @@ def test_a_claim_is_a_frozen_record_whose_plain_form_is_the_dict_it_always_was()
         c.holds = False  # type: ignore[misc]
     # the keys of the plain form, in their order; the optional ones only when set
     assert list(to_plain(c)) == ["key", "claim", "source", "measured", "tests", "combine", "rule", "holds", "detail",
-                                 "settle"]
-    assert list(to_plain(_typed_claim("a model")))[-1] == "subject" and "subject" not in c
+                                 "settle", "over"]
+    assert list(to_plain(_typed_claim("a model")))[-2:] == ["subject", "over"] and "subject" not in c
+    assert c["over"] == "inputs" and "seeds" not in c and "why" not in c
     plain = json.loads(json.dumps(to_plain([c])))[0]
     assert plain == dict(c) and C.Claim.from_plain(plain) == c and C.claim_line(plain) == C.claim_line(c)
     C.check([c, plain])
     seeded = dataclasses.replace(c, seed=3)
-    assert to_plain(seeded)["seed"] == 3 and C.claim_line(seeded).endswith("(seed 3): acc 60 %")
+    assert to_plain(seeded)["seed"] == 3
+    assert C.claim_line(seeded).endswith("(seed 3; for these trained networks): acc 60 %")
+
+
+def test_a_recipe_claim_says_what_it_generalises_over_and_reads_back():
+    import json
+
+    from lab.runtime.plain import to_plain
+
+    t = C.test("acc", Estimate(0.6, 0.01, "binomial", 2500, "one accuracy"), ">=", 0.5)
+    one = C.claim("k.recipe", "a recipe", "A et al. (2020)", {"acc": 0.6}, "acc >= 0.5", [t], "acc 60 %",
+                  seeds=[4], over="seeds")
+    three = C.claim("k.recipe", "a recipe", "A et al. (2020)", {"acc": 0.6}, "acc >= 0.5", [t], "acc 60 %",
+                    seeds=[0, 1, 2], over="seeds")
+    assert list(to_plain(one))[-3:] == ["over", "seeds", "why"] and list(to_plain(three))[-2:] == ["over", "seeds"]
+    assert C.claim_line(one) == ("- [cannot tell (one trained network)] a recipe (about the recipe, over training "
+                                 "seeds: trained at seed 4 only): acc 60 %")
+    assert C.claim_line(three).startswith("- [holds] a recipe (over training seeds 0, 1, 2)")
+    for c in (one, three):
+        plain = json.loads(json.dumps(to_plain(c)))
+        assert C.Claim.from_plain(plain) == c
+        C.check([plain])
+    old = {k: v for k, v in dict(three).items() if k not in ("over", "seeds")}  # a record written before `over`
+    assert C.Claim.from_plain(old).over == "inputs"
+    with pytest.raises(ValueError, match="lacks"):
+        C.check([old])
 
 
 def test_claims_are_computed_when_a_result_is_read_never_stored_with_it():
@@ -135,3 +161,26 @@ def test_claims_are_computed_when_a_result_is_read_never_stored_with_it():
     assert out["whole"] == {"acc": 0.5, "part": {"acc": 0.6, "claims": [dict(_typed_claim("part"))]}}
     assert out["claims"] == [dict(_typed_claim())]  # plain data's own claims, as plain dicts
     assert len(read) == 2  # each read computes them again: nothing is kept
+
+
+def test_a_test_carries_only_scores_whose_mean_is_its_value():
+    """The pool recomputes a test's value from its packed scores: scores of another quantity (an estimate rebuilt
+    around an abs or a sign flip) are not packed, so the pool falls back to the values themselves."""
+    import dataclasses
+
+    import numpy as np
+
+    d = E.paired(np.array([1, 1, 0, 0, 1]), np.array([0, 1, 0, 1, 0]))
+    assert "scores" in C.test("d", d, ">=", 0.0) and E.unpack_scores(C.test("d", d, ">=", 0.0)["scores"]).mean() == 0.2
+    flipped = dataclasses.replace(d, value=-d.value)
+    assert "scores" not in C.test("-d", flipped, "<=", 0.0)
+    assert "scores" not in C.test("d", Estimate(0.2, 0.1, "paired", 5), ">=", 0.0)
+
+
+def test_a_claim_over_seeds_lists_its_seeds():
+    t = C.test("acc", Estimate(0.6, 0.01, "binomial", 2500), ">=", 0.5)
+    with pytest.raises(ValueError, match="lists the seeds"):
+        C.claim("k", "s", "src", {"acc": 0.6}, "r", [t], "d", seeds=3, over="seeds")
+    default = C.claim("k", "s", "src", {"acc": 0.6}, "r", [t], "d", over="seeds")  # one seed, unnamed
+    assert default["holds"] is None and default["why"] == "one trained network"
+    C.check([default])

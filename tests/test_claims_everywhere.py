@@ -38,6 +38,9 @@ def assert_sound(cs: list[dict[str, Any]], where: str) -> None:
     for c in cs:
         kinds = {t["se_kind"] for t in c["tests"]}
         assert "independent" not in kinds, f"{where}: {c['key']} judges a difference as independent samples"
+        # a claim about a recipe rests on at least MIN_SEEDS seeds, or says it cannot tell: one trained network
+        if c["over"] == "seeds" and len(c.get("seeds") or []) < C.MIN_SEEDS:
+            assert c["holds"] is None and c.get("why"), f"{where}: {c['key']} decides a recipe on too few seeds"
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -40,6 +40,15 @@ def verdict(claims, key):
     return c["holds"]
 
 
+def one_network(claims, key):
+    """A claim over training seeds at one seed: it cannot tell (one trained network); what its tests say of this one
+    network is returned (the verdict a pool of seeds would weigh)."""
+    (c,) = [c for c in claims if c["key"] == key]
+    C.check([c])
+    assert c["over"] == "seeds" and c["seeds"] == [0] and c["holds"] is None and c["why"] == "one trained network"
+    return C._combine(c["tests"], c["combine"])
+
+
 # -- Re-initialise: a hand-written robustness map ---------------------------------------------------------------
 LAYERS = ["stem"] + [f"blocks.{i}" for i in range(7)] + ["head"]
 EPOCHS = [0, 5, 12]
@@ -129,7 +138,7 @@ def test_residual_more_robust(res, plain, want):
     p = fake_map("plain", t0=[BASE] + [plain] * 7 + [BASE], rr=[0.05] + [plain] * 7 + [0.05])
     q = fake_map("residual", t0=[BASE] + [res] * 7 + [BASE], rr=[0.05] + [res] * 7 + [0.05])
     cs = RC.maps_claims({"plain": p, "residual": q})
-    assert verdict(cs, "reinit.residual-more-robust") is want
+    assert one_network(cs, "reinit.residual-more-robust") is want  # pooled over seeds: test_claims_matrix_reinit_seeds
     assert [c["key"] for c in cs][-1] == "reinit.residual-more-robust"
     assert "reinit.residual-more-robust" not in [c["key"] for c in RC.maps_claims({"plain": p})]
 
@@ -206,7 +215,7 @@ def fake_widths(top_by_width, n=N, task=None):
 @pytest.mark.parametrize("tops,want", [((0.4, 0.5, 0.7, 0.85), True), ((0.85, 0.7, 0.6, 0.4), False),
                                        ((0.6, 0.5, 0.7, 0.605), None)])
 def test_wider_nets_have_more_robust_top_layers(tops, want):
-    assert verdict(fake_widths(tops), "reinit.plain-wider-more-robust-top") is want
+    assert one_network(fake_widths(tops), "reinit.plain-wider-more-robust-top") is want
 
 
 def test_top_layers_are_the_upper_half_with_the_head():
@@ -248,27 +257,36 @@ def grid(**per_p):
     return [fake_profile(p, **kw) for p, kw in out.items()]
 
 
+def recipe_effect(claims, key):
+    """A recipe claim at one seed: "cannot tell (one trained network)" whatever its tests say; returns what its
+    tests say (the one network's effect, joined as the claim joins them)."""
+    (c,) = [c for c in claims if c["key"] == key]
+    C.check([c])
+    assert c["over"] == "seeds" and c["seeds"] == [0] and c["holds"] is None and c["why"] == C.ONE_NETWORK
+    return C._combine(c["tests"], c["combine"])
+
+
 @pytest.mark.parametrize("a5,a0,want", [(0.8, 0.5, True), (0.5, 0.8, False), (0.6, 0.595, None)])
 def test_p05_beats_p0_at_half_depth(a5, a0, want):
     profs = grid(p0={"every-other_4": a0}, p05={"every-other_4": a5})
-    assert verdict(ld_claims(profs), "layerdrop.p05-beats-p0-half-depth") is want
+    assert recipe_effect(ld_claims(profs), "layerdrop.p05-beats-p0-half-depth") is want
 
 
 @pytest.mark.parametrize("near,far,want", [(0.8, 0.6, True), (0.6, 0.8, False), (0.7, 0.695, None)])
 def test_p_star_rule(near, far, want):
     # keep 4 of 8: p* = 0.5, so p = 0.5 is near and 0 and 0.2 are far
     profs = grid(p0={"every-other_4": 0.3}, p02={"every-other_4": far}, p05={"every-other_4": near})
-    assert verdict(ld_claims(profs, keep=4), "layerdrop.p-star-rule") is want
+    assert recipe_effect(ld_claims(profs, keep=4), "layerdrop.p-star-rule") is want
 
 
 def test_p_star_rule_cannot_tell_without_a_rate_near_p_star():
     # keep 2 of 8: p* = 0.75; 0.5 is not within 0.1 of it, so no trained rate is near
     profs = grid(p05={"every-other_2": 0.9})
-    assert verdict(ld_claims(profs, keep=2), "layerdrop.p-star-rule") is None
-    # train 0.7 and it is: the claim now decides
+    assert recipe_effect(ld_claims(profs, keep=2), "layerdrop.p-star-rule") is None
+    # train 0.7 and it is: its tests now decide
     profs = grid(p0={"every-other_2": 0.3}, p02={"every-other_2": 0.3}, p05={"every-other_2": 0.5},
                  p07={"every-other_2": 0.8})
-    assert verdict(ld_claims(profs, keep=2, p=0.7), "layerdrop.p-star-rule") is True
+    assert recipe_effect(ld_claims(profs, keep=2, p=0.7), "layerdrop.p-star-rule") is True
 
 
 @pytest.mark.parametrize("eo,first,last,want", [(0.8, 0.4, 0.5, True), (0.5, 0.8, 0.3, False),
@@ -302,10 +320,10 @@ def test_first_block_is_not_inside_its_own_comparator():
 
 def test_layerdrop_noise_follows_the_inputs():
     profs = grid(p0={"every-other_4": 0.6}, p05={"every-other_4": 0.64})
-    assert verdict(ld_claims(profs), "layerdrop.p05-beats-p0-half-depth") is True  # 4 pts on 4,000 inputs
+    assert recipe_effect(ld_claims(profs), "layerdrop.p05-beats-p0-half-depth") is True  # 4 pts on 4,000 inputs
     small = [fake_profile(q.config.p, n=397, **{"every-other_4": q.strategies["every-other"][4]["test_acc"]})
              for q in profs]
-    assert verdict(ld_claims(small), "layerdrop.p05-beats-p0-half-depth") is None  # the same on 397
+    assert recipe_effect(ld_claims(small), "layerdrop.p05-beats-p0-half-depth") is None  # the same on 397
 
 
 def test_pairing_shrinks_the_error_of_correlated_models():
@@ -326,10 +344,12 @@ def test_table_claims_are_pooled_over_seeds():
         by_p = {q.config.p: q for q in grid(p0={"every-other_4": 0.5}, p05={"every-other_4": a5})}
         return LC.seed_table_claims(by_p, {}, [8, 6, 4, 2])
 
-    cs = C.pool([seed(0.70), seed(0.71)], [0, 1])
+    cs = C.pool([seed(0.70), seed(0.71), seed(0.72)], [0, 1, 2])
     assert verdict(cs, "layerdrop.p05-beats-p0-half-depth") is True
-    wild = C.pool([seed(0.95), seed(0.25)], [0, 1])  # the same mean region, the seeds disagree wildly
+    wild = C.pool([seed(0.95), seed(0.25), seed(0.92)], [0, 1, 2])  # the same mean region, the seeds disagree wildly
     assert verdict(wild, "layerdrop.p05-beats-p0-half-depth") is None
+    two = C.pool([seed(0.70), seed(0.71)], [0, 1])  # a recipe needs 3 seeds
+    assert verdict(two, "layerdrop.p05-beats-p0-half-depth") is None
     assert [c["subject"] for c in cs if c["key"] == "layerdrop.p-star-rule"] == [f"keep {r} of 8" for r in
                                                                                  (8, 6, 4, 2)]
 
@@ -338,17 +358,17 @@ def test_table_claims_are_pooled_over_seeds():
 def test_beats_scratch(pruned, scratch, want):
     profs = grid(p05={"every-other_4": pruned})
     sc, di = {"outcomes": vec(scratch, "scratch")}, {"outcomes": vec(0.5, "distilled")}
-    assert verdict(ld_claims(profs, 4, 0.5, sc, di), "layerdrop.beats-scratch") is want
+    assert recipe_effect(ld_claims(profs, 4, 0.5, sc, di), "layerdrop.beats-scratch") is want
     # at p = 0 there is no LayerDrop model to test
     sc0, di0 = {"outcomes": vec(0.1, "scratch")}, {"outcomes": vec(0.9, "distilled")}
-    assert verdict(ld_claims(profs, 4, 0.0, sc0, di0), "layerdrop.beats-scratch") is None
+    assert recipe_effect(ld_claims(profs, 4, 0.0, sc0, di0), "layerdrop.beats-scratch") is None
 
 
 @pytest.mark.parametrize("pruned,distilled,want", [(0.8, 0.8, True), (0.7, 0.85, False), (0.7, 0.72, None)])
 def test_about_as_good_as_distillation(pruned, distilled, want):
     profs = grid(p05={"every-other_4": pruned})
     sc, di = {"outcomes": vec(0.5, "scratch")}, {"outcomes": vec(distilled, "distilled")}
-    assert verdict(ld_claims(profs, 4, 0.5, sc, di), "layerdrop.about-as-good-as-distillation") is want
+    assert recipe_effect(ld_claims(profs, 4, 0.5, sc, di), "layerdrop.about-as-good-as-distillation") is want
 
 
 # -- calibration: simulated nulls, outcomes correlated as in real runs (93 % accuracy, ~7 % discordant) ----------

@@ -1,7 +1,9 @@
 """The Shuffle and IOT pages' claims on synthetic per-input outcomes: each claim where it holds, where it does not,
 and inside the noise; the rules use the result's own test size (397 digits, 4,000 MLP inputs). Calibration: the
 rule families special to these pages (IOT's seed control, Shuffle's cross-fitted slot spread) give a false "holds"
-at most 5 % of the time under simulated nulls, and detect a simulated effect."""
+at most 5 % of the time under simulated nulls, and detect a simulated effect. A claim over seeds (a recipe against
+another) cannot tell at one seed: `says` reads what its tests say (tests/test_claims_shuffle_iot_seeds.py pools
+seeds)."""
 
 from __future__ import annotations
 
@@ -32,6 +34,17 @@ def vec(acc: float, n: int = 397, shift: int = 0) -> np.ndarray:
 def by_key(cs: list[dict]) -> dict[str, dict]:
     C.check(cs)
     return {c["key"]: c for c in cs}
+
+
+def says(c: dict) -> bool | None:
+    """What a claim's tests say (its rule), also where it cannot tell for want of seeds: a claim over seeds at one
+    seed shows its one network's effect in its tests and cannot tell (tests/test_claims_shuffle_iot_seeds.py pools
+    three)."""
+    return C._combine(c["tests"], c.get("combine", "all"))
+
+
+def one_network(c: dict) -> bool:
+    return c["over"] == "seeds" and c["holds"] is None and c["why"] == C.ONE_NETWORK
 
 
 # -- Shuffle -----------------------------------------------------------------------------------------------------
@@ -99,41 +112,65 @@ def test_layershuffle_works_in_any_order_three_ways():
     assert c["holds"] is None and c["tests"][0]["se_kind"] == "paired"
 
 
-def test_layershuffle_cost_is_paired_against_the_sequential_trained_order():
+def test_layershuffle_cost_is_a_band_around_the_paper_s_20_percent():
+    lo, hi = shuffle_claims.COST_BAND
     seq = srun("sequential", 0.97, 0.3)
-    hold = shuffle_claims.claim_costs_accuracy(seq, srun("shuffle", 0.99, 0.80), "LayerShuffle")
-    assert hold["holds"] is True and hold["measured"]["gap"] == pytest.approx(0.17, abs=0.01)
-    assert shuffle_claims.claim_costs_accuracy(srun("sequential", 0.90, 0.3), srun("shuffle", 0.99, 0.985),
-                                        "LayerShuffle")["holds"] is False
-    noise = shuffle_claims.claim_costs_accuracy(seq, srun("shuffle", 0.97, 0.965), "LayerShuffle")
-    assert noise["holds"] is None and noise["measured"]["se_kind"] == "paired"
+
+    def cost(shu_mean: float, n: int = 397, seeds: tuple[int, ...] = (0, 1, 2)) -> dict:
+        return shuffle_claims.claim_costs_accuracy(srun("sequential", 0.97, 0.3, n=n), srun("shuffle", 0.99, shu_mean,
+                                                                                           n=n), "LayerShuffle",
+                                                   seeds=seeds)
+
+    inside = cost(0.80)  # 17.5 % lower: inside 10-30 %
+    assert inside["holds"] is True and inside["measured"]["gap"] == pytest.approx(0.17, abs=0.01)
+    assert inside["measured"]["relative_drop"] == pytest.approx(0.175, abs=0.01)
+    assert [t["side"] for t in inside["tests"]] == [">=", "<="] and inside["tests"][0]["se_kind"] == "paired"
+    assert cost(0.95)["holds"] is False  # 2 % lower: a cost, but not the paper's
+    assert cost(0.50)["holds"] is False  # 48 % lower: more than the paper's
+    assert cost(0.985)["holds"] is False  # no cost at all
+    assert cost(0.97 * (1 - lo))["holds"] is None and cost(0.97 * (1 - hi))["holds"] is None  # at each bound
+    assert cost(0.97 * (1 - hi) - 0.05, n=4000)["holds"] is False  # 4,000 inputs decide past the upper bound
+    # a recipe against another: at one seed it cannot tell, and its tests show the one network's effect
+    one = shuffle_claims.claim_costs_accuracy(seq, srun("shuffle", 0.99, 0.80), "LayerShuffle")
+    assert one_network(one) and says(one) is True and one["seeds"] == [0]
+    assert "10 % to 30 %" in one["source"]
 
 
-def probe(acc: float, order_effect: float = 0.0, seed: int = 0, raw: float | None = None) -> dict:
+def probe(acc: float, order_effect: float = 0.0, seed: int = 0, raw: float | None = None,
+          without: float | None = None) -> dict:
     """A probe's test rows ([10 orders, 6 slots, 100 digits]) right with probability `acc`, shifted per order by
-    up to `order_effect` (rows of one order are not independent)."""
+    up to `order_effect` (rows of one order are not independent); `without`: the rows' accuracy with the model's own
+    added slot vectors removed (the -position control; by default the same rows, as for a model that adds none)."""
     rng = np.random.default_rng(seed)
     shift = np.linspace(-order_effect, order_effect, 10)[:, None, None]
     unit = rng.random((10, 6, 100)) < acc + shift
     rawv = unit if raw is None else rng.random((10, 6, 100)) < raw
-    return {"acc": float(rawv.mean()), "acc_direction": float(unit.mean()), "chance": 1 / 6, "n_train": 6000,
-            "n_test": 6000, "shape": [10, 6, 100],
-            "outcomes": {"raw": E.pack(rawv.reshape(-1)), "unit": E.pack(unit.reshape(-1))}}
+    wo = unit if without is None else rng.random((10, 6, 100)) < without + shift
+    return {"acc": float(rawv.mean()), "acc_direction": float(unit.mean()), "acc_without_slot": float(wo.mean()),
+            "chance": 1 / 6, "n_train": 6000, "n_test": 6000, "shape": [10, 6, 100],
+            "outcomes": {"raw": E.pack(rawv.reshape(-1)), "unit": E.pack(unit.reshape(-1)),
+                         "unit_without_slot": E.pack(wo.reshape(-1))}}
 
 
-def test_slot_probe_must_beat_chance_and_plain_layershuffle_on_unit_length_features():
+def test_slot_probe_must_beat_chance_and_plain_layershuffle_without_the_added_slot_vectors():
     shu = {"probe": probe(0.45, seed=1)}
 
-    def verdict(p: dict) -> bool | None:
-        return shuffle_claims.claim_slot_decodable({"probe": p}, shu, "-position")["holds"]
+    def claim(p: dict) -> dict:
+        return shuffle_claims.claim_slot_decodable({"probe": p}, shu, "-position", seeds=(0, 1, 2))
 
-    assert verdict(probe(0.80)) is True
-    assert verdict(probe(0.40)) is False
-    assert verdict(probe(0.455)) is None
-    # the raw features alone (the stream's norm) do not decide: the verdict reads the unit-length probe
-    assert verdict(probe(0.45, seed=2, raw=0.95)) is not True
+    assert claim(probe(0.80))["holds"] is True
+    assert claim(probe(0.40))["holds"] is False
+    assert claim(probe(0.455))["holds"] is None
+    # the raw features alone (the stream's norm) do not decide: the verdict reads unit-length features
+    assert claim(probe(0.45, seed=2, raw=0.95))["holds"] is not True
+    # the control: readable only through the slot vectors the -position model adds by construction is not enough
+    added = claim(probe(0.95, seed=3, without=0.45))
+    assert added["holds"] is not True and added["measured"]["probe_acc_unit"] > 0.9
+    assert claim(probe(0.95, seed=3, without=0.40))["holds"] is False
+    assert claim(probe(0.95, seed=3, without=0.80))["holds"] is True  # readable in what the blocks wrote
     c = shuffle_claims.claim_slot_decodable({"probe": probe(0.8)}, shu, "-predict")
     assert "6,000 rows" in c["detail"] and c["measured"]["se_kind"] == "bootstrap"
+    assert one_network(c) and says(c) is True  # against plain LayerShuffle, a separately trained model
 
 
 def test_the_probe_error_counts_orders_as_clusters():
@@ -157,6 +194,13 @@ def test_claims_follow_the_mode_and_label_the_model_that_ran():
     assert cs["shuffle_any_order"]["measured"]["trained_order_acc"] == pytest.approx(0.9, abs=0.003)
     # without plain LayerShuffle's probe, the comparison cannot be made: the claim is left out
     assert "slot_decodable" not in by_key(shuffle_claims.claims({"position": pos, "sequential": seq}, "position"))
+    # what each claim generalises over: surgery on one network over inputs, a recipe against another over seeds
+    assert {k: c["over"] for k, c in cs.items()} == {
+        "seq_random_chance": "inputs", "shuffle_any_order": "inputs", "shuffle_costs_accuracy": "seeds",
+        "prune_graceful": "seeds", "slot_decodable": "seeds"}
+    pos["config"] = {"seed": 4}
+    assert all(c["seeds"] == [4] for c in shuffle_claims.claims({"position": pos, "sequential": seq, "shuffle": {
+        "probe": shu["probe"]}}, "position") if c["over"] == "seeds")
     assert shuffle.claim_modes("predict") == ("predict", "sequential", "shuffle")
     assert shuffle.claim_modes("shuffle") == ("shuffle", "sequential")
     assert shuffle.claim_modes("sequential") == ("sequential", "shuffle")  # LayerShuffle is the run's subject
@@ -166,13 +210,16 @@ def test_pruning_degrades_gracefully_three_ways():
     def verdict(shu_pruned: float, seq_pruned: float, **kw) -> bool | None:
         shu = srun("shuffle", 0.95, 0.94, pruned=shu_pruned, **kw)
         seq = srun("sequential", 0.97, 0.3, seq_pruned=seq_pruned, **kw)
-        return shuffle_claims.claim_prunes_gracefully(shu, seq, "LayerShuffle")["holds"]
+        return shuffle_claims.claim_prunes_gracefully(shu, seq, "LayerShuffle", seeds=(0, 1, 2))["holds"]
 
     assert verdict(0.85, 0.3) is True
     assert verdict(0.30, 0.2) is False  # keeps well under half of its margin
     assert verdict(0.85, 0.9) is False  # keeps its margin but the sequential model keeps more
     keep_line = 0.1 + shuffle_claims.PRUNE_KEEP * 0.85
     assert verdict(keep_line, 0.2) is None
+    one = shuffle_claims.claim_prunes_gracefully(srun("shuffle", 0.95, 0.94, pruned=0.85),
+                                                 srun("sequential", 0.97, 0.3, seq_pruned=0.3), "LayerShuffle")
+    assert one_network(one) and says(one) is True
 
 
 def test_pruning_with_sampled_subsets_adds_the_draw_variance():
@@ -309,23 +356,30 @@ def twin_of(top: float, explore: float = 0.0, n: int = 4000) -> dict:
             "curves": {"top_share": [0.6, 0.8, top]}, "outcomes": {"top_choice": E.pack(vec(top, n))}}
 
 
-def test_orders_alike_is_a_paired_equivalence_three_ways():
-    assert iot_claims.claim_orders_alike(irun(order_overlap=None, fixed=(0.90, 0.905, 0.90)))["holds"] is True
-    assert iot_claims.claim_orders_alike(irun(order_overlap=None, fixed=(0.80, 0.905, 0.90)))["holds"] is False
-    noise = iot_claims.claim_orders_alike(irun(n=397, order_overlap=None, fixed=(0.90, 0.93, 0.90)))
-    assert noise["holds"] is None and noise["tests"][0]["se_kind"] == "paired"
+def test_orders_alike_is_a_paired_equivalence_over_every_pair_three_ways():
+    def alike(n: int = 4000, **kw) -> dict:
+        return iot_claims.claim_orders_alike(irun(n=n, order_overlap=None, **kw))
+
+    assert says(alike(fixed=(0.90, 0.905, 0.90))) is True
+    c = alike(fixed=(0.80, 0.905, 0.90))
+    assert says(c) is False and len(c["tests"]) == 6  # every ordered pair: no pair picked by its test accuracy
+    assert all("order" in t["name"] and t["side"] == "<=" for t in c["tests"])
+    noise = alike(n=397, fixed=(0.90, 0.93, 0.90))
+    assert says(noise) is None and noise["tests"][0]["se_kind"] == "paired"
     # on 397 digits a spread of one image is "alike" when the outcomes pair (the unpaired error could never tell)
-    assert iot_claims.claim_orders_alike(irun(n=397, order_overlap=None, fixed=(0.90, 0.905, 0.90)))["holds"] is True
+    assert says(alike(n=397, fixed=(0.90, 0.905, 0.90))) is True
+    # separately trained models: at one seed it cannot tell
+    assert one_network(alike(fixed=(0.90, 0.905, 0.90)))
 
 
 def test_inputs_prefer_orders_is_judged_against_the_seed_control():
     hold = iot_claims.claim_inputs_prefer(irun(order_overlap=0.3, seed_overlap=0.8))
-    assert hold["holds"] is True and hold["measured"]["excess"] > 0.03
+    assert says(hold) is True and hold["measured"]["excess"] > 0.03 and one_network(hold)
     # noise alone: a gap of several points, but as many seeds open a larger one
     noise_alone = iot_claims.claim_inputs_prefer(irun(order_overlap=0.8, seed_overlap=0.3))
-    assert noise_alone["tests"][0]["holds"] is True and noise_alone["holds"] is False
+    assert noise_alone["tests"][0]["holds"] is True and says(noise_alone) is False
     same = iot_claims.claim_inputs_prefer(irun(order_overlap=0.5, seed_overlap=0.5))  # the same gap on other inputs
-    assert same["holds"] is None and same["settle"] is not None
+    assert says(same) is None and same["settle"] is not None
 
 
 def test_router_closes_part_of_the_gap_three_ways():
@@ -336,12 +390,23 @@ def test_router_closes_part_of_the_gap_three_ways():
     assert "temperature fixed at 1" in c["source"] and "0.1 and 0.01" in c["source"]  # the departures are said
 
 
-def test_iot_against_the_better_of_sequential_and_best_fixed():
-    assert iot_claims.claim_iot_beats_baselines(irun(iot_acc=0.95))["holds"] is True
-    assert iot_claims.claim_iot_beats_baselines(irun(iot_acc=0.85))["holds"] is False
+def test_iot_against_the_best_fixed_order_chosen_on_the_probe_split():
+    def beats(r: dict) -> bool | None:
+        c = iot_claims.claim_iot_beats_baselines(r)
+        assert one_network(c)
+        return says(c)
+
+    assert beats(irun(iot_acc=0.95)) is True
+    assert beats(irun(iot_acc=0.85)) is False
     r = irun(iot_acc=0.905, n=397, order_overlap=None, fixed=(0.9, 0.905))
     r["outcomes"]["iot"] = E.pack(vec(0.905, 397, shift=50))  # the same accuracy, other inputs
-    assert iot_claims.claim_iot_beats_baselines(r)["holds"] is None
+    assert beats(r) is None
+    # the baseline is the order the probe split chose, even where another one scores higher on the test inputs
+    r = irun(iot_acc=0.92, order_overlap=None, fixed=(0.90, 0.95))
+    r["best_fixed_order"] = 0
+    c = iot_claims.claim_iot_beats_baselines(r)
+    assert says(c) is True and c["measured"]["best_fixed_order"] == 0
+    assert c["tests"][0]["name"] == "IOT - best fixed order"  # no per-seed choice in the name: pooling matches it
 
 
 def test_agreement_is_judged_against_the_most_common_best_order_not_one_over_m():
@@ -354,16 +419,21 @@ def test_agreement_is_judged_against_the_most_common_best_order_not_one_over_m()
 
 
 def test_collapse_three_ways():
+    def collapse(r: dict, twin: dict) -> bool | None:
+        c = iot_claims.claim_collapse(r, twin)
+        assert one_network(c)  # two separately trained IOT models
+        return says(c)
+
     on = irun(top=0.3)
     c = iot_claims.claim_collapse(on, twin_of(1.0))
-    assert c["holds"] is True and c["measured"]["first_epoch_off"] == 3
-    assert iot_claims.claim_collapse(on, twin_of(0.3))["holds"] is False
-    assert iot_claims.claim_collapse(on, twin_of(0.895))["holds"] is None  # 89.5 % on 4,000: at the line
+    assert says(c) is True and c["measured"]["first_epoch_off"] == 3
+    assert collapse(on, twin_of(0.3)) is False
+    assert collapse(on, twin_of(0.895)) is None  # 89.5 % on 4,000: at the line
     # when the run itself has exploration off, the twin is the "on" side
     off = irun(explore=0.0, top=1.0)
-    assert iot_claims.claim_collapse(off, twin_of(0.3, explore=1.0))["holds"] is True
+    assert collapse(off, twin_of(0.3, explore=1.0)) is True
     # "on" collapsing too: the exploration term is not what decides, so the claim is not confirmed
-    assert iot_claims.claim_collapse(irun(top=1.0), twin_of(1.0))["holds"] is not True
+    assert collapse(irun(top=1.0), twin_of(1.0)) is not True
 
 
 def test_iot_claims_set_and_shared_space_source():
@@ -373,6 +443,14 @@ def test_iot_claims_set_and_shared_space_source():
     assert "2 orders" in cs["orders_alike"]["source"]
     assert "not the paper's space" in iot_claims.claims(irun(space="sublayers"))[0]["source"]
     assert "collapse_without_exploration" not in by_key(iot_claims.claims(irun()))  # no twin: no collapse claim
+    # one network's routing over inputs; anything against separately trained models over seeds
+    assert {k: c["over"] for k, c in cs.items()} == {
+        "orders_alike": "seeds", "inputs_prefer_orders": "seeds", "router_closes_gap": "inputs",
+        "iot_beats_baselines": "seeds", "predictor_finds_best_order": "inputs",
+        "collapse_without_exploration": "seeds"}
+    r = irun()
+    r["config"]["seed"] = 2
+    assert {tuple(c["seeds"]) for c in iot_claims.claims(r) if c["over"] == "seeds"} == {(2,)}
 
 
 def test_control_seeds_are_the_run_s_own_then_disjoint_between_runs():
@@ -382,11 +460,11 @@ def test_control_seeds_are_the_run_s_own_then_disjoint_between_runs():
     assert iot.control_seeds(0, 4) == a[:4]  # M = 4's models are M = 8's first four (stored once)
 
 
-def test_calibration_seed_control():
-    """Orders that differ only by training noise (as seeds do: 93 % accuracy, ~7 % of inputs discordant between
-    two models): "inputs prefer orders" holds at most 5 % of the time over 400 simulations, although the oracle gap
-    alone passes its 1-point bar. Orders that disagree twice as often (14-18 % of inputs, as in the paper's
-    table) are detected."""
+def test_seed_control_at_one_seed_shows_the_one_network_effect():
+    """At one seed "inputs prefer orders" cannot tell, whatever its tests say: the models' own spread between
+    trainings is unknown (tests/test_claims_shuffle_iot_seeds.py calibrates the pooled rule). Its tests still show
+    the one network's effect: orders that disagree twice as often as seeds (14-18 % of inputs, as in the paper's
+    table) pass them; the oracle gap alone passes noise."""
     rng = np.random.default_rng(5)
     n, m = 4000, 4
 
@@ -394,7 +472,7 @@ def test_calibration_seed_control():
         latent = rng.random(n) < 0.93
         return [latent ^ (rng.random(n) < flip) for _ in range(m)]
 
-    def verdict(order_flip: float, seed_flip: float = 0.035) -> tuple[bool | None, bool | None]:
+    def verdict(order_flip: float, seed_flip: float = 0.035) -> tuple[dict, bool | None]:
         fx, sd = group(order_flip), group(seed_flip)
         r = irun(n=n, fixed=(0.9,) * m)
         r.update({"fixed_outcomes": [E.pack(v) for v in fx], "best_fixed_order": 0,
@@ -403,12 +481,12 @@ def test_calibration_seed_control():
         r["seed_control"].update({"outcomes": [E.pack(v) for v in sd], "best": 0, "best_acc": float(sd[0].mean()),
                                   "oracle_acc": float(np.max(sd, 0).mean())})
         c = iot_claims.claim_inputs_prefer(r)
-        return c["holds"], c["tests"][0]["holds"]
+        return c, c["tests"][0]["holds"]
 
-    null = [verdict(0.035) for _ in range(400)]
-    assert sum(h is True for h, _ in null) / 400 <= 0.05
-    assert sum(g is True for _, g in null) / 400 > 0.5  # a rule on the gap alone passes noise
-    assert sum(verdict(0.08)[0] is True for _ in range(100)) / 100 >= 0.9
+    null = [verdict(0.035) for _ in range(100)]
+    assert all(one_network(c) for c, _ in null)
+    assert sum(g is True for _, g in null) / 100 > 0.5  # a rule on the gap alone passes noise
+    assert sum(says(verdict(0.08)[0]) is True for _ in range(50)) / 50 >= 0.9
 
 
 def _sweep_runs(excess: dict[int, float], gains: dict[int, float], n: int = 4000) -> list[dict]:
@@ -435,11 +513,12 @@ def test_sweep_claims_three_ways():
     cfg = iot.IOTConfig(m=8)
     cs = by_key(iot_claims.sweep_claims(cfg.space, _sweep_runs({1: 0, 2: 0.0, 4: 0.02, 8: 0.05},
                                                                {1: 0, 2: 0.01, 4: 0.02, 8: 0.04})))
-    assert cs["oracle_gap_grows_with_m"]["holds"] is True and cs["router_gain_grows_with_m"]["holds"] is True
+    assert all(one_network(c) for c in cs.values())  # models trained apart at each M: over seeds
+    assert says(cs["oracle_gap_grows_with_m"]) is True and says(cs["router_gain_grows_with_m"]) is True
     cs = by_key(iot_claims.sweep_claims(cfg.space, _sweep_runs({2: 0.05, 8: 0.0}, {2: 0.04, 8: 0.0})))
-    assert cs["oracle_gap_grows_with_m"]["holds"] is False and cs["router_gain_grows_with_m"]["holds"] is False
+    assert says(cs["oracle_gap_grows_with_m"]) is False and says(cs["router_gain_grows_with_m"]) is False
     cs = by_key(iot_claims.sweep_claims(cfg.space, _sweep_runs({2: 0.0, 8: 0.001}, {2: 0.01, 8: 0.0105})))
-    assert cs["oracle_gap_grows_with_m"]["holds"] is None and cs["router_gain_grows_with_m"]["holds"] is None
+    assert says(cs["oracle_gap_grows_with_m"]) is None and says(cs["router_gain_grows_with_m"]) is None
     assert iot_claims.sweep_claims(cfg.space, _sweep_runs({1: 0, 2: 0.03}, {1: 0, 2: 0.0})) == []  # one M >= 2: nothing
 
 

@@ -98,3 +98,11 @@ def test_progress_is_a_few_whole_lines_in_a_file_and_a_bar_on_a_terminal(monkeyp
     progress.text_progress(0.25, "on a terminal")
     progress.text_progress(1.0, "done")
     assert "\r" in terminal.getvalue() and "25.0%" in terminal.getvalue() and "on a terminal" in terminal.getvalue()
+
+
+def test_seeds_wants_at_least_three_distinct_seeds():
+    # a recipe is judged over at least 3 trained networks (lab/claims.MIN_SEEDS): fewer is one clear line, at once
+    p = run_cli("seeds", "delete", "--seeds", "0", "1", "1")
+    assert p.returncode != 0 and "Traceback" not in p.stderr
+    lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "at least 3 distinct seeds" in lines[0], p.stderr

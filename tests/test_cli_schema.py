@@ -44,7 +44,7 @@ RUNS: dict[str, tuple[list[str], bool, str | None]] = {
 # pool Lens's default view (its quickest page); IOT's table is the cheapest, and prints text or (--ms) its own JSON.
 LAB_RUNS: dict[str, list[str]] = {
     "warm": ["warm", "--pages", "delete", "lens", "--seeds", "3", "--dry-run"],
-    "seeds": ["seeds", "lens", "--seeds", "1", "0", "--workers", "0"],
+    "seeds": ["seeds", "lens", "--seeds", "2", "1", "0", "--workers", "0"],
     "table": ["table", "iot", "--model", "residual", "--m", "2", "--seeds", "1", "--workers", "0"],
     "table-sweep": ["table", "iot", "--model", "residual", "--ms", "1", "2", "--seeds", "1", "--workers", "0"],
 }
@@ -83,6 +83,39 @@ def test_the_schema_is_valid_and_names_what_the_lab_has():
     assert set(RUNS) == set(descriptors()), "every experiment subcommand is checked"
     assert set(C.FIELDS) <= set(SCHEMA["$defs"]["claim"]["required"])
     assert SCHEMA["$defs"]["se_kind"]["enum"] == list(SE_KINDS)
+
+
+def test_the_schema_of_a_claim_says_what_it_generalises_over():
+    """`over` is required; a verdict over seeds lists at least 3 seeds; a claim that says why it cannot tell has no
+    verdict; a test carries its packed per-input scores and, pooled, its error's parts (claims built here: no run)."""
+    import numpy as np
+
+    from lab import estimates as E
+    from lab.runtime.plain import to_plain
+
+    v = jsonschema.Draft202012Validator({"$ref": "#/$defs/claims", "$defs": SCHEMA["$defs"]})
+    gen = np.random.default_rng(0)
+
+    def seed_claim(seeds: list[int]) -> dict[str, Any]:
+        t = C.test("d", E.paired(gen.random(200) < 0.9, gen.random(200) < 0.5), ">=", 0.0)
+        return C.claim("k", "s", "src", {"d": t["value"]}, "r", [t], "d", seeds=seeds, over="seeds")
+
+    one, three = seed_claim([0]), seed_claim([0, 1, 2])
+    pooled = C.pool([[seed_claim([s])] for s in range(3)], [0, 1, 2])
+    inputs = C.claim("k", "s", "src", {"x": 1.0}, "r", [C.test("x", E.exact(1.0, "all"), ">=", 0.5)], "d")
+    good = json.loads(json.dumps(to_plain([one, three, inputs, *pooled])))
+    v.validate(good)
+    assert "scores" in good[0]["tests"][0] and {"varying", "repeating"} <= set(good[3]["tests"][0])
+    assert good[0]["why"] == "one trained network" and good[3]["holds"] is True
+    for broken in ({k: x for k, x in good[1].items() if k != "over"},
+                   {**good[1], "over": "tasks"},
+                   {**good[1], "seeds": [0, 1]},                   # a verdict over 2 seeds
+                   {k: x for k, x in good[1].items() if k != "seeds"},
+                   {**good[0], "holds": True},                     # says why it cannot tell, yet a verdict
+                   {**good[2], "seeds": [0, 1, 2]},                # over inputs lists no seeds
+                   {**good[0], "tests": [{**good[0]["tests"][0], "scores": "0101"}]}):
+        with pytest.raises(jsonschema.ValidationError):
+            v.validate([broken])
 
 
 @pytest.mark.parametrize("name", list(RUNS))
@@ -131,10 +164,11 @@ def test_the_lab_commands_json_is_the_envelope_of_its_whole_result(name, request
         assert r["planned"] == r["already_stored"] + len(r["todo"]) and r["todo"]
         assert {i["page"] for i in r["todo"]} <= {"delete", "lens"} and any("seed 3" in i["setting"] for i in r["todo"])
     elif name == "seeds":  # pooled over the distinct seeds, in order, with each seed's own verdict
-        assert out["command"] == "seeds" and config == {"page": "lens", "seeds": [0, 1], "workers": 0}
-        assert r["seeds"] == [0, 1] and r["claims"]
+        assert out["command"] == "seeds" and config == {"page": "lens", "seeds": [0, 1, 2], "workers": 0}
+        assert r["seeds"] == [0, 1, 2] and r["claims"]
         C.check(r["claims"])
-        assert all(set(v) == {"0", "1"} for v in r["per_seed"].values())
+        assert all(c["over"] == "seeds" and c["seeds"] == [0, 1, 2] for c in r["claims"])
+        assert all(set(v) == {"0", "1", "2"} for v in r["per_seed"].values())
     elif name == "table":  # a table that prints text: the text, whole
         assert out["command"] == "table iot"
         assert config == {"model": "residual", "seeds": 1, "m": 2, "ms": None, "space": "blocks", "workers": 0}
@@ -151,7 +185,7 @@ def test_the_schema_rejects_a_lab_commands_envelope_that_is_not_its_own(request,
                    {**warm, "versions": {**warm["versions"], "torch": 2}},
                    {**warm, "result": seeds["result"]},
                    {**warm, "result": {**warm["result"], "built": []}},  # half a plan, half a summary
-                   {**seeds, "config": {**seeds["config"], "seeds": [0]}},
+                   {**seeds, "config": {**seeds["config"], "seeds": [0, 1]}},  # a recipe needs 3 seeds
                    {**seeds, "result": {**seeds["result"], "claims": [{"key": "k", "holds": True}]}},
                    {**table, "command": "table nothing"},
                    {**table, "result": {"text": ""}},

@@ -170,25 +170,67 @@ def test_claims_are_computed_from_their_tests_and_checked():
         C.check([{**forged, "holds": False, "measured": {"x": 1.0}}])
 
 
+def _design_rows(mean: float, varying: float, repeating: float, k: int, n: int) -> np.ndarray:
+    """k seeds x n inputs with no residual, d[s, i] = mean + a_s + b_i, whose two-way decomposition is exactly
+    (varying, repeating): the seed effects' sample variance is `varying`, the input effects' is `repeating` x n."""
+    def unit(m: int) -> np.ndarray:
+        x = np.arange(m, dtype=float) - (m - 1) / 2
+        return x / x.std(ddof=1)
+
+    return mean + math.sqrt(varying) * unit(k)[:, None] + math.sqrt(repeating * n) * unit(n)[None, :]
+
+
 def test_settle_names_the_seeds_that_would_decide_at_the_effect_seen():
-    est = E.Estimate(0.01, 0.01, "paired", 4000)  # 1 se from 0: 4x the units put it at 2 se, more decides
+    """At one seed the between-seed spread is unknown: one run's error stands in, with the pool's t-scaling. A test
+    1 se from its threshold needs the smallest k >= 3 with t(k-1) / sqrt(k) <= 1/2 (scipy's t, one-sided at
+    Phi(2)): t(5) / sqrt(6) = 0.54, t(6) / sqrt(7) = 0.48, so 7; inputs 4x (2 se instead of 1)."""
+    from scipy.stats import norm, t
+
+    level = norm.cdf(2.0)
+    assert t.ppf(level, 5) / math.sqrt(6) > 1.0 and t.ppf(level, 6) / math.sqrt(7) <= 1.0
+    est = E.Estimate(0.01, 0.01, "paired", 4000)
     s = E.settle(est, 0.0, 2.0)
-    assert s["seeds"] == 5 and 16_000 < s["inputs"] <= 16_002
-    # feeding the claimed number of seeds with the same effect and error per seed does decide it
-    pooled = E.over_seeds([E.Estimate(0.01 + d, 0.01, "paired", 4000) for d in (-0.002, 0.0, 0.002, 0.0)] * 2)
-    assert C.test("d", pooled, ">=", 0.0)["holds"] is True
+    assert s["seeds"] == 7 and 16_000 < s["inputs"] <= 16_002 and s["spread"] == "unknown"
+    assert E.settle(E.Estimate(0.05, 0.01, "paired", 4000), 0.0, 2.0)["seeds"] == 3  # never fewer than 3
     assert E.settle(E.Estimate(0.0, 0.01, "paired", 10), 0.0, 2.0)["seeds"] is None
+    assert E.settle(E.Estimate(0.001, 0.01, "paired", 10), 0.0, 2.0)["seeds"] is None  # beyond MAX_SETTLE_SEEDS
+    # with a pool's parts the offer is the k at which the pool's own error decides, and one seed fewer does not:
+    # settle and the pool scale the spread alike (the seeds' effects exactly as planned, no residual)
+    v, r, gap, n = 1e-4, 9e-6, 0.012, 500
+    known = E.settle(E.Estimate(gap, E.Design(v, r, 3, n).se(), "seeds", 3), 0.0, 2.0, seeds_now=3, parts=(v, r))
+    k = known["seeds"]
+    assert "spread" not in known and k == 7
+    fed = E.over_design(_design_rows(gap, v, r, k, n))
+    assert fed.se == pytest.approx(math.sqrt((t.ppf(level, k - 1) / 2) ** 2 * v / k + r))
+    assert C.test("d", fed, ">=", 0.0)["holds"] is True
+    assert C.test("d", E.over_design(_design_rows(gap, v, r, k - 1, n)), ">=", 0.0)["holds"] is None
+
+
+def test_design_splits_the_error_into_what_varies_and_what_repeats():
+    """k seeds x n inputs with no residual: the decomposition returns the parts it was built from, and the error of
+    the mean is t-scaled varying / k plus repeating (which more seeds do not shrink)."""
+    rows = _design_rows(0.02, 4e-5, 1e-5, 5, 300)
+    dz = E.design(rows)
+    assert dz.varying == pytest.approx(4e-5) and dz.repeating == pytest.approx(1e-5) and (dz.k, dz.n) == (5, 300)
+    assert dz.se(1000) > math.sqrt(1e-5)  # the inputs' part stays
+    with pytest.raises(ValueError):
+        E.design(rows[:1])
 
 
 def test_pool_joins_claims_over_seeds():
-    def one(v: float):
-        return [C.claim("k", "s", "src", {"x": v}, "rule", [C.test("d", E.Estimate(v, 0.01, "paired", 4000),
-                                                                    ">=", 0.0)], "detail")]
+    """Per-input scores travel with each seed's test, so the pool is an inputs x seeds design; a claim missing at a
+    seed is not judged on fewer seeds: it says it cannot be pooled."""
+    gen = np.random.default_rng(6)
 
-    single = one(0.015)[0]
-    assert single["holds"] is None
-    pooled = C.pool([one(0.015), one(0.02), one(0.018), one(0.016)], [0, 1, 2, 3])
-    assert len(pooled) == 1 and pooled[0]["holds"] is True
-    assert pooled[0]["measured"]["se_kind"] == "seeds" and pooled[0]["tests"][0]["n"] == 4
-    # a claim missing at one seed is left out, not judged on fewer seeds
-    assert C.pool([one(0.015), []], [0, 1]) == []
+    def one(diff: float):
+        a, b = paired_outcomes(4000, 0.93, 0.07, diff, gen)
+        return [C.claim("k", "s", "src", {"x": diff}, "rule", [C.test("d", E.paired(a, b), ">=", 0.0)], "detail")]
+
+    seeds = [one(0.02) for _ in range(4)]
+    assert all(s[0]["tests"][0]["scores"].startswith("t:") for s in seeds)
+    pooled = C.pool(seeds, [0, 1, 2, 3])
+    assert len(pooled) == 1 and pooled[0]["holds"] is True and pooled[0]["over"] == "seeds"
+    t0 = pooled[0]["tests"][0]
+    assert pooled[0]["measured"]["se_kind"] == "seeds" and t0["n"] == 4 and {"varying", "repeating"} <= set(t0)
+    (missing,) = C.pool([one(0.02), []], [0, 1])
+    assert missing["holds"] is None and missing["why"] == "cannot be pooled: not measured at seed 1"

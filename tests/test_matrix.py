@@ -274,15 +274,18 @@ def row_result(recipe: str, **fields) -> matrix.RowResult:
               "base_acc": 0.95, "chance": 0.1, "acc": {}, "kept": {}, "profiles": {}, "profile_kept": {}, "quarter": 2,
               "last_slots": [4, 5], "influence_slots": [4, 5], "influence_route": route[:4],
               "last_quarter_route": route[:4], "deep_blocks": blocks[len(blocks) // 2:], "linear_r2": [],
-              "linear_r2_update": [], "linear_r2_se": [], "exit_mid_slot": len(route) // 2, "per_input": {},
-              "op_seconds": {},
+              "linear_r2_update": [], "linear_r2_se": [], "linear_r2_update_se": [], "exit_mid_slot": len(route) // 2,
+              "per_input": {}, "op_seconds": {},
               "config": matrix.RowConfig(recipe), "recipe": recipe, "label": matrix.RECIPE_LABELS[recipe], "seed": 0,
               "train_seconds": 0.0, "train_curve": [], "fill_seconds": 0.0}
     return matrix.RowResult(**{**filler, **fields})
 
 
 def fake_row(recipe: str, base=0.95, delete=0.8, deep=0.8, no_attn=0.9, no_mlp=0.8, exit_=0.5, lq=0.6,
-             infl=0.6, each=(0.5, 0.9, 0.9, 0.9, 0.9, 0.5), r2=(0.5, 0.99), seed=0) -> matrix.RowResult:
+             infl=0.6, each=(0.5, 0.9, 0.9, 0.9, 0.9, 0.5), r2=(0.5, 0.99), seed=0, train_seed=0,
+             whole=0.999) -> matrix.RowResult:
+    """A row whose every column is at the given accuracy; `r2`: each block's R^2 of its update (the whole block's
+    is `whole`, near 1 as the identity path makes it); `train_seed`: the seed the row says it was trained from."""
     base_ok = _outcomes(base, seed)
 
     def share(acc, s):  # a per-input score whose mean is acc
@@ -295,60 +298,107 @@ def fake_row(recipe: str, base=0.95, delete=0.8, deep=0.8, no_attn=0.9, no_mlp=0
                           for i, a in enumerate(each)]}
     return row_result(recipe, base_acc=float(base_ok.mean()), per_input=pi,
                       acc={"no_attn": no_attn, "no_mlp": no_mlp, "influence": infl, "last_quarter": lq, "linear": 0.8},
-                      linear_r2=list(r2), linear_r2_se=[0.002] * len(r2),
+                      linear_r2=[whole] * len(r2), linear_r2_se=[0.0005] * len(r2), linear_r2_update=list(r2),
+                      linear_r2_update_se=[0.002] * len(r2), seed=train_seed,
                       profiles={"exit": [0.1, 0.3, 0.4, exit_, 0.6, 0.7, base]}, exit_mid_slot=3,
                       deep_blocks=[3, 4, 5], quarter=2, last_slots=[4, 5], influence_slots=[1, 4])
 
 
-def rows(**per_recipe) -> dict[str, matrix.RowResult]:
-    return {r: fake_row(r, seed=10 * i, **per_recipe.get(r.replace("-", "_"), {}))
+def rows(train_seed: int = 0, **per_recipe) -> dict[str, matrix.RowResult]:
+    return {r: fake_row(r, seed=10 * i + 1000 * train_seed, train_seed=train_seed,
+                        **per_recipe.get(r.replace("-", "_"), {}))
             for i, r in enumerate(MATRIX_RECIPES)}
 
 
+RECIPE_KEYS = ("robust", "early_exit", "looped", "ln_scale")  # claims comparing separately trained rows
+
+
 def verdict(rs: dict, key: str):
+    """A claim's verdict at one seed; for a recipe claim (over seeds) the verdict its tests give for this one trained
+    network, after checking that the claim itself cannot tell at one seed."""
     cs = {c["key"]: c for c in MC.claims(rs)}
     C.check(list(cs.values()))
-    return cs[key]["holds"]
+    c = cs[key]
+    assert c["over"] == ("seeds" if key in RECIPE_KEYS else "inputs"), key
+    if c["over"] == "seeds":
+        assert c["holds"] is None and c["why"] == "one trained network" and c["seeds"] == [0], c
+        return C._combine(c["tests"], c["combine"])
+    return c["holds"]
+
+
+def pooled(make, key: str, seeds=(0, 1, 2)):
+    """Claim `key` pooled over training seeds (`make(seed)` gives that seed's rows), as the matrix's table pools."""
+    per_seed = [MC.claims(make(s)) for s in seeds]
+    (c,) = [c for c in C.pool(per_seed, list(seeds)) if c["key"] == key]
+    C.check([c])
+    assert c["over"] == "seeds" and c["seeds"] == list(seeds) and not c.get("why"), c
+    return c["holds"]
 
 
 def test_the_claims_hold_fail_and_cannot_tell_as_their_rules_say():
-    # robust: LayerDrop and LayerShuffle lose much less / much more / the same
-    assert verdict(rows(layerdrop={"delete": 0.93}, shuffle={"delete": 0.93}, sequential={"delete": 0.5}),
-                   "robust") is True
-    assert verdict(rows(layerdrop={"delete": 0.5}, shuffle={"delete": 0.5}, sequential={"delete": 0.93}),
-                   "robust") is False
-    # the U-shape on the sequential model: first and last cost most / the middle costs most
-    assert verdict(rows(sequential={"each": (0.3, 0.95, 0.95, 0.95, 0.95, 0.3)}), "u_shape") is True
-    assert verdict(rows(sequential={"each": (0.95, 0.3, 0.3, 0.3, 0.3, 0.95)}), "u_shape") is False
-    # linearity: every block's R^2 against the bar, each by 2 of its bootstrap errors (0.002 here)
-    assert verdict(rows(**{r.replace("-", "_"): {"r2": (0.97, 0.99)} for r in MATRIX_RECIPES}), "linear") is True
-    assert verdict(rows(), "linear") is False
-    # attention against MLP, pooled over recipes
-    assert verdict(rows(**{r.replace("-", "_"): {"no_attn": 0.9, "no_mlp": 0.5} for r in MATRIX_RECIPES}),
-                   "attention") is True
-    assert verdict(rows(**{r.replace("-", "_"): {"no_attn": 0.5, "no_mlp": 0.9} for r in MATRIX_RECIPES}),
-                   "attention") is False
-    # early exits
-    assert verdict(rows(early_exit={"exit_": 0.9}, sequential={"exit_": 0.3}), "early_exit") is True
-    assert verdict(rows(early_exit={"exit_": 0.3}, sequential={"exit_": 0.9}), "early_exit") is False
-    # looped: the same outcomes are close; 30 points apart are not
-    same = rows()
-    same["looped"].per_input["base"] = same["sequential"].per_input["base"]
-    assert verdict(same, "looped") is True
-    assert verdict(rows(looped={"base": 0.6}), "looped") is False
-    # LayerNorm scaling: deep deletions cost more / less
-    assert verdict(rows(ln_scale={"deep": 0.4}, sequential={"deep": 0.9}), "ln_scale") is True
-    assert verdict(rows(ln_scale={"deep": 0.9}, sequential={"deep": 0.4}), "ln_scale") is False
-    # influence against the last quarter
-    allr = lambda **kw: rows(**{r.replace("-", "_"): kw for r in MATRIX_RECIPES})  # noqa: E731
-    assert verdict(allr(infl=0.9, lq=0.4), "influence") is True
-    assert verdict(allr(infl=0.4, lq=0.9), "influence") is False
+    cases = {  # key -> (rows where it holds, rows where it does not)
+        # robust: LayerDrop and LayerShuffle lose much less / much more
+        "robust": (dict(layerdrop={"delete": 0.93}, shuffle={"delete": 0.93}, sequential={"delete": 0.5}),
+                   dict(layerdrop={"delete": 0.5}, shuffle={"delete": 0.5}, sequential={"delete": 0.93})),
+        # the U-shape on the sequential model: first and last cost most / the middle costs most
+        "u_shape": (dict(sequential={"each": (0.3, 0.95, 0.95, 0.95, 0.95, 0.3)}),
+                    dict(sequential={"each": (0.95, 0.3, 0.3, 0.3, 0.3, 0.95)})),
+        # linearity of every block's update against the bar, each by 2 of its bootstrap errors (0.002 here)
+        "linear": ({r.replace("-", "_"): {"r2": (0.97, 0.99)} for r in MATRIX_RECIPES}, {}),
+        # attention against MLP, pooled over recipes
+        "attention": ({r.replace("-", "_"): {"no_attn": 0.9, "no_mlp": 0.5} for r in MATRIX_RECIPES},
+                      {r.replace("-", "_"): {"no_attn": 0.5, "no_mlp": 0.9} for r in MATRIX_RECIPES}),
+        "early_exit": (dict(early_exit={"exit_": 0.9}, sequential={"exit_": 0.3}),
+                       dict(early_exit={"exit_": 0.3}, sequential={"exit_": 0.9})),
+        "looped": (None, dict(looped={"base": 0.6})),  # 35 points apart are not close
+        # LayerNorm scaling: deep deletions cost more / less
+        "ln_scale": (dict(ln_scale={"deep": 0.4}, sequential={"deep": 0.9}),
+                     dict(ln_scale={"deep": 0.9}, sequential={"deep": 0.4})),
+        # influence against the last quarter
+        "influence": ({r.replace("-", "_"): {"infl": 0.9, "lq": 0.4} for r in MATRIX_RECIPES},
+                      {r.replace("-", "_"): {"infl": 0.4, "lq": 0.9} for r in MATRIX_RECIPES}),
+    }
+
+    def same_base(s: int) -> dict:  # the looped model's outcomes are the sequential one's: close
+        rs = rows(s)
+        rs["looped"].per_input["base"] = rs["sequential"].per_input["base"]
+        return rs
+
+    for key, (yes, no) in cases.items():
+        make_yes = same_base if yes is None else (lambda s, kw=yes: rows(s, **kw))
+        make_no = lambda s, kw=no: rows(s, **kw)  # noqa: E731
+        assert verdict(make_yes(0), key) is True, key
+        assert verdict(make_no(0), key) is False, key
+        if key in RECIPE_KEYS:  # a recipe decides over three seeds, both ways
+            assert pooled(make_yes, key) is True, key
+            assert pooled(make_no, key) is False, key
+
+
+def test_linear_judges_the_update_not_the_whole_block():
+    """A block whose whole map is nearly linear only through its identity path (whole-block R^2 0.999, update 0.5)
+    is not nearly linear; its whole-block R^2 is shown beside."""
+    rs = rows(**{r.replace("-", "_"): {"r2": (0.5, 0.99), "whole": 0.999} for r in MATRIX_RECIPES})
+    (c,) = [c for c in MC.claims(rs) if c["key"] == "linear"]
+    assert c["holds"] is False and c["measured"]["min_r2_whole_block"] == pytest.approx(0.999)
+    assert c["measured"]["min_r2_update"] == pytest.approx(0.5) and "whole block 0.999" in c["detail"]
+    assert len(c["tests"]) == 2 * len(MATRIX_RECIPES)  # one test per block (two per fake row)
+    # one block 2.5 se below the bar: against it at z = 2, but not at the Bonferroni z of the 12 tests
+    near = rows(**{r.replace("-", "_"): {"r2": (0.97, 0.99)} for r in MATRIX_RECIPES})
+    near["looped"].linear_r2_update[0] = MC.LINEAR_BAR - 0.005
+    (c,) = [c for c in MC.claims(near) if c["key"] == "linear"]
+    assert c["holds"] is None and C.union_z(len(c["tests"])) > 2.5
+    near["looped"].linear_r2_update[0] = MC.LINEAR_BAR - 0.02  # 10 se below: does not hold
+    assert verdict(near, "linear") is False
 
 
 def test_a_claim_inside_the_noise_cannot_tell():
-    rs = rows()
-    rs["looped"].per_input["base"] = E.pack(_outcomes(0.9, 99))  # 5 points below: at the margin itself
-    assert verdict(rs, "looped") is None
+    def at_margin(s: int) -> dict:  # 5 points below: at the margin itself
+        rs = rows(s)
+        rs["looped"].per_input["base"] = E.pack(_outcomes(0.9, 99 + s))
+        return rs
+
+    assert verdict(at_margin(0), "looped") is None
+    assert pooled(at_margin, "looped") is None
     same = rows()
     for r in MATRIX_RECIPES:  # influence picks the very runs the last quarter deletes: no difference at all
         same[r].per_input["influence"] = same[r].per_input["last_quarter"]
@@ -384,6 +434,12 @@ def test_a_quick_run_has_every_row_column_profile_and_claim(tmp_path, monkeypatc
     for c in claims:  # every claim names its deciding error and how it was obtained, and so does every test
         assert c["measured"]["se"] == max(t["se"] for t in c["tests"]) and c["measured"]["se_kind"] in E.SE_KINDS
         assert all(t["how"] and t["se_kind"] in E.SE_KINDS for t in c["tests"])
+        # a recipe claim says it rests on one trained network at this one seed; the others are these networks'
+        assert c["over"] == ("seeds" if c["key"] in RECIPE_KEYS else "inputs"), c["key"]
+        if c["over"] == "seeds":
+            assert c["seeds"] == [0] and c["holds"] is None and c["why"] == "one trained network"
+    assert all(len(row.linear_r2_update_se) == row.n_blocks and min(row.linear_r2_update_se) > 0
+               for row in r.rows.values())
     again = matrix.run(matrix.MatrixConfig(seed=0, orders=2), store=store)  # a read (NaN != NaN: compare JSON)
     assert isinstance(again, matrix.MatrixResult) and isinstance(again.rows["looped"], matrix.RowResult)
     assert json.dumps(to_plain(again)) == json.dumps(to_plain(r))
@@ -393,18 +449,16 @@ def test_a_quick_run_has_every_row_column_profile_and_claim(tmp_path, monkeypatc
 
 
 def test_simulated_nulls_hold_falsely_at_most_five_percent_of_the_time():
-    """Under the null (deleting attention and deleting the MLP cost the same, in every recipe; early-exit training
-    changes nothing) the paired claims say "holds" at most 5 % of the time (1-sided tests at z = 2: about 2 %)."""
+    """Under the null (deleting attention and deleting the MLP cost the same, in every recipe) the paired claim says
+    "holds" at most 5 % of the time (1-sided tests at z = 2: about 2 %). The recipe claims (early_exit, ...) are
+    simulated over seeds, with per-model training variance, in tests/test_matrix_nulls.py."""
     rng = np.random.default_rng(0)
-    n, sims, falsely = 397, 400, {"attention": 0, "early_exit": 0}
+    n, sims, falsely = 397, 400, 0
     for _ in range(sims):
         rows = {}
         for name in ("sequential", "early-exit"):
-            a, m, ex = (rng.random(n) < 0.8 for _ in range(3))
-            rows[name] = row_result(name, per_input={"base": np.ones(n), "no_attn": a, "no_mlp": m, "exit": ex},
-                                    acc={"no_attn": float(a.mean()), "no_mlp": float(m.mean()),
-                                         "exit": float(ex.mean())},
-                                    exit_mid_slot=3, profiles={"exit": [float(ex.mean())] * 6}, base_acc=1.0)
-        for key, fn in (("attention", MC.attention), ("early_exit", MC.early_exit)):
-            falsely[key] += fn(rows)["holds"] is True
-    assert all(v / sims <= 0.05 for v in falsely.values()), falsely
+            a, m = (rng.random(n) < 0.8 for _ in range(2))
+            rows[name] = row_result(name, per_input={"base": np.ones(n), "no_attn": a, "no_mlp": m},
+                                    acc={"no_attn": float(a.mean()), "no_mlp": float(m.mean())}, base_acc=1.0)
+        falsely += MC.attention(rows)["holds"] is True
+    assert falsely / sims <= 0.05, falsely

@@ -246,7 +246,11 @@ def test_profile_is_consistent_store_is_honoured_and_a_second_call_trains_nothin
         first_claims = RC.result_claims(first)
     assert [c["key"] for c in first_claims] == [c["key"] for c in RC.model_claims([prof])] and len(calls) == 1
     claims.check(first_claims)  # complete records, decided by paired tests, on a real (quick) profile
-    assert all(c["measured"]["se_kind"] == "paired" for c in first_claims)
+    assert all(c["measured"]["se_kind"] == ("bootstrap" if "middle-share" in c["key"] else "paired")
+               for c in first_claims)
+    assert any(c["key"] == "rearrange.residual.middle-share-representation" for c in first_claims)
+    assert all(c["over"] == "inputs" for c in first_claims)  # surgery on one trained network
+    assert len(prof.similarity["cka_jackknife"]) == R.JACKKNIFE_GROUPS
     for key, row in prof.ops.items():  # every row's stored per-input outcomes are its accuracy
         assert abs(selection.scores(prof.outcomes[key]).mean() - row["acc"]) < 1e-6, key
     for b in routes.middle(7, "keep"):  # the stored sweep: span 1 is the single-block skip, read from the same profile

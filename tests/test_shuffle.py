@@ -102,6 +102,8 @@ def test_run_on_a_tiny_config():
     assert p3["exact"] and len(p3["accs"]) == 6 and sum(p3["right"]) / (6 * r.n_test) == pytest.approx(p3["mean"])
     probe_rows = E.unpack(r.probe["outcomes"]["unit"])
     assert probe_rows.size == r.probe["n_test"] and probe_rows.mean() == pytest.approx(r.probe["acc_direction"])
+    # -predict adds no slot vector: its control probe is its unit-length probe
+    assert r.probe["acc_without_slot"] == r.probe["acc_direction"]
     check(shuffle_claims.result_claims(r))
     v = r.view
     npts = shuffle.VIEW_ORDERS * n * shuffle.VIEW_INPUTS
@@ -176,3 +178,31 @@ def test_random_orders_read_from_the_table_equal_a_recomputation(tmp_path):
     assert isinstance(shuffle.model_summary(m, store=store), shuffle.ModelSummary)
     pv = shuffle.probe_and_view(m, store=store)
     assert isinstance(pv, shuffle.ProbeView) and pv.probe["chance"] == 1 / 3
+
+
+def test_added_slot_vectors_are_what_the_position_model_adds_and_none_elsewhere():
+    """The -position probe's control: the vectors the model's slot embedding added into the CLS stream up to each
+    slot, against those captured from the blocks' `slot_proj` during the model's own forward pass; a model without
+    a slot embedding adds none (its control probe is its unit-length probe)."""
+    torch.manual_seed(1)
+    m = ViT(ViTConfig(depth=3, width=16, heads=2, slot_mode="position"))
+    with torch.no_grad():
+        for p in m.parameters():
+            p.add_(0.3 * torch.randn_like(p))  # the depth embedding starts at zero: make it say something
+    m.eval()
+    x = torch.randn(5, 1, 8, 8)
+    orders = [(0, 1, 2), (2, 0, 1)]
+    f = shuffle.slot_features(m, x, orders)
+    got = shuffle.added_slot_vectors(m, x, f, orders)
+    seen: list[torch.Tensor] = []
+    hooks = [b.slot_proj.register_forward_hook(lambda _m, _i, out: seen.append(out[:, 0].detach()))
+             for b in m.blocks]
+    with torch.no_grad():
+        for route in orders:
+            m.states(x, route)
+    for h in hooks:
+        h.remove()
+    want = np.stack([np.cumsum(np.stack([s.numpy() for s in seen[3 * o:3 * o + 3]]), axis=0) for o in range(2)])
+    assert np.abs(got - want).max() < 1e-5 and np.abs(want).max() > 1e-3
+    plain = small_vit()
+    assert not shuffle.added_slot_vectors(plain, x, shuffle.slot_features(plain, x, orders), orders).any()

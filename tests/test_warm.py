@@ -14,6 +14,13 @@ from lab.runtime.engine import BACKGROUND, ThreadEngine
 from lab.runtime.store import Store, active_store, use_store
 
 
+@pytest.fixture(autouse=True)
+def _recipe_seeds(monkeypatch):
+    """These tests are about the seeds a quick view pools without a click (the suite's page tests set it to 1)."""
+    monkeypatch.setenv("LAYERLAB_RECIPE_SEEDS", "3")
+
+
+
 @pytest.fixture
 def fake_page(monkeypatch):
     from lab import catalog
@@ -112,3 +119,19 @@ def test_a_presets_cost_is_measured_never_guessed(tmp_path, fake_page):
                 p.unlink()  # the results are gone; their timings stay
         est = presets.cost(needs)
         assert est is not None and 0.0 <= est < 60.0
+
+
+def test_default_views_of_quick_pages_are_warmed_at_the_seeds_their_recipe_claims_pool_over():
+    from lab.classroom.seeds import default_seeds
+
+    for page in ("layerdrop", "shuffle"):
+        d = get(page)
+        items = warm.plan([page], defaults_only=True)
+        at = {i.need.cfg.seed for i in items if hasattr(i.need.cfg, "seed")}
+        want = set(default_seeds(page, d.defaults)) or {d.defaults["seed"]}
+        assert at == want, page  # layerdrop's MLPs: seeds 0, 1, 2; shuffle's ViT: its own seed only
+        own = {i.key for i in warm.plan([page], seeds=[0], defaults_only=True) if i.setting == "default, seed 0"}
+        assert own <= {i.key for i in items}
+    extra = warm.recipe_seeds("layerdrop", "default", get("layerdrop").defaults)
+    assert [st["seed"] for _, st in extra] == [1, 2]
+    assert not warm.recipe_seeds("shuffle", "default", get("shuffle").defaults)

@@ -211,6 +211,10 @@ class Descriptor:
     claims: Optional[Callable[[dict[str, Any]], list[dict[str, Any]]]] = None
     # The lab call that `config_of`'s config answers, when it is not `run` (Re-initialise: the layer in focus).
     config_entry: Optional[Callable[..., Any]] = None
+    # Whether a setting's view pools its recipe claims over MIN_SEEDS training seeds without a click (its models
+    # are quick to train): None lets lab/classroom/seeds.default_seeds decide from the models the plan names (MLPs
+    # yes, a ViT no); a descriptor says otherwise only where that guess is wrong for its page.
+    seeds_by_default: Optional[Callable[[dict[str, Any]], bool]] = None
 
     @property
     def defaults(self) -> dict[str, Any]:

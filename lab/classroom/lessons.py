@@ -267,10 +267,18 @@ def outcome(question: lab_questions.Question, claims: Sequence[Mapping[str, Any]
     holds = c.get("holds")
     return {"claim": str(c.get("claim", "")), "holds": holds if holds in (True, False) else None,
             "detail": str(c.get("detail", "")), "rule": str(c.get("rule", "")), "error": error_words(c),
-            "correct": ans.correct}
+            "correct": ans.correct, "why": str(c.get("why") or "")}
 
 
 VERDICT_WORDS = {True: "holds", False: "does not hold", None: "cannot tell"}
+
+
+def verdict_of(out: Mapping[str, Any]) -> str:
+    """A stored outcome's verdict as the pages say it (lab/claims.verdict_words): "cannot tell (one trained network)"
+    where the claim is about a recipe judged at one seed (`why`; outcomes stored before it say the bare word)."""
+    holds = out.get("holds")
+    return VERDICT_WORDS.get(holds if holds in (True, False) else None, "cannot tell") + (
+        f" ({out['why']})" if out.get("why") and holds is None else "")
 
 
 def report_rows(lesson: Lesson, tallies: Mapping[str, Mapping[int, int]],
@@ -289,7 +297,7 @@ def report_rows(lesson: Lesson, tallies: Mapping[str, Mapping[int, int]],
             "aim": s.aim, "options": list(q.texts), "counts": counts, "votes": sum(counts),
             "answer": q.texts[correct] if correct is not None else "",
             "predicted": counts[correct] if correct is not None else None,
-            "verdict": VERDICT_WORDS.get(out.get("holds")) if out else "not run in class",
+            "verdict": verdict_of(out) if out else "not run in class",
             "claim": out.get("claim", "") if out else "", "detail": out.get("detail", "") if out else "",
             "error": out.get("error", "") if out else ""})
     return rows

@@ -1,13 +1,15 @@
 """`python -m lab seeds PAGE [--seeds 0 1 2] [--workers N] [--json]`: a page's default-view claims at several seeds,
 pooled (each claim's estimates averaged over the seeds, the seeds' spread as the error): what the page's "run N
-more seeds" shows, from the command line."""
+more seeds" shows, from the command line. At least MIN_SEEDS distinct seeds (fewer cannot estimate the spread
+between seeds); only tests that match at every seed are pooled (lab/claims.pool: a claim whose tests differ says it
+cannot be pooled, and why), and every claim of the answer says what it generalises over (`over`, `seeds`)."""
 
 from __future__ import annotations
 
 import argparse
 
 from lab.catalog import descriptors
-from lab.claims import VERDICTS, claim_line
+from lab.claims import MIN_SEEDS, claim_line
 from lab.classroom import seeds as lab_seeds
 from lab.cli.common import JSON_HELP, add_workers, print_json, table_pool
 from lab.runtime.progress import text_progress
@@ -18,8 +20,9 @@ def _run(args: argparse.Namespace) -> int:
     if d.claims is None:
         raise ValueError(f"{args.page} has no claims to pool over seeds")
     seeds = sorted(set(args.seeds))
-    if any(not 0 <= s <= 99 for s in seeds) or len(seeds) < 2:
-        raise ValueError("give at least two distinct seeds between 0 and 99")
+    if any(not 0 <= s <= 99 for s in seeds) or len(seeds) < MIN_SEEDS:
+        raise ValueError(f"give at least {MIN_SEEDS} distinct seeds between 0 and 99 (a claim about a recipe is "
+                         f"judged over at least {MIN_SEEDS} trained networks), not {' '.join(map(str, seeds))}")
     calls = [(lab_seeds.claims_at, lab_seeds.SeedClaims.of(d.name, d.defaults, s)) for s in seeds]
     per_seed = table_pool(args)(calls, text_progress)
     out = lab_seeds.pooled(per_seed, seeds)
@@ -27,9 +30,9 @@ def _run(args: argparse.Namespace) -> int:
         print_json("seeds", {"page": d.name, "seeds": seeds, "workers": args.workers}, out)
         return 0
     for c in out["claims"]:
-        each = out["per_seed"].get(f"{c['key']}|{c.get('subject', '')}", {})
+        each = out["per_seed_words"].get(lab_seeds.ident(c), {})
         print(claim_line(c, prefix=""))
-        print("    Per seed: " + ", ".join(f"{s}: {VERDICTS[v]}" for s, v in each.items()))
+        print("    Per seed: " + ", ".join(f"{s}: {v}" for s, v in each.items()))
     return 0
 
 
@@ -37,7 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("seeds", help="a page's default-view claims at several seeds, pooled")
     p.add_argument("page", choices=[n for n, d in descriptors().items() if d.claims is not None] or list(descriptors()),
                    help="the page")
-    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2], help="seeds to pool (default 0 1 2)")
+    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2],
+                   help=f"seeds to pool, at least {MIN_SEEDS} (default 0 1 2)")
     add_workers(p)
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=_run)

@@ -132,6 +132,9 @@ _TABLE: tuple[Setting, ...] = (
             "shared machine)"),
     Setting("LAYERLAB_LANES", "1", FLAG, "a job whose work splits (the all-orders walk, IOT's orders trained alone) "
             "borrows a core nobody computes on and runs pieces on it, same numbers; `0` switches it off"),
+    Setting("LAYERLAB_RECIPE_SEEDS", "3", whole(1, 12), "how many training seeds a view of quick-to-train models "
+            "pools its recipe claims over without a click (at least 3 to pool; `1`: the claims at one seed, with the "
+            "seeds offered)"),
     Setting("LAYERLAB_CORES", "", or_unset(whole(1)), "how many cores this machine's jobs share (a whole number; "
             "e.g. under a CPU quota)", "the cores this process may use"),
     Setting("LAYERLAB_CORES_DIR", "", TEXT, "where the per-machine core leases live (`lab/runtime/cores.py`); "

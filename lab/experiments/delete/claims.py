@@ -4,6 +4,13 @@ Each claim function is a declaration: its key, statement and source, the estimat
 paired on the same held-out inputs wherever two accuracies are compared) and its rule. `run_claims`,
 `sweep_claims` and `race_claims` turn the entry points' typed results (experiment.py) into claim records when a
 result is read (`lab.claims.of`); they are never stored in it, so a rewording here recomputes nothing.
+
+What each verdict generalises over (lab/claims.py, `over`): deleting blocks of one trained network (single
+deletions, the gradual decline, the selection methods) is about these trained networks, over their held-out inputs;
+anything that compares a recovered (fine-tuned) network with its teacher, two recoveries (KD against CE) or the two
+architectures is about a recipe, over training seeds (one seed: "cannot tell (one trained network)"). No verdict
+rests on a choice made on the inputs it is tested on: single deletions are each tested (no worst or best block is
+picked), and the race's step is chosen on the even-indexed held-out inputs and tested on the odd-indexed ones.
 """
 
 from __future__ import annotations
@@ -55,36 +62,57 @@ def _s(x: Scores) -> np.ndarray:
     return selection.scores(x) if isinstance(x, str) else estimates.as_scores(x)
 
 
-def plain_one_deletion_claim(best_single: Scores, chance: float, task: str = OWN_TASK) -> Claim:
-    """Plain MLP: deleting any one block, with no recovery, leaves accuracy near chance (the held-out outcomes of
-    the least harmful single deletion given)."""
-    e = estimates.accuracy(_s(best_single))
+def _each_block(singles: Sequence[Scores]) -> list[np.ndarray]:
+    return [_s(x) for x in singles]
+
+
+def plain_one_deletion_claim(singles: Sequence[Scores], chance: float, task: str = OWN_TASK) -> Claim:
+    """Plain MLP: deleting any one block, with no recovery, leaves accuracy near chance. `singles[i]`: the held-out
+    outcomes with block i deleted alone. Every block is tested (no block is picked on the held-out inputs): holds
+    when every single deletion is near chance, does not hold when one is above the bar at the Bonferroni z."""
+    outs = _each_block(singles)
+    ests = [estimates.accuracy(x) for x in outs]
+    best = max(range(len(ests)), key=lambda i: ests[i].value)
+    e = ests[best]
     return claim(
         "delete.plain-one-deletion-to-chance", "deleting any one layer of a plain MLP drops accuracy to chance",
         "Veit, Wilber, Belongie 2016 (Section 4: removing a layer of a plain network is fatal), in "
         f"{setting(task)}. 'Near chance' as at most 5 points above it is this lab's bar",
-        {"best_single_deletion_acc": e.value, "chance": chance},
-        f"the least harmful single deletion leaves at most chance + {100 * NEAR_CHANCE:.0f} points, "
-        f"{noise_words(e.se, kind='binomial')}",
-        [test("best single deletion", e, "<=", chance + NEAR_CHANCE)],
-        f"The least harmful single deletion of the plain MLP leaves {pct(e.value)} (chance {pct(chance)}).",
-        "plain MLP")
+        {"best_single_deletion_acc": e.value, "best_single_deletion_block": best, "chance": chance,
+         "single_deletion_accs": [x.value for x in ests]},
+        f"every single deletion (each of the {len(ests)} blocks deleted alone, no recovery) leaves at most chance + "
+        f"{100 * NEAR_CHANCE:.0f} points, each {noise_words(e.se, kind='binomial')} (the least harmful's error "
+        f"shown); one deletion above it by the Bonferroni z of the {len(ests)} tests: does not hold. No block is "
+        "picked on the held-out inputs: the least harmful one is only named",
+        [test(f"block {i} deleted", x, "<=", chance + NEAR_CHANCE) for i, x in enumerate(ests)],
+        f"The least harmful single deletion of the plain MLP (block {best}) leaves {pct(e.value)} (chance "
+        f"{pct(chance)}).", "plain MLP")
 
 
-def residual_one_deletion_claim(worst_single: Scores, base: Scores, task: str = OWN_TASK) -> Claim:
-    """Residual MLP: deleting any one block barely matters (worst single deletion and teacher, per input)."""
-    w, b = _s(worst_single), _s(base)
-    e = estimates.paired(w, BARELY * b)
+def residual_one_deletion_claim(singles: Sequence[Scores], base: Scores, task: str = OWN_TASK) -> Claim:
+    """Residual MLP: deleting any one block barely matters. `singles[i]`: the held-out outcomes with block i
+    deleted alone, each paired with the teacher's (`base`). Every block is tested (none is picked on the held-out
+    inputs): holds when every single deletion keeps BARELY of the teacher, does not hold when one falls below it
+    at the Bonferroni z."""
+    outs, b = _each_block(singles), _s(base)
+    ests = [estimates.paired(w, BARELY * b) for w in outs]
+    worst = min(range(len(outs)), key=lambda i: float(outs[i].mean()))
+    w = outs[worst]
+    e = ests[worst]
     return claim(
         "delete.residual-one-deletion-barely-matters", "deleting any one block of a residual net barely matters",
         "Veit et al. 2016 (Section 4: residual networks behave like ensembles of shallow paths), on the residual "
         f"MLP of {setting(task)}; 'barely' as at least {BARELY:.0%} of the teacher's accuracy kept is this lab's bar",
-        {"worst_single_deletion_acc": float(w.mean()), "base_acc": float(b.mean()),
-         "share_kept": float(w.mean() / max(b.mean(), 1e-12))},
-        f"the most harmful single deletion minus {BARELY:.0%} of the teacher (paired on the same held-out inputs) is "
-        f"above 0, {noise_words(e.se, kind='paired')}",
-        [test(f"worst single deletion - {BARELY:g} x teacher", e, ">=", 0.0)],
-        f"The most harmful single deletion of the residual MLP leaves {pct(w.mean())}, "
+        {"worst_single_deletion_acc": float(w.mean()), "worst_single_deletion_block": worst,
+         "base_acc": float(b.mean()), "share_kept": float(w.mean() / max(b.mean(), 1e-12)),
+         "single_deletion_accs": [float(x.mean()) for x in outs]},
+        f"for every single deletion (each of the {len(outs)} blocks deleted alone, no recovery), its accuracy minus "
+        f"{BARELY:.0%} of the teacher (paired on the same held-out inputs) is above 0, each "
+        f"{noise_words(e.se, kind='paired')} (the most harmful's error shown); one below it by the Bonferroni z of "
+        f"the {len(outs)} tests: does not hold. No block is picked on the held-out inputs: the most harmful one is "
+        "only named",
+        [test(f"block {i} deleted - {BARELY:g} x teacher", x, ">=", 0.0) for i, x in enumerate(ests)],
+        f"The most harmful single deletion of the residual MLP (block {worst}) leaves {pct(w.mean())}, "
         f"{pct(w.mean() / max(b.mean(), 1e-12))} of the teacher's {pct(b.mean())}.", "residual MLP")
 
 
@@ -107,7 +135,8 @@ def gradual_claim(cuts: Sequence[Scores], chance: float, select: str, task: str 
          "se": big["se"], "se_kind": "paired"},
         f"every further deletion (k - 1 to k, for k = 1 to {len(curve) - 1}, paired on the same held-out inputs) "
         f"costs at most {GRADUAL:.0%} of the teacher's margin over chance ({pts(GRADUAL * margin)}), by more than "
-        f"2 standard errors each (the largest step: 2 x {100 * big['se']:.1f} pts)",
+        f"2 standard errors each (the largest step: 2 x {100 * big['se']:.1f} pts); one step above it by the "
+        f"Bonferroni z of the {len(tests)} steps: does not hold. Every step is tested: the largest is only named",
         tests,
         f"The largest single step is deleting block number {k_max}: {pct(means[k_max - 1])} to {pct(means[k_max])} "
         f"({pts(-big['value'])}); the teacher's margin over chance is {pts(margin)}; with {len(curve) - 1} of "
@@ -125,25 +154,30 @@ def _reach_source(method: str, task: str = OWN_TASK) -> str:
             f"bar; recovery here: {_RECOVERY_WORDS[method]}")
 
 
+RECIPE = ("; a claim about the recovery recipe (a fine-tuning run, its own draw of batches), judged over training "
+          "seeds")
+
+
 def recovery_claim(key: str, statement: str, method: str, recovered: Scores, base: Scores, subject: str,
-                   extra: str = "", task: str = OWN_TASK) -> Claim:
-    """After recovery the cut net is at or above its teacher (within REACH), paired on the same inputs."""
+                   extra: str = "", task: str = OWN_TASK, seed: int = 0) -> Claim:
+    """After recovery the cut net is at or above its teacher (within REACH), paired on the same inputs. The recovered
+    net is one fine-tuning run: a claim about the recovery recipe, over training seeds (`seed`: this run's)."""
     t = _reach_test(recovered, base, "recovered - teacher")
     r, b = float(_s(recovered).mean()), float(_s(base).mean())
     return claim(
         key, statement, _reach_source(method, task),
         {"recovered_acc": r, "base_acc": b, "difference": t["value"]},
         f"recovered minus teacher (paired on the same held-out inputs) is above -{100 * REACH:.0f} point, "
-        f"{noise_words(t['se'], kind='paired')}",
+        f"{noise_words(t['se'], kind='paired')}{RECIPE}",
         [t],
         f"{subject}: after {_RECOVERY_WORDS[method]} {pct(r)} against the teacher's {pct(b)} ({pts(t['value'])})"
-        f"{extra}.")
+        f"{extra}.", seeds=[seed], over="seeds")
 
 
 def deep_recovery_claim(method: str, k: int, n_blocks: int, steps: int,
-                        pairs: dict[str, tuple[Scores, Scores]], task: str = OWN_TASK) -> Claim:
+                        pairs: dict[str, tuple[Scores, Scores]], task: str = OWN_TASK, seed: int = 0) -> Claim:
     """With recovery, even k of n deleted come back to the teacher: for each architecture, {arch: (recovered,
-    teacher)} per-input outcomes, each paired."""
+    teacher)} per-input outcomes, each paired; a claim about the recovery recipe, over training seeds."""
     tests = [_reach_test(rec, base, f"{arch}: recovered - teacher") for arch, (rec, base) in pairs.items()]
     measured = {}
     for arch, (rec, base) in pairs.items():
@@ -157,14 +191,16 @@ def deep_recovery_claim(method: str, k: int, n_blocks: int, steps: int,
         f"delete.{method}-recovers-{k}-of-{n_blocks}", f"with recovery, even {k} of {n_blocks} layers deleted come "
         "back to the teacher's accuracy", _reach_source(method, task), measured,
         f"for the plain and the residual MLP each, recovered minus teacher (paired) is above -{100 * REACH:.0f} "
-        f"point, {noise_words(se, kind='paired')}",
-        tests, f"{k} deleted, {steps} steps of {_RECOVERY_WORDS[method]}: {detail}")
+        f"point, {noise_words(se, kind='paired')}; one below it by the Bonferroni z of the {len(tests)}: does not "
+        f"hold{RECIPE}",
+        tests, f"{k} deleted, {steps} steps of {_RECOVERY_WORDS[method]}: {detail}", seeds=[seed], over="seeds")
 
 
 def arch_gap_claim(method: str, k: int, plain: Scores, residual: Scores, cut_plain: float,
-                   cut_residual: float, task: str = OWN_TASK) -> Claim:
+                   cut_residual: float, task: str = OWN_TASK, seed: int = 0) -> Claim:
     """After recovery at the same k the residual MLP no longer beats the plain one: an equivalence within SAME (two
-    one-sided paired tests on the same held-out inputs)."""
+    one-sided paired tests on the same held-out inputs). Two separately trained architectures, each recovered: a
+    claim about the architectures, over training seeds (`seed`: this run's)."""
     e = estimates.paired(_s(residual), _s(plain))
     rp, pp = float(_s(residual).mean()), float(_s(plain).mean())
     return claim(
@@ -176,10 +212,13 @@ def arch_gap_claim(method: str, k: int, plain: Scores, residual: Scores, cut_pla
         {"residual_recovered_acc": rp, "plain_recovered_acc": pp, "difference": e.value,
          "residual_cut_acc": cut_residual, "plain_cut_acc": cut_plain, "k": k},
         f"after recovery, residual minus plain (paired on the same held-out inputs) lies within ±{100 * SAME:.0f} "
-        f"points, {noise_words(e.se, kind='paired')} from each bound",
+        f"points, {noise_words(e.se, kind='paired')} from each bound; beyond one bound by the Bonferroni z of the "
+        "2: does not hold; a claim about the two architectures (each trained and recovered), judged over training "
+        "seeds",
         [test("residual - plain <= bound", e, "<=", SAME), test("residual - plain >= -bound", e, ">=", -SAME)],
         f"With {k} blocks deleted: before recovery residual {pct(cut_residual)}, plain {pct(cut_plain)}; after "
-        f"{_RECOVERY_WORDS[method]} residual {pct(rp)}, plain {pct(pp)} ({pts(e.value)}).")
+        f"{_RECOVERY_WORDS[method]} residual {pct(rp)}, plain {pct(pp)} ({pts(e.value)}).", seeds=[seed],
+        over="seeds")
 
 
 def selection_claim(k: int, greedy: Scores, influence: Scores, rand: Scores, subject: str,
@@ -211,15 +250,18 @@ def selection_claim(k: int, greedy: Scores, influence: Scores, rand: Scores, sub
 
 
 def race_claim(steps: Sequence[int], ce: Sequence[Scores], kd: Sequence[Scores], base: Scores,
-               subject: str, task: str = OWN_TASK) -> Claim:
+               subject: str, task: str = OWN_TASK, seed: int = 0) -> Claim:
     """KD reaches the teacher at least as fast as cross-entropy fine-tuning: at the first curve step where either
     is within NEAR_TEACHER of the teacher (the last step if neither gets there), KD's held-out accuracy is not below
-    CE's by more than AS_FAST (paired on the same inputs)."""
+    CE's by more than AS_FAST (paired on the same inputs). The step is a choice made on the held-out inputs, so it
+    is made on the even-indexed ones and KD against CE is tested on the odd-indexed ones (the test never sees the
+    inputs that chose its step). Two fine-tuning recipes: a claim over training seeds (`seed`: this run's)."""
     b = _s(base)
     ce_s, kd_s = [_s(c) for c in ce], [_s(c) for c in kd]
-    near = [j for j in range(len(steps)) if max(ce_s[j].mean(), kd_s[j].mean()) >= b.mean() - NEAR_TEACHER]
+    near = [j for j in range(len(steps))
+            if max(ce_s[j][0::2].mean(), kd_s[j][0::2].mean()) >= b[0::2].mean() - NEAR_TEACHER]
     j = near[0] if near else len(steps) - 1
-    e = estimates.paired(kd_s[j], ce_s[j])
+    e = estimates.paired(kd_s[j][1::2], ce_s[j][1::2])
     return claim(
         "delete.kd-as-fast-as-ce", "distillation reaches the teacher at least as fast as fine-tuning on the labels",
         "Hinton et al. 2015 (soft targets carry more information per training case than hard ones); the race at "
@@ -228,11 +270,13 @@ def race_claim(steps: Sequence[int], ce: Sequence[Scores], kd: Sequence[Scores],
         {"at_step": int(steps[j]), "kd_acc": float(kd_s[j].mean()), "ce_acc": float(ce_s[j].mean()),
          "base_acc": float(b.mean()), "difference": e.value, "reached": bool(near)},
         f"at the first curve step where either method is within {100 * NEAR_TEACHER:.0f} point of the teacher (else "
-        f"the last), KD minus CE (paired on the same held-out inputs) is above -{100 * AS_FAST:.0f} point, "
-        f"{noise_words(e.se, kind='paired')}",
+        "the last), chosen on the even-indexed held-out inputs, KD minus CE on the odd-indexed ones (paired) is "
+        f"above -{100 * AS_FAST:.0f} point, {noise_words(e.se, kind='paired')}; two fine-tuning recipes, judged "
+        "over training seeds",
         [test("KD - CE", e, ">=", -AS_FAST)],
-        f"{subject}: at step {steps[j]} KD {pct(kd_s[j].mean())}, CE {pct(ce_s[j].mean())} ({pts(e.value)}); "
-        f"teacher {pct(b.mean())}" + ("." if near else f"; neither came within {100 * NEAR_TEACHER:.0f} point."))
+        f"{subject}: at step {steps[j]} KD {pct(kd_s[j].mean())}, CE {pct(ce_s[j].mean())} (on the odd-indexed "
+        f"half {pts(e.value)}); teacher {pct(b.mean())}"
+        + ("." if near else f"; neither came within {100 * NEAR_TEACHER:.0f} point."), seeds=[seed], over="seeds")
 
 
 @reads(DeleteResult)
@@ -241,10 +285,8 @@ def run_claims(r: DeleteResult) -> list[Claim]:
     c, o = r.config, r.outcomes
     arch, k, n_blocks = c.arch, c.k, r.n_blocks
     who = f"{model(arch).label}, {k} of {n_blocks} deleted"
-    single = r.single_block_acc
-    out = [plain_one_deletion_claim(o["single"][max(range(n_blocks), key=single.__getitem__)], r.chance, c.task)
-           if arch == "plain" else
-           residual_one_deletion_claim(o["single"][min(range(n_blocks), key=single.__getitem__)], o["base"], c.task)]
+    out = [plain_one_deletion_claim(o["single"], r.chance, c.task) if arch == "plain" else
+           residual_one_deletion_claim(o["single"], o["base"], c.task)]
     if 0 < k < n_blocks:  # k = 0 cuts nothing and k = all leaves one route: every method agrees
         sel = r.selections
         rnd = sel["random"]
@@ -254,7 +296,7 @@ def run_claims(r: DeleteResult) -> list[Claim]:
     if c.recovery != "none" and k > 0:
         out.append(recovery_claim(f"delete.{c.recovery}-reaches-teacher", "after the cut, recovery brings the "
                                   "network back to its teacher's accuracy", c.recovery, o["recovered"], o["base"],
-                                  who, f" after {c.steps} steps", c.task))
+                                  who, f" after {c.steps} steps", c.task, c.seed))
     return out
 
 
@@ -265,7 +307,7 @@ def race_claims(rc: RaceResult) -> list[Claim]:
     if c.k == 0 or c.steps == 0:
         return []
     who = f"{model(c.arch).label}, {c.k} deleted ({c.select})"
-    return [race_claim(rc.kd.curve_steps, o["ce"], o["kd"], o["base"], who, c.task)]
+    return [race_claim(rc.kd.curve_steps, o["ce"], o["kd"], o["base"], who, c.task, c.seed)]
 
 
 @reads(SweepResult)
@@ -274,19 +316,18 @@ def sweep_claims(sw: SweepResult) -> list[Claim]:
     cfg, chance = sw.config, sw.chance
     pl, rs = sw.archs["plain"], sw.archs["residual"]
     n_blocks = len(pl.single_block_acc)
-    best = max(range(n_blocks), key=pl.single_block_acc.__getitem__)
-    worst = min(range(n_blocks), key=rs.single_block_acc.__getitem__)
-    out = [plain_one_deletion_claim(pl.outcomes["single"][best], chance, cfg.task),
-           residual_one_deletion_claim(rs.outcomes["single"][worst], rs.outcomes["base"], cfg.task),
+    out = [plain_one_deletion_claim(pl.outcomes["single"], chance, cfg.task),
+           residual_one_deletion_claim(rs.outcomes["single"], rs.outcomes["base"], cfg.task),
            gradual_claim(rs.outcomes["cut"][:n_blocks], chance, cfg.select, cfg.task)]
     method = cfg.recovery
     if method != "none" and n_blocks > 1:
         k = n_blocks - 1
         out.append(deep_recovery_claim(method, k, n_blocks, cfg.steps, {
             arch: (a.outcomes["recovered"][k], a.outcomes["base"]) for arch, a in (("plain", pl),
-                                                                                       ("residual", rs))}, cfg.task))
+                                                                                       ("residual", rs))}, cfg.task,
+                                       cfg.seed))
         out.append(arch_gap_claim(method, k, pl.outcomes["recovered"][k], rs.outcomes["recovered"][k],
-                                  pl.rows[k].cut_acc, rs.rows[k].cut_acc, cfg.task))
+                                  pl.rows[k].cut_acc, rs.rows[k].cut_acc, cfg.task, cfg.seed))
     return out
 
 
@@ -316,17 +357,16 @@ def table_claims_of_runs(results: dict[tuple[str, int, int], DeleteResult], seed
     for s in seeds:
         pl, rs = results["plain", ks[0], s], results["residual", ks[0], s]
         n_blocks = pl.n_blocks
-        best = max(range(n_blocks), key=pl.single_block_acc.__getitem__)
-        worst = min(range(n_blocks), key=rs.single_block_acc.__getitem__)
         deep = {a: results[a, k, s] for a in ("plain", "residual")}  # the deep-recovery claim compares both
         task = pl.config.task  # one table, one task
         per_seed.append([
-            plain_one_deletion_claim(pl.outcomes["single"][best], pl.chance, task),
-            residual_one_deletion_claim(rs.outcomes["single"][worst], rs.outcomes["base"], task),
+            plain_one_deletion_claim(pl.outcomes["single"], pl.chance, task),
+            residual_one_deletion_claim(rs.outcomes["single"], rs.outcomes["base"], task),
             deep_recovery_claim("kd", k, n_blocks, deep["plain"].config.steps,
-                                {a: (d.outcomes["recovered"], d.outcomes["base"]) for a, d in deep.items()}, task),
+                                {a: (d.outcomes["recovered"], d.outcomes["base"]) for a, d in deep.items()}, task,
+                                s),
             arch_gap_claim("kd", k, deep["plain"].outcomes["recovered"], deep["residual"].outcomes["recovered"],
-                           deep["plain"].cut_acc, deep["residual"].cut_acc, task)])
+                           deep["plain"].cut_acc, deep["residual"].cut_acc, task, s)])
     return pool(per_seed, list(seeds)) if len(seeds) > 1 else per_seed[0]
 
 

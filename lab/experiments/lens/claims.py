@@ -22,29 +22,39 @@ RHO_BAR = 0.5  # "predicts": Spearman's rho at least this
 P_BAR = 0.05  # and a random ranking of the blocks does as well at most this often
 
 
+PLACEHOLDER = "Spearman rho"  # the test's one name, with a measurement or as the placeholder: see `_rank_claim`
+
+
 def _rank_claim(key: str, statement: str, source: str, chk: dict[str, Any], what: str, items: str,
                 subject: Optional[str]) -> Claim:
+    """The rank claim as one test named PLACEHOLDER at every seed: rho against RHO_BAR with its bootstrap error, or,
+    where nothing can be decided at this seed, an exact 0 against 0 (a placeholder: it cannot tell). Nothing can be
+    decided where one side has no spread (rho undefined) or where rho passes its bar but a random ranking of so few
+    items reaches it more often than P_BAR (the exact permutation p). The name does not change, so `claims.pool`
+    sees the placeholder's shape and refuses to pool it with seeds that measured rho, rather than averaging a
+    placeholder's 0 with a rho."""
     rho, se, p, n = chk["rho"], chk["se"], chk["p"], chk["n"]
+    placeholder = None
     if math.isnan(rho) or math.isnan(se):
-        est = E.exact(0.0, "no ranking: every item ties")
+        placeholder = "no ranking: every item ties"
         why = "one side has no spread (every item ties), so no ranking can be compared"
-        test = C.test("Spearman rho", est, ">=", 0.0, unit="")
     else:
         est = E.Estimate(rho, se, "bootstrap", n, f"bootstrap over the held-out inputs ({BOOTSTRAP} draws)")
         why = (f"ρ = {rho:.2f} ± {se:.2f} (bootstrap over the held-out inputs); a random ordering of the {n} {items} "
                f"reaches ρ with exact permutation p = {p:.3f}")
-        test = C.test("Spearman rho", est, ">=", RHO_BAR, unit="")
+        test = C.test(PLACEHOLDER, est, ">=", RHO_BAR, unit="")
         if test["holds"] is True and p > P_BAR:
             # the inputs' noise would pass it, but so would a random ranking of this few items: undecided
-            test = C.test("Spearman rho, against random rankings of the items",
-                          E.exact(0.0, f"permutation p = {p:.3f} > {P_BAR}"), ">=", 0.0, unit="")
+            placeholder = f"permutation p = {p:.3f} > {P_BAR}: a random ranking of the items does as well"
             why += f": with {n} {items}, a random ranking does this well too often to decide"
+    if placeholder is not None:
+        test = C.test(PLACEHOLDER, E.exact(0.0, placeholder), ">=", 0.0, unit="")
     rule = (f"Spearman ρ between {what} at least {RHO_BAR} by more than {Z:g} bootstrap standard errors (over the "
             f"held-out inputs), and a random ordering of the {items} reaches ρ at most {P_BAR:.0%} of the time "
-            f"(exact permutation test; more often: cannot tell); below {RHO_BAR} by {Z:g} standard errors: does not "
-            "hold; otherwise cannot tell")
+            f"(exact permutation test; more often: cannot tell, the test is then an exact 0 against 0); below "
+            f"{RHO_BAR} by {Z:g} standard errors: does not hold; otherwise cannot tell")
     return C.claim(key, statement, source, {"rho": rho, "p": p, "n": n}, rule, [test], f"Over {n} {items}: {why}.",
-                   subject)
+                   subject, over="inputs")
 
 
 def here(task: Optional[str]) -> str:
@@ -103,5 +113,5 @@ def claims(prof: dict[str, Any]) -> list[Claim]:
         "not hold; otherwise cannot tell", tests,
         f"KL gain (logit lens minus tuned lens, nats) per slot: {', '.join(f'{g:+.3f}' for g in gain)}; the "
         f"weakest is slot {worst} ({gain[worst]:+.3f} ± {se[worst]:.3f})." if gain else "No slot before the last.",
-        who))
+        who, over="inputs"))
     return out

@@ -243,7 +243,7 @@ def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
 
     progress(0.7, "fitting each block's linear map")
     t0 = time.perf_counter()
-    lin_acc, r2, r2u, r2se = [], [], [], []
+    lin_acc, r2, r2u, r2se, r2use = [], [], [], [], []
     train_states = S.train_states(m, data.train.x, route)  # one pass for every block's fit (the same states)
     for b in blocks:
         lin, fit = S.fit_linear(m, data.train.x, route, b, seed, train_states)
@@ -251,6 +251,7 @@ def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
         r2.append(fit["r2"])
         r2u.append(fit["r2_update"])
         r2se.append(fit["r2_se"])
+        r2use.append(fit["r2_update_se"])
     prof["linear"] = lin_acc
     acc["linear"] = statistics.fmean(lin_acc)
     timed("linear")
@@ -273,6 +274,7 @@ def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
         "influence_route": list(R.without_slots(route, chosen)),
         "last_quarter_route": list(R.without_slots(route, last)),
         "deep_blocks": deep, "linear_r2": r2, "linear_r2_update": r2u, "linear_r2_se": r2se,
+        "linear_r2_update_se": r2use,
         "exit_mid_slot": n // 2,
         "per_input": per_input, "op_seconds": secs,
     }
@@ -303,6 +305,7 @@ class RowResult:
     linear_r2: list[float]  # per block: R^2 of its affine fit of the output (training split)
     linear_r2_update: list[float]  # the same of its update (output - input)
     linear_r2_se: list[float]  # linear_r2's standard error over the training inputs (a bootstrap over them)
+    linear_r2_update_se: list[float]  # the same of linear_r2_update (what the `linear` claim judges)
     exit_mid_slot: int
     per_input: dict[str, Any]  # the per-input outcomes the claims pair: packed right/wrong, or shares over runs
     op_seconds: dict[str, float]

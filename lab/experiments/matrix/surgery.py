@@ -119,8 +119,8 @@ def fit_linear(model: RoutedModel, x_train: torch.Tensor, route: Sequence[int],
                block: int, seed: int = 0, states: Optional[list[torch.Tensor]] = None
                ) -> tuple[Linear, dict[str, float]]:
     """The least-squares affine map of `block` (every token, every run of the block on the route, pooled) fitted on
-    the training inputs, with its linearity: R^2 of the block's output and of its update (output - input), and the
-    output's R^2's standard error over the training inputs (`r2_se`; `seed` seeds its bootstrap). `states`:
+    the training inputs, with its linearity: R^2 of the block's output and of its update (output - input), and
+    both R^2's standard errors over the training inputs (`r2_se`; `seed` seeds its bootstrap). `states`:
     `train_states(model, x_train, route)` when the caller fits several blocks (one pass for all of them)."""
     if states is None:
         states = train_states(model, x_train, route)
@@ -136,11 +136,15 @@ def fit_linear(model: RoutedModel, x_train: torch.Tensor, route: Sequence[int],
 def affine_fit(xin: torch.Tensor, xout: torch.Tensor, inputs: torch.Tensor,
                gen: torch.Generator) -> tuple[Linear, dict[str, float]]:
     """The least-squares affine map from the rows `xin` to the rows `xout`, with R^2 of the output and of the update
-    (output - input), and the output R^2's standard error over the inputs (`inputs`: the input of every row)."""
+    (output - input), and each R^2's standard error over the inputs (`inputs`: the input of every row). The update's
+    R^2 is the one the residual path does not inflate: a block whose output is its input plus a small nonlinear
+    update has an output R^2 near 1 whatever the update does (the matrix's `linear` claim judges the update)."""
     a, c = lens.fit_affine(xin, xout)
     pred = (xin.double() @ a.double() + c.double())
-    return (a, c), {"r2": r2(pred, xout), "r2_update": r2(pred - xin.double(), xout.double() - xin.double()),
-                    "r2_se": r2_se(pred, xout, inputs, gen)}
+    upd_pred, upd = pred - xin.double(), xout.double() - xin.double()
+    out = {"r2": r2(pred, xout), "r2_update": r2(upd_pred, upd), "r2_se": r2_se(pred, xout, inputs, gen)}
+    out["r2_update_se"] = r2_se(upd_pred, upd, inputs, gen)  # drawn after the output's: its draws stay as they were
+    return (a, c), out
 
 
 @torch.no_grad()

@@ -65,6 +65,7 @@ MAX_BLOCKS = max(recipes.model(m).blocks for m in MODELS)
 OPS = tuple(routes.OPS)  # every operation of the registry, in its order (the profile's rows follow it)
 RANDOM_DRAWS = 20  # random orders of the middle; the accuracy is their mean
 SIM_INPUTS = 1000  # held-out inputs of the similarity maps (the digits have 397, the synthetic task 4,000)
+JACKKNIFE_GROUPS = 10  # groups of those inputs deleted in turn for the error of a CKA contrast (claims.py)
 
 
 def random_routes(n: int, ends: str, seed: int, draws: int = RANDOM_DRAWS) -> list[tuple[int, ...]]:
@@ -81,7 +82,9 @@ def _correct(m: RoutedModel, h: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 @torch.no_grad()
 def similarity(model: RoutedModel, x: torch.Tensor) -> dict[str, Any]:
     """Cosine and debiased linear-CKA similarity of the hidden state after the stem and after every block (trained
-    order); the biased CKA under `cka_biased`, for comparison."""
+    order); the biased CKA under `cka_biased`, for comparison; and `cka_jackknife`: the debiased CKA matrix again
+    with each of JACKKNIFE_GROUPS groups of the inputs left out in turn (every G-th input from g), for the error of
+    a claim read from the matrix."""
     _, states = model.states(x)
     k = len(states)
     cos = [[float(metrics.cosine(states[i], states[j]).mean()) for j in range(k)] for i in range(k)]
@@ -90,7 +93,32 @@ def similarity(model: RoutedModel, x: torch.Tensor) -> dict[str, Any]:
            for i in range(k)]
     biased = [[1.0 if i == j else metrics.cka_of_grams(grams[i], grams[j]) for j in range(k)] for i in range(k)]
     return {"labels": ["stem"] + [f"after {b}" for b in range(k - 1)], "cosine": cos, "cka": cka,
-            "cka_biased": biased, "inputs": len(x), "features": int(states[0][0].numel())}
+            "cka_biased": biased, "cka_jackknife": _cka_jackknife(grams), "inputs": len(x),
+            "features": int(states[0][0].numel())}
+
+
+def _cka_jackknife(grams: Sequence[torch.Tensor], groups: int = JACKKNIFE_GROUPS) -> list[list[list[float]]]:
+    """The debiased CKA matrix of the states whose Gram matrices are `grams`, once per group of inputs left out.
+    The unbiased HSIC does not change when the features are shifted, so the rows and columns of the whole sample's
+    Grams (features centred on every input) serve for any subset; every pair's HSIC at once (`metrics.unbiased_hsic`
+    term by term: the traces of all pairs are one product of the flattened Grams)."""
+    n_all = len(grams[0])
+    out = []
+    for g in range(groups):
+        keep = torch.nonzero(torch.arange(n_all) % groups != g).squeeze(1)
+        n = len(keep)
+        sub = torch.stack([gr[keep][:, keep] for gr in grams])  # k x n x n
+        sub = sub * (1.0 - torch.eye(n, dtype=sub.dtype))  # diagonals zeroed
+        flat = sub.reshape(len(grams), -1)
+        rows = sub.sum(2)  # k x n: K~ 1
+        tot = rows.sum(1)  # k: 1'K~1
+        hsic = (flat @ flat.T + torch.outer(tot, tot) / ((n - 1) * (n - 2)) - 2.0 / (n - 2) * rows @ rows.T)
+        hsic = hsic / (n * (n - 3))
+        d = torch.diag(hsic)
+        cka = hsic / torch.sqrt(torch.outer(d, d).clamp_min(1e-30))
+        cka.fill_diagonal_(1.0)
+        out.append(cka.tolist())
+    return out
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,12 @@ Every accuracy of a map is measured on the same held-out inputs as the trained m
 statement, source, the estimate and the rule. The thresholds of "robust" and "critical" are here too, as the
 heatmap's per-layer verdicts use the same ones (declared in experiment.py, which computes those verdicts). The
 claims are computed when a result is read (`reads`: a map, a layer in focus, a group), never stored in it.
+
+What a verdict generalises over (`over`, lab/claims.py): a change to one layer of one trained network is about that
+network, over its held-out inputs (`over="inputs"`: every map, focus and group claim); a comparison of separately
+trained networks (residual against plain, one width against another, one task against another) is about the
+architecture or the task, over training seeds (`over="seeds"`, the seed listed: one seed cannot tell, a pool of at
+least 3 seeds decides).
 """
 
 from __future__ import annotations
@@ -170,38 +176,46 @@ def rho_bootstrap(dist: list[float], damage_rows: np.ndarray, draws: int, seed: 
     return float(np.std(vals, ddof=1)) if len(vals) > 1 else 0.0
 
 
+PICK, TEST = slice(0, None, 2), slice(1, None, 2)  # a per-seed choice reads the even held-out inputs, its test the odd
+
+
 def _moved_least_claim(r: Any) -> Claim:
     """Spearman's rho of distance from init and damage at t = 0 above 0: its error the larger of the spread of rho
-    over unrelated rankings (1/sqrt(L - 1), exact under no ties) and its bootstrap over the inputs."""
+    over unrelated rankings (1/sqrt(L - 1), exact under no ties) and its bootstrap over the inputs. Whether any layer's
+    damage stands out of the noise (else nothing to rank: a placeholder test, exact 0 against 0, which `C.pool`
+    refuses to pool with a real one) is decided on the even-indexed held-out inputs; rho and its bootstrap read the
+    odd-indexed ones, so the choice does not select the inputs its test reads."""
     n, dist = r.n_test, r.distance["rel2"]
     cb, c0 = E.as_scores(r.base_outcomes), _cells(r, "t=0")
     keep = [i for i, x in enumerate(dist) if x is not None]
-    damage = [r.damage[i] for i in keep]
+    visible = [i for i in keep if E.verdict(*_damage(cb[PICK], c0[i][PICK]), Z) is True]
+    damage = [float(np.mean(cb[TEST] - c0[i][TEST])) for i in keep]
     rho = metrics.spearman([dist[i] for i in keep], damage) if len(keep) >= 3 else float("nan")
-    visible = [i for i in keep if E.verdict(*_damage(cb, c0[i]), Z) is True]
     if math.isnan(rho) or not visible:
         est = E.exact(0.0, "nothing to rank")
-        why = ("no layer's damage stands out of the noise: there is nothing to rank" if not visible
-               else "the ranking is undefined (a constant column)")
+        why = ("no layer's damage stands out of the noise (even-indexed inputs): there is nothing to rank"
+               if not visible else "the ranking is undefined (a constant column)")
         detail = f"Spearman ρ {'n/a' if math.isnan(rho) else f'{rho:+.2f}'} over {len(keep)} layers; {why}."
     else:
-        rows = np.stack([cb - c0[i] for i in keep], 1)
+        rows = np.stack([cb[TEST] - c0[i][TEST] for i in keep], 1)
         boot = rho_bootstrap([dist[i] for i in keep], rows, 200, 0)
         null = 1.0 / math.sqrt(len(keep) - 1)
         est = E.Estimate(rho, max(null, boot), "bootstrap", len(keep),
                          f"the larger of the spread over unrelated rankings of {len(keep)} layers (±{null:.2f}) and "
-                         f"a bootstrap over the held-out inputs (±{boot:.2f})")
-        detail = (f"Spearman ρ(distance, damage) = {rho:+.2f} over {len(keep)} layers ({len(visible)} with damage "
-                  f"beyond the noise); error ±{est.se:.2f} ({est.how}).")
+                         f"a bootstrap over the odd-indexed held-out inputs (±{boot:.2f})")
+        detail = (f"Spearman ρ(distance, damage) = {rho:+.2f} over {len(keep)} layers (damage on the odd-indexed "
+                  f"inputs; {len(visible)} with damage beyond the noise on the even-indexed); error ±{est.se:.2f} "
+                  f"({est.how}).")
     return C.claim(
         f"reinit.{r.model}-moved-least-robust", "The layers that moved least from their initialisation are the "
         "robust ones", source(r.model, config_task(r.config)) + "; the distance is ||θ_T − θ_0||₂ / ||θ_0||₂ per layer",
         {"rho": None if math.isnan(rho) else rho, "n_layers": len(keep), "layers_with_damage": len(visible),
          "n_test": n},
-        f"Spearman's ρ of distance and damage at t = 0 is above 0 by more than {Z:g} standard errors (the larger of "
-        "1/sqrt(L − 1), its spread over unrelated rankings, and its bootstrap over the inputs); no layer with damage "
-        "beyond the noise: cannot tell", [C.test("Spearman rho", est, ">=", 0.0, unit="")], detail,
-        subject=r.model_name)
+        f"Spearman's ρ of distance and damage at t = 0 (on the odd-indexed held-out inputs) is above 0 by more than "
+        f"{Z:g} standard errors (the larger of 1/sqrt(L − 1), its spread over unrelated rankings, and its bootstrap "
+        "over those inputs); below by as much: does not hold; no layer with damage beyond the noise on the "
+        "even-indexed inputs (chosen there, so the test's inputs are not selected): cannot tell",
+        [C.test("Spearman rho", est, ">=", 0.0, unit="")], detail, subject=r.model_name)
 
 
 def _damage(base: np.ndarray, changed: np.ndarray) -> tuple[float, str, float, float]:
@@ -234,10 +248,16 @@ def residual_claim(plain: Any, res: Any) -> Claim:
         + "; both MLPs share their width, depth, recipe and test inputs and differ only in the skip connection",
         {"residual_blocks_mean": mr, "plain_blocks_mean": mp, "n_test": plain.n_test},
         "mean accuracy over the hidden blocks, re-initialised to t = 0 and re-randomised, is higher in the residual "
-        f"MLP, paired over the same inputs by more than {Z:g} standard errors",
+        f"MLP, paired over the same inputs by more than {Z:g} standard errors; an architecture claim, over training "
+        f"seeds (one seed shows one pair of trained networks; {C.MIN_SEEDS} or more pooled seeds decide)",
         [C.test("residual minus plain", est, ">=", 0.0)],
         f"blocks changed one at a time (t = 0 and re-randomised, mean): residual {pct(mr)}, plain {pct(mp)} "
-        f"({pts(mr - mp)}, se {100 * est.se:.2f} pts).")
+        f"({pts(mr - mp)}, se {100 * est.se:.2f} pts).", over="seeds", seeds=[_seed_of(plain)])
+
+
+def _seed_of(r: Any) -> int:
+    """The training seed of a map (its config is the dataclass in a fresh result, a dict once read back)."""
+    return int(_plain_config(r.config)["seed"])
 
 
 def _plain_config(c: Any) -> dict[str, Any]:
@@ -376,7 +396,59 @@ def width_claim(w: dict[str, Any]) -> Claim:
         {"widths": w["widths"], "top_kept_share": shares, "n_test": n},
         f"the top layers, re-initialised to t = 0 one at a time, keep a larger mean share of the above-chance "
         f"accuracy at width {w['widths'][-1]} than at {w['widths'][0]}, by more than {Z:g} standard errors (paired "
-        "bootstrap over the same inputs)", [C.test("widest minus narrowest share", est, ">=", 0.0)],
+        "bootstrap over the same inputs); a claim about width, over training seeds (one seed shows one network per "
+        f"width; {C.MIN_SEEDS} or more pooled seeds decide)", [C.test("widest minus narrowest share", est, ">=", 0.0)],
         "mean share kept by the top layers at t = 0: " + ", ".join(
             f"width {x} {s:.0%}" for x, s in zip(w["widths"], shares, strict=True)) + ".",
-        subject=w["model_name"])
+        subject=w["model_name"], over="seeds", seeds=[int(w["seed"])])
+
+
+def reach(r: Any) -> float:
+    """How hard a map's task is for its model, on the even-indexed held-out inputs (the choice's split): the share
+    of the possible above-chance accuracy the trained model reaches, (acc - chance) / (1 - chance)."""
+    acc = float(E.as_scores(r.base_outcomes)[PICK].mean())
+    return (acc - r.chance) / max(1.0 - r.chance, 1e-9)
+
+
+def _lost(r: Any) -> tuple[float, float, int]:
+    """The mean over every layer of the share of the above-chance accuracy lost when it is re-initialised to t = 0,
+    on the odd-indexed held-out inputs (the test's split), with its paired bootstrap error, and how many inputs."""
+    vecs = [E.as_scores(r.base_outcomes)[TEST]] + [c[TEST] for c in _cells(r, "t=0")]
+    accs = np.array([float(v.mean()) for v in vecs])
+    value = 1.0 - float(top_share(accs, r.chance))
+    return value, paired_bootstrap(vecs, lambda a: 1.0 - top_share(a, r.chance)), int(vecs[0].size)
+
+
+def task_claim(maps: list[Any]) -> Optional[Claim]:
+    """Critical layers depend on the task: the same model trained on each of several tasks (one map per task), the
+    hardest against the easiest. None unless there are two tasks of one model."""
+    if len(maps) < 2 or len({m.model for m in maps}) != 1 or len({m.task for m in maps}) != len(maps):
+        return None
+    hard, easy = min(maps, key=reach), max(maps, key=reach)  # chosen on the even-indexed inputs
+    (lh, sh, nh), (le, se, ne) = _lost(hard), _lost(easy)
+    est = E.Estimate(lh - le, math.hypot(sh, se), "bootstrap", min(nh, ne),
+                     f"two independent paired bootstraps over the odd-indexed held-out inputs of each task "
+                     f"({BOOTSTRAP} draws each)")
+    crit = {m.task: sum(v == "critical" for v in m.verdict_t0) for m in maps}
+    model = hard.model
+    return C.claim(
+        f"reinit.{model}-harder-task-more-critical", "Which layers are critical depends on the task: on a harder "
+        "task more of the layers are critical",
+        "Zhang, Bengio, Singer, Are All Layers Created Equal? (2019; JMLR 2022): the same architectures have "
+        "different critical layers on different data sets (e.g. FCNs on MNIST against CIFAR-10), this lab's reading "
+        "being that harder data make more layers critical. Here: the same " + MODEL_NAMES[model] + " trained once "
+        "per task (" + ", ".join(task_words(m.task) for m in maps) + "); a task's difficulty is how much of the "
+        "possible above-chance accuracy its trained model reaches, on the even-indexed held-out inputs; the paper "
+        "counts critical layers by eye, here the mean share of the above-chance accuracy lost over every layer "
+        "re-initialised to t = 0, on the odd-indexed inputs (the critical counts at 50 % kept shown beside)",
+        {"harder_task": hard.task, "easier_task": easy.task, "harder_lost_share": lh, "easier_lost_share": le,
+         "critical_layers": crit, "n_layers": len(hard.layers), "tasks": len(maps)},
+        "the mean share of the above-chance accuracy lost when one layer is re-initialised to t = 0 is larger on the "
+        f"harder task (the lower share reached, chosen on the even-indexed inputs), by more than {Z:g} standard "
+        "errors (paired bootstraps over the odd-indexed inputs, the tasks independent); smaller by as much: does "
+        f"not hold; a claim about tasks, over training seeds (one model per task and seed; {C.MIN_SEEDS} or more "
+        "pooled seeds decide)", [C.test("harder task minus easier, mean share lost", est, ">=", 0.0)],
+        f"{task_words(hard.task)} (harder: the trained model reaches {reach(hard):.0%} of the possible above-chance "
+        f"accuracy) loses {lh:.0%} of it on average per layer re-initialised, {crit[hard.task]} of "
+        f"{len(hard.layers)} layers critical; {task_words(easy.task)} (reaches {reach(easy):.0%}) loses {le:.0%}, "
+        f"{crit[easy.task]} critical.", subject=hard.model_name, over="seeds", seeds=[_seed_of(hard)])

@@ -237,6 +237,17 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
             print()
         print("Against the paper:\n" + claim_lines(claims))
         return
+    if args.tasks:  # the same models on several tasks: the critical layers by task (one model per task and seed)
+        claims = []
+        for m in args.models:
+            tasks = list(dict.fromkeys(readable(t, "vit" if m == "vit" else "mlp") for t in args.tasks))
+            maps = pool([(reinit.run, map_config(m, args.seed, t)) for t in tasks], text_progress)
+            for r in maps:
+                print(heatmap_text(r))
+                print()
+            claims += [c for c in [reinit_claims.task_claim(maps)] if c is not None]
+        print("Against the paper:\n" + claim_lines(claims))
+        return
     cfgs = [ReinitConfig(model=model, seed=args.seed) for model in args.models]
     results = {}
     for r in pool([(reinit.run, c) for c in cfgs], text_progress):
@@ -261,5 +272,7 @@ DESCRIPTOR = Descriptor(
         Axis("seed", "the seed of the models", int, 0),
         Axis("models", "the models to map", str, list(MODELS), choices=MODELS, nargs="+"),
         Axis("widths", "a width sweep of the MLPs instead (e.g. 32 64 128 256): each layer's robustness by width",
-             int, None, nargs="+")), table),
+             int, None, nargs="+"),
+        Axis("tasks", "the maps on these tasks instead (e.g. digits mnist1d): the critical layers by task", str, None,
+             nargs="+")), table),
 )

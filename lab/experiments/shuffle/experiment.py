@@ -161,6 +161,30 @@ def slot_features(model: RoutedModel, x: torch.Tensor, orders: Sequence[Sequence
         return np.stack(out)
 
 
+@torch.no_grad()
+def added_slot_vectors(model: RoutedModel, x: torch.Tensor, features: np.ndarray,
+                       orders: Sequence[Sequence[int]]) -> np.ndarray:
+    """What the -position model's slot embedding added to the CLS token up to every slot, [order, slot, input,
+    width] like `slot_features` (zeros for a model without one): before block b runs in slot s, its `slot_proj` of
+    (stream, slot row) is added to the stream, so the slot is in the stream by construction; the features minus
+    these vectors are what the blocks' attention and MLP (and the stem) wrote. `features` are `slot_features` of
+    `x` in `orders`."""
+    blocks = getattr(model, "blocks", None)
+    if blocks is None or all(getattr(b, "slot_proj", None) is None for b in blocks):
+        return np.zeros_like(features)
+    with evaluating(model):
+        stem = model.embed(x)[:, 0].numpy()  # the CLS token the first slot's block reads
+        out = np.zeros_like(features)
+        for o, route in enumerate(orders):
+            total = torch.zeros(features.shape[2], features.shape[3])
+            for s, b in enumerate(route):
+                before = torch.from_numpy(stem if s == 0 else features[o, s - 1])  # the CLS token the block reads
+                row = model._depth_row(s)
+                total = total + blocks[b].slot_proj(torch.cat([before, row.expand(before.shape[0], -1)], dim=-1))
+                out[o, s] = total.numpy()
+        return out
+
+
 def _feature_orders(depth: int, seed: int) -> list[tuple[int, ...]]:
     return draw_orders(depth, FEATURE_ORDERS, "orders.features", seed, depth)
 
@@ -170,7 +194,9 @@ def position_probe(model: RoutedModel, data: Dataset, seed: int) -> dict[str, An
     features (`acc`) and on unit-length ones (`acc_direction`).
 
     Trained on half the orders and half the inputs, tested on the other orders *and* other inputs, so it can
-    not memorise either. Chance is 1 / depth (every slot is equally frequent). `outcomes` keeps each test row's
+    not memorise either. `acc_without_slot`: the same probe on unit-length features with the model's own added slot
+    vectors removed (`added_slot_vectors`; the -position model's control, equal to `acc_direction` elsewhere).
+    Chance is 1 / depth (every slot is equally frequent). `outcomes` keeps each test row's
     right/wrong (packed, rows in [order, slot, input] order, `shape`) for the clustered error: rows of one order
     or one digit are not independent.
     """
@@ -180,20 +206,26 @@ def position_probe(model: RoutedModel, data: Dataset, seed: int) -> dict[str, An
     o, s, i, w = f.shape
     slots = np.broadcast_to(np.arange(s)[None, :, None], (o, s, i))
     ho, hi = o // 2, i // 2
+    # The control of the -position model: its own added slot vectors removed (none elsewhere: the same probe).
+    added = added_slot_vectors(model, x, f, orders)
+    g = f - added
 
-    def rows(os_: slice, is_: slice) -> tuple[np.ndarray, np.ndarray]:
-        return f[os_, :, is_].reshape(-1, w), slots[os_, :, is_].reshape(-1)
+    def rows(feats: np.ndarray, os_: slice, is_: slice) -> tuple[np.ndarray, np.ndarray]:
+        return feats[os_, :, is_].reshape(-1, w), slots[os_, :, is_].reshape(-1)
 
-    xa, ya = rows(slice(0, ho), slice(0, hi))
-    xb, yb = rows(slice(ho, o), slice(hi, i))
+    xa, ya = rows(f, slice(0, ho), slice(0, hi))
+    xb, yb = rows(f, slice(ho, o), slice(hi, i))
+    ga, gb = rows(g, slice(0, ho), slice(0, hi))[0], rows(g, slice(ho, o), slice(hi, i))[0]
     # The stream's norm grows as blocks add to it, which alone reveals roughly how many have run; the probe on
     # unit-length features shows what the *direction* of the stream says about the slot.
     unit = lambda a: a / np.linalg.norm(a, axis=1, keepdims=True).clip(1e-8)  # noqa: E731
     raw = embed.linear_probe_correct(xa, ya, xb, yb)
     direction = embed.linear_probe_correct(unit(xa), ya, unit(xb), yb)
-    return {"acc": float(raw.mean()), "acc_direction": float(direction.mean()), "chance": 1.0 / s,
+    removed = direction if not added.any() else embed.linear_probe_correct(unit(ga), ya, unit(gb), yb)
+    return {"acc": float(raw.mean()), "acc_direction": float(direction.mean()),
+            "acc_without_slot": float(removed.mean()), "chance": 1.0 / s,
             "n_train": len(ya), "n_test": len(yb), "shape": [o - ho, s, i - hi],
-            "outcomes": {"raw": E.pack(raw), "unit": E.pack(direction)}}
+            "outcomes": {"raw": E.pack(raw), "unit": E.pack(direction), "unit_without_slot": E.pack(removed)}}
 
 
 def view_points(model: RoutedModel, data: Dataset, seed: int) -> tuple[np.ndarray, dict[str, list[int]]]:
