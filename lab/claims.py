@@ -350,7 +350,13 @@ def pool(per_seed: Sequence[Sequence[Mapping[str, Any]]], seeds: Sequence[int], 
     seeds = [int(x) for x in seeds]
     seeds_txt = ", ".join(map(str, seeds))
     out = []
-    for c0 in per_seed[0]:
+    # Every claim measured at some seed, in the order first seen: one measured at seed 0 only is as much a claim
+    # that cannot be pooled as one missing there.
+    firsts: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for cs_ in per_seed:
+        for c in cs_:
+            firsts.setdefault(ident(c), c)
+    for c0 in firsts.values():
         cs = [b.get(ident(c0)) for b in by_seed]
         missing = [s for s, c in zip(seeds, cs, strict=True) if c is None]
         odd = [s for s, c in zip(seeds, cs, strict=True) if c is not None and

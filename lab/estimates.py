@@ -10,6 +10,8 @@ computed one way wherever it is used:
     independent  a difference of two estimates on different inputs (or different draws): sqrt(se_a^2 + se_b^2)
     exact        a number with no sampling error left (an average over every subset, an exact permutation p-value)
     bootstrap    resampled clusters (e.g. test orders x digits), for rows that are not independent
+    jackknife    a statistic recomputed with each group of inputs left out (delete-a-group), for one that is not a
+                 mean of per-input scores (a CKA between representations)
     seeds        a mean over training seeds that share their held-out inputs: the part of the error that varies
                  between seeds (Student's t, k - 1 df) and the part that repeats at every seed (`over_design`, an
                  inputs x seeds design from the per-input scores; `over_seeds` takes a run's own error whole)
@@ -36,7 +38,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 Z = 2.0  # a verdict needs its estimate this many standard errors from the threshold (one-sided ~97.7 %)
-SE_KINDS = ("binomial", "paired", "independent", "exact", "bootstrap", "seeds")
+SE_KINDS = ("binomial", "paired", "independent", "exact", "bootstrap", "jackknife", "seeds")
 MAX_SETTLE_SEEDS = 12  # beyond this many seeds a page does not offer to settle a claim (a visitor's job bound)
 
 

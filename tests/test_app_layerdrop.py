@@ -23,7 +23,7 @@ def test_layerdrop_page_runs_follows_the_controls_and_the_rule_button():
     labels = [m.label for m in at.metric]
     assert "Pruned to 4 of 8" in labels
     assert "Kept blocks:" in " ".join(md.value for md in at.markdown)
-    assert _drawn(at) == _expected() and len(_drawn(at)) == 7  # 5 claims, 2 on the baselines
+    assert _drawn(at) == _expected() and len(_drawn(at)) == 8  # 6 claims, 2 on the baselines
     at.slider(key="keep").set_value(6).run()
     assert_clean(at)
     assert "Pruned to 6 of 8" in [m.label for m in at.metric]

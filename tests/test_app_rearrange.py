@@ -19,7 +19,7 @@ def test_rearrange_page_runs_says_why_a_setting_cannot_run_and_follows_the_contr
     assert "0 → 1 → 3 → 4 → 5" in _text(at)  # the default: skip block 2 of the 6-block ViT
     # The page draws exactly the claims of its result, verdict by verdict (none written by the page itself)
     want = expected_verdicts(rearrange_claims.compare_claims(rearrange.compare(rearrange.SeedConfig(0))))
-    assert len(want) == 22 and rendered_verdicts([md.value for md in at.markdown]) == want
+    assert len(want) == 25 and rendered_verdicts([md.value for md in at.markdown]) == want
     at.slider(key="block").set_value(5).run()  # block 5 of a 6-block ViT is the last: not a middle block
     assert not at.exception
     assert any("out of range" in e.value for e in at.error)

@@ -79,7 +79,7 @@ def test_the_old_rule_would_fail_this_null_and_a_real_shift_is_found():
 def test_middle_share_representation_three_ways(kw, want):
     c = one(RC.model_claims([fake_profile("residual", **kw)]), "middle-share-representation")
     assert c["holds"] is want, c["detail"]
-    assert c["over"] == "inputs" and c["measured"]["se_kind"] == "bootstrap" and len(c["tests"]) == 2
+    assert c["over"] == "inputs" and c["measured"]["se_kind"] == "jackknife" and len(c["tests"]) == 2
 
 
 def test_middle_share_representation_error_is_the_jackknifes():

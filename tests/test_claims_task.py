@@ -148,7 +148,9 @@ OLD = {
     ("shuffle", "slot_decodable"): (
         "Freiberger et al. 2024 show outputs clustering by position in UMAP; this lab tests it with a linear probe "
         "on the unit-length CLS token after each slot (the raw token's norm alone tells how many blocks have run), "
-        "with the lab's split sizes; -predict's stem starts at 0.2, the others at 0.1 (lab/core/recipes.py)"),
+        "with the model's own added slot vectors removed (the -position model adds its slot embedding into the "
+        "stream, which a probe would read by construction), with the lab's split sizes; -predict's stem starts at "
+        "0.2, the others at 0.1 (lab/core/recipes.py)"),
     ("iot", "orders_alike"): (
         "Zhu et al. 2021 (IOT, ICLR 2021), on translation (IWSLT14 De-En, decoder sub-layer orders); here over "
         "block orders (the paper reorders sub-layers; the same router applies); the paper (Section 1, Table 1): "

@@ -205,7 +205,7 @@ def jackknife(full: float, deleted: Sequence[float], how: str) -> estimates.Esti
     g = len(deleted)
     d = np.asarray(deleted, dtype=np.float64)
     se = math.sqrt((g - 1) / g * float(((d - d.mean()) ** 2).sum())) * estimates.t_factor(g - 1)
-    return estimates.Estimate(float(full), se, "bootstrap", g,
+    return estimates.Estimate(float(full), se, "jackknife", g,
                               f"delete-a-group jackknife over {g} groups of {how}, Student's t with {g - 1} df")
 
 
