@@ -30,7 +30,8 @@ def table(before: list[dict[str, Any]], after: list[dict[str, Any]], moved_only:
         return out
 
     b, a = index(before), index(after)
-    overs = {(r["page"], r["key"], r.get("subject") or ""): r.get("over") or "" for r in after}
+    overs = {(r["page"], r["key"], r.get("subject") or ""): r.get("over") or "" for r in after
+             if str(r["seed"]) != "pool"}  # a pool is over seeds whatever the claim is; the claim's own is at a seed
     seeds = sorted({str(r["seed"]) for r in before + after if str(r["seed"]) != "pool"}, key=int)
     head = ["page", "claim", "subject", "over"] + [f"before s{s}" for s in seeds] + [f"after s{s}" for s in seeds]
     head += ["after pooled", "moved"]
