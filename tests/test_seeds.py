@@ -148,3 +148,13 @@ def test_the_cli_wants_three_seeds_and_says_what_each_claim_is_over(fake_seeds_p
     text = capsys.readouterr().out
     assert "[holds] the recipe helps (over training seeds 0, 1, 2)" in text
     assert "Per seed: 0: cannot tell (one trained network)" in text
+
+
+def test_the_cli_pools_through_the_engine_with_workers(fake_seeds_page, capsys):
+    """With workers (the default), each seed's plan goes through the engine's pool, which takes entry points only;
+    the claims are then read here (the command once handed the pool its claims function and crashed)."""
+    from lab.cli import main
+
+    assert main(["seeds", fake_seeds_page, "--seeds", "0", "1", "2", "--workers", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)["result"]
+    assert {c["key"] for c in out["claims"]} == {"r", "b"}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from lab.catalog import descriptors
+from lab.catalog import descriptors, presets
 from lab.claims import MIN_SEEDS, claim_line
 from lab.classroom import seeds as lab_seeds
 from lab.cli.common import JSON_HELP, add_workers, print_json, table_pool
@@ -23,8 +23,12 @@ def _run(args: argparse.Namespace) -> int:
     if any(not 0 <= s <= 99 for s in seeds) or len(seeds) < MIN_SEEDS:
         raise ValueError(f"give at least {MIN_SEEDS} distinct seeds between 0 and 99 (a claim about a recipe is "
                          f"judged over at least {MIN_SEEDS} trained networks), not {' '.join(map(str, seeds))}")
-    calls = [(lab_seeds.claims_at, lab_seeds.SeedClaims.of(d.name, d.defaults, s)) for s in seeds]
-    per_seed = table_pool(args)(calls, text_progress)
+    # The engine's pool computes stored results only (entry points): each seed's plan goes through it (workers side
+    # by side), then each seed's claims are read here from what is stored (claims are computed when read).
+    views = [{**d.defaults, "seed": s} for s in seeds]
+    needs = [(n.fn, n.cfg) for v in views for n in presets.always(d.plan(v))]
+    table_pool(args)(needs, text_progress)
+    per_seed = [d.claims(v) for v in views]
     out = lab_seeds.pooled(per_seed, seeds)
     if args.json:
         print_json("seeds", {"page": d.name, "seeds": seeds, "workers": args.workers}, out)
