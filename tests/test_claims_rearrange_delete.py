@@ -237,7 +237,7 @@ def test_claims_cover_every_model_and_keys_are_unique():
     assert len({c["key"] for c in cs}) == len(cs) == 8 * len(R.MODELS) + 1
     assert all("Sun et al" in c["source"] or "Lad et al" in c["source"] or "Freiberger" in c["source"] for c in cs)
     assert not any("reference/" in c["source"] or "seeds/" in c["source"] for c in cs)
-    assert all(c["measured"]["se_kind"] == ("bootstrap" if "middle-share" in c["key"] else "paired") for c in cs)
+    assert all(c["measured"]["se_kind"] == ("jackknife" if "middle-share" in c["key"] else "paired") for c in cs)
     # what each verdict generalises over: surgery on one network is over its inputs, a recipe over training seeds
     assert all(c["over"] == ("seeds" if "layershuffle" in c["key"] else "inputs") for c in cs)
 

@@ -7,8 +7,8 @@ seed-level draw (training variance). Every seed is scored on the same 397 held-o
 difficulty (a latent ease per model and operation, redrawn at a seed only now and then) at every seed: the per-input
 effect that repeats at every seed. The claim's two tests are reproduced in vectorised numpy exactly as
 `rearrange.claims._shuffle_claim` makes them at each seed (the worst operation chosen on the even-numbered inputs,
-tested on the odd-numbered ones) and as `claims.pool` joins them (the mean gap without per-input scores:
-`estimates.over_seeds`; the worst operation's gap with its packed per-input scores: `estimates.over_design`); the
+tested on the odd-numbered ones) and as `claims.pool` joins them (both with their packed per-input scores:
+`estimates.over_design`); the
 first simulations are built as real profiles and judged by `shuffle_claim` itself, as a cross-check. A false rate
 passes only when its exact (Clopper-Pearson) 95 % upper bound is at most 5 %."""
 
@@ -142,7 +142,7 @@ def judge(seen: np.ndarray, out: np.ndarray) -> dict[str, np.ndarray]:
     # float arrays of every operation would be ~400 MB a chunk), equal to the claim's means up to rounding
     a_seen, b_seen = seen[..., 0], seen[..., 1]
     draws = DRAW_VAR / a_seen ** 2 + DRAW_VAR / b_seen ** 2  # both models' random-order draw variance
-    # the mean share gap: paired over every input, plus the random orders' draws (its scores are not carried)
+    # the mean share gap: paired over every input, plus the random orders' draws
     right = out.sum(axis=3, dtype=np.int16) / J  # (sims, k, 2, N): the share of operations that get an input right
     d1 = right[:, :, 1] / b_seen[..., None] - right[:, :, 0] / a_seen[..., None]
     v1 = d1.mean(axis=-1)
@@ -155,11 +155,10 @@ def judge(seen: np.ndarray, out: np.ndarray) -> dict[str, np.ndarray]:
     v2 = d2.mean(axis=-1)
     rnd = worst == RANDOM
     se2 = np.where(rnd, np.sqrt(paired_se(d2) ** 2 + draws), paired_se(d2))
-    p1, pse1 = over_seeds(v1, se1)
-    p2d, pse2d = over_design(packed(d2))
-    p2s, pse2s = over_seeds(v2, se2)
-    scored = ~rnd.any(axis=-1)  # the random order's gap carries no scores: that test is pooled without them
-    p2, pse2 = np.where(scored, p2d, p2s), np.where(scored, pse2d, pse2s)
+    # both tests carry their per-input scores (the random orders' draws vary between seeds, so the design's
+    # between-seed part counts them): both are pooled as the inputs x seeds design
+    p1, pse1 = over_design(packed(d1))
+    p2, pse2 = over_design(packed(d2))
     holds1, holds2 = p1 - BAR > E.Z * pse1, p2 > E.Z * pse2
     k = v1.shape[-1]
     # the old way: seed 0's tests as they are (one network judged as the recipe), and the seeds' mean with the
@@ -209,7 +208,7 @@ def cross_check(trained: np.ndarray, out: np.ndarray, got: dict[str, np.ndarray]
             assert one["holds"] is None and one["why"] == "one trained network"
             assert one["measured"]["worst_operation"] == OPS[got["worst"][i, s]]
             (t1, t2) = one["tests"]
-            assert "scores" not in t1 and ("scores" in t2) == (got["worst"][i, s] != RANDOM)
+            assert "scores" in t1 and "scores" in t2
             assert (t1["value"], t1["se"]) == pytest.approx((got["v1"][i, s], got["se1"][i, s]), rel=1e-9, abs=1e-12)
             assert (t2["value"], t2["se"]) == pytest.approx((got["v2"][i, s], got["se2"][i, s]), rel=1e-9, abs=1e-12)
             if s == 0:

@@ -246,7 +246,7 @@ def test_profile_is_consistent_store_is_honoured_and_a_second_call_trains_nothin
         first_claims = RC.result_claims(first)
     assert [c["key"] for c in first_claims] == [c["key"] for c in RC.model_claims([prof])] and len(calls) == 1
     claims.check(first_claims)  # complete records, decided by paired tests, on a real (quick) profile
-    assert all(c["measured"]["se_kind"] == ("bootstrap" if "middle-share" in c["key"] else "paired")
+    assert all(c["measured"]["se_kind"] == ("jackknife" if "middle-share" in c["key"] else "paired")
                for c in first_claims)
     assert any(c["key"] == "rearrange.residual.middle-share-representation" for c in first_claims)
     assert all(c["over"] == "inputs" for c in first_claims)  # surgery on one trained network

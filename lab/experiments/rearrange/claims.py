@@ -374,7 +374,10 @@ def _random_var(prof: Any) -> float:
 
 
 def _plus(e: estimates.Estimate, var: float, words: str) -> estimates.Estimate:
-    return estimates.Estimate(e.value, math.sqrt(e.se * e.se + var), e.se_kind, e.n, e.how + words)
+    """`e` with the random orders' draw variance added to its error. Its per-input scores are kept: pooled over
+    seeds, the draws' noise is in the seeds' spread (each seed draws its own orders) or, drawn alike, in the part
+    that repeats at every seed, so the inputs x seeds design counts it either way."""
+    return estimates.Estimate(e.value, math.sqrt(e.se * e.se + var), e.se_kind, e.n, e.how + words, scores=e.scores)
 
 
 def vit_data(prof: Any) -> str:
