@@ -308,8 +308,8 @@ def _pooled_test(ts: Sequence[Mapping[str, Any]], z: float) -> dict[str, Any]:
     rows = [None if e.scores is None else scale * (e.scores - sh) for e, sh in zip(ests, shift, strict=True)]
     paired_rows = all(r is not None for r in rows) and len({np.size(r) for r in rows}) == 1 and np.size(rows[0]) > 1
     if paired_rows:
-        est = over_design(rows)
         dz = design(rows)
+        est = over_design(rows, dz=dz)
         parts = (dz.varying, dz.repeating, dz.k)
     else:
         vals = [Estimate(scale * (e.value - sh), e.se, e.se_kind, e.n, e.how) for e, sh in zip(ests, shift,

@@ -251,13 +251,13 @@ def design(rows: Sequence[Any]) -> Design:
     return Design(varying, repeating, k, n)
 
 
-def over_design(rows: Sequence[Any], how: str = "") -> Estimate:
+def over_design(rows: Sequence[Any], how: str = "", dz: Optional[Design] = None) -> Estimate:
     """The mean of per-input scores over k training seeds that share their n held-out inputs (an inputs x seeds
     design): the error has the part that varies between seeds (scaled by Student's t with k - 1 df, / sqrt(k)) and
     the part that repeats at every seed (the inputs' own, which more seeds do not shrink). Never below one input's
-    worth over all (1 / (n sqrt(k)))."""
-    dz = design(rows)
+    worth over all (1 / (n sqrt(k))). `dz`: the rows' `design`, when the caller has it already."""
     d = np.stack([as_scores(r) for r in rows])
+    dz = design(d) if dz is None else dz
     se = max(dz.se(), 1.0 / (dz.n * math.sqrt(dz.k)))
     words = (f"mean of {dz.k} seeds x {dz.n:,} shared inputs: between seeds {100 * math.sqrt(dz.varying):.2f} pts "
              f"(Student's t, {dz.k - 1} df), repeating at every seed {100 * math.sqrt(dz.repeating):.2f} pts")
