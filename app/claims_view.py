@@ -7,8 +7,9 @@ said as `verdict_words` says it ("cannot tell (one trained network)" for a recip
 what it generalises over (`over_words`: "for these trained networks", "over training seeds 0, 1, 2").
 
 Where a setting's models are quick to train (lab/classroom/seeds.default_seeds), the view's recipe claims are pooled
-over MIN_SEEDS seeds without a click (one engine job per seed, a progress bar while they compute); elsewhere the
-view offers the seeds that would settle its undecided claims ("Run N more seeds").
+over MIN_SEEDS seeds without a click (one engine job per seed, a progress bar while they compute); where every one of
+those seeds is stored already (a warmed course, a ViT's view too) they are pooled from the store without starting
+anything; elsewhere the view offers the seeds that would settle its undecided claims ("Run N more seeds").
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ def _default_pool(claims: Sequence[Mapping[str, Any]], page: Any) -> dict[str, t
     settings = page.settings()
     seeds = lab_seeds.default_seeds(page.name, settings)
     if not seeds:
-        return {}
+        return _stored_pool(page.name, settings)
     pending = jobs.Pending()
     per_seed = [pending.get(f"Recipe claims at seed {s}", lab_seeds.claims_at,
                             lab_seeds.SeedClaims.of(page.name, settings, s)) for s in seeds]
@@ -129,6 +130,24 @@ def _default_pool(claims: Sequence[Mapping[str, Any]], page: Any) -> dict[str, t
                     "computed.")
         pending.show()
         return {}
+    return _by_claim(per_seed, seeds)
+
+
+def _stored_pool(name: str, settings: dict[str, Any]) -> dict[str, tuple[Mapping[str, Any], Any]]:
+    """The same pool over `course_seeds` where every seed's claims are stored already (a warmed course: its ViT
+    views are judged over training seeds from the first look); nothing is started, and {} where a seed is missing
+    (the view then offers the seeds)."""
+    seeds = lab_seeds.course_seeds(name, settings)
+    per_seed = []
+    for s in seeds:
+        got = jobs.stored(f"Recipe claims at seed {s}", lab_seeds.claims_at, lab_seeds.SeedClaims.of(name, settings, s))
+        if got is None:
+            return {}
+        per_seed.append(got)
+    return _by_claim(per_seed, seeds) if seeds else {}
+
+
+def _by_claim(per_seed: Sequence[Any], seeds: Sequence[int]) -> dict[str, tuple[Mapping[str, Any], Any]]:
     out = lab_seeds.pooled(per_seed, seeds)
     return {lab_seeds.ident(c): (c, out["per_seed_words"].get(lab_seeds.ident(c), {})) for c in out["claims"]}
 

@@ -155,6 +155,13 @@ def _remember(key: Optional[str], result: Any) -> Any:
     return result
 
 
+def stored(label: str, fn: Callable[..., Any], cfg: Any) -> Optional[Any]:
+    """fn(cfg) read from the store now, starting nothing; None where it is not stored (or its config is invalid,
+    which the page is told)."""
+    result = _stored(label, fn, cfg)
+    return None if result is _MISSING else result
+
+
 def _stored(label: str, fn: Callable[..., Any], cfg: Any) -> Any:
     """The stored result, read in this thread (never queued behind other students' training); _MISSING if it is
     not stored; None (with a message) if the config is invalid."""

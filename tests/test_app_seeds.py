@@ -1,8 +1,9 @@
 """Seeds on a page: a claim about a recipe says "cannot tell (one trained network)" at one seed and the view offers
-the seeds (at least 3) that would settle it; where the models are quick to train, the view pools it over seeds 0, 1
-and 2 without a click. Each claim says what it generalises over."""
+the seeds (at least 3) that would settle it; where the models are quick to train, or every seed is stored already (a
+warmed course), the view pools it over seeds 0, 1 and 2 without a click. Each claim says what it generalises over."""
 
 import time
+import uuid
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -20,8 +21,9 @@ def _recipe_seeds(monkeypatch):
 
 
 
-def _demo(monkeypatch, mode: str) -> AppTest:
+def _demo(monkeypatch, mode: str, run: str = "") -> AppTest:
     monkeypatch.setenv("SEEDS_DEMO", mode)
+    monkeypatch.setenv("SEEDS_DEMO_RUN", run or uuid.uuid4().hex)  # this test's own stored results
     at = AppTest.from_file(str(ROOT / "tests" / "apps" / "seeds_demo.py"), default_timeout=60)
     at.run()
     assert not at.exception, at.exception
@@ -72,5 +74,32 @@ def test_quick_models_pool_the_recipe_claim_over_three_seeds_without_a_click(mon
         assert "For these trained networks." in text and "Over training seeds 0, 1, 2." in text
         assert "0: cannot tell (one trained network), 1: cannot tell (one trained network)" in text
         assert not [b for b in at.button if "more seed" in b.label]  # every claim decided: nothing to offer
+    finally:
+        catalog._FOUND.pop("seedsdemo", None)
+
+
+def test_a_view_whose_seeds_are_all_stored_pools_them_without_a_click_and_starts_nothing(monkeypatch):
+    """A ViT's view (not quick) in a warmed course: seeds 0, 1 and 2 stored, so the recipe claim is pooled at once;
+    with one seed missing, the view offers the seeds and computes nothing on its own."""
+    from app import jobs
+    from lab.runtime.store import active_store
+    from tests.seeds_demo_lab import DemoConfig, demo_model
+
+    run = uuid.uuid4().hex
+    try:
+        for seed in (0, 2):  # seed 1 missing: what a course that was not warmed has
+            demo_model(DemoConfig(run, seed))
+        at = _demo(monkeypatch, "offer", run)
+        md = [m.value for m in at.markdown]
+        assert ("cannot tell (one trained network)", "the recipe trains better models") in rendered_verdicts(md)
+        assert [b.label for b in at.button if "more seed" in b.label] == ["Run 2 more seeds"]
+        assert not active_store().has("seeds-demo-model", DemoConfig(run, 1))  # the view started nothing
+        demo_model(DemoConfig(run, 1))  # warming stores the last seed
+        jobs._results.clear()  # a new visitor's server process: nothing remembered in memory
+        at = _demo(monkeypatch, "offer", run)
+        md = [m.value for m in at.markdown]
+        assert rendered_verdicts(md) == [("holds", "the change helps"), ("holds", "the recipe trains better models")]
+        assert "Over training seeds 0, 1, 2." in " ".join(md)
+        assert not [b for b in at.button if "more seed" in b.label]
     finally:
         catalog._FOUND.pop("seedsdemo", None)

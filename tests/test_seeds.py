@@ -106,6 +106,15 @@ def test_quick_models_pool_by_default_and_a_vit_does_not():
     assert S.default_seeds("no-such-page", {"seed": 0}) == ()
 
 
+def test_a_course_judges_every_recipe_over_three_seeds_a_vits_too():
+    ds = descriptors()
+    for name in ("delete", "layerdrop", "iot", "shuffle", "matrix", "lens", "rearrange"):
+        assert S.course_seeds(name, ds[name].defaults) == (0, 1, 2), name
+    assert S.course_seeds("shuffle", {**ds["shuffle"].defaults, "seed": 99}) == (99, 0, 1)
+    assert S.course_seeds("no-such-page", {"seed": 0}) == ()
+    assert S.course_seeds("shuffle", {k: v for k, v in ds["shuffle"].defaults.items() if k != "seed"}) == ()
+
+
 def test_a_descriptor_can_say_otherwise(monkeypatch):
     import dataclasses
 

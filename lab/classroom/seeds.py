@@ -8,8 +8,10 @@ cluster spreads them over its workers, and the CLI's `python -m lab seeds NAME -
 
 A claim about a recipe or an architecture (`over: "seeds"`) cannot tell at one seed ("one trained network"). Where a
 setting's models are quick to train (MLPs), its view pools those claims over MIN_SEEDS seeds without a click:
-`default_seeds` is the one place that decides it (a descriptor may say otherwise: `Descriptor.seeds_by_default`),
-and warming (lab/classroom/warm.py) computes the same seeds for the default views.
+`default_seeds` is the one place that decides it (a descriptor may say otherwise: `Descriptor.seeds_by_default`).
+Warming (lab/classroom/warm.py) computes `course_seeds` for every default view, a ViT's too, and a view whose seeds
+are all stored pools them without a click as well (app/claims_view.py): a warmed course judges every recipe over
+training seeds from the first look.
 """
 
 from __future__ import annotations
@@ -106,21 +108,34 @@ def quick_models(settings_plan: Sequence[Any]) -> bool:
     return bool(words) and all(_is_mlp(w) for w in words)
 
 
+def course_seeds(page: str, settings: Mapping[str, Any]) -> tuple[int, ...]:
+    """The training seeds a view of `page` at `settings` judges its recipe claims over once they are stored: the
+    seed and the next ones, LAYERLAB_RECIPE_SEEDS in all (3 unless set), wherever the page has claims and a seed,
+    a ViT's view included; () where the setting asks for fewer than MIN_SEEDS. Warming a course computes them for
+    every default view (lab/classroom/warm.py), and a view pools them without a click where they are stored
+    (app/claims_view.py) or quick to train (`default_seeds`)."""
+    d = descriptors().get(page)
+    if d is None or d.claims is None or "seed" not in settings:
+        return ()
+    n = int(lab_settings.get("LAYERLAB_RECIPE_SEEDS"))
+    return seeds_around(int(settings["seed"]), n) if n >= MIN_SEEDS else ()
+
+
 def default_seeds(page: str, settings: Mapping[str, Any]) -> tuple[int, ...]:
     """The training seeds a view of `page` at `settings` pools its recipe claims over without a click: the seed
     and the next ones, LAYERLAB_RECIPE_SEEDS in all (3 unless set), where its models are quick to train
     (`Descriptor.seeds_by_default`, else `quick_models` of its plan); () where they are not (a ViT: the view offers
     the seeds instead), the setting asks for fewer than MIN_SEEDS, or the page has no claims or no seed."""
-    d = descriptors().get(page)
-    if d is None or d.claims is None or "seed" not in settings:
+    seeds = course_seeds(page, settings)
+    if not seeds:
         return ()
+    d = descriptors()[page]
     rule = d.seeds_by_default
     try:
         cheap = rule(dict(settings)) if rule is not None else quick_models(presets.always(d.plan(dict(settings))))
     except ValueError:  # a setting its plan refuses: nothing to pool
         return ()
-    n = int(lab_settings.get("LAYERLAB_RECIPE_SEEDS"))
-    return seeds_around(int(settings["seed"]), n) if cheap and n >= MIN_SEEDS else ()
+    return seeds if cheap else ()
 
 
 def seeds_around(seed: int, total: int, seed_max: int = 99) -> tuple[int, ...]:

@@ -3,7 +3,7 @@
 Each experiment's descriptor (lab/experiments/NAME/descriptor.py) lists its page's controls, its presets and the lab
 calls of a setting (`controls`, `presets`, `plan(settings)`: the very calls the page makes). `plan()` turns them
 into a list of distinct cached results (deduplicated by kind and config; a view's optional calls left out; a
-default view whose models are quick to train also at the seeds its recipe claims are pooled over, `recipe_seeds`),
+default view also at the training seeds its recipe claims are pooled over, `recipe_seeds`, a ViT's view included),
 `missing()` keeps what the store lacks, and `warm()` computes those through the lab's one engine
 (lab/runtime/engine/: a local Dask cluster of one worker per core, or the cluster at LAYERLAB_SCHEDULER), cheapest
 first and dealt round-robin over the settings (`interleaved`), so that two workers seldom wait on one model. The
@@ -77,13 +77,14 @@ def plan(pages: Sequence[str], seeds: Optional[Sequence[int]] = None, defaults_o
 
 
 def recipe_seeds(page: str, name: str, settings: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """The other seeds a view pools its recipe claims over without a click (lab/classroom/seeds.default_seeds:
-    where its models are quick to train), as (name, settings): what `claims_at` computes at each of them."""
-    from lab.classroom.seeds import default_seeds
+    """The other seeds a view judges its recipe claims over (lab/classroom/seeds.course_seeds: every view with
+    claims, a ViT's included, which then pools them without a click), as (name, settings): what `claims_at` computes
+    at each of them."""
+    from lab.classroom.seeds import course_seeds
 
     own = settings.get("seed")
     return [(f"{name}, seed {s} (recipe claims)", {**settings, "seed": s})
-            for s in default_seeds(page, settings) if s != own]
+            for s in course_seeds(page, settings) if s != own]
 
 
 def lesson_plan(lesson: Any, seeds: Optional[Sequence[int]] = None) -> list[Item]:

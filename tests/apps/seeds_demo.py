@@ -3,7 +3,8 @@ each seed are cheap (tests/test_app_seeds.py): drives claims_view's seeds throug
 
 SEEDS_DEMO=auto: the stand-in's models count as quick to train (`Descriptor.seeds_by_default`), so the view pools
 the recipe claim over seeds 0, 1, 2 without a click; otherwise (a ViT's case) the recipe claim cannot tell (one
-trained network) and the view offers the seeds."""
+trained network) and the view offers the seeds, unless every seed's result is stored already (a warmed course:
+tests/seeds_demo_lab.py, under SEEDS_DEMO_RUN), when it pools them without a click and starts nothing."""
 
 import dataclasses
 import os
@@ -14,6 +15,8 @@ from app import claims_view
 from lab import catalog
 from lab import claims as C
 from lab import estimates as E
+from lab.catalog.presets import Need
+from tests.seeds_demo_lab import DemoConfig, demo_model
 
 N = 4000
 
@@ -50,6 +53,8 @@ class FakePage:
 
 base = next(iter(catalog.descriptors().values()))
 quick = os.environ.get("SEEDS_DEMO") == "auto"
-catalog._FOUND["seedsdemo"] = dataclasses.replace(base, name="seedsdemo", claims=claims_of, plan=lambda s: [],
-                                                  seeds_by_default=lambda s: quick)
+run = os.environ.get("SEEDS_DEMO_RUN", "")
+catalog._FOUND["seedsdemo"] = dataclasses.replace(
+    base, name="seedsdemo", claims=claims_of, seeds_by_default=lambda s: quick,
+    plan=lambda s: [Need("the stand-in model", demo_model, DemoConfig(run, s["seed"]))])
 claims_view.show(claims_of({"seed": 0, "k": 2}), page=FakePage())
