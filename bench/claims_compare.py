@@ -34,7 +34,7 @@ def table(before: list[dict[str, Any]], after: list[dict[str, Any]], moved_only:
              if str(r["seed"]) != "pool"}  # a pool is over seeds whatever the claim is; the claim's own is at a seed
     seeds = sorted({str(r["seed"]) for r in before + after if str(r["seed"]) != "pool"}, key=int)
     head = ["page", "claim", "subject", "over"] + [f"before s{s}" for s in seeds] + [f"after s{s}" for s in seeds]
-    head += ["after pooled", "moved"]
+    head += ["before pooled", "after pooled", "moved"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for k in sorted(set(b) | set(a)):
         bv, av = b.get(k, {}), a.get(k, {})
@@ -42,8 +42,52 @@ def table(before: list[dict[str, Any]], after: list[dict[str, Any]], moved_only:
         if moved_only and not moved:
             continue
         cells = [k[0], k[1].split(".", 1)[-1], k[2], overs.get(k, "")]
-        cells += [bv.get(s, "-") for s in seeds] + [av.get(s, "-") for s in seeds] + [av.get("pool", "-")]
+        cells += [bv.get(s, "-") for s in seeds] + [av.get(s, "-") for s in seeds]
+        cells += [bv.get("pool", "-"), av.get("pool", "-")]
         lines.append("| " + " | ".join(cells + ["yes" if moved else ""]) + " |")
+    return "\n".join(lines)
+
+
+def _base(word: str) -> str:
+    return word.split("(")[0]
+
+
+def moves(pairs: list[tuple[str, str]]) -> dict[str, int]:
+    """How verdicts moved between two tables: flips (holds <-> does not hold), decided -> cannot tell, cannot tell
+    -> decided, and unchanged; a verdict absent on either side is left out."""
+    out = {"flipped": 0, "lost": 0, "gained": 0, "same": 0}
+    for x, y in pairs:
+        x, y = _base(x), _base(y)
+        if "-" in (x, y):
+            continue
+        out["same" if x == y else "gained" if x == "?" else "lost" if y == "?" else "flipped"] += 1
+    return out
+
+
+def summary(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> str:
+    """The recipe decision's counts: before vs after at each seed and pooled over the seeds, beside the noise of
+    retraining alone (each pair of seeds within the before table: another network of the same recipe)."""
+    def index(rows: list[dict[str, Any]]) -> dict[str, dict[tuple[str, str, str], str]]:
+        out: dict[str, dict[tuple[str, str, str], str]] = {}
+        for r in rows:
+            out.setdefault(str(r["seed"]), {})[(r["page"], r["key"], r.get("subject") or "")] = _word(r)
+        return out
+
+    b, a = index(before), index(after)
+    seeds = sorted((s for s in b if s != "pool"), key=int)
+    lines = ["| compared | same | flipped | decided -> cannot tell | cannot tell -> decided |", "|---|---|---|---|---|"]
+
+    def row(name: str, x: dict[tuple[str, str, str], str], y: dict[tuple[str, str, str], str]) -> None:
+        m = moves([(x[k], y[k]) for k in sorted(set(x) & set(y))])
+        lines.append(f"| {name} | {m['same']} | {m['flipped']} | {m['lost']} | {m['gained']} |")
+
+    for s in seeds:
+        row(f"before vs after, seed {s}", b[s], a.get(s, {}))
+    if "pool" in b and "pool" in a:
+        row("before vs after, pooled over seeds " + ", ".join(seeds), b["pool"], a["pool"])
+    for i, s in enumerate(seeds):
+        for t in seeds[i + 1:]:
+            row(f"noise: before seed {s} vs before seed {t}", b[s], b[t])
     return "\n".join(lines)
 
 
@@ -54,7 +98,10 @@ def main() -> None:
     ap.add_argument("--moved", action="store_true", help="only the claims whose verdict moved at some seed")
     args = ap.parse_args()
     with open(args.before) as f, open(args.after) as g:
-        print(table(json.load(f), json.load(g), args.moved))
+        before, after = json.load(f), json.load(g)
+    print(table(before, after, args.moved))
+    print()
+    print(summary(before, after))
 
 
 if __name__ == "__main__":
