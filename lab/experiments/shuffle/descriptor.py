@@ -52,8 +52,10 @@ def config_of(settings: dict[str, Any]) -> ShuffleConfig:
 
 
 def claims(settings: dict[str, Any]) -> list[Claim]:
-    """The claims the page shows for a setting (the page computes them from the same stored pieces)."""
-    return shuffle_claims.result_claims(shuffle.run(config_of(settings), silent))
+    """The claims the page shows for a setting (the page computes them from the same stored pieces). The pieces are
+    joined here, not read as the stored join (`shuffle.run`): the page never asks for that join, so a warmed course
+    has the pieces of every seed but not the join, and a view pools stored seeds without computing (claims_view)."""
+    return shuffle_claims.result_claims(shuffle.run.__wrapped__(config_of(settings), silent))
 
 
 def plan(settings: dict[str, Any]) -> list[Need]:
