@@ -138,13 +138,16 @@ def _stored_pool(name: str, settings: dict[str, Any]) -> dict[str, tuple[Mapping
     views are judged over training seeds from the first look); nothing is started, and {} where a seed is missing
     (the view then offers the seeds)."""
     seeds = lab_seeds.course_seeds(name, settings)
-    per_seed = []
-    for s in seeds:
-        got = jobs.stored(f"Recipe claims at seed {s}", lab_seeds.claims_at, lab_seeds.SeedClaims.of(name, settings, s))
-        if got is None:
+    own = settings.get("seed")
+    got: dict[int, Any] = {}
+    # the other seeds first: in a course that was not warmed the first of them is missing, found by a file check,
+    # before the view's own seed's claims are read (a fraction of a second the first time)
+    for s in sorted(seeds, key=lambda s: s == own):
+        got[s] = jobs.stored(f"Recipe claims at seed {s}", lab_seeds.claims_at,
+                             lab_seeds.SeedClaims.of(name, settings, s))
+        if got[s] is None:
             return {}
-        per_seed.append(got)
-    return _by_claim(per_seed, seeds) if seeds else {}
+    return _by_claim([got[s] for s in seeds], seeds) if seeds else {}
 
 
 def _by_claim(per_seed: Sequence[Any], seeds: Sequence[int]) -> dict[str, tuple[Mapping[str, Any], Any]]:

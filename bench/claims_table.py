@@ -67,7 +67,7 @@ def main() -> None:
     except ValueError as e:
         ap.error(str(e))
     configure_threads()  # one torch thread (LAYERLAB_THREADS): two tables side by side with torch's default 2 threads
-    # each oversubscribe 2 cores, and a 40-epoch ViT took 299 s instead of about 40
+    # each oversubscribe 2 cores, and a 40-epoch ViT took 299 s instead of about 21
     rows = []
     chosen = [catalog.descriptors()[p] for p in args.pages] if args.pages else catalog.descriptors().values()
     for d in chosen:

@@ -19,7 +19,8 @@ from typing import Any
 
 from safetensors import safe_open
 
-from lab.runtime.store import SIDECAR, default_root
+from lab.classroom.pack import stored_entries
+from lab.runtime.store import Store, default_root
 
 
 def describe(config: dict[str, Any]) -> str:
@@ -41,11 +42,11 @@ def describe(config: dict[str, Any]) -> str:
 
 def rows(root: Path) -> list[dict[str, Any]]:
     out = []
-    for path in sorted((root / "model").glob("*.safetensors")):
-        side = path.with_name(path.name.removesuffix(".safetensors") + SIDECAR)
+    for about, path in stored_entries(Store(root), include_quick=False):
+        if about.get("kind") != "model" or path.suffix != ".safetensors":
+            continue
         try:
-            about = json.loads(side.read_text())
-            config = json.loads(about["config"]) if isinstance(about.get("config"), str) else about["config"]
+            config = json.loads(about["config"])
             with safe_open(str(path), framework="pt") as fh:
                 meta = json.loads((fh.metadata() or {})["lab_meta"])
         except (OSError, KeyError, ValueError) as e:

@@ -12,6 +12,7 @@ seconds. Accuracy is on the held-out split; the sweep reads nothing else.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 
 import torch
@@ -61,7 +62,7 @@ def main() -> None:
             other = [g[1] for g in got]
             print(f"{name:20s} {epochs:6d} {' '.join(f'{g[0]:.1%}' for g in got):28s} "
                   f"{statistics.mean(g[0] for g in got):6.1%} "
-                  f"{'' if other[0] != other[0] else format(statistics.mean(other), '.1%'):>13s} "
+                  f"{'' if math.isnan(other[0]) else format(statistics.mean(other), '.1%'):>13s} "
                   f"{statistics.mean(g[2] for g in got):10.1f}", flush=True)
 
 

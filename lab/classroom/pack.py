@@ -73,7 +73,7 @@ def _sha256(data: bytes) -> str:
 
 
 # -- export ---------------------------------------------------------------------------------------------------
-def _entries(store: Store, include_quick: bool) -> Iterator[tuple[dict[str, str], Path]]:
+def stored_entries(store: Store, include_quick: bool) -> Iterator[tuple[dict[str, str], Path]]:
     """(sidecar, entry file) of every stored entry that has both."""
     for sidecar in sorted(store.root.glob(f"*/*{SIDECAR}")):
         try:
@@ -99,7 +99,7 @@ def export(store: Store, target: Path | str, include_quick: bool = False) -> int
     fmt = _format_of(target)
     members: list[tuple[str, bytes]] = []
     manifest: list[dict[str, Any]] = []
-    for about, path in _entries(store, include_quick):
+    for about, path in stored_entries(store, include_quick):
         data = path.read_bytes()
         name = f"{path.parent.name}/{path.name}"
         members.append((f"entries/{name}", data))
