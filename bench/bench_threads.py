@@ -1,0 +1,63 @@
+"""Native thread pools beside torch's: a linear probe (lab/ops/embed.py) and a PCA with numpy's and scipy's BLAS at
+every core against one thread (what lab/runtime/threads.py sets), alone and with a second process computing the
+same beside it. Same predictions either way; the figures are wall and CPU seconds per call.
+
+    PYTHONPATH=. .venv/bin/python bench/bench_threads.py [--reps 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+
+def one(reps: int, n: int) -> tuple[float, float, int]:
+    """(wall s, CPU s, correct predictions) per probe + PCA, with every native pool at `n` threads."""
+    import sklearn.linear_model  # noqa: F401 - loads scipy's BLAS, so that the limit reaches it
+    from threadpoolctl import threadpool_limits
+
+    from lab.ops.embed import linear_probe_correct, pca_2d
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(3000, 64)).astype(np.float32)
+    y = rng.integers(0, 10, 3000)
+    with threadpool_limits(n):
+        linear_probe_correct(x[:200], y[:200], x[200:300], y[200:300])  # first-call costs out of the figure
+        t, w = time.process_time(), time.perf_counter()
+        for _ in range(reps):
+            correct = int(linear_probe_correct(x[:2000], y[:2000], x[2000:], y[2000:]).sum())
+            pca_2d(x)
+        return (time.perf_counter() - w) / reps, (time.process_time() - t) / reps, correct
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.child:
+        wall, cpu, correct = one(a.reps, a.child)
+        print(f"{wall:.4f} {cpu:.4f} {correct}")
+        return
+    from bench.machine import peak_gflops
+    from lab.runtime.cores import usable_cores
+
+    cores = usable_cores()
+    print(f"1-thread matmul peak {peak_gflops():.0f} GFLOP/s, {cores} cores; per probe + PCA:")
+    for side_by_side in (1, 2):
+        for n in (cores, 1):
+            cmd = [sys.executable, __file__, "--reps", str(a.reps), "--child", str(n)]
+            procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True) for _ in range(side_by_side)]
+            outs = [p.communicate()[0].split() for p in procs]
+            wall = max(float(o[0]) for o in outs)
+            cpu = sum(float(o[1]) for o in outs) / len(outs)
+            print(f"  {side_by_side} process(es), {n} thread(s) per pool: {wall * 1000:7.1f} ms wall, "
+                  f"{cpu * 1000:7.1f} ms CPU, {outs[0][2]} correct")
+
+
+if __name__ == "__main__":
+    main()
