@@ -1,8 +1,10 @@
 """Native thread pools beside torch's: a linear probe (lab/ops/embed.py) and a PCA with numpy's and scipy's BLAS at
 every core against one thread (what lab/runtime/threads.py sets), alone and with a second process computing the
-same beside it. Same predictions either way; the figures are wall and CPU seconds per call.
+same beside it. Same predictions either way; the figures are wall and CPU seconds per call. With `--store`, also
+Shuffle's slot probe and PCA view (lab/experiments/shuffle) on the stored 40-epoch digits ViT of seed 0 (the store
+must hold it: a warmed course's), both ways.
 
-    PYTHONPATH=. .venv/bin/python bench/bench_threads.py [--reps 10]
+    PYTHONPATH=. .venv/bin/python bench/bench_threads.py [--reps 10] [--store PATH]
 """
 
 from __future__ import annotations
@@ -34,9 +36,27 @@ def one(reps: int, n: int) -> tuple[float, float, int]:
         return (time.perf_counter() - w) / reps, (time.process_time() - t) / reps, correct
 
 
+def shuffle_probe(n: int, mode: str) -> tuple[float, float, float]:
+    """(wall s, CPU s, probe accuracy) of Shuffle's slot probe and view on the stored ViT, every pool at `n`."""
+    import sklearn.linear_model  # noqa: F401
+    from threadpoolctl import threadpool_limits
+
+    from lab.core.zoo import trained
+    from lab.experiments.shuffle import experiment as X
+
+    t = trained(X.ModelConfig(depth=6, epochs=40, mode=mode, seed=0, task="digits").spec)
+    with threadpool_limits(n):
+        w, c = time.perf_counter(), time.process_time()
+        probe = X.position_probe(t.model, t.data, 0)
+        feats, _ = X.view_points(t.model, t.data, 0)
+        X.embed.pca_2d(feats)
+        return time.perf_counter() - w, time.process_time() - c, probe["acc"]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--store", help="a store holding the 40-epoch digits ViTs of seed 0 (Shuffle's probe)")
     ap.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -57,7 +77,18 @@ def main() -> None:
             cpu = sum(float(o[1]) for o in outs) / len(outs)
             print(f"  {side_by_side} process(es), {n} thread(s) per pool: {wall * 1000:7.1f} ms wall, "
                   f"{cpu * 1000:7.1f} ms CPU, {outs[0][2]} correct")
+    if a.store:
+        import os
+
+        os.environ["LAYERLAB_CACHE"] = a.store
+        print("Shuffle's slot probe and PCA view, stored 40-epoch digits ViT, seed 0:")
+        for mode in ("shuffle", "sequential"):
+            for n in (cores, 1):
+                wall, cpu, acc = shuffle_probe(n, mode)
+                print(f"  {mode}, {n} thread(s) per pool: {wall:6.2f} s wall, {cpu:6.2f} s CPU, probe accuracy "
+                      f"{100 * acc:.1f} %")
 
 
 if __name__ == "__main__":
     main()
+

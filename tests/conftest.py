@@ -140,9 +140,30 @@ def pytest_runtest_teardown(item: pytest.Item):
 # Every worker shares the store set above (the controller sets LAYERLAB_CACHE before it starts them), whose file
 # locks let one process build an entry while another waits for it; each worker that runs a browser test starts its
 # own server (the `lab_url` fixture is per process). xdist's `loadgroup` cannot keep those tests in one worker here:
-# it renames test ids, which pytest 9 computes afresh. The browser tests go first: they are the longest, and a long
-# test started last would finish alone while the other workers idle.
+# it renames test ids, which pytest 9 computes afresh. The longest tests go first, each to the next free worker
+# (`--maxschedchunk 2` in pyproject.toml: xdist would otherwise hand its first worker the first sixth of the suite at
+# once): a long test started last would finish alone while the other workers idle. Then the browser tests, which
+# wait on their server and Chromium and so leave a core to the CPU-bound tests beside them.
+LONGEST = (  # measured with --durations (slowest first); a stale entry only costs speed
+    "tests/test_deployment.py::test_two_app_servers_one_database_one_scheduler_killed_mid_class",
+    "tests/test_browser_workshop.py::test_a_class_from_start_to_reveal_with_the_key_never_in_an_address",
+    "tests/test_claims_everywhere.py::test_the_default_views_claims_are_tests_with_their_error",
+    "tests/test_browser_lesson.py::test_the_room_follows_the_lecturers_lesson_to_its_report",
+    "tests/test_task_browser.py::test_your_own_csv_runs_delete_reinit_and_layerdrop_and_a_bad_one_changes_nothing",
+    "tests/test_cli_schema.py::test_every_commands_json_is_the_envelope_of_its_whole_result",
+    "tests/test_rekey.py::test_an_edit_that_changes_no_number_recomputes_nothing",
+    "tests/test_browser.py::test_delete_page_presets_scroll_and_the_slider_follows",
+    "tests/test_matrix.py::test_a_quick_run_has_every_row_column_profile_and_claim",
+    "tests/test_conformance.py::test_the_experiment_meets_the_contract",
+)
+
+
+def _rank(item: pytest.Item) -> int:
+    base = item.nodeid.split("[", 1)[0]
+    if base in LONGEST:
+        return LONGEST.index(base)
+    return len(LONGEST) + ("lab_url" not in getattr(item, "fixturenames", ()))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    served = [it for it in items if "lab_url" in getattr(it, "fixturenames", ())]
-    rest = [it for it in items if "lab_url" not in getattr(it, "fixturenames", ())]
-    items[:] = served + rest
+    items.sort(key=_rank)  # stable: within a rank, pytest's own order (which keeps module fixtures together)

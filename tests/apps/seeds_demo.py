@@ -43,17 +43,20 @@ def claims_of(settings: dict) -> list:
                     f"recipe {100 * better['value']:+.1f} pts at seed {seed}", seeds=[seed], over="seeds")]
 
 
+base = next(iter(catalog.descriptors().values()))
+quick = os.environ.get("SEEDS_DEMO") == "auto"
+run = os.environ.get("SEEDS_DEMO_RUN", "")
+
+
 class FakePage:
     name = "seedsdemo"
     student = False
 
     def settings(self) -> dict:
-        return {"seed": 0, "k": 2}
+        # `run` is a setting: each test's claims at seeds 1 and 2 are its own, in the shared store and in the
+        # job runner's memory, as two views' claims are apart when their settings differ
+        return {"seed": 0, "k": 2, "run": run}
 
-
-base = next(iter(catalog.descriptors().values()))
-quick = os.environ.get("SEEDS_DEMO") == "auto"
-run = os.environ.get("SEEDS_DEMO_RUN", "")
 catalog._FOUND["seedsdemo"] = dataclasses.replace(
     base, name="seedsdemo", claims=claims_of, seeds_by_default=lambda s: quick,
     plan=lambda s: [Need("the stand-in model", demo_model, DemoConfig(run, s["seed"]))])
