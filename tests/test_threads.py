@@ -37,3 +37,28 @@ def test_every_pool_gets_layerlab_threads(n):
     assert got["torch"] == n and got["numba"] == n
     assert {a for a, _ in got["pools"]} >= {"openblas"}, got  # the pools the probes and PCAs run on were found
     assert all(k == n for _, k in got["pools"]), got
+
+
+def test_a_probe_fits_on_one_blas_thread_whatever_the_process_set(monkeypatch):
+    """lbfgs's rounding follows the BLAS thread count, so a probe's verdict would follow the machine's cores: the
+    probe runs on one thread even in a process that allows more."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from lab.ops import embed
+
+    seen: list[int] = []
+    fit = LogisticRegression.fit
+
+    def watched(self, *a, **k):
+        seen.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
+        return fit(self, *a, **k)
+
+    monkeypatch.setattr(LogisticRegression, "fit", watched)
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(200, 8)), rng.integers(0, 3, 200)
+    with threadpool_limits(2):
+        embed.linear_probe_correct(x[:100], y[:100], x[100:], y[100:])
+        assert max(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas") == 2  # restored after
+    assert seen and set(seen) == {1}, seen
