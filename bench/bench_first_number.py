@@ -33,7 +33,7 @@ from tests.browser import CHROMIUM_ARGS, chromium_path, lab_server  # noqa: E402
 
 PAGES = ("delete", "shuffle", "reinit", "layerdrop", "iot", "rearrange", "lens", "matrix")
 GOAL_FIRST_S, GOAL_SETTLED_S = 15.0, 60.0
-COUNT = re.compile(r"^\d+ of \d+$")  # a progress count ("0 of 6" cells done) is not a result
+COUNT = re.compile(r"^(\d+) of (\d+)$")  # a progress count ("0 of 6" cells done) is not a result
 HELD_OUT = re.compile(r"held-out accuracy \d")  # a training bar's accuracy after an epoch (lab/core/train.py)
 
 # One read of the page's state, in the browser: metric values, whether anything is still running, and the texts of
@@ -66,7 +66,9 @@ def one_page(browser: Any, page_name: str, limit: float, warm: bool = True) -> d
             held = [b for b in s["bars"] if HELD_OUT.search(b)]
             if out["shown_s"] is None and (numbers or held):
                 out["shown_s"], out["shown_value"] = now, (held[0] if held else numbers[0])
-            busy = s["run"] != "notRunning" or s["bars"] or not s["vals"] or len(numbers) < len(s["vals"])
+            # a metric still counting ("2 of 6") or empty is pending; a word ("off": Re-initialise's Recovery) is final
+            pending = [v for v in s["vals"] if not v or ((m := COUNT.match(v)) and int(m[1]) < int(m[2]))]
+            busy = s["run"] != "notRunning" or s["bars"] or not s["vals"] or pending
             if busy:
                 quiet_since = None
             elif quiet_since is None:
