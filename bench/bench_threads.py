@@ -2,14 +2,17 @@
 every core against one thread (what lab/runtime/threads.py sets), alone and with a second process computing the
 same beside it. Same predictions either way; the figures are wall and CPU seconds per call. With `--store`, also
 Shuffle's slot probe and PCA view (lab/experiments/shuffle) on the stored 40-epoch digits ViT of seed 0 (the store
-must hold it: a warmed course's), both ways.
+must hold it: a warmed course's), both ways. With `--beside-training`, a digits ViT trains for 8 epochs (torch on one
+thread, as a worker trains) alone, then beside a second process fitting probes with its pools at every core, then at
+one thread: what a warm's two workers do to each other.
 
-    PYTHONPATH=. .venv/bin/python bench/bench_threads.py [--reps 10] [--store PATH]
+    PYTHONPATH=. .venv/bin/python bench/bench_threads.py [--reps 10] [--store PATH] [--beside-training]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -53,10 +56,27 @@ def shuffle_probe(n: int, mode: str) -> tuple[float, float, float]:
         return time.perf_counter() - w, time.process_time() - c, probe["acc"]
 
 
+def train_vit_seconds() -> float:
+    """Seconds to train a digits ViT for 8 epochs into a throwaway store, torch on one thread."""
+    import tempfile
+
+    import torch
+
+    torch.set_num_threads(1)
+    os.environ["LAYERLAB_CACHE"] = tempfile.mkdtemp(prefix="layerlab-bench-threads-")
+    from lab.core.recipes import vit_spec
+    from lab.core.zoo import trained
+
+    t = time.perf_counter()
+    trained(vit_spec("sequential", epochs=8, seed=int(time.time()) % 1000))
+    return time.perf_counter() - t
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--store", help="a store holding the 40-epoch digits ViTs of seed 0 (Shuffle's probe)")
+    ap.add_argument("--beside-training", action="store_true", help="a ViT's training beside a probing process")
     ap.add_argument("--child", type=int, default=0, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -77,9 +97,20 @@ def main() -> None:
             cpu = sum(float(o[1]) for o in outs) / len(outs)
             print(f"  {side_by_side} process(es), {n} thread(s) per pool: {wall * 1000:7.1f} ms wall, "
                   f"{cpu * 1000:7.1f} ms CPU, {outs[0][2]} correct")
+    if a.beside_training:
+        print("a digits ViT, 8 epochs, torch on 1 thread:")
+        train_vit_seconds()  # imports and the data's first load out of the figures
+        print(f"  alone: {train_vit_seconds():.1f} s")
+        for n in (cores, 1):
+            cmd = [sys.executable, __file__, "--reps", "100000", "--child", str(n)]
+            other = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+            try:
+                time.sleep(3)  # the other process is fitting by now
+                print(f"  beside a process probing with {n} thread(s) per pool: {train_vit_seconds():.1f} s")
+            finally:
+                other.kill()
+                other.wait()
     if a.store:
-        import os
-
         os.environ["LAYERLAB_CACHE"] = a.store
         print("Shuffle's slot probe and PCA view, stored 40-epoch digits ViT, seed 0:")
         for mode in ("shuffle", "sequential"):
