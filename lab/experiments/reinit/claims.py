@@ -185,7 +185,7 @@ def rho_bootstrap(dist: list[float], damage_rows: np.ndarray, draws: int, seed: 
     gen = np.random.default_rng(seed)
     n = damage_rows.shape[0]
     means = np.stack([damage_rows[gen.integers(0, n, n)].mean(0) for _ in range(draws)])  # draws x layers
-    # every draw's rho at once (a page computes its claims on each rerun: 200 calls of metrics.spearman cost 0.06 s
+    # every draw's rho at once (a page computes its claims on each rerun: 200 calls of metrics.spearman cost 0.08 s
     # a model), the same statistic: Pearson's r of average ranks, NaN where a draw's damages have no spread
     vals = _spearman_rows(dist, means)
     vals = vals[~np.isnan(vals)]
