@@ -21,6 +21,7 @@ setting; app/query.py). All of them are read through app/query.py like every oth
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import time
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ import streamlit as st
 from app import charts, controls, jobs, lesson, query, reproduce_view, training_view, worksheet
 from app import workshop as ws
 from lab.catalog import presets as lab_presets
+from lab.classroom import seeds as lab_seeds
 from lab.runtime.quick import quick
 from lab.runtime.store import active_store
 
@@ -306,12 +308,31 @@ class Page:
     def view(self) -> jobs.View:
         """This setting's plan (the descriptor's `plan(settings)`) to run through the job runner; a setting that
         cannot run stops the page with its reason."""
+        settings = self.settings()
         try:
-            return jobs.View(self.plan(self.settings()))
+            view = jobs.View(self.plan(settings))
         except (TypeError, ValueError) as exc:
             st.error(f"These settings cannot run: {query.plain(exc)}. Change the controls in the sidebar.")
             st.stop()
             raise AssertionError("unreachable") from exc  # st.stop() raises
+        view.head_start(self._seed_needs(settings))
+        return view
+
+    def _seed_needs(self, settings: dict[str, Any]) -> list[Any]:
+        """What the view's recipe claims at its other default seeds rest on and is not stored (app/claims_view.py
+        pools them without a click): started with the page's own calls so that both workers have work from the
+        start. Only for a default view or a preset (a custom setting's seeds stay one job each, within the
+        visitor's bound) and never for a student's view (it pools no seeds)."""
+        if self.student or not st.session_state.get(jobs.STANDARD, True):
+            return []
+        own = int(settings.get("seed", 0))
+        out = []
+        for s in lab_seeds.default_seeds(self.name, settings):
+            if s != own and jobs.stored("", lab_seeds.claims_at, lab_seeds.SeedClaims.of(self.name, settings, s)) \
+                    is None:
+                out += [dataclasses.replace(n, label=f"Seed {s}: {n.label}")
+                        for n in lab_seeds.seed_needs(self.name, settings, s)]
+        return out
 
     def pinned_view(self, beside: Optional[jobs.View] = None) -> Optional[jobs.View]:
         """The pinned setting's plan to run through the job runner (its labels say so; its calls polled with

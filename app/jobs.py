@@ -477,6 +477,22 @@ class View:
             out[key] = _waited(self.label(key), job)
         return {k: out[k] for k in keys}
 
+    def head_start(self, beside: Sequence[Need] = ()) -> None:
+        """Start every call the plan always makes that is not stored, in the plan's order, then `beside` (the calls
+        the view's claims at other seeds rest on), so that the engine's workers compute them side by side while the
+        page waits for the first: a page that asks for its calls one after another kept one worker of two idle
+        (Delete's default view, an empty store: 28.7 s of its own calls on one worker, then its seeds). A stored
+        call costs a file check; a call refused by admission control is asked again where the page needs it."""
+        for key, n in self.calls.items():
+            if not n.optional:
+                prefetch(self.label(key), n.fn, n.cfg)
+        for n in beside:  # not the page's own calls (the claims' at other seeds): not recorded as asked
+            if _stored(n.label, n.fn, n.cfg) is _MISSING:
+                try:
+                    _submit(n.label, n.fn, n.cfg)
+                except Busy:
+                    pass
+
     def get(self, key: str, wait: float = 0.3) -> Optional[Any]:
         n = self.need(key)
         return self.pending.get(self.label(key), n.fn, n.cfg, wait)

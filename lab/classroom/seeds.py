@@ -46,15 +46,21 @@ def claims_at(cfg: SeedClaims, progress: Progress = silent) -> list[Claim]:
     d = descriptors().get(cfg.page)
     if d is None or d.claims is None:
         raise ValueError(f"page {cfg.page!r} has no claims to compute at other seeds")
-    settings = {**dict(cfg.settings), "seed": cfg.seed}
-    needs = presets.always(d.plan(settings))  # the page's own calls at this seed
+    needs = seed_needs(cfg.page, dict(cfg.settings), cfg.seed)
     # What the claims rest on, one stored result after another with its own progress; the claims then read them.
     for i, need in enumerate(needs):
         need.fn(need.cfg, progress=span(progress, i / (len(needs) + 1), (i + 1) / (len(needs) + 1)))
     progress(len(needs) / (len(needs) + 1), f"seed {cfg.seed}: the claims")
-    out = d.claims(settings)
+    out = d.claims({**dict(cfg.settings), "seed": cfg.seed})
     progress(1.0, f"seed {cfg.seed} done")
     return out
+
+
+def seed_needs(page: str, settings: Mapping[str, Any], seed: int) -> list[presets.Need]:
+    """The calls the page's claims at `seed` rest on: its plan at that seed, the calls it always makes (what
+    `claims_at` computes one after another, and what a page may start beside its own, app/jobs.py `head_start`)."""
+    d = descriptors()[page]
+    return presets.always(d.plan({**dict(settings), "seed": int(seed)}))
 
 
 def extra_seeds(claims: Sequence[Mapping[str, Any]], seed: int) -> Optional[tuple[int, ...]]:
