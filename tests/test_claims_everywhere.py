@@ -15,6 +15,9 @@ import pytest
 
 from lab import claims as C
 from lab.catalog import descriptors
+from lab.catalog.presets import always
+from lab.runtime import timings
+from lab.runtime.store import active_store, config_json
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = list(descriptors())
@@ -43,12 +46,38 @@ def assert_sound(cs: list[dict[str, Any]], where: str) -> None:
             assert c["holds"] is None and c.get("why"), f"{where}: {c['key']} decides a recipe on too few seeds"
 
 
+def reached(entries: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """`entries` (kind, config JSON) and every entry their builds used, transitively, from the store's timing
+    records (lab/runtime/timings.py: each build's `uses`): a claim that reads a stored entry reads what it rests on."""
+    root = Path(active_store().root) / timings.FOLDER
+    uses: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for path in root.glob("*/*.json"):
+        rec = json.loads(path.read_text())
+        uses.setdefault((rec["kind"], rec["config"]), []).extend((u["kind"], u["config"]) for u in rec["uses"])
+    out, todo = set(), list(entries)
+    while todo:
+        e = todo.pop()
+        if e not in out:
+            out.add(e)
+            todo += uses.get(e, [])
+    return out
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_the_default_views_claims_are_tests_with_their_error(name, monkeypatch):
     monkeypatch.setenv("LAYERLAB_QUICK", "1")
     d = descriptors()[name]
     assert d.claims is not None, f"{name}: the descriptor gives no claims (Descriptor.claims)"
-    assert_sound(d.claims(d.defaults), f"{name} page")
+    with timings.measuring() as uses:  # every stored entry the claims read (or build) themselves
+        claims = d.claims(d.defaults)
+    assert_sound(claims, f"{name} page")
+    # The plan says which of its calls the claims read (`Need.for_claims`): the claims at other seeds compute
+    # exactly those, so a call declared unread that the claims need would be missing there, and one declared read
+    # that they never touch would be computed for nothing.
+    read = reached({(u["kind"], u["config"]) for u in uses})
+    declared = {n.key: n.for_claims for n in always(d.plan(d.defaults))}
+    actual = {n.key: (n.fn.kind, config_json(n.cfg)) in read for n in always(d.plan(d.defaults))}
+    assert actual == declared, f"{name}: the plan's for_claims {declared} differ from what its claims read {actual}"
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -128,6 +128,9 @@ def test_default_views_are_warmed_at_the_seeds_their_recipe_claims_pool_over_a_v
         assert at == {0, 1, 2}, page  # layerdrop's MLPs and shuffle's ViT alike (lab/classroom/seeds.course_seeds)
         own = {i.key for i in warm.plan([page], seeds=[0], defaults_only=True) if i.setting == "default, seed 0"}
         assert own <= {i.key for i in items}
+        # at the other seeds, only what the claims read: shuffle's UMAP (a view, `for_claims` False) at seed 0 alone
+        umap = {i.need.cfg.seed for i in items if i.need.key == "umap"}
+        assert umap == ({0} if page == "shuffle" else set()), page
     for page in ("layerdrop", "shuffle"):
         extra = warm.recipe_seeds(page, "default", get(page).defaults)
         assert [st["seed"] for _, st in extra] == [1, 2], page

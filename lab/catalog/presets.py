@@ -39,14 +39,18 @@ class Need:
     """One lab call of a view: an entry point (decorated with lab.experiment.entry, so the store keeps its result)
     and its config; `label` says what it computes (the page's progress bar, warm's report) and `key` is the name the
     page reads its result by (the label when not given). An `optional` call runs only when the student asks for it
-    (a toggle below the results): warming, the "ready" labels and the claims leave it out. What a call costs is not
-    guessed here: the store's record of how long the same build took (lab/runtime/timings.py)."""
+    (a toggle below the results): warming, the "ready" labels and the claims leave it out. A call the view's claims
+    do not read (`for_claims` False: an embedding, a figure's own baseline) is the page's alone: the claims at other
+    seeds (lab/classroom/seeds.py: `seed_needs`) leave it out (tests/test_claims_everywhere.py checks each plan's
+    declaration against what its claims read). What a call costs is not guessed here: the store's record of how
+    long the same build took (lab/runtime/timings.py)."""
 
     label: str
     fn: Callable[..., Any]
     cfg: Any
     key: str = ""
     optional: bool = False
+    for_claims: bool = True
 
     def __post_init__(self) -> None:
         if not self.key:

@@ -57,10 +57,11 @@ def claims_at(cfg: SeedClaims, progress: Progress = silent) -> list[Claim]:
 
 
 def seed_needs(page: str, settings: Mapping[str, Any], seed: int) -> list[presets.Need]:
-    """The calls the page's claims at `seed` rest on: its plan at that seed, the calls it always makes (what
-    `claims_at` computes one after another, and what a page may start beside its own, app/jobs.py `head_start`)."""
+    """The calls the page's claims at `seed` rest on: its plan at that seed, the calls it always makes that its
+    claims read (`Need.for_claims`: a view's embedding is not computed at seeds nobody looks at); what `claims_at`
+    computes one after another, and what a page may start beside its own (app/jobs.py `head_start`)."""
     d = descriptors()[page]
-    return presets.always(d.plan({**dict(settings), "seed": int(seed)}))
+    return [n for n in presets.always(d.plan({**dict(settings), "seed": int(seed)})) if n.for_claims]
 
 
 def extra_seeds(claims: Sequence[Mapping[str, Any]], seed: int) -> Optional[tuple[int, ...]]:

@@ -60,17 +60,20 @@ def plan(pages: Sequence[str], seeds: Optional[Sequence[int]] = None, defaults_o
     unknown = sorted(set(pages) - set(descriptors()))
     if unknown:
         raise ValueError(f"unknown page(s) {', '.join(unknown)}; choose from {', '.join(descriptors())}")
+    from lab.classroom.seeds import seed_needs
+
     items: dict[str, Item] = {}
     for page in pages:
         d = get(page)
         for name, st in settings_of(page, seeds):
             if defaults_only and not name.startswith("default"):
                 continue
-            runs = [(name, st)]
+            runs = [(name, presets.always(d.plan(st)))]
             if name.startswith("default"):
-                runs += recipe_seeds(page, name, st)
-            for run_name, run_st in runs:
-                for need in presets.always(d.plan(run_st)):
+                # at the other seeds only what the claims read (a view's embedding is looked at at its own seed)
+                runs += [(n, seed_needs(page, s, s["seed"])) for n, s in recipe_seeds(page, name, st)]
+            for run_name, needs in runs:
+                for need in needs:
                     item = Item(page, run_name, need)
                     items.setdefault(item.key, item)
     return list(items.values())

@@ -51,7 +51,8 @@ def plan(settings: dict[str, Any]) -> list[Need]:
             Need(f"Deleting 0 to {cfg.blocks} blocks of both architectures", delete.sweep, SweepConfig.of(cfg),
                  "sweep"),
             *race,
-            Need("Training a one-block MLP from scratch", delete.shallow, ShallowConfig.of(cfg), "shallow"),
+            Need("Training a one-block MLP from scratch", delete.shallow, ShallowConfig.of(cfg), "shallow",
+                 for_claims=False),
             Need("Distilling two students", delete.student_init, cfg, "student", optional=True)]
 
 

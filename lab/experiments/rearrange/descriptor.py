@@ -48,7 +48,7 @@ def plan(settings: dict[str, Any]) -> list[Need]:
     the profile of every model at the seed (the comparison figures and the claims)."""
     cfg = config_of(settings)
     return ([Need(f"Training or loading the {recipes.model(cfg.model).label} and running every rearrangement",
-                  rearrange.run, cfg, "run")]
+                  rearrange.run, cfg, "run", for_claims=False)]
             + [Need(f"Training or loading the {recipes.model(mo).label}, every operation", rearrange.profile,
                     rearrange.SeedConfig(cfg.seed, cfg.task).model_seed(mo), f"profile {mo}") for mo in MODELS])
 

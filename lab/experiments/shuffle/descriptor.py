@@ -79,7 +79,7 @@ def plan(settings: dict[str, Any]) -> list[Need]:
     if "shuffle" not in (cfg.mode, other):  # the claims compare this probe with plain LayerShuffle's
         out.append(Need("Slot probe of the LayerShuffle model (the reference for this probe)",
                         shuffle.probe_and_view, replace(mine, mode="shuffle"), "reference probe"))
-    out.append(Need(f"UMAP of the {name} features", shuffle.umap_view, mine, "umap"))
+    out.append(Need(f"UMAP of the {name} features", shuffle.umap_view, mine, "umap", for_claims=False))
     out += [Need(f"Training the {shuffle.MODE_LABELS[m]} ViT for the probe comparison", shuffle.probe_and_view,
                  replace(mine, mode=m), f"probe of {m}", optional=True)
             for m in shuffle.MODES if m not in (cfg.mode, other, "shuffle")]
