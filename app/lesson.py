@@ -279,13 +279,17 @@ def report_files(code: str, key: Optional[str], lesson: lessons.Lesson) -> tuple
 
 
 def report_buttons(r: Room, key: Optional[str]) -> None:
-    """The report's two downloads, made when clicked (the tallies as they are then)."""
+    """The report's two downloads, made with the page (the tallies as this run read them; the page reruns as the
+    room moves). Not made on click: Streamlit gives a deferred download a new id at every rerun and drops the old
+    one, so a click while the lecturer's page reran could find its file gone (a cancelled download, seen in CI);
+    a made file keeps its id (a hash of its content) from one rerun to the next."""
     st.caption(f"Per step: the question, the class's predictions, the verdict with its error and how many "
                f"predicted it. Download it before you close class {md(r.code)}.")
-    st.download_button("Report (HTML)", data=lambda: report_files(r.code, key, r.lesson)[0], on_click="ignore",
+    html, csv = report_files(r.code, key, r.lesson)
+    st.download_button("Report (HTML)", data=html, on_click="ignore",
                        file_name=f"layerlab-{r.code}-report.html", mime="text/html", icon=":material/download:",
                        key=f"lesson_report_html_{r.code}")
-    st.download_button("Report (CSV)", data=lambda: report_files(r.code, key, r.lesson)[1], on_click="ignore",
+    st.download_button("Report (CSV)", data=csv, on_click="ignore",
                        file_name=f"layerlab-{r.code}-report.csv", mime="text/csv", icon=":material/download:",
                        key=f"lesson_report_csv_{r.code}")
 

@@ -33,15 +33,22 @@ def _starts_unbounded(monkeypatch):
 
 @pytest.fixture
 def downloads(monkeypatch):
-    """Every download a page offers, made when "clicked" (Streamlit defers them)."""
+    """Every download a page offers, as a callable that gives its content: a deferred one (the student's worksheet)
+    made when "clicked", one made with the page (the lecturer's report) as it was made."""
     made = []
-    real = MediaFileManager.add_deferred
+    real, real_add = MediaFileManager.add_deferred, MediaFileManager.add
 
     def keep(self, data_callable, *args, **kwargs):
         made.append(data_callable)
         return real(self, data_callable, *args, **kwargs)
 
+    def keep_made(self, data, *args, **kwargs):
+        if kwargs.get("is_for_static_download"):
+            made.append(lambda: data)
+        return real_add(self, data, *args, **kwargs)
+
     monkeypatch.setattr(MediaFileManager, "add_deferred", keep)
+    monkeypatch.setattr(MediaFileManager, "add", keep_made)
     return made
 
 
