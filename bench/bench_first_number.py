@@ -6,7 +6,9 @@ empty store; Headless Chromium opens the page the moment the server accepts conn
 "0 of 6"), until it first shows a held-out accuracy anywhere (a metric, or a training bar's "held-out accuracy
 88.4 %" after an epoch: the goal's number), and until it has settled (every metric has its value, no progress bar,
 the script idle, for 3 s in a row). Also what the page said while the newcomer waited (its progress bars and
-message boxes at the first number). Pages run one after another, each with its own server and store, with the load
+message boxes at the first number), and the CPU seconds the server side (app server, workers) and the browser side
+(Chromium, Playwright's driver) took meanwhile: in a classroom the browser runs on the students' machines, here it
+shares the 2 cores with the training. Pages run one after another, each with its own server and store, with the load
 average and the machine's 1-thread matmul peak beside them.
 Goal: first number <= 15 s, settled <= 60 s.
 
@@ -47,12 +49,32 @@ STATE_JS = """() => {
 }"""
 
 
+CLIENT = ("chrom", "headless", "node")  # the browser and Playwright's driver: in a classroom, not on the server
+
+
+def cpu_by_side() -> dict[str, float]:
+    """CPU seconds so far of this bench's child processes: the browser side (Chromium, Playwright's driver), which a
+    classroom runs on the students' machines, and the server side (the app server and its Dask workers)."""
+    import psutil
+
+    out = {"client": 0.0, "server": 0.0}
+    for p in psutil.Process().children(recursive=True):
+        try:
+            t = p.cpu_times()
+            side = "client" if any(w in p.name().lower() for w in CLIENT) else "server"
+            out[side] += t.user + t.system
+        except psutil.Error:  # ended meanwhile
+            continue
+    return out
+
+
 def one_page(browser: Any, page_name: str, limit: float, warm: bool = True) -> dict[str, Any]:
     store = tempfile.mkdtemp(prefix=f"layerlab-first-{page_name}-")
     env = {"LAYERLAB_QUICK": "0", "LAYERLAB_WARM": "1" if warm else "0", "LAYERLAB_ENGINE": "dask"}
     out: dict[str, Any] = {"page": page_name, "first_s": None, "shown_s": None, "settled_s": None, "said": None}
     with lab_server(store, env=env, log_name="bench-server.log") as url:
         pg = browser.new_page(viewport={"width": 1280, "height": 720})
+        cpu0 = cpu_by_side()
         t0 = time.perf_counter()
         pg.goto(f"{url}/{page_name}", timeout=int(limit * 1000))
         quiet_since = None
@@ -77,6 +99,9 @@ def one_page(browser: Any, page_name: str, limit: float, warm: bool = True) -> d
                 out["settled_s"] = quiet_since
                 break
             time.sleep(0.2)
+        cpu1 = cpu_by_side()
+        out["cpu_s"] = {side: round(cpu1[side] - cpu0[side], 1) for side in cpu0}
+        out["cpu_wall_s"] = round(time.perf_counter() - t0, 1)
         pg.close()
     return out
 
@@ -107,7 +132,8 @@ def main() -> None:
                   and r["settled_s"] is not None and r["settled_s"] <= GOAL_SETTLED_S)
             print(f"{name:10s} first held-out number {shown:>9s} ({r.get('shown_value', '')[-40:]})  "
                   f"first result {first:>9s} ({r.get('first_value', '')})  settled {settled:>9s}  "
-                  f"goal {'met' if ok else 'NOT met'}  said: {r['said']}", flush=True)
+                  f"goal {'met' if ok else 'NOT met'}  CPU s over {r['cpu_wall_s']} s: server "
+                  f"{r['cpu_s']['server']}, browser {r['cpu_s']['client']}  said: {r['said']}", flush=True)
         browser.close()
     one, five, _ = os.getloadavg()
     print(f"at the end: load average {one:.2f} / {five:.2f}")

@@ -147,7 +147,9 @@ def test_two_app_servers_one_database_one_scheduler_killed_mid_class(chromium, t
         _cluster_stack.close()
         waiting = chromium.new_context().new_page()
         waiting.goto(f"{url_b}/delete?seed=7", timeout=300_000)
-        time.sleep(5)
+        # the page has asked for its training and waits for the dead cluster (its progress bar), rather than a
+        # fixed pause that either wasted seconds or, on a slow machine, ended before the page asked
+        waiting.locator("[data-testid='stProgress']").first.wait_for(timeout=120_000)
         three = chromium.new_context().new_page()  # stored views and votes need no cluster
         three.goto(url_b + path, timeout=300_000)
         _vote(three, 2)
