@@ -53,6 +53,18 @@ def _wait_for(page, selector: str, above: int, timeout_s: float) -> int:  # noqa
     return _marks(page, selector)
 
 
+def _scroll_to(page, selector: str) -> None:  # noqa: ANN001 - a Playwright page
+    """Scroll the last chart that matches into view for a screenshot. The live chart is replaced at every epoch (and
+    more often while the page's other calls train beside it), so the element found may be detached before the
+    scroll: find it again, a few times."""
+    for _ in range(10):
+        try:
+            page.locator(selector).last.scroll_into_view_if_needed(timeout=5_000)
+            return
+        except Exception:  # noqa: BLE001 - Playwright's Error: not attached to the DOM, or not stable in time
+            page.wait_for_timeout(200)
+
+
 def test_a_custom_setting_draws_a_training_curve_that_grows_while_it_trains(chromium, tmp_path):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     env = {"LAYERLAB_QUICK": "0", "LAYERLAB_WARM": "0"}
@@ -62,7 +74,7 @@ def test_a_custom_setting_draws_a_training_curve_that_grows_while_it_trains(chro
             page.goto(f"{url}/delete?seed=7", timeout=180_000)  # seed 7: no preset's, so nothing is stored
             first = _wait_for(page, LIVE, 0, 600)  # the cluster starts, the model trains its first epoch
             assert first > 0, "no training curve appeared under the progress bar"
-            page.locator(LIVE).last.scroll_into_view_if_needed()
+            _scroll_to(page, LIVE)
             page.screenshot(path=str(ARTIFACTS / "1-live-first.png"))
             second = _wait_for(page, LIVE, first, 120)
             page.screenshot(path=str(ARTIFACTS / "2-live-later.png"))
@@ -75,7 +87,7 @@ def test_a_custom_setting_draws_a_training_curve_that_grows_while_it_trains(chro
             summary.wait_for(timeout=600_000)
             summary.click()
             stored = _wait_for(page, STORED, 2 * EPOCHS - 1, 120)
-            page.locator(STORED).first.scroll_into_view_if_needed()
+            _scroll_to(page, STORED)
             page.screenshot(path=str(ARTIFACTS / "3-stored.png"))
             assert stored == 2 * EPOCHS, stored
             assert page.get_by_text(f"residual MLP, 7 blocks, seed 7: {EPOCHS} epochs").first.is_visible()
