@@ -379,6 +379,10 @@ def log_failure(job: Job) -> None:
 def prefetch(label: str, fn: Callable[..., Any], cfg: Any) -> None:
     """Start `fn(cfg)` in the background unless it is stored, so that it runs beside what the page waits for."""
     _asked(fn, cfg)
+    _start_missing(label, fn, cfg)
+
+
+def _start_missing(label: str, fn: Callable[..., Any], cfg: Any) -> None:
     if _stored(label, fn, cfg) is _MISSING:
         try:
             _submit(label, fn, cfg)
@@ -487,11 +491,7 @@ class View:
             if not n.optional:
                 prefetch(self.label(key), n.fn, n.cfg)
         for n in beside:  # not the page's own calls (the claims' at other seeds): not recorded as asked
-            if _stored(n.label, n.fn, n.cfg) is _MISSING:
-                try:
-                    _submit(n.label, n.fn, n.cfg)
-                except Busy:
-                    pass
+            _start_missing(n.label, n.fn, n.cfg)
 
     def get(self, key: str, wait: float = 0.3) -> Optional[Any]:
         n = self.need(key)

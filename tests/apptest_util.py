@@ -36,6 +36,14 @@ def open_with_link(page: str, link: dict[str, str], timeout: float = 600) -> App
     return at
 
 
+def open_test_app(name: str, timeout: float = 60) -> AppTest:
+    """AppTest of tests/apps/<name>.py (a stand-in page a test drives), run once, with no exception."""
+    at = AppTest.from_file(str(ROOT / "tests" / "apps" / f"{name}.py"), default_timeout=timeout)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def assert_clean(at: AppTest) -> None:
     """No exception and no error box on the page."""
     assert not at.exception, [e.value for e in at.exception]

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from app.claims_view import rendered_verdicts
 from lab import catalog
 
-from .apptest_util import ROOT
+from .apptest_util import open_test_app
 
 
 @pytest.fixture(autouse=True)
@@ -24,10 +24,7 @@ def _recipe_seeds(monkeypatch):
 def _demo(monkeypatch, mode: str, run: str = "") -> AppTest:
     monkeypatch.setenv("SEEDS_DEMO", mode)
     monkeypatch.setenv("SEEDS_DEMO_RUN", run or uuid.uuid4().hex)  # this test's own stored results
-    at = AppTest.from_file(str(ROOT / "tests" / "apps" / "seeds_demo.py"), default_timeout=60)
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_test_app("seeds_demo")
 
 
 def _until(at: AppTest, text: str, limit: float = 60) -> list[str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from .apptest_util import ROOT
+from .apptest_util import open_test_app
 
 STARTED = ["first", "second", "third", "seed1-a", "seed1-b"]
 
@@ -16,10 +16,7 @@ STARTED = ["first", "second", "third", "seed1-a", "seed1-b"]
 def _open(monkeypatch, run: str, log: Path) -> AppTest:
     monkeypatch.setenv("HEAD_START_RUN", run)
     monkeypatch.setenv("HEAD_START_LOG", str(log))
-    at = AppTest.from_file(str(ROOT / "tests" / "apps" / "head_start_demo.py"), default_timeout=60)
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_test_app("head_start_demo")
 
 
 def _started(log: Path, n: int, limit: float = 30) -> list[str]:
