@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import torch
 
-from lab.core.models import RoutedModel, accuracy
+from lab.core.models import RoutedModel, correct
 from lab.core.recipes import vit_spec
 from lab.core.zoo import trained
 from lab.experiments.shuffle import experiment as shuffle
@@ -94,17 +94,25 @@ def main() -> None:
     import lab.experiments.shuffle.experiment as sh
 
     def prune_before() -> list[Any]:
-        real = sh.walk.route_accuracies
-        sh.walk.route_accuracies = lambda mm, xx, yy, rs: [accuracy(mm, xx, yy, r) for r in rs]  # type: ignore
+        real = sh.walk.route_outcomes
+        sh.walk.route_outcomes = lambda mm, xx, yy, rs, *a: [correct(mm, xx, yy, tuple(r)) for r in rs]  # type: ignore
         try:
             return sh.pruning_curve(m, x, y, sh.PRUNE_DRAWS, args.seed)
         finally:
-            sh.walk.route_accuracies = real  # type: ignore
+            sh.walk.route_outcomes = real  # type: ignore
 
     w2, c2, p0 = timed(prune_before)
     w3, c3, p1 = timed(lambda: sh.pruning_curve(m, x, y, sh.PRUNE_DRAWS, args.seed))
     print(f"pruning curve: one accuracy() per route {c2:.1f} s CPU, one walk {c3:.1f} s CPU: x{c2 / c3:.2f}; "
           f"identical: {p0 == p1}; {load()}", flush=True)
+    # The Shuffle page's table and pruning curve: two walks (the curve's routes walked on their own) against one (the
+    # table's walk scores the shorter orders on its way and the curve reads them), on one lane.
+    os.environ["LAYERLAB_LANES"] = "0"
+    w5, c5, _ = timed(lambda: (sh.all_orders_outcomes(m, x, y), sh.pruning_curve(m, x, y, sh.PRUNE_DRAWS, args.seed)))
+    w6, c6, (full, shorter) = timed(lambda: sh.orders_walk(m, x, y))
+    same = all(torch.equal(shorter[r], correct(m, x, y, r)) for r in list(shorter)[::97])
+    print(f"table and pruning curve, one lane: two walks {c5:.1f} s CPU, one walk {c6:.1f} s CPU: x{c5 / c6:.2f}; "
+          f"shorter orders identical to per-route evaluation (every 97th checked): {same}; {load()}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """lab/runtime/cores.py: jobs hold a core each, lanes borrow only free cores and give them back when a job asks, and
 running pieces in lanes changes nothing but where they run (results in order, context and errors carried over)."""
 
+import contextvars
 import threading
 import time
 
@@ -70,7 +71,7 @@ def test_a_core_that_comes_free_gets_a_lane(machine):
 
     try:
         with cores.computing(wait_s=0.0):
-            assert cores._held.get() not in (None, -1)
+            assert cores.held_core() not in (None, -1)
             assert cores.lanes([task(i) for i in range(8)]) == list(range(8))
         assert seen[0] == threading.current_thread().name and len(set(seen)) == 2
     finally:
@@ -95,7 +96,7 @@ def test_a_job_without_a_core_takes_one_before_it_borrows(machine):
 
     try:
         with cores.computing(wait_s=0.0):
-            assert cores._held.get() == -1
+            assert cores.held_core() == -1
             cores.lanes([task(i) for i in range(6)])
         assert set(seen) == {threading.current_thread().name}
     finally:
@@ -118,7 +119,7 @@ def test_a_job_that_asks_gets_the_borrowed_core_back(machine):
 
     def job():
         with cores.computing(wait_s=5.0):
-            got["core"] = cores._held.get()
+            got["core"] = cores.held_core()
 
     t = threading.Thread(target=job)
     t0 = time.monotonic()
@@ -137,7 +138,7 @@ def test_a_job_does_not_wait_when_no_core_is_borrowed(machine):
     try:
         t0 = time.monotonic()
         with cores.computing(wait_s=5.0):
-            assert cores._held.get() == -1
+            assert cores.held_core() == -1
         assert time.monotonic() - t0 < 1.0
     finally:
         for fd in held:
@@ -216,3 +217,59 @@ def test_the_lease_folder_is_private_to_its_user(tmp_path, monkeypatch):
     (tmp_path / "fresh2").mkdir()
     with pytest.raises(PermissionError, match="not a folder of this user"):
         cores.folder()
+
+
+@pytest.mark.parametrize("same_store", [True, False], ids=["threads of one store", "two stores (file lock)"])
+def test_a_job_waiting_for_anothers_build_lends_it_its_core(machine, tmp_path, same_store):
+    """Two jobs, a core each, need the same store entry: the one that waits for the other's build gives its core
+    for the wait, so the builder's lanes borrow it (both cores walk the build); afterwards the waiter has a core
+    again and reads the builder's result. Without the loan the builder finds no free core: one lane."""
+    stores = [Store(tmp_path / "s")] * 2 if same_store else [Store(tmp_path / "s"), Store(tmp_path / "s")]
+    waiting, seen, got = threading.Event(), [], {}
+
+    def build():
+        waiting.wait(5.0)
+        time.sleep(0.3)  # the waiter is now blocked on the entry's lock
+        return sum(cores.lanes(slow_tasks(8, seen)))
+
+    def job(name, store, before=None):
+        with cores.computing(wait_s=0.0):
+            got[name + " core before"] = cores.held_core()
+            if before:
+                before()
+            got[name] = store.json("lent", {"k": 1}, build)
+            got[name + " core after"] = cores.held_core()
+
+    builder = threading.Thread(target=job, args=("builder", stores[0]))
+    builder.start()
+    time.sleep(0.1)  # the builder holds the entry's lock
+    waiter = threading.Thread(target=job, args=("waiter", stores[1], waiting.set))
+    waiter.start()
+    builder.join(10)
+    waiter.join(10)
+    assert got["builder"] == got["waiter"] == sum(i * i for i in range(8))
+    assert len(set(seen)) == 2  # the builder's thread and a lane on the waiter's core
+    assert got["waiter core before"] not in (None, -1) and got["waiter core after"] not in (None, -1)
+    assert got["builder core before"] not in (None, -1)
+
+
+def test_a_lane_that_waits_lends_nothing(machine):
+    """Only the job's own thread may lend its core: a lane that waits leaves the core to the job's other lanes."""
+    out = {}
+    with cores.computing(wait_s=0.0):
+        own = cores.held_core()
+
+        def lane():
+            with cores.lent():
+                out["in lane"] = cores.held_core()
+
+        t = threading.Thread(target=contextvars.copy_context().run, args=(lane,))  # as lanes run
+        t.start()
+        t.join()
+        with cores.lent():
+            out["lent"] = cores.held_core()
+            out["free"] = cores._try_take()
+            cores._give(out["free"])
+        out["after"] = cores.held_core()
+    assert out["in lane"] == own  # the lane sees the job's core and leaves it held
+    assert out["lent"] == -1 and out["free"] is not None and out["after"] not in (None, -1) and own != -1

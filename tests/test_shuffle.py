@@ -140,7 +140,7 @@ def test_a_control_that_needs_no_training_trains_and_walks_nothing(tmp_path, mon
     cfg = shuffle.ShuffleConfig(mode="shuffle", depth=3, orders=5, seed=2, epochs=1)
     first = shuffle.run(cfg, store=store)
     calls = {"train": 0, "walk": 0}
-    real_train, real_walk = zoo.train, shuffle.all_orders_outcomes
+    real_train, real_walk = zoo.train, shuffle.orders_walk
 
     def count(name, fn):
         def wrapped(*a, **k):
@@ -149,7 +149,7 @@ def test_a_control_that_needs_no_training_trains_and_walks_nothing(tmp_path, mon
         return wrapped
 
     monkeypatch.setattr(zoo, "train", count("train", real_train))
-    monkeypatch.setattr(shuffle, "all_orders_outcomes", count("walk", real_walk))
+    monkeypatch.setattr(shuffle, "orders_walk", count("walk", real_walk))
     zoo._memo.clear()  # a fresh process: the model must come from the store, not from memory
     more = shuffle.run(shuffle.ShuffleConfig(mode="shuffle", depth=3, orders=40, seed=2, epochs=1), store=store)
     assert calls == {"train": 0, "walk": 0}
@@ -175,6 +175,9 @@ def test_random_orders_read_from_the_table_equal_a_recomputation(tmp_path):
     rows = shuffle.pruning(m, store=store)
     assert isinstance(rows[0], shuffle.PruneRow) and isinstance(rows[0].random_order, shuffle.OverRoutes)
     assert shuffle.pruning(m, store=store) == rows  # read back typed, the same rows
+    # read from the table's shorter orders == the curve's own routes walked on the model (every k, both orders)
+    assert rows == shuffle.pruning_curve(t.model, x, y, shuffle.PRUNE_DRAWS, m.seed)
+    assert len(table.prefixes) == 3 + 3 * 2  # every ordered choice of 1 or 2 of the 3 blocks
     assert isinstance(shuffle.model_summary(m, store=store), shuffle.ModelSummary)
     pv = shuffle.probe_and_view(m, store=store)
     assert isinstance(pv, shuffle.ProbeView) and pv.probe["chance"] == 1 / 3
@@ -206,3 +209,23 @@ def test_added_slot_vectors_are_what_the_position_model_adds_and_none_elsewhere(
     assert np.abs(got - want).max() < 1e-5 and np.abs(want).max() > 1e-3
     plain = small_vit()
     assert not shuffle.added_slot_vectors(plain, x, shuffle.slot_features(plain, x, orders), orders).any()
+
+
+
+def test_one_walk_serves_the_table_the_random_orders_and_the_pruning_curve(tmp_path, monkeypatch):
+    """The pruning curve's routes are orders and shorter orders of the blocks: the table's one walk passes through
+    every one of them, so a model's pieces walk once between them (the curve used to walk its routes again)."""
+    from lab.ops import walk
+    from lab.runtime.store import Store
+
+    store = Store(tmp_path / "s")
+    walks = []
+    real = walk.route_outcomes
+    monkeypatch.setattr(walk, "route_outcomes", lambda m, x, y, routes, *a: walks.append(len(routes)) or
+                        real(m, x, y, routes, *a))
+    cfg = shuffle.ShuffleConfig(mode="shuffle", depth=3, orders=5, seed=4, epochs=1)
+    m = shuffle.ModelConfig.of(cfg)
+    rows = shuffle.pruning(m, store=store)
+    shuffle.random_order_stats(cfg, store=store)
+    shuffle.orders_table(m, store=store)
+    assert walks == [6 + 3 + 6] and len(rows) == 3  # one walk: 6 orders, 3 single blocks, 6 ordered pairs

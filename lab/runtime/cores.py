@@ -43,7 +43,24 @@ WAIT_S = 3.0  # how long a job that found every core held waits for a borrower t
 POLL_S = 0.05
 T = TypeVar("T")
 
-_held: ContextVar[Optional[int]] = ContextVar("layerlab_core_held", default=None)  # fd of this job's own core
+
+
+class _Core:
+    """This job's own core: the fd of its slot lock (-1: it computes without one) and the thread that runs the job
+    (only that thread may lend the core: a lane that waits leaves the job's other lanes computing)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.thread = threading.get_ident()
+
+
+_held: ContextVar[Optional[_Core]] = ContextVar("layerlab_core_held", default=None)
+
+
+def held_core() -> Optional[int]:
+    """The fd of the core this job holds, -1 when it computes without one, None outside a job."""
+    core = _held.get()
+    return None if core is None else core.fd
 
 
 _private: set[str] = set()  # folders already checked by this process
@@ -152,13 +169,9 @@ def _wanted_since(t: float) -> bool:
         return False
 
 
-@contextmanager
-def computing(wait_s: float = WAIT_S) -> Iterator[None]:
-    """Around one job: hold a core. When every core is held and one of them is borrowed, ask for it back and wait up
-    to `wait_s`; then compute anyway (a job is never refused: the lease only decides who may borrow)."""
-    if _held.get() is not None:  # nested: the job already holds one
-        yield
-        return
+def _take_asking(wait_s: float) -> int:
+    """A free core's fd; when every core is held and one of them is borrowed, ask for it back and wait up to
+    `wait_s`; -1 when none came (the job computes anyway)."""
     fd = _try_take()
     if fd is None and _someone_borrows():  # else every core computes a job of its own: no one to wait for
         _want()
@@ -168,13 +181,43 @@ def computing(wait_s: float = WAIT_S) -> Iterator[None]:
             fd = _try_take()
             if fd is None:
                 _want()  # again: a borrow that began after the first ask must see it too
-    token = _held.set(fd if fd is not None else -1)
+    return fd if fd is not None else -1
+
+
+@contextmanager
+def computing(wait_s: float = WAIT_S) -> Iterator[None]:
+    """Around one job: hold a core. When every core is held and one of them is borrowed, ask for it back and wait up
+    to `wait_s`; then compute anyway (a job is never refused: the lease only decides who may borrow)."""
+    if _held.get() is not None:  # nested: the job already holds one
+        yield
+        return
+    core = _Core(_take_asking(wait_s))
+    token = _held.set(core)
     try:
         yield
     finally:
         _held.reset(token)
-        if fd is not None:
-            _give(fd)
+        if core.fd >= 0:
+            _give(core.fd)
+
+
+@contextmanager
+def lent(wait_s: float = WAIT_S) -> Iterator[None]:
+    """Around a wait for another job's work (a store entry it is building): this job's core is free for the
+    waiting time, so the builder's lanes may borrow it (two jobs that need the same table: one walks it on both
+    cores instead of one walking while the other holds a core to sleep on). Afterwards the job takes a core again
+    as `computing` does (asking a borrower for it back, up to `wait_s`). Outside a job, in a lane, or without a
+    core of its own, nothing to lend."""
+    core = _held.get()
+    if core is None or core.fd < 0 or core.thread != threading.get_ident():
+        yield
+        return
+    _give(core.fd)
+    core.fd = -1
+    try:
+        yield
+    finally:
+        core.fd = _take_asking(wait_s)
 
 
 class _Borrow:
@@ -198,7 +241,7 @@ class _Borrow:
             if len(self.fds) >= self.limit:
                 return False
             # outside an engine job (a test, a script), or in one that found no core free: take our own first
-            if _held.get() in (None, -1) and self.own is None:
+            if held_core() in (None, -1) and self.own is None:
                 self.own = _try_take()
                 if self.own is None:
                     return False

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterator, Optional
 import torch
 from safetensors.torch import load_file, save_file
 
-from lab.runtime import locks, settings, timings
+from lab.runtime import cores, locks, settings, timings
 from lab.runtime.atomic import write_atomically, write_json_atomically  # noqa: F401 - part of the store's API
 from lab.runtime.codeversion import code_version
 from lab.runtime.notices import notify
@@ -200,16 +200,24 @@ class Store:
             tlock = self._thread_locks.setdefault(key, threading.Lock())
         lock_path = self.path(key, ".lock")
         lock_path.parent.mkdir(parents=True, exist_ok=True)
-        with tlock, open(lock_path, "a+") as fh:
-            locks.take(fh)
-            try:
-                # A process killed mid-write (a Dask worker, say) leaves its temporary file behind; the lock is
-                # ours now, so nobody else is writing this entry and its leftovers can go.
-                for tmp in lock_path.parent.glob(f".{key}.*.tmp"):
-                    tmp.unlink(missing_ok=True)
-                yield
-            finally:
-                locks.give(fh)
+        if not tlock.acquire(blocking=False):
+            with cores.lent():  # another thread builds it: our core is theirs to borrow while we wait
+                tlock.acquire()
+        try:
+            with open(lock_path, "a+") as fh:
+                if not locks.take(fh, wait=False):
+                    with cores.lent():  # another process builds it: likewise
+                        locks.take(fh)
+                try:
+                    # A process killed mid-write (a Dask worker, say) leaves its temporary file behind; the lock is
+                    # ours now, so nobody else is writing this entry and its leftovers can go.
+                    for tmp in lock_path.parent.glob(f".{key}.*.tmp"):
+                        tmp.unlink(missing_ok=True)
+                    yield
+                finally:
+                    locks.give(fh)
+        finally:
+            tlock.release()
 
     def _load_or_rebuild(self, about: dict[str, str], suffix: str, load: Callable[[Path], Any],
                          build: Callable[[], Any], save: Callable[[Path, Any], None]) -> Any:

@@ -100,6 +100,17 @@ def all_orders_outcomes(model: RoutedModel, x: torch.Tensor, y: torch.Tensor,
     return walk.route_outcomes(model, x, y, list(itertools.permutations(range(model.n_blocks))), progress)
 
 
+def orders_walk(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, progress: Progress = silent
+                ) -> tuple[list[torch.Tensor], dict[tuple[int, ...], torch.Tensor]]:
+    """`all_orders_outcomes`, and the outcomes of every shorter order (each ordered choice of 1 to n - 1 blocks) from
+    the same walk: each is a node the walk passes through, so they cost a readout each, not a block run."""
+    n = model.n_blocks
+    full = list(itertools.permutations(range(n)))
+    shorter = [r for k in range(1, n) for r in itertools.permutations(range(n), k)]
+    outs = walk.route_outcomes(model, x, y, full + shorter, progress)
+    return outs[:len(full)], dict(zip(shorter, outs[len(full):], strict=True))
+
+
 def all_orders_accuracy(model: RoutedModel, x: torch.Tensor, y: torch.Tensor,
                         progress: Progress = silent) -> list[float]:
     """Accuracy of every permutation of the blocks, in `itertools.permutations` order (`all_orders_outcomes`)."""
@@ -139,7 +150,26 @@ def pruning_curve(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, draws: i
     plan = prune_routes(model.n_blocks, draws, seed)
     # every route of the curve in one walk (shared prefixes, the same bits as one accuracy() per route)
     routes = [r for p in plan for r in (*p["random"], *p["trained"])]
-    outs = iter(walk.route_outcomes(model, x, y, routes))
+    return _curve(plan, walk.route_outcomes(model, x, y, routes))
+
+
+def pruning_curve_of(table: "OrdersTable", draws: int, seed: int) -> list["PruneRow"]:
+    """`pruning_curve` read from the table of all orders: every route of the curve (an ordered choice of the kept
+    blocks, in random or in trained order) is a full order or one of `table.prefixes`, walked on the same held-out
+    inputs with the same bits (tests/test_shuffle.py checks it against `pruning_curve`)."""
+    n = table.config.depth
+    index = {p: i for i, p in enumerate(itertools.permutations(range(n)))}
+    plan = prune_routes(n, draws, seed)
+
+    def outcome(r: tuple[int, ...]) -> torch.Tensor:
+        packed = table.outcomes[index[r]] if len(r) == n else table.prefixes[route_key(r)]
+        return torch.from_numpy(E.unpack(packed))
+
+    return _curve(plan, [outcome(r) for p in plan for r in (*p["random"], *p["trained"])])
+
+
+def _curve(plan: list[dict[str, Any]], outcomes: Sequence[torch.Tensor]) -> list["PruneRow"]:
+    outs = iter(outcomes)
     rows = []
     for p in plan:
         rnd = [next(outs) for _ in p["random"]]
@@ -148,6 +178,11 @@ def pruning_curve(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, draws: i
                              trained_order=_over_routes(trn, p["exact_trained"]),
                              routes=[list(r) for r in p["sampled"]]))
     return rows
+
+
+def route_key(route: Sequence[int]) -> str:
+    """A route as a table's key: its blocks joined by commas ("3,0,5")."""
+    return ",".join(str(b) for b in route)
 
 
 @torch.no_grad()
@@ -313,6 +348,9 @@ class OrdersTable:
     n: int
     accs: list[float]
     outcomes: list[str]  # packed per-input outcomes, one per order
+    # packed outcomes of every shorter order (each ordered choice of 1 to n - 1 blocks, by `route_key`): the walk
+    # passes through them on its way to the full orders, and the pruning curve reads them (`pruning_curve_of`)
+    prefixes: dict[str, str]
     seconds: float
 
 
@@ -389,16 +427,18 @@ def model_summary(cfg: ModelConfig, progress: Progress) -> ModelSummary:
 
 @entry("shuffle-orders", result=OrdersTable)
 def orders_table(cfg: ModelConfig, progress: Progress) -> OrdersTable:
-    """Held-out accuracy of every order of the blocks, in itertools.permutations order (depth <= 6)."""
+    """Held-out accuracy of every order of the blocks, in itertools.permutations order (depth <= 6), and the
+    outcomes of every shorter order on the way (scored where the walk passes; a readout of the CLS row each)."""
     if not walks_all_orders(cfg.depth):
         raise ValueError(f"{math.factorial(cfg.depth)} orders are too many to walk; the table stops at "
                          f"{MAX_ALL_ORDERS}")
     t = trained(cfg.spec, span(progress, 0.0, 0.3))
     progress(0.3, f"evaluating all {math.factorial(cfg.depth)} orders")
     t0 = time.perf_counter()
-    outs = all_orders_outcomes(t.model, t.data.test.x, t.data.test.y, span(progress, 0.3, 1.0))
+    outs, shorter = orders_walk(t.model, t.data.test.x, t.data.test.y, span(progress, 0.3, 1.0))
     every = [float(c.float().mean()) for c in outs]
     return OrdersTable(config=cfg, **summary(every), n=len(every), accs=every, outcomes=[E.pack(c) for c in outs],
+                       prefixes={route_key(r): E.pack(c) for r, c in shorter.items()},
                        seconds=time.perf_counter() - t0)
 
 
@@ -421,7 +461,10 @@ def random_order_stats(cfg: ShuffleConfig, progress: Progress) -> RandomOrders:
 
 @entry("shuffle-pruning", result=list[PruneRow])
 def pruning(cfg: ModelConfig, progress: Progress) -> list[PruneRow]:
-    """The pruning curve of the trained model (random subsets, in random and in trained order)."""
+    """The pruning curve of the trained model (random subsets, in random and in trained order): read from the
+    table of all orders where there is one (it walks every route of the curve on its way), else walked."""
+    if walks_all_orders(cfg.depth):
+        return pruning_curve_of(orders_table(cfg, progress), PRUNE_DRAWS, cfg.seed)
     t = trained(cfg.spec, span(progress, 0.0, 0.5))
     progress(0.5, "pruning curve")
     return pruning_curve(t.model, t.data.test.x, t.data.test.y, PRUNE_DRAWS, cfg.seed)
