@@ -84,7 +84,7 @@ with page.results():
 
 what = what_of(page.settings())
 # Every model's profile (the plan's), side by side: the comparison (what `rearrange.compare` returns).
-got = view.run_all([k for k in view.calls if k.startswith("profile ")])
+got = view.run_all([f"profile {mo}" for mo in rearrange.MODELS])  # the models in one order, whichever is chosen
 comparison = ({"seed": seed, "profiles": {view.cfg(k).model: p for k, p in got.items()}}
               if all(p is not None for p in got.values()) else None)
 profiles = comparison["profiles"] if comparison is not None else None

@@ -44,16 +44,18 @@ def config_of(settings: dict[str, Any]) -> RearrangeConfig:
 
 
 def plan(settings: dict[str, Any]) -> list[Need]:
-    """The lab calls of a setting: the profile of every model at the seed (the comparison figures and the claims),
-    and the chosen operation, which reads its model's profile. The profiles come first: a view starts its calls in
-    the plan's order (app/jobs.py: `View.head_start`), and the chosen operation started first only holds a worker
-    while it waits for its profile (measured on an empty store: the LayerShuffle ViT's training started 67 s in,
-    after that wait, with one worker idle)."""
+    """The lab calls of a setting: the chosen operation, then the profile of every model at the seed (the comparison
+    figures and the claims), the chosen model's own last. A view starts its calls in this order on the engine's
+    workers (app/jobs.py: `View.head_start`). The chosen operation reads its model's profile and builds it itself
+    when it is missing (its bar shows that model's training: the newcomer's first number), so that profile comes
+    last: listed earlier, a second worker picked it up while the operation was building it and sat waiting on its
+    lock. Measured on an empty store: the LayerShuffle ViT's training began only 67 s in, after such a wait."""
     cfg = config_of(settings)
-    return ([Need(f"Training or loading the {recipes.model(mo).label}, every operation", rearrange.profile,
-                  rearrange.SeedConfig(cfg.seed, cfg.task).model_seed(mo), f"profile {mo}") for mo in MODELS]
-            + [Need(f"Training or loading the {recipes.model(cfg.model).label} and running every rearrangement",
-                    rearrange.run, cfg, "run", for_claims=False)])
+    order = [mo for mo in MODELS if mo != cfg.model] + [cfg.model]
+    return ([Need(f"Training or loading the {recipes.model(cfg.model).label} and running every rearrangement",
+                  rearrange.run, cfg, "run", for_claims=False)]
+            + [Need(f"Training or loading the {recipes.model(mo).label}, every operation", rearrange.profile,
+                    rearrange.SeedConfig(cfg.seed, cfg.task).model_seed(mo), f"profile {mo}") for mo in order])
 
 
 def claims(settings: dict[str, Any]) -> list[Claim]:
