@@ -44,7 +44,6 @@ POLL_S = 0.05
 T = TypeVar("T")
 
 
-
 class _Core:
     """This job's own core: the fd of its slot lock (-1: it computes without one) and the thread that runs the job
     (only that thread may lend the core: a lane that waits leaves the job's other lanes computing)."""
@@ -217,7 +216,10 @@ def lent(wait_s: float = WAIT_S) -> Iterator[None]:
     try:
         yield
     finally:
-        core.fd = _take_asking(wait_s)
+        try:
+            core.fd = _take_asking(wait_s)
+        except OSError:  # the lease folder gone or unlockable: compute on, without a core (as `_try_take` would)
+            core.fd = -1
 
 
 class _Borrow:
