@@ -158,7 +158,7 @@ def pruning_curve_of(table: "OrdersTable", draws: int, seed: int) -> list["Prune
     blocks, in random or in trained order) is a full order or one of `table.prefixes`, walked on the same held-out
     inputs with the same bits (tests/test_shuffle.py checks it against `pruning_curve`)."""
     n = table.config.depth
-    index = {p: i for i, p in enumerate(itertools.permutations(range(n)))}
+    index = order_index(n)
     plan = prune_routes(n, draws, seed)
 
     def outcome(r: tuple[int, ...]) -> torch.Tensor:
@@ -178,6 +178,11 @@ def _curve(plan: list[dict[str, Any]], outcomes: Sequence[torch.Tensor]) -> list
                              trained_order=_over_routes(trn, p["exact_trained"]),
                              routes=[list(r) for r in p["sampled"]]))
     return rows
+
+
+def order_index(n: int) -> dict[tuple[int, ...], int]:
+    """Each order of n blocks -> its row in a table of all orders (itertools.permutations order)."""
+    return {p: i for i, p in enumerate(itertools.permutations(range(n)))}
 
 
 def route_key(route: Sequence[int]) -> str:
@@ -448,7 +453,7 @@ def random_order_stats(cfg: ShuffleConfig, progress: Progress) -> RandomOrders:
     orders = random_orders(cfg.depth, cfg.orders, cfg.seed)
     if walks_all_orders(cfg.depth):
         table = orders_table(ModelConfig.of(cfg), progress)
-        index = {p: i for i, p in enumerate(itertools.permutations(range(cfg.depth)))}
+        index = order_index(cfg.depth)
         accs = [table.accs[index[r]] for r in orders]
         outcomes = [table.outcomes[index[r]] for r in orders]
     else:
