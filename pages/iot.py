@@ -142,7 +142,8 @@ st.markdown("""
    attention first (A) or its MLP first (M) on its own, same weights.
 2. **Part 1, the observation.** Train one model alone in each candidate order (order 0 is the sequential model),
    then count, per held-out input, which order has the lowest loss, and how often *any* order is right (oracle).
-   The seed control does the same with M sequential models trained from M seeds.
+   The seed control does the same with M sequential models trained from M seeds; order j is trained at the seed of
+   the control's model j, so the two sets differ only by the order.
 3. **Part 2, IOT training.** Per batch the stem runs once; every candidate order runs from its output. A linear
    predictor on the (detached) stem output gives choice probabilities p(x). The loss is
    Σₘ wₘ(x)·CEₘ(x) + **explore**·KL(uniform ‖ batch-mean p) + **exploit**·mean entropy of p(x), with
@@ -225,7 +226,9 @@ st.markdown("""
 - **Block orders are partly a seed effect.** Training a permuted order from scratch is also a re-draw of which block
   gets which initial weights, so part of the oracle gap would be there for any two seeds. That is why "inputs
   prefer different orders" is judged against the seed control: the same oracle over M models of the trained order
-  that differ only in their seed (their initial weights and the order of the training batches).
+  that differ only in their seed (their initial weights and the order of the training batches), trained at the
+  orders' own seeds. An order whose training is only noisier also opens a larger oracle gap, so the comparison
+  charges the orders half of each input they lose against the control: noise costs more inputs than it adds.
 - **The paper's sub-layer space is small here.** The paper shares one sub-layer order across all blocks; a
   decoder's three sub-layers give 6 orders, a ViT block's two give only 2 (M = 2). The per-block space (2^D orders)
   is the lab's extension, not the paper's.

@@ -460,6 +460,16 @@ def test_control_seeds_are_the_run_s_own_then_disjoint_between_runs():
     assert iot.control_seeds(0, 4) == a[:4]  # M = 4's models are M = 8's first four (stored once)
 
 
+def test_each_order_trains_at_the_seed_of_its_control_model():
+    """Issue 57: order j and control model j are trainings at one seed that differ only by the order (order 0 is
+    the sequential model, the control's model 0), whatever M."""
+    for seed in (0, 3):
+        for m in (2, 4, 8):
+            assert [iot.order_seed(seed, j) for j in range(m)] == iot.control_seeds(seed, m)
+    with pytest.raises(ValueError):
+        iot.order_seed(0, iot.M_MAX)
+
+
 def test_seed_control_at_one_seed_shows_the_one_network_effect():
     """At one seed "inputs prefer orders" cannot tell, whatever its tests say: the models' own spread between
     trainings is unknown (tests/test_claims_shuffle_iot_seeds.py calibrates the pooled rule). Its tests still show
