@@ -43,7 +43,18 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, TypeVa
 
 import numpy as np
 
-from lab.estimates import Estimate, Z, design, over_design, over_seeds, pack_scores, settle, unpack_scores, verdict
+from lab.estimates import (
+    Estimate,
+    Z,
+    design,
+    over_design,
+    over_seeds,
+    pack_scores,
+    settle,
+    sign_flip,
+    unpack_scores,
+    verdict,
+)
 
 VERDICTS = {True: "holds", False: "does not hold", None: "cannot tell"}
 FIELDS = ("key", "claim", "source", "measured", "tests", "rule", "holds", "detail", "over")
@@ -142,14 +153,23 @@ def claim_lines(claims: Sequence[Mapping[str, Any]], prefix: str = "- ") -> str:
 
 
 def test(name: str, est: Estimate, side: str, threshold: float, z: float = Z, unit: str = "pts",
-         parts: Optional[tuple[float, ...]] = None) -> dict[str, Any]:
+         parts: Optional[tuple[float, ...]] = None,
+         per_seed: Optional[Sequence[tuple[int, float]]] = None) -> dict[str, Any]:
     """One test of a claim: `est` against `threshold` on `side` ('>=' or '<='), with its three-way verdict. `unit`:
     "pts" for shares and accuracies (written x 100 as points), or the name of any other unit (written as it is).
     An estimate made from per-input scores carries them packed (`scores`), so that `pool` can pair the seeds' inputs;
-    `parts` (from a pool: the variance per seed that varies between seeds, and the one that repeats) sizes `settle`."""
-    out = {"name": name, "value": float(est.value), "se": float(est.se), "se_kind": est.se_kind, "n": int(est.n),
-           "how": est.how, "side": side, "threshold": float(threshold), "unit": unit,
-           "holds": verdict(float(est.value), side, float(threshold), float(est.se), z)}
+    `parts` (from a pool: the variance per seed that varies between seeds, and the one that repeats) sizes `settle`;
+    `per_seed` (from a pool: each seed and its own value) is listed with each seed's gap past the threshold on the
+    rule's side and the exact sign-flip test over those gaps (`flip_p`, `flip_p_against`: shown beside the verdict,
+    which they do not yet decide)."""
+    out: dict[str, Any] = {"name": name, "value": float(est.value), "se": float(est.se), "se_kind": est.se_kind,
+                           "n": int(est.n), "how": est.how, "side": side, "threshold": float(threshold), "unit": unit}
+    if per_seed is not None:
+        sign = 1.0 if side == ">=" else -1.0
+        out["per_seed"] = [{"seed": int(s), "value": float(v), "gap": sign * (float(v) - float(threshold))}
+                           for s, v in per_seed]
+        out["flip_p"], out["flip_p_against"] = sign_flip([p["gap"] for p in out["per_seed"]])
+    out["holds"] = _verdict_at(out, z, float(est.se))
     # Only scores whose mean is the test's value: the pool recomputes the value from them, so scores of another
     # quantity (an estimate rebuilt around a sign flip or an abs) would be pooled silently as if they were its own.
     if (est.scores is not None and np.size(est.scores) > 1 and np.isfinite(est.scores).all()
@@ -160,6 +180,12 @@ def test(name: str, est: Estimate, side: str, threshold: float, z: float = Z, un
         if len(parts) > 2:
             out["k"] = int(parts[2])
     return out
+
+
+def _verdict_at(t: Mapping[str, Any], z: float, se: Optional[float] = None) -> Optional[bool]:
+    """A test's three-way verdict at `z`: its estimate against its threshold with the error for that z."""
+    se = _se_at(t, z) if se is None else se
+    return verdict(float(t["value"]), t["side"], float(t["threshold"]), se, z)
 
 
 def _se_at(t: Mapping[str, Any], z: float) -> float:
@@ -205,7 +231,7 @@ def _combine(tests: Sequence[Mapping[str, Any]], combine: str, z: float = Z) -> 
     if combine not in ("all", "any"):
         raise ValueError(f"combine must be 'all' or 'any', not {combine!r}")
     zu = union_z(len(tests), z)
-    strict = [verdict(float(t["value"]), t["side"], float(t["threshold"]), _se_at(t, zu), zu) for t in tests]
+    strict = [_verdict_at(t, zu) for t in tests]
     if combine == "all":
         if any(v is False for v in strict):
             return False
@@ -290,11 +316,12 @@ def _shape(c: Mapping[str, Any]) -> list[tuple[str, str, bool]]:
             for t in c["tests"]]
 
 
-def _pooled_test(ts: Sequence[Mapping[str, Any]], z: float) -> dict[str, Any]:
+def _pooled_test(ts: Sequence[Mapping[str, Any]], z: float, seeds: Sequence[int]) -> dict[str, Any]:
     """One test pooled over seeds. The same threshold at every seed: the estimates are pooled against it; otherwise
     each seed's gap to its own threshold (on the rule's side) is pooled against 0. With every seed's per-input
     scores (the same inputs) the error is the inputs x seeds design's (`over_design`); without them, the seeds'
-    spread plus a run's own error in full (`over_seeds`)."""
+    spread plus a run's own error in full (`over_seeds`). Each seed's own value is listed (`per_seed`), with the
+    sign-flip test over the seeds beside (`test`)."""
     t0 = ts[0]
     same = all(abs(t["threshold"] - t0["threshold"]) <= 1e-12 for t in ts)
     sign = 1.0 if t0["side"] == ">=" else -1.0
@@ -317,7 +344,8 @@ def _pooled_test(ts: Sequence[Mapping[str, Any]], z: float) -> dict[str, Any]:
         est = over_seeds(vals)
         spread2 = float(np.var([v.value for v in vals], ddof=1))
         parts = (spread2, float(np.mean([v.se ** 2 for v in vals])), len(vals))
-    return test(name, est, side, thr, z, t0.get("unit", "pts"), parts=parts)
+    own = [(s, scale * (e.value - sh)) for s, e, sh in zip(seeds, ests, shift, strict=True)]
+    return test(name, est, side, thr, z, t0.get("unit", "pts"), parts=parts, per_seed=own)
 
 
 def _mean_measured(ms: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -369,7 +397,7 @@ def pool(per_seed: Sequence[Sequence[Mapping[str, Any]]], seeds: Sequence[int], 
                 why="cannot be pooled: " + why,
                 detail=f"Over seeds {seeds_txt}: cannot be pooled, {why}; each seed's own verdict is shown beside."))
             continue
-        tests = [_pooled_test([c["tests"][i] for c in cs], z) for i in range(len(c0["tests"]))]
+        tests = [_pooled_test([c["tests"][i] for c in cs], z, seeds) for i in range(len(c0["tests"]))]
         values = ", ".join(_words(t) for t in tests)
         measured = _mean_measured([c["measured"] for c in cs])
         out.append(claim(c0["key"], c0["claim"], c0["source"], measured, c0["rule"], tests,

@@ -19,7 +19,9 @@ computed one way wherever it is used:
 Per-input outcomes travel with results as packed bit vectors (`pack` / `unpack`: 4,000 inputs are 500 bytes in
 base64 of ~670 characters), so a claim can pair two accuracies measured on the same inputs; an estimate made from
 per-input scores keeps them (`Estimate.scores`) and a claim's test carries them packed (`pack_scores`), so a pool
-over seeds can pair the seeds' inputs too.
+over seeds can pair the seeds' inputs too. The packing is exact (bit vectors, counts of 1/D or float64), since a
+pool recomputes its value from the scores and a rounding would bias every pooled value alike. `sign_flip` is the
+exact sign-flip permutation test over seeds' gaps, reported beside a pooled verdict.
 
 `settle` answers "what would decide this?": the seeds (at least 3, with the pool's Student's t scaling) or test inputs
 that would put the estimate 2 standard errors from its threshold, at the effect this run saw (a power calculation at
@@ -33,6 +35,7 @@ import functools
 import math
 import statistics
 from dataclasses import dataclass, field, fields
+from fractions import Fraction
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -107,39 +110,68 @@ def unpack(text: str) -> np.ndarray:
     return bits[:n].astype(bool)
 
 
+def _denominator(a: np.ndarray, limit: int = 1 << 16) -> Optional[int]:
+    """The smallest D <= `limit` for which every score times D is a whole number (shares of D draws, differences of
+    two such), or None. Found from the distinct values, which averaged outcomes have few of."""
+    u = np.unique(a)
+    if u.size > 4096:
+        return None
+    d = 1
+    for v in u:
+        f = Fraction(float(v)).limit_denominator(limit)
+        if abs(float(f) - float(v)) > 1e-12:
+            return None
+        d = d * f.denominator // math.gcd(d, f.denominator)
+        if d > limit:
+            return None
+    return d
+
+
 def pack_scores(x: Any) -> str:
-    """Per-input scores as compact text: right/wrong outcomes or their differences (-1, 0, 1) exactly, as two bit
-    vectors ('t:' + pack(positive) + '|' + pack(negative)); any other scores to 1/127 of their largest size ('q:' +
-    base64 of int8 for scores in [-1, 1], 'r<scale>:' beyond, e.g. a difference of losses): what a test carries so
-    that pooling over seeds can pair the seeds' inputs."""
+    """Per-input scores as compact text that unpacks to the same numbers (no rounding: a pool over seeds recomputes
+    its value from them, and a rounding would move every pooled value the same way, by an amount more seeds do not
+    shrink): right/wrong outcomes or their differences (-1, 0, 1) as two bit vectors ('t:' + pack(positive) + '|' +
+    pack(negative)); shares of D draws (scores that are whole numbers of 1/D) as their counts ('c<D>:' + base64 of
+    little-endian int32); any other scores as float64 ('f:' + base64)."""
     a = as_scores(x)
     if not np.isfinite(a).all():
         raise ValueError("pack_scores takes finite scores")
     if np.isin(a, (-1.0, 0.0, 1.0)).all():
         return "t:" + pack(a > 0) + "|" + pack(a < 0)
-    scale = float(np.abs(a).max())
-    if scale <= 1.0 + 1e-9:
-        return "q:" + base64.b64encode(np.round(np.clip(a, -1.0, 1.0) * 127).astype(np.int8).tobytes()).decode()
-    q = np.round(a / scale * 127).astype(np.int8)
-    return f"r{scale!r}:" + base64.b64encode(q.tobytes()).decode("ascii")
+    d = _denominator(a)
+    if d is not None:
+        counts = np.round(a * d)
+        if np.abs(counts).max() < 2 ** 31 and np.array_equal(counts / d, a):
+            return f"c{d}:" + base64.b64encode(counts.astype("<i4").tobytes()).decode("ascii")
+    return "f:" + base64.b64encode(a.astype("<f8").tobytes()).decode("ascii")
 
 
 def unpack_scores(text: str) -> np.ndarray:
-    """The scores `pack_scores` wrote, as a float64 vector."""
+    """The scores `pack_scores` wrote, as a float64 vector (also the 1/127 forms 'q:' and 'r<scale>:' that earlier
+    versions wrote, for claims read back from an old --json)."""
     if text.startswith("t:") and "|" in text:
         pos, neg = text[2:].split("|", 1)
         return unpack(pos).astype(np.float64) - unpack(neg).astype(np.float64)
-    if text.startswith(("q:", "r")) and ":" in text:
-        head, b64 = text.split(":", 1)
-        try:
-            scale = 1.0 if head == "q" else float(head[1:])
-            raw = base64.b64decode(b64, validate=True)
-        except ValueError as e:
-            raise ValueError(f"not packed scores: {e}") from None
-        if not (math.isfinite(scale) and scale > 0):
-            raise ValueError(f"not packed scores: scale {head[1:]!r}")
-        return np.frombuffer(raw, dtype=np.int8).astype(np.float64) / 127 * scale
-    raise ValueError("not packed scores (want 't:', 'q:' or 'r<scale>:')")
+    head, sep, b64 = text.partition(":")
+    if not sep or not head or head[0] not in "cfqr":
+        raise ValueError("not packed scores (want 't:', 'c<D>:', 'f:', 'q:' or 'r<scale>:')")
+    try:
+        raw = base64.b64decode(b64, validate=True)
+        if head == "f":
+            if len(raw) % 8:
+                raise ValueError("float64 scores take 8 bytes each")
+            return np.frombuffer(raw, dtype="<f8").astype(np.float64)
+        if head[0] == "c":
+            d = int(head[1:])
+            if d <= 0 or len(raw) % 4:
+                raise ValueError(f"counts of 1/{head[1:]}")
+            return np.frombuffer(raw, dtype="<i4").astype(np.float64) / d
+        scale = 1.0 if head == "q" else float(head[1:])
+    except ValueError as e:
+        raise ValueError(f"not packed scores: {e}") from None
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"not packed scores: scale {head[1:]!r}")
+    return np.frombuffer(raw, dtype=np.int8).astype(np.float64) / 127 * scale
 
 
 # -- estimates ---------------------------------------------------------------------------------------------------
@@ -271,6 +303,40 @@ def t_factor(df: int, z: float = Z) -> float:
     from scipy.stats import norm, t
 
     return float(t.ppf(norm.cdf(z), df) / z)
+
+
+FLIP_EXACT_MAX = 12  # up to this many seeds the sign-flip test enumerates every pattern (4,096 at 12)
+FLIP_DRAWS = 1 << 14  # beyond it, this many random patterns (fixed draws), the observed one counted among them
+
+
+@functools.lru_cache(maxsize=32)
+def _flips(k: int) -> np.ndarray:
+    """The sign patterns of k seeds: all 2^k of them up to FLIP_EXACT_MAX, else FLIP_DRAWS fixed draws and the
+    identity (so the p-value (1 + count) / (1 + draws) stays valid)."""
+    if k <= FLIP_EXACT_MAX:
+        bits = (np.arange(1 << k)[:, None] >> np.arange(k)[None, :]) & 1
+    else:
+        bits = np.random.default_rng(0).integers(0, 2, (FLIP_DRAWS, k))
+        bits = np.vstack([np.zeros((1, k), dtype=bits.dtype), bits])
+    out = (1 - 2 * bits).astype(np.float64)
+    out.setflags(write=False)
+    return out
+
+
+def sign_flip(gaps: Sequence[float]) -> tuple[float, float]:
+    """One-sided p-values of the sign-flip permutation test over seeds: (p toward a mean gap above 0, p toward one
+    below 0). The seeds are the unit: under the null each seed's gap is as likely negative as positive, whatever its
+    size or the shape of its distribution, so the test is exact at any k (every pattern enumerated up to
+    FLIP_EXACT_MAX seeds) and needs no normal spread. Its smallest p is 2^-k (1/8 at 3 seeds, 1/64 at 6): what k
+    seeds can say when one seed in ten may differ strongly from the rest, which Student's t over few seeds
+    overstates."""
+    g = np.asarray([float(x) for x in gaps], dtype=np.float64)
+    if g.size < 1 or not np.isfinite(g).all():
+        return 1.0, 1.0
+    means = _flips(g.size) @ g
+    obs = float(g.sum())
+    tol = 1e-12 * max(1.0, float(np.abs(g).sum()))
+    return float(np.mean(means >= obs - tol)), float(np.mean(means <= obs + tol))
 
 
 def cluster_bootstrap(scores: Any, draws: int = 2000, seed: int = 0) -> Estimate:

@@ -13,23 +13,22 @@ make them. The best model of each group is chosen on an independent probe split.
   (c) a true preference, new design: each order j >= 1 is right on a share of the hard inputs and wrong on as many
       easy ones (the same accuracy), at every seed.
 The verdict is the lab's pooled rule (lab.claims.pool over the seeds' claim_inputs_prefer: the inputs x seeds
-design error with Student's t, the sign-flip test over the seeds, Bonferroni on the "does not hold" side),
+design error with Student's t, Bonferroni on the "does not hold" side; the sign-flip p-values it lists beside do
+not decide),
 vectorised over simulations with the claim's own per-input scores (iot_claims.gap_scores), and checked equal to
 C.pool of the real claims on the first simulations. Measured with SIMS = 2,000 (rates in the test docstrings)."""
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
-from scipy.stats import beta, norm
+from scipy.stats import beta
 
 from lab import claims as C
 from lab import estimates as E
 from lab.experiments.iot import claims as iot_claims
 
-N, M, K = 4000, 4, 7  # held-out inputs (the MLP's), candidate orders, run seeds pooled (the sign-flip test decides)
+N, M, K = 4000, 4, 5  # held-out inputs (the MLP's), candidate orders, run seeds pooled (a study's default)
 BASE, FLIP = 0.90, 0.075  # share of easy inputs; a model's flip rate: two independent models disagree on ~14 %
 CV = 0.2  # per-model training variance: each model's flip rate drawn around its mean, sd 20 % of it
 RHO = 0.5  # share of a model's per-input noise that is its seed's (what two models at one seed share)
@@ -48,36 +47,20 @@ def lower(k: int, n: int) -> float:
     return 0.0 if k <= 0 else float(beta.ppf(0.05, k, n - k + 1))
 
 
-def _flips() -> np.ndarray:
-    bits = (np.arange(1 << K)[:, None] >> np.arange(K)[None, :]) & 1
-    return (1 - 2 * bits).astype(np.float64)
-
-
-FLIPS = _flips()
-
-
 def pooled(d: np.ndarray, threshold: float) -> dict[str, np.ndarray]:
     """lab.claims' pooled test of per-input scores d [S, K, N] against `threshold` (side '>='), vectorised over
-    simulations: the estimate of lab.estimates.over_design, and the sign-flip test over the seeds' own gaps
-    (estimates.seeds_verdict); `holds` at Z, `fails` at the Bonferroni z of the claim's two tests (its "does not
-    hold" side, claims._combine)."""
+    simulations: the estimate and error of lab.estimates.over_design; `holds` at Z, `fails` at the Bonferroni z of
+    the claim's two tests (its "does not hold" side, claims._combine)."""
     s, k, n = d.shape
     rm, cm, m = d.mean(2), d.mean(1), d.mean((1, 2))
     resid = d - rm[:, :, None] - cm[:, None, :] + m[:, None, None]
     ms_e = (resid ** 2).sum((1, 2)) / ((k - 1) * (n - 1))
     varying = rm.var(1, ddof=1)
     repeating = np.maximum(cm.var(1, ddof=1) - ms_e / k, 0.0) / n
-    gaps = rm - threshold
-    sums = gaps @ FLIPS.T  # every sign pattern's sum of the seeds' gaps
-    obs = gaps.sum(1)[:, None]
-    tol = 1e-12 * np.maximum(1.0, np.abs(gaps).sum(1))[:, None]
-    p_toward, p_against = (sums >= obs - tol).mean(1), (sums <= obs + tol).mean(1)
     out = {}
     for key, z in (("holds", E.Z), ("fails", C.union_z(2))):
         se = np.maximum(np.sqrt(E.t_factor(k - 1, z) ** 2 * varying / k + repeating), 1 / (n * np.sqrt(k)))
-        level = norm.sf(z)
-        out[key] = ((m - threshold > z * se) & (p_toward <= level) if key == "holds"
-                    else (threshold - m > z * se) & (p_against <= level))
+        out[key] = (m - threshold > z * se) if key == "holds" else (threshold - m > z * se)
     return out
 
 
@@ -175,11 +158,11 @@ def test_vectorised_verdict_is_the_lab_s():
 
 
 def test_null_shared_seed_errors():
-    """(a) No preference. Old design (orders sharing the run's seed, so half their per-input noise): the old rule
-    says "does not hold" falsely in 13.8 % of 2,000 simulations (its orders look calmer than fresh seeds; the charged
-    rule too: 15.1 %, the design is the mend). New design on the same draws (order j at the control's seed j): the
-    charged rule's false "holds" 1.25 %, false "does not hold" 0.55 % (Clopper-Pearson 95 % upper bounds 1.7 % and
-    0.9 %)."""
+    """(a) No preference, K = 5 seeds. Old design (orders sharing the run's seed, so half their per-input noise):
+    the old rule says "does not hold" falsely in 13.4 % of 2,000 simulations (its orders look calmer than fresh
+    seeds; the charged rule too: 13.3 %, the design is the mend). New design on the same draws (order j at the
+    control's seed j): the charged rule's false "holds" 2.6 %, false "does not hold" 1.15 % (Clopper-Pearson 95 %
+    upper bounds 3.3 % and 1.6 %)."""
     old = simulate(SIMS, "old", seed=1)
     new = simulate(SIMS, "new", seed=1)
     old_holds, old_fails = rates(old["old"])
@@ -192,8 +175,8 @@ def test_null_shared_seed_errors():
 @pytest.mark.parametrize("noise", [1.2, 1.4])
 def test_null_orders_only_noisier(noise: float):
     """(b) No preference, the orders' flip rate x 1.2 / x 1.4 the control's (new design): the old rule (the excess
-    uncharged) says "holds" falsely in 18.0 % / 48.8 % of 2,000 simulations; the charged rule in 0.05 % / 0.0 %
-    (upper bounds 0.24 % / 0.15 %), and says "does not hold" (the true answer: no preference) in 8.3 % / 39.6 %."""
+    uncharged) says "holds" falsely in 15.2 % / 35.4 % of 2,000 simulations; the charged rule in 0.15 % / 0.0 %
+    (upper bounds 0.39 % / 0.15 %), and says "does not hold" (the true answer: no preference) in 8.8 % / 29.1 %."""
     out = simulate(SIMS, "new", seed=int(10 * noise), noise=noise)
     old_holds, _ = rates(out["old"])
     holds, _ = rates(out["new"])
@@ -204,15 +187,10 @@ def test_null_orders_only_noisier(noise: float):
 
 def test_power_on_a_true_preference():
     """(c) Each order j >= 1 right on 10 % of the hard inputs and wrong on as many easy ones, at every seed (the
-    same accuracy): the charged rule holds in 73.1 % of 2,000 simulations (the old rule: 59.4 %), far above its
-    null's rate (1.25 %); it never says "does not hold"."""
+    same accuracy): the charged rule holds in 60.2 % of 2,000 simulations (the old rule: 53.1 %), far above its
+    null's rate (2.6 %); it never says "does not hold"."""
     out = simulate(SIMS, "new", seed=7, pref=0.10)
     holds, fails = rates(out["new"])
     assert holds / SIMS >= 0.30 and fails == 0, (holds, fails)
     assert real_verdicts(out) == list(out["new"][:3])
 
-
-def test_simulation_is_fast_enough():
-    t0 = time.perf_counter()
-    simulate(500, "new", seed=3)
-    assert time.perf_counter() - t0 < 10
