@@ -131,8 +131,9 @@ def pack_scores(x: Any) -> str:
     """Per-input scores as compact text that unpacks to the same numbers (no rounding: a pool over seeds recomputes
     its value from them, and a rounding would move every pooled value the same way, by an amount more seeds do not
     shrink): right/wrong outcomes or their differences (-1, 0, 1) as two bit vectors ('t:' + pack(positive) + '|' +
-    pack(negative)); shares of D draws (scores that are whole numbers of 1/D) as their counts ('c<D>:' + base64 of
-    little-endian int32); any other scores as float64 ('f:' + base64)."""
+    pack(negative)); shares of D draws (scores that are whole numbers of 1/D) as their counts ('c<D>.<bytes>:' +
+    base64 of little-endian integers of 1, 2 or 4 bytes, the fewest that hold them); any other scores as float64
+    ('f:' + base64)."""
     a = as_scores(x)
     if not np.isfinite(a).all():
         raise ValueError("pack_scores takes finite scores")
@@ -141,8 +142,10 @@ def pack_scores(x: Any) -> str:
     d = _denominator(a)
     if d is not None:
         counts = np.round(a * d)
-        if np.abs(counts).max() < 2 ** 31 and np.array_equal(counts / d, a):
-            return f"c{d}:" + base64.b64encode(counts.astype("<i4").tobytes()).decode("ascii")
+        big = float(np.abs(counts).max())
+        if big < 2 ** 31 and np.array_equal(counts / d, a):
+            width = next(w for w in (1, 2, 4) if big < 2 ** (8 * w - 1))  # 1 byte an input for shares of few draws
+            return f"c{d}.{width}:" + base64.b64encode(counts.astype(f"<i{width}").tobytes()).decode("ascii")
     return "f:" + base64.b64encode(a.astype("<f8").tobytes()).decode("ascii")
 
 
@@ -154,7 +157,7 @@ def unpack_scores(text: str) -> np.ndarray:
         return unpack(pos).astype(np.float64) - unpack(neg).astype(np.float64)
     head, sep, b64 = text.partition(":")
     if not sep or not head or head[0] not in "cfqr":
-        raise ValueError("not packed scores (want 't:', 'c<D>:', 'f:', 'q:' or 'r<scale>:')")
+        raise ValueError("not packed scores (want 't:', 'c<D>.<bytes>:', 'f:', 'q:' or 'r<scale>:')")
     try:
         raw = base64.b64decode(b64, validate=True)
         if head == "f":
@@ -162,10 +165,11 @@ def unpack_scores(text: str) -> np.ndarray:
                 raise ValueError("float64 scores take 8 bytes each")
             return np.frombuffer(raw, dtype="<f8").astype(np.float64)
         if head[0] == "c":
-            d = int(head[1:])
-            if d <= 0 or len(raw) % 4:
-                raise ValueError(f"counts of 1/{head[1:]}")
-            return np.frombuffer(raw, dtype="<i4").astype(np.float64) / d
+            d_text, _, w_text = head[1:].partition(".")
+            d, width = int(d_text), int(w_text or 4)
+            if d <= 0 or width not in (1, 2, 4) or len(raw) % width:
+                raise ValueError(f"counts of 1/{d_text} in {width} bytes")
+            return np.frombuffer(raw, dtype=f"<i{width}").astype(np.float64) / d
         scale = 1.0 if head == "q" else float(head[1:])
     except ValueError as e:
         raise ValueError(f"not packed scores: {e}") from None
