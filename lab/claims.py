@@ -401,8 +401,9 @@ def pool(per_seed: Sequence[Sequence[Mapping[str, Any]]], seeds: Sequence[int], 
         values = ", ".join(_words(t) for t in tests)
         measured = _mean_measured([c["measured"] for c in cs])
         out.append(claim(c0["key"], c0["claim"], c0["source"], measured, c0["rule"], tests,
-                         f"Over seeds {seeds_txt}: {values}; the error has the part that varies between seeds and "
-                         "the part that repeats at every seed (the same held-out inputs).",
+                         f"Over seeds {seeds_txt} (each seed redraws the weights, the batch order and its "
+                         f"bootstrap of the training data): {values}; the error has the part that varies between "
+                         "seeds and the part that repeats at every seed (the same held-out inputs).",
                          c0.get("subject"), c0.get("combine", "all"), seeds=seeds, z=z, over="seeds"))
     return out
 

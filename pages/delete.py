@@ -105,9 +105,9 @@ the stream it leaves behind is still in the format the next layer expects.
 
 text.section("How it works")
 mc = spec.model
-sizes = (f": {tf.n_train:,} training inputs, a {tf.n_probe:,}-input **probe** set for searching"
-         + (" (drawn from the training inputs, as the task is small)" if tf.probe_in_train else "")
-         + f" and {tf.n_test:,} **held-out** inputs for every accuracy reported" if tf else "")
+sizes = (f": {tf.n_train:,} training inputs (each training seed draws its own bootstrap of them), a "
+         f"{tf.n_probe:,}-input **probe** set for searching and {tf.n_test:,} **held-out** inputs for every "
+         "accuracy reported, both kept apart from training" if tf else "")
 st.markdown(f"""
 1. Train a deep network: a {mc.n_in} → {mc.width} stem, {mc.blocks} blocks of {mc.width} → {mc.width}, a {mc.width} →
    {mc.n_out} head, plain or residual, for {spec.train.epochs} epochs on **{task_words}**, {mc.n_out} classes{sizes}.

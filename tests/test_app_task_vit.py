@@ -11,13 +11,13 @@ def test_a_vit_page_on_mnist1d_runs_and_says_its_claims_are_that_tasks():
     assert_clean(at)
     assert at.selectbox(key="task").value == "mnist1d"
     opts = at.selectbox(key="task").options
-    assert "Digits 8x8 (scikit-learn) (the model's own)" in opts and "MNIST-1D (4,000 train)" in opts
+    assert "Digits 8x8 (scikit-learn) (the model's own)" in opts and "MNIST-1D (3,500 train)" in opts
     assert not any("Wine" in o or "Synthetic" in o for o in opts)  # the ViT reads no table
     r = lens.run(lens.LensConfig(task="mnist1d"))
     assert r.n_test == 1000  # MNIST-1D's held-out signals, not the 397 digits
     captions = " ".join(c.value for c in at.caption)
     sources = [md.value.replace("\\", "") for md in at.markdown if "Source:" in md.value]
-    assert len(sources) == 3 and all("Here, on MNIST-1D (4,000 train):" in x and "digits" not in x for x in sources)
+    assert len(sources) == 3 and all("Here, on MNIST-1D (3,500 train):" in x and "digits" not in x for x in sources)
     assert "this view runs on" not in captions.replace("\\", "")  # the sources say it: no note
     assert "1,000 held-out" in captions  # the task's facts under the control
     assert "Why this page starts on" not in captions  # said under the default task only

@@ -31,7 +31,7 @@ from . import test_claims_rearrange_delete as RD
 from . import test_claims_shuffle_iot as SI
 from . import test_matrix as TM
 
-MNIST1D = "MNIST-1D (4,000 train)"  # task_label("mnist1d")
+MNIST1D = "MNIST-1D (3,500 train)"  # task_label("mnist1d")
 Claims = list[dict[str, Any]]
 
 

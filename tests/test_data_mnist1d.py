@@ -22,16 +22,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_the_published_size_has_the_published_shape_and_balance():
     d = task("mnist1d")
-    assert d.train.x.shape == (4000, 40) and d.test.x.shape == (1000, 40)
+    assert d.train.x.shape == (3500, 40) and d.probe.x.shape == (500, 40) and d.test.x.shape == (1000, 40)
     assert d.train.x.dtype == torch.float32 and d.train.y.dtype == torch.int64
     assert (d.n_features, d.n_classes) == (40, 10)
     # make_dataset draws num_samples // 10 of each class, then shuffles and splits 80 / 20
-    overall = torch.bincount(torch.cat([d.train.y, d.test.y]), minlength=10)
+    overall = torch.bincount(torch.cat([d.train.y, d.probe.y, d.test.y]), minlength=10)
     assert overall.tolist() == [500] * 10
-    train = torch.bincount(d.train.y, minlength=10)
+    train = torch.bincount(torch.cat([d.train.y, d.probe.y]), minlength=10)
     assert train.min() >= 385 and train.max() <= 415  # measured: 394..411
-    # the package standardises the whole set: mean 0, sd 1 over train and test together
-    allx = torch.cat([d.train.x, d.test.x])
+    # the package standardises the whole set: mean 0, sd 1 over train, probe and test together
+    allx = torch.cat([d.train.x, d.probe.x, d.test.x])
     assert abs(float(allx.mean())) < 1e-4 and abs(float(allx.std()) - 1) < 1e-3
 
 
@@ -48,7 +48,9 @@ def test_it_is_the_packages_own_make_dataset_with_its_default_arguments():
         np.random.set_state(state[0])
         random.setstate(state[1])
     d = task("mnist1d")
-    assert np.array_equal(d.train.x.numpy(), raw["x"].astype(np.float32))
+    # the package's training signals are the lab's train and probe splits together, none twice
+    ours = {r.tobytes() for r in torch.cat([d.train.x, d.probe.x]).numpy()}
+    assert ours == {r.tobytes() for r in raw["x"].astype(np.float32)} and len(d.train) + len(d.probe) == len(raw["x"])
     assert np.array_equal(d.test.y.numpy(), raw["y_test"])
 
 
@@ -93,21 +95,22 @@ def test_a_process_without_a_display_uses_agg():
     assert out.stdout.strip().lower() == "agg"
 
 
-def test_the_probe_is_a_stratified_part_of_the_training_split():
+def test_the_probe_is_a_stratified_part_held_out_of_the_packages_training_signals():
     d = task("mnist1d")
     assert len(d.probe) == 500
-    share = torch.bincount(d.train.y, minlength=10) * 500 / 4000  # stratified: the training split's class shares
+    pool = torch.bincount(torch.cat([d.train.y, d.probe.y]), minlength=10)
+    share = pool * 500 / 4000  # stratified: the package's training signals' class shares
     assert (torch.bincount(d.probe.y, minlength=10) - share).abs().max() < 1
     rows = {tuple(r) for r in d.train.x.numpy().round(6).tolist()}
-    assert all(tuple(r) in rows for r in d.probe.x.numpy().round(6).tolist())
+    assert not any(tuple(r) in rows for r in d.probe.x.numpy().round(6).tolist())  # held out from training
     assert task("mnist1d") is task("mnist1d")  # cached per process
 
 
 def test_the_large_size_holds_out_enough_for_half_a_point():
     d = mnist1d("mnist1d-large")
-    assert (len(d.train), len(d.probe), len(d.test)) == (12_000, 1_000, 12_000)
+    assert (len(d.train), len(d.probe), len(d.test)) == (11_000, 1_000, 12_000)
     assert (0.25 / len(d.test)) ** 0.5 < 0.005  # the binomial standard error at worst (50 %) is under 0.5 pts
-    overall = torch.bincount(torch.cat([d.train.y, d.test.y]), minlength=10)
+    overall = torch.bincount(torch.cat([d.train.y, d.probe.y, d.test.y]), minlength=10)
     assert overall.tolist() == [2400] * 10
     small = task("mnist1d")
     assert not torch.equal(small.test.x[:5], d.test.x[:5])  # a different draw, not a copy
@@ -136,7 +139,7 @@ def test_every_task_has_its_facts():
         assert (f.n_features, f.n_classes, f.chance) == (d.n_features, d.n_classes, d.chance)
         assert f.about and f.label and f.source
     m = task_facts("mnist1d")
-    assert (m.n_train, m.n_test, m.n_features, m.n_classes) == (4000, 1000, 40, 10)
+    assert (m.n_train, m.n_probe, m.n_test, m.n_features, m.n_classes) == (3500, 500, 1000, 40, 10)
     assert "Greydanus and Kobak" in m.source and "ICML 2024" in m.source
     with pytest.raises(ValueError, match="unknown task"):
         task_facts("nope")

@@ -80,7 +80,7 @@ def edited(tree: Path, rel: str, old: str, new: str):
 
 
 NEW_TASK = '''    Task("wine-again", "Wine again", "The wine table under another name.", "scikit-learn's load_wine",
-         wine_task, TaskShape("table", 13, 3, 107), ("mlp",), False),
+         wine_task, TaskShape("table", 13, 3, 107), ("mlp",)),
 )
 '''
 
@@ -90,8 +90,8 @@ NEW_TASK = '''    Task("wine-again", "Wine again", "The wine table under another
     ("experiments/lens/claims.py", TUNED, "a tuned lens is nearer the final prediction than the logit lens at every "
                                           "slot"),
     # a task record added: the registry is neutral, and a model's key covers only its own task's loader
-    ("core/tasks.py", "breast_cancer_task, TaskShape(\"table\", 30, 2, 342), (\"mlp\",), False),\n)\n",
-     "breast_cancer_task, TaskShape(\"table\", 30, 2, 342), (\"mlp\",), False),\n" + NEW_TASK),
+    ("core/tasks.py", "breast_cancer_task, TaskShape(\"table\", 30, 2, 342), (\"mlp\",)),\n)\n",
+     "breast_cancer_task, TaskShape(\"table\", 30, 2, 342), (\"mlp\",)),\n" + NEW_TASK),
     # an error reworded: a raise's message is not hashed
     ("core/data_csv.py", "This file is empty: upload a CSV file", "This file is empty; please upload a CSV file"),
 ], ids=["claim-wording", "task-record", "csv-error"])

@@ -39,12 +39,12 @@ def test_an_mlp_on_another_task_reads_its_features_and_trains_as_many_inputs():
     s = R.on_task(R.mlp_spec("residual", 0), "mnist1d")
     assert (s.model.n_in, s.model.n_out, s.task) == (40, 10, "mnist1d")
     assert s.model.blocks == R.MLP_BLOCKS and s.model.width == R.MLP_WIDTH  # the recipe's shape is kept
-    assert s.train.epochs == 84  # 12 epochs of 28,000 inputs = 84 of 4,000
-    assert s.train.checkpoints == (0, 7, 14, 21, 35)  # (0, 1, 2, 3, 5) scaled alike
+    assert s.train.epochs == 96  # 12 epochs of 28,000 inputs = 96 of 3,500
+    assert s.train.checkpoints == (0, 8, 16, 24, 40)  # (0, 1, 2, 3, 5) scaled alike
     tiny = R.on_task(R.mlp_spec("plain", 0), "wine")
     assert tiny.train.epochs == R.MLP_EPOCHS * R.MAX_EPOCH_SCALE  # capped
     big = R.on_task(R.mlp_spec("plain", 0), "mnist1d-large")
-    assert big.train.epochs == 28  # never fewer than the recipe's 12: 28,000 / 12,000 x 12
+    assert big.train.epochs == 31  # never fewer than the recipe's 12: 28,000 / 11,000 x 12, rounded up
 
 
 def test_the_vit_reads_mnist1d_as_a_sequence_of_patches_and_keeps_its_epochs():

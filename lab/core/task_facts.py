@@ -29,7 +29,6 @@ class TaskFacts:
     n_classes: int
     chance: float  # Dataset.chance: share of the most frequent test class
     source: str
-    probe_in_train: bool  # the probe split is a subset of the training split (small sets) rather than disjoint
 
 
 def task_facts(name: str, store: Optional[Store] = None) -> TaskFacts:
@@ -43,13 +42,13 @@ def task_facts(name: str, store: Optional[Store] = None) -> TaskFacts:
         label = task_label(name)
         about = (f"Your own table: {len(table.y):,} rows, {len(table.features)} numeric features{dropped}; "
                  f"label column '{table.label}' with classes {classes}.")
-        source, probe_in_train = f"uploaded file, sha256 {table.sha256}", False
+        source = f"uploaded file, sha256 {table.sha256}"
     else:
         t = tasks.get(name)
-        label, about, source, probe_in_train = t.label, t.about, t.source, t.probe_in_train
+        label, about, source = t.label, t.about, t.source
     return TaskFacts(name=name, label=label, about=about, n_train=len(data.train), n_probe=len(data.probe),
                      n_test=len(data.test), n_features=data.n_features, n_classes=data.n_classes,
-                     chance=data.chance, source=source, probe_in_train=probe_in_train)
+                     chance=data.chance, source=source)
 
 
 def csv_limits() -> str:

@@ -14,6 +14,8 @@ import torch
 
 from lab.core import tasks
 from lab.core.data import Dataset
+from lab.core.data_draw import WORDS as DRAW_WORDS
+from lab.core.data_draw import drawn
 from lab.core.models import MLP, MLPConfig, RoutedModel, ViT, ViTConfig
 from lab.core.train import TrainConfig, train
 from lab.runtime import quick
@@ -30,10 +32,13 @@ BUILDERS: dict[type, Callable[[Any], RoutedModel]] = {MLPConfig: MLP, ViTConfig:
 ModelConfig = Union[MLPConfig, Any]
 
 
-def task(name: str, store: Store | None = None) -> Dataset:
+def task(name: str, store: Store | None = None, seed: int | None = None) -> Dataset:
     """The data set of a task name: one of TASKS, or `csv:<hash>` stored under the store's root (`store`, else the
-    active store); a CSV that is not stored there is a ValueError that says to upload it again or pass --data PATH."""
-    return tasks.load(name, resolve(store).root if tasks.is_uploaded(name) else None)
+    active store); a CSV that is not stored there is a ValueError that says to upload it again or pass --data PATH.
+    With `seed`, the training split is that training seed's own draw (lab/core/data_draw.py; probe and test as
+    they are): what a model trained at that seed fits."""
+    data = tasks.load(name, resolve(store).root if tasks.is_uploaded(name) else None)
+    return data if seed is None else drawn(data, seed)
 
 
 @dataclass(frozen=True)
@@ -62,7 +67,8 @@ class Trained:
 
     @property
     def data(self) -> Dataset:
-        return task(self.spec.task)
+        """The data set as this model saw it: its seed's training draw, the task's probe and test splits."""
+        return task(self.spec.task, seed=self.spec.train.seed)
 
 
 _build_lock = threading.Lock()
@@ -114,7 +120,7 @@ def trained(spec: ModelSpec, progress: Progress = silent, store: Store | None = 
     if hit is not None:
         progress(1.0, "model loaded")
         return hit
-    data = task(spec.task, store)
+    data = task(spec.task, store, spec.train.seed)
 
     def fit() -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
         model = build(spec.model, spec.train.seed)
@@ -123,7 +129,7 @@ def trained(spec: ModelSpec, progress: Progress = silent, store: Store | None = 
         for epoch, sd in log.checkpoints.items():
             tens.update({f"ckpt{epoch}.{k}": v for k, v in sd.items()})
         meta = {"loss": log.loss, "test_acc": log.test_acc, "seconds": log.seconds,
-                "checkpoints": sorted(log.checkpoints)}
+                "checkpoints": sorted(log.checkpoints), "data_draw": DRAW_WORDS}
         return tens, meta
 
     tens, meta = store.tensors("model", spec, fit)

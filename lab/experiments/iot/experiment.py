@@ -271,7 +271,7 @@ def compare(spec: ModelSpec, cfg: IOTConfig, progress: Progress = silent,
     """
     if isinstance(spec.model, ViTConfig) and spec.model.slot_mode != "none":
         raise ValueError("IOT trains plain models: the ViT's slot modes add losses and inputs it does not model")
-    data = task(spec.task)
+    data = task(spec.task, seed=spec.train.seed)  # the run's seed's training draw (lab/core/data_draw.py)
     tc = spec.train
     te, pr = data.test, data.probe
     fixed_on = fixed and cfg.m > 1
@@ -288,7 +288,8 @@ def compare(spec: ModelSpec, cfg: IOTConfig, progress: Progress = silent,
     for j, o in enumerate(orders[1:] if fixed_on else [], start=1):
         # order j at the control's seed j, as `fixed_model` trains it (the module docstring says why)
         spec_j = replace(spec, train=replace(tc, seed=order_seed(tc.seed, j)))
-        mj, lg = routing.train_fixed(spec_j, o, data, span(progress, j / parts, (j + 1) / parts))
+        mj, lg = routing.train_fixed(spec_j, o, task(spec.task, seed=spec_j.train.seed),
+                                     span(progress, j / parts, (j + 1) / parts))
         fixed_models.append(mj)
         fixed_secs.append(lg.seconds)
     # IOT

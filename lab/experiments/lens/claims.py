@@ -59,7 +59,7 @@ def _rank_claim(key: str, statement: str, source: str, chk: dict[str, Any], what
 
 def here(task: Optional[str]) -> str:
     """How a source opens this lab's setting: "Here:" on the model's own task (None; as it always read), else with the
-    task the profile ran on ("Here, on MNIST-1D (4,000 train):")."""
+    task the profile ran on ("Here, on MNIST-1D (3,500 train):")."""
     return "Here:" if task is None else f"Here, on {task_words(task)}:"
 
 

@@ -39,7 +39,7 @@ MODELS = ("residual", "plain", "vit-sequential", "vit-shuffle", "layerdrop")  # 
 ROUTE_OPS = ("none", "delete", "swap", "random")
 ROUTE_OP_LABELS = {**routes.op_labels(ROUTE_OPS), "random": "every block in a random order"}
 BOOTSTRAP = 200  # resamples of the held-out inputs for the error of a rank correlation
-TUNED_INPUTS = 10_000  # training inputs the tuned lens is fitted on (the digits have 1,400)
+TUNED_INPUTS = 10_000  # training inputs the tuned lens is fitted on (the digits have 1,100)
 EXAMPLES = 6  # early- and late-committing inputs shown
 
 
