@@ -9,7 +9,9 @@ what it generalises over (`over_words`: "for these trained networks", "over trai
 Where a setting's models are quick to train (lab/classroom/seeds.default_seeds), the view's recipe claims are pooled
 over MIN_SEEDS seeds without a click (one engine job per seed, a progress bar while they compute); where every one of
 those seeds is stored already (a warmed course, a ViT's view too) they are pooled from the store without starting
-anything; elsewhere the view offers the seeds that would settle its undecided claims ("Run N more seeds").
+anything; elsewhere the view offers the seeds that would settle its undecided claims ("Run N more seeds"). A claim
+pooled over seeds shows each seed's own value beside the pooled one, a dot each on the rule's side or the other
+(app/seed_dots.py), with the sign-flip p over the seeds: shown, not deciding.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from typing import Any, Mapping, Sequence
 
 import streamlit as st
 
-from app import jobs
+from app import charts, jobs
+from app import seed_dots as dots
 from lab.claims import MIN_SEEDS, over_words, verdict_words
 from lab.classroom import seeds as lab_seeds
 
@@ -102,12 +105,24 @@ def show(claims: Sequence[Mapping[str, Any]], intro: str = "", page: Any = None)
         shown.append(pooled)
         with st.container(border=True):
             st.markdown(block(pooled) + (_each_words(each) if each else ""))
+            if each:
+                seed_dots(pooled, "default")
     if page is not None:
         more_seeds(shown, page)
 
 
 def _each_words(each: Mapping[int, str]) -> str:
     return "  \n:gray[Each seed alone: " + _md(", ".join(f"{s}: {v}" for s, v in each.items())) + "]"
+
+
+def seed_dots(c: Mapping[str, Any], where: str) -> None:
+    """Each seed's own value beside the pooled one (app/seed_dots.py), with the sign-flip line; nothing for a claim
+    whose tests list no seeds. `where` keeps the chart keys of the two pooled views apart."""
+    fig = dots.figure(c)
+    if fig is None:
+        return
+    st.caption(_md(dots.flip_words(c)))
+    charts.show(fig, key=f"seed_dots_{where}_{lab_seeds.ident(c)}", what=dots.WHAT)
 
 
 def _default_pool(claims: Sequence[Mapping[str, Any]], page: Any) -> dict[str, tuple[Mapping[str, Any], Any]]:
@@ -217,6 +232,7 @@ def _pooled_view(name: str, settings: dict[str, Any], seeds: Sequence[int], stan
     for c in out["claims"]:
         with st.container(border=True):
             st.markdown(block(c) + _each_words(out["per_seed_words"].get(lab_seeds.ident(c), {})))
+            seed_dots(c, "asked")
 
 
 def pending() -> None:

@@ -5,6 +5,7 @@ Meaning colours (Okabe-Ito, safe for the common colour-vision deficiencies):
   plain / residual / ViT         orange / sky blue / reddish purple: the architecture
   trained order / random order   black / wine: which block order ran
   chance                         grey, always dotted
+  holds side / other side        the verdict words' blue / orange: a seed's value against a pooled claim's rule
 A training rate p is a position on one sequential scale (light to dark purple), never a categorical colour.
 Strategies, selection methods and training modes are a categorical set (Paul Tol's "muted" minus the hues that
 sit next to a meaning colour), so a strategy line can never be mistaken for "cut" or "p = 0.5".
@@ -39,6 +40,12 @@ TRAINED_ORDER = "#000000"  # black
 RANDOM_ORDER = "#882255"  # wine
 CHANCE = "#7f7f7f"  # grey
 MARK = "#444444"  # neutral marks: "you are here" lines, outlines
+
+# Verdicts: a value on a rule's "holds" side or its other side (each seed's dot beside a pooled claim, app/seed_dots.py)
+# takes the colour of the verdict words on the page (app/claims_view.COLOURS: Streamlit's blue "holds", orange "does
+# not hold"), in shades apart from "original"'s blue and "plain"'s orange and readable on light and dark paper.
+HOLDS_SIDE = "#1C83E1"  # Streamlit's blue
+AGAINST_SIDE = "#E2660C"  # Streamlit's orange
 
 ARCH_COLOURS = {"plain": PLAIN, "residual": RESIDUAL, "vit": VIT}
 
