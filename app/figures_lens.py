@@ -158,6 +158,9 @@ def influence(r: Any) -> go.Figure:
                 marker={"color": theme.ORIGINAL}, hovertemplate="block %{x}: %{y:.4f}<extra></extra>", row=1, col=1)
     fig.add_bar(x=blocks, y=r.delete_cost, name="accuracy lost when deleted", showlegend=False,
                 marker={"color": theme.CUT}, hovertemplate="block %{x}: %{y:.1%}<extra></extra>", row=1, col=2)
+    # a mark at each bar's top: a block whose deletion costs nothing (0.0 %) is a point on the axis, not a blank
+    fig.add_scatter(x=blocks, y=r.delete_cost, mode="markers", marker={"color": theme.CUT, "size": 9},
+                    showlegend=False, hoverinfo="skip", row=1, col=2)
     fig.add_scatter(x=r.block_influence, y=r.delete_cost, mode="markers+text", text=[str(b) for b in blocks],
                     textposition="top center", marker={"color": theme.MARK, "size": 12}, showlegend=False,
                     textfont={"size": theme.SMALL_FONT},

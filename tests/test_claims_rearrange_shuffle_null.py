@@ -98,17 +98,6 @@ def simulate(gen: np.random.Generator, sims: int, k: int, gaps: np.ndarray, sigm
 
 
 # -- the claim's tests, vectorised -------------------------------------------------------------------------------
-def packed(d: np.ndarray) -> np.ndarray:
-    """Per-input scores (rows on the last axis) as `estimates.pack_scores` then `unpack_scores` return them: exact
-    for -1 / 0 / 1, else to 1/127 of the row's largest size (what a test carries into the pool)."""
-    scale = np.abs(d).max(axis=-1, keepdims=True)
-    ternary = np.isin(d, (-1.0, 0.0, 1.0)).all(axis=-1, keepdims=True)
-    small = np.round(np.clip(d, -1.0, 1.0) * 127).astype(np.int8).astype(np.float64) / 127
-    safe = np.where(scale > 0, scale, 1.0)
-    big = np.round(d / safe * 127).astype(np.int8).astype(np.float64) / 127 * safe
-    return np.where(ternary, d, np.where(scale <= 1.0 + 1e-9, small, big))
-
-
 def paired_se(d: np.ndarray) -> np.ndarray:
     """`estimates.paired`'s error of per-input differences (last axis): their spread / sqrt(n), at least 1 / n."""
     n = d.shape[-1]
@@ -157,8 +146,8 @@ def judge(seen: np.ndarray, out: np.ndarray) -> dict[str, np.ndarray]:
     se2 = np.where(rnd, np.sqrt(paired_se(d2) ** 2 + draws), paired_se(d2))
     # both tests carry their per-input scores (the random orders' draws vary between seeds, so the design's
     # between-seed part counts them): both are pooled as the inputs x seeds design
-    p1, pse1 = over_design(packed(d1))
-    p2, pse2 = over_design(packed(d2))
+    p1, pse1 = over_design(d1)  # the scores a test carries into the pool are exact (estimates.pack_scores)
+    p2, pse2 = over_design(d2)
     holds1, holds2 = p1 - BAR > E.Z * pse1, p2 > E.Z * pse2
     k = v1.shape[-1]
     # the old way: seed 0's tests as they are (one network judged as the recipe), and the seeds' mean with the

@@ -31,12 +31,14 @@ def small_vit(seed: int = 0) -> ViT:
 
 def test_digits_split_is_fixed_stratified_and_disjoint():
     d = digits()
-    assert (len(d.train), len(d.test), len(d.probe)) == (1400, 397, 300)
+    assert (len(d.train), len(d.test), len(d.probe)) == (1100, 397, 300)
     counts = torch.bincount(d.test.y, minlength=10)
     assert int(counts.min()) >= 38 and int(counts.max()) <= 41  # stratified: about 39.7 per class
     train_rows = {tuple(r) for r in d.train.x.numpy().round(4).tolist()}
     probe_rows = {tuple(r) for r in d.probe.x.numpy().round(4).tolist()}
-    assert probe_rows <= train_rows  # the probe is carved from train, never from test
+    test_rows = {tuple(r) for r in d.test.x.numpy().round(4).tolist()}
+    # held out of training and of the test split (the raw set repeats a few images: at most 1 % shared)
+    assert len(probe_rows & train_rows) <= 3 and len(probe_rows & test_rows) <= 3
     assert 0.0 <= float(d.train.x.min()) and float(d.train.x.max()) <= 1.0
 
 
