@@ -102,6 +102,32 @@ def test_an_unreachable_scheduler_fails_the_job_with_a_message(tmp_path, monkeyp
     eng.close()
 
 
+def test_the_local_cluster_refuses_a_client_without_its_credentials(dask_engine):
+    """The lab's own cluster listens on the loopback, which every local process and account reaches: it speaks
+    mutual TLS with a certificate made for this start, so its address alone lets nobody in (issue 60)."""
+    import ssl
+
+    from distributed import Client
+    from distributed.security import Security
+
+    from tests.tls_certs import handshake
+
+    address = dask_engine.client.scheduler.address
+    assert address.startswith("tls://127.0.0.1:"), address
+    assert dask_engine.client.run(_imported)  # the control: the server's client is in
+    port = int(address.rsplit(":", 1)[1])
+    for where, security in ((f"tcp://127.0.0.1:{port}", None),  # plain TCP to the TLS port
+                            (address, Security.temporary())):  # TLS with a certificate of its own making
+        with pytest.raises((OSError, TimeoutError)):
+            Client(where, timeout="3s", set_as_default=False, security=security)
+    anyone = ssl.create_default_context()  # TLS that trusts whatever the scheduler shows, with no certificate
+    anyone.check_hostname, anyone.verify_mode = False, ssl.CERT_NONE
+    try:
+        assert handshake(port, anyone) == b""
+    except (ssl.SSLError, ConnectionResetError, BrokenPipeError):
+        pass
+
+
 def test_results_match_the_in_process_run(dask_engine, tmp_path):
     from lab.experiments.reinit.experiment import ReinitConfig, run
 
@@ -296,6 +322,8 @@ def test_jobs_asked_while_the_workers_start_stop_saying_so_once_they_are_up(dask
         opened(self)
 
     monkeypatch.setattr(cluster.DaskEngine, "_open", slow_open)
+    # the local cluster's own credentials, as a course cluster's would come from LAYERLAB_TLS_*
+    monkeypatch.setattr(cluster, "cluster_security", lambda address, env=None: dask_engine.client.security)
     eng = DaskEngine(address=dask_engine.client.scheduler.address, store=dask_engine.store)
     try:
         jobs = [eng.submit("slow", slow, Slow(steps=8, pause=0.25, tag=40 + i)) for i in range(3)]

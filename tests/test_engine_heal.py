@@ -42,8 +42,8 @@ def engine_of(tmp_path):
 def test_a_killed_cluster_heals_and_the_running_job_is_resubmitted_once(engine_of, tmp_path):
     eng = engine_of(1)
     address = eng.client.scheduler.address
-    assert address.startswith("tcp://127.0.0.1:")  # nothing off this machine reaches the cluster
-    assert all(w.startswith("tcp://127.0.0.1:") for w in eng.client.scheduler_info()["workers"])
+    assert address.startswith("tls://127.0.0.1:")  # nothing off this machine reaches the cluster, nor without its keys
+    assert all(w.startswith("tls://127.0.0.1:") for w in eng.client.scheduler_info()["workers"])
     attempts = tmp_path / "attempts"
     job = eng.submit("slow", slow, Slow(steps=16, pause=0.25, tag=71, attempts=str(attempts)))
     _started(job)

@@ -1,7 +1,8 @@
 """The Dask engine: jobs as tasks on worker processes, away from the web server's process and its GIL.
 
 By default a local cluster of worker processes (one single-threaded worker per core), started in the background
-once per server process, in a process of its own (`spawn_cluster` / `serve_cluster`); with
+once per server process, in a process of its own (`spawn_cluster` / `serve_cluster`), over mutual TLS with a
+certificate made for each start (`new_credentials`: the loopback is reachable by every local process); with
 LAYERLAB_SCHEDULER=tls://host:port the same code uses an existing cluster whose workers share the store's folder,
 over mutual TLS (`cluster_security`: a plain tcp:// cluster off the loopback is refused unless explicitly allowed).
 Each worker is prepared once (`prepare_worker`: torch on one thread, a lower priority than the web server) and runs
@@ -220,6 +221,32 @@ def cluster_security(address: str, env: Optional[Mapping[str, str]] = None) -> A
     return None
 
 
+# -- the local cluster's credentials -----------------------------------------------------------------------------
+# The loopback is not a boundary: any process on this machine, of any account, reaches 127.0.0.1, and a client of the
+# scheduler runs code on the workers as the lab's user (it read the server's secret in a test). So the local cluster
+# too speaks mutual TLS, with a key and a self-signed certificate made for each start (Dask's `Security.temporary`):
+# the server hands them to the cluster's process in files of a 0700 folder that is gone as soon as the cluster has
+# read them, and holds them only in memory after. A client without them cannot connect.
+CREDENTIAL_FILES = ("cert.pem", "key.pem")
+
+
+def local_security(cert: str, key: str) -> Any:
+    """Mutual TLS for every role of the local cluster (scheduler, workers, the server's client) from one self-signed
+    certificate and its key (PEM text)."""
+    from distributed.security import Security
+
+    return Security(require_encryption=True, tls_ca_file=cert, tls_client_cert=cert, tls_client_key=key,
+                    tls_scheduler_cert=cert, tls_scheduler_key=key, tls_worker_cert=cert, tls_worker_key=key)
+
+
+def new_credentials() -> tuple[str, str]:
+    """A fresh (certificate, key) pair in PEM, valid for this start of the local cluster only."""
+    from distributed.security import Security
+
+    sec = Security.temporary()
+    return sec.tls_ca_file, sec.tls_client_key
+
+
 # -- the local cluster's own process ---------------------------------------------------------------------------
 # A LocalCluster made inside the web server runs its scheduler on the server's event loop: every heartbeat, task
 # transition and progress query of the workers then takes the server's GIL, and cached page views waited behind it
@@ -231,14 +258,17 @@ START_TIMEOUT_S = 300.0  # worker processes import torch: slow on a loaded machi
 
 
 def serve_cluster() -> None:
-    """Body of the cluster process (`python -c SERVE WORKERS PARENT_PID ADDRESS_FILE`): a LocalCluster of WORKERS
-    single-threaded worker processes; writes its scheduler's address to ADDRESS_FILE, then runs until the parent is
+    """Body of the cluster process (`python -c SERVE WORKERS PARENT_PID ADDRESS_FILE PRELOAD`): a LocalCluster of
+    WORKERS single-threaded worker processes over mutual TLS, with the credentials the parent left beside
+    ADDRESS_FILE (`CREDENTIAL_FILES`); writes its scheduler's address to ADDRESS_FILE, then runs until the parent is
     gone or it is terminated."""
     import dask
     from distributed import LocalCluster
 
     workers, parent, address_file = int(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
     extra = [m for m in (sys.argv[4] if len(sys.argv) > 4 else "").split(",") if m]
+    cert, key = ((address_file.parent / name).read_text() for name in CREDENTIAL_FILES)
+    security = local_security(cert, key)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with dask.config.set({"distributed.nanny.pre-spawn-environ": worker_environ(), **QUIET}):
@@ -246,7 +276,7 @@ def serve_cluster() -> None:
         # the first student's job under `nice` (measured on a loaded machine: 15-20 s before a job's first line).
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                                silence_logs=40, memory_limit=settings.get("LAYERLAB_WORKER_MEMORY"),
-                               scheduler_port=0, host="127.0.0.1",
+                               scheduler_port=0, host="127.0.0.1", protocol="tls://", security=security,
                                preload=["lab.runtime.engine.cluster", *extra])
     tmp = address_file.with_suffix(".tmp")
     tmp.write_text(cluster.scheduler_address)
@@ -312,12 +342,20 @@ def _kill_tree(proc: subprocess.Popen) -> None:
             pass
 
 
-def spawn_cluster(workers: int, preload: Sequence[str] = ()) -> tuple[subprocess.Popen, str]:
-    """Start the cluster process (see `serve_cluster`); returns it and its scheduler's address. Its output goes
-    where this process's goes (a pipe nobody reads would fill up and stall the workers that inherit it)."""
+def spawn_cluster(workers: int, preload: Sequence[str] = ()) -> tuple[subprocess.Popen, str, Any]:
+    """Start the cluster process (see `serve_cluster`); returns it, its scheduler's address (tls://) and the
+    `Security` a client connects with. Its output goes where this process's goes (a pipe nobody reads would fill up
+    and stall the workers that inherit it)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)  # the workers import what this process can
-    with tempfile.TemporaryDirectory(prefix="layerlab-cluster-") as tmp:
+    cert, key = new_credentials()
+    with tempfile.TemporaryDirectory(prefix="layerlab-cluster-") as tmp:  # mode 0700: this account only
+        os.chmod(tmp, 0o700)
+        for name, text in zip(CREDENTIAL_FILES, (cert, key), strict=True):
+            path = Path(tmp) / name
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
         address_file = Path(tmp) / "address"
         # A process group of its own where there are groups (POSIX): a heal kills the whole group, so workers whose
         # cluster died go with it (elsewhere `_kill_group` finds them by parentage).
@@ -326,8 +364,8 @@ def spawn_cluster(workers: int, preload: Sequence[str] = ()) -> tuple[subprocess
                                 env=env, start_new_session=hasattr(os, "killpg"))
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline and proc.poll() is None:
-            if address_file.exists():
-                return proc, address_file.read_text().strip()
+            if address_file.exists():  # written after the credentials were read: the folder may go now
+                return proc, address_file.read_text().strip(), local_security(cert, key)
             time.sleep(0.2)
     proc.kill()
     raise RuntimeError(f"the cluster process did not start (exit status {proc.poll()})")
@@ -400,8 +438,9 @@ class DaskEngine(Engine):
                 # No dashboard: nobody looks at it, and its port may be taken. memory_limit bounds each worker: its
                 # nanny restarts a worker that reaches 95 % of it (its job then runs again elsewhere), so a
                 # long-running server's workers cannot grow without limit.
-                self.cluster, address = spawn_cluster(self.workers or max(1, os.cpu_count() or 1), self.preload)
-                self.client = Client(address, set_as_default=False, timeout=CONNECT_TIMEOUT)
+                self.cluster, address, security = spawn_cluster(self.workers or max(1, os.cpu_count() or 1),
+                                                                self.preload)
+                self.client = Client(address, set_as_default=False, timeout=CONNECT_TIMEOUT, security=security)
         except Exception as exc:  # noqa: BLE001 - whatever went wrong, every job asked for must hear about it
             self.error = RuntimeError(f"the lab's compute cluster could not be started or reached "
                                       f"({type(exc).__name__})")
