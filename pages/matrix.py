@@ -166,7 +166,7 @@ if full is not None:
     claims_view.show(matrix_claims.result_claims(full),
                      intro=f"Checked on the {n_rows} rows at seed {seed}; each claim says where it comes "
                      f"from and how this lab departs from it (a {base.title} on {data_words}, not a language "
-                     "model).",
+                     "model). " + matrix_claims.page_error_words(),
                      page=page)
 else:
     st.markdown("The claims are judged once every row is in.")

@@ -31,6 +31,12 @@ Rows = dict[str, RowResult]  # recipe -> its row
 
 LINEAR_BAR = 0.95  # "nearly linear": R^2 of the affine fit of a block's update (output - input) at least this
 LOOP_MARGIN = 0.05  # "close": the looped model within 5 points of the sequential model's held-out accuracy
+# The default view's page-level false rate (the ViT at one seed): under a global null (every claim at the edge of
+# its null), how many of PAGE_SIMS simulated pages had SOME claim say "holds" falsely, measured on the same draws for
+# all claims (shared inputs, models and runs) by tests/test_matrix_nulls.py::
+# test_the_default_views_page_level_false_rate_is_measured_and_stated, which fails if this count leaves its exact 95 %
+# interval. Its PAGE_CLAIMS claims about these networks decide; the recipe claims cannot tell at one seed.
+PAGE_FALSE_HOLDS, PAGE_SIMS, PAGE_CLAIMS = 179, 2000, 4
 
 
 def departs(rows: Rows) -> str:
@@ -290,6 +296,20 @@ def influence(rows: Rows) -> Optional[Claim]:
         "otherwise cannot tell", [C.test("influence order minus last quarter", est, ">=", 0.0)],
         f"Mean over recipes: {pct(a.mean())} by influence, {pct(b.mean())} for the last quarter ({pts(est.value)}). "
         f"Per recipe: {per}." + (f" Influence picked the last quarter itself for: {', '.join(same)}." if same else ""))
+
+
+def page_error_words() -> str:
+    """How often the default view says something false somewhere, in words (the page's "how verdicts are made")."""
+    from scipy.stats import beta, norm
+
+    rate = PAGE_FALSE_HOLDS / PAGE_SIMS
+    bound = float(beta.ppf(0.95, PAGE_FALSE_HOLDS + 1, PAGE_SIMS - PAGE_FALSE_HOLDS))
+    return (f"Each verdict is a test at 2 standard errors: one test at the edge of its null says \"holds\" "
+            f"{100 * float(norm.sf(Z)):.1f} % of the time, each claim here at most 5 % in simulation. The page's "
+            f"verdicts are not corrected jointly: when none of the default view's {PAGE_CLAIMS} claims about these "
+            f"trained networks is true, at least one says \"holds\" on {100 * rate:.1f} % of simulated pages "
+            f"({PAGE_SIMS:,} simulations with their shared inputs and models; at most {100 * bound:.1f} % at 95 %), "
+            "and the recipe claims cannot tell at one seed.")
 
 
 CLAIMS = (robust, u_shape, attention, linear, early_exit, looped, ln_scale, influence)
