@@ -14,16 +14,20 @@ at most lab/core/data_csv.py's MAX_BYTES (the server refuses a larger request to
 UPLOADS_PER_SESSION files per browser session, STORE_DATA_BYTES for every stored CSV together, and per network
 address LAYERLAB_UPLOAD_MB_PER_ADDRESS and never more than half of the space the others leave free; a CSV no page
 showed for LAYERLAB_UPLOAD_DAYS is deleted (lab/classroom/uploads.py: each page that shows one marks it used).
+A file the check refuses counts too: against the session's UPLOADS_PER_SESSION, and for an hour its bytes against
+the address's bound (uploads.refused), so pressing "Use this file" on a bad file is bounded like sending good ones.
 The file is checked and stored in the button's callback (before the control exists in
 that run, so choosing it can set the control); a bad file's message stays under the upload until another file is
-chosen, and changes nothing.
+chosen, and changes nothing. Every parse of an uploaded file (the check, its facts, its class names) runs on a worker
+thread with a time bound, CHECK_SECONDS (lab/runtime/bounded.py), never on the page's script thread: a check that
+runs over is refused with its one-line message, and other sessions' pages run on meanwhile.
 """
 
 from __future__ import annotations
 
 import logging
 from functools import lru_cache
-from typing import Any, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 import streamlit as st
 
@@ -34,18 +38,31 @@ from lab.classroom import uploads
 from lab.core import data_csv
 from lab.core.recipes import FAMILY_TASKS
 from lab.core.task_facts import TaskFacts, csv_limits, task_facts, task_label
-from lab.runtime import settings
+from lab.runtime import bounded, settings
 from lab.runtime.store import default_store
 
 log = logging.getLogger("layerlab.upload")
+T = TypeVar("T")
 
 KEY = "task"  # the control's key and URL parameter
 UPLOADED = "_layerlab_csv_tasks"  # this session's uploaded task names, in upload order
+REFUSED = "_layerlab_csv_refused"  # how many files this session sent that the check refused
 UPLOAD_NOTE = "_layerlab_csv_note"  # (file id, "error" | "success", text) of the last "Use this file"
 FILE_KEY, LABEL_KEY, USE_KEY = "task_csv_file", "task_csv_label", "task_csv_use"
 UPLOADS_PER_SESSION = 5
 STORE_DATA_BYTES = uploads.STORE_BYTES  # every stored CSV of the server together
 OWN = " (the model's own)"
+CHECK_SECONDS = 20.0  # the longest one parse of an uploaded file may take (a 5 MB table: about 1 s on 2 cores)
+OVERDUE = (f"Checking this file took longer than {CHECK_SECONDS:g} seconds, so it was refused: upload a smaller "
+           "table, or export it again as CSV.")
+READ_OVERDUE = (f"Reading this stored file took longer than {CHECK_SECONDS:g} seconds; reload the page to try "
+                "again.")
+
+
+def _parse(fn: Callable[..., T], *args: Any, what: str = READ_OVERDUE) -> T:
+    """`fn(*args)`, a parse of an uploaded file: on a worker thread, within CHECK_SECONDS (else a ValueError that
+    says so)."""
+    return bounded.run(fn, *args, seconds=CHECK_SECONDS, what=what)
 
 
 def _stored(name: str) -> bool:
@@ -154,6 +171,8 @@ def _own_link(opts: list[Optional[str]], own: str) -> None:
 
 @lru_cache(maxsize=64)
 def _facts_at(root: str, name: str) -> TaskFacts:
+    if data_csv.is_csv_task(name):
+        return _parse(task_facts, name, default_store())
     return task_facts(name, default_store())
 
 
@@ -168,7 +187,7 @@ def facts(name: str) -> Optional[TaskFacts]:
 
 @lru_cache(maxsize=64)
 def _classes_at(root: str, name: str) -> tuple[str, ...]:
-    return tuple(data_csv.load_table(root, name).classes)
+    return tuple(_parse(data_csv.load_table, root, name).classes)
 
 
 def class_names(name: Optional[str]) -> Optional[tuple[str, ...]]:
@@ -217,12 +236,15 @@ def _facts_caption(name: str) -> None:
                            f"{f.about}"))
 
 
-def refusal(uploaded: int, size: int, stored: int, held: int = 0, per_address: Optional[int] = None) -> Optional[str]:
-    """Why an upload is refused (None: it may be checked and stored): this session's uploads so far, the file's
-    bytes, the bytes every stored CSV of the server takes, those of them this network address uploaded (`held`) and
-    what one address may keep (`per_address`; None: no bound of its own)."""
+def refusal(uploaded: int, size: int, stored: int, held: int = 0, per_address: Optional[int] = None,
+            refused: int = 0) -> Optional[str]:
+    """Why an upload is refused (None: it may be checked and stored): this session's files so far (kept or refused
+    by the check), the file's bytes, the bytes every stored CSV of the server takes, those of them this network
+    address uploaded (`held`), what one address may keep (`per_address`; None: no bound of its own) and the bytes
+    of this address's files the check refused lately (`refused`, lab/classroom/uploads.py: refused_bytes)."""
     if uploaded >= UPLOADS_PER_SESSION:
-        return f"This session has uploaded {UPLOADS_PER_SESSION} files already; reload the page to upload more."
+        return (f"This session has sent {UPLOADS_PER_SESSION} files already (refused files count too); reload the "
+                "page to upload more.")
     if size > data_csv.MAX_BYTES:
         return f"This file is too large: {csv_limits()}."
     days = settings.get("LAYERLAB_UPLOAD_DAYS")
@@ -236,7 +258,19 @@ def refusal(uploaded: int, size: int, stored: int, held: int = 0, per_address: O
     if per_address is not None and held + size > per_address:
         return (f"Your network keeps {held / 1e6:.1f} MB of uploaded files on this server, and one network may keep "
                 f"{per_address / 1e6:g} MB: use one of those (files no page uses for {days} days are deleted).")
+    if per_address is not None and held + refused + size > per_address:
+        minutes = uploads.REFUSED_WINDOW_S / 60
+        return (f"Your network sent {refused / 1e6:.1f} MB of files this server refused in the last {minutes:g} "
+                f"minutes, and they count against the {per_address / 1e6:g} MB one network may send: fix the file as "
+                "its message said, then try again later.")
     return None
+
+
+def _check_and_store(root: Any, data: bytes, label: Optional[str], who: str) -> str:
+    """On a worker thread (`_parse`): check and store the file, record who sent it; its task name."""
+    name = data_csv.save_csv(root, data, label)
+    uploads.record(data_csv.find_csv(root, name), who)
+    return name
 
 
 def _use_file(own: Optional[str]) -> None:
@@ -259,17 +293,21 @@ def _use_file(own: Optional[str]) -> None:
         log.error("upload refused: the server's secret cannot be read (%s)", exc)
         note("error", "This server cannot take uploads right now (its log says why).")
         return
-    why = refusal(len(done), len(data), uploads.stored_bytes(root), uploads.held(root, who),
-                  settings.get("LAYERLAB_UPLOAD_MB_PER_ADDRESS") * 1_000_000)
+    refused_here = int(st.session_state.get(REFUSED, 0))
+    why = refusal(len(done) + refused_here, len(data), uploads.stored_bytes(root), uploads.held(root, who),
+                  settings.get("LAYERLAB_UPLOAD_MB_PER_ADDRESS") * 1_000_000, uploads.refused_bytes(who))
     if why is not None:
         log.warning("upload refused: %s", why)
         note("error", why)
         return
     label = str(st.session_state.get(LABEL_KEY) or "").strip() or None
     try:
-        name = data_csv.save_csv(root, data, label)
-        uploads.record(data_csv.find_csv(root, name), who)
+        name = _parse(_check_and_store, root, data, label, who, what=OVERDUE)
     except ValueError as exc:
+        st.session_state[REFUSED] = refused_here + 1
+        uploads.refused(who, len(data))
+        if isinstance(exc, bounded.Overdue):
+            log.warning("upload refused: its check ran past %g s (%d bytes)", CHECK_SECONDS, len(data))
         note("error", str(exc))
         return
     log.info("stored an uploaded CSV as %s (%d bytes)", name, len(data))

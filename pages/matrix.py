@@ -8,7 +8,6 @@ from app import figures_matrix as figs
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
 from lab.core import recipes, routes
-from lab.core.task_facts import task_facts
 from lab.experiments.matrix import claims as matrix_claims
 from lab.experiments.matrix import descriptor as described
 from lab.experiments.matrix import experiment as matrix
@@ -102,7 +101,10 @@ if rows:
                        file_name=f"layerlab-matrix-seed{seed}.json", mime="application/json",
                        help="Every number on this page, per-input outcomes included.")
 
-facts = task_facts(task or own)
+facts = task_control.facts(task or own)  # an uploaded CSV's facts are parsed off this thread, bounded in time
+if facts is None:
+    st.error("This page's task cannot be read any more (an uploaded file no longer stored?): choose another task.")
+    st.stop()
 data_words = base.data_words if task in (None, own) else facts.label
 shape = base.spec(seed).model
 model_words = (f"the Shuffle page's ViT ({base.blocks} pre-norm blocks, width {base.width}, "

@@ -13,6 +13,10 @@ the server's space for everyone.
   the uploader is a keyed hash of the address's /24 or /48, lab/runtime/secret.py). One address may keep at most
   LAYERLAB_UPLOAD_MB_PER_ADDRESS, and never more than half of the space that the others leave free of STORE_BYTES
   (rounded up; the fair share of lab/runtime/engine/admission.py), so no address fills the server's space.
+- Refused files count too (`refused`, `refused_bytes`): the check of a file the server then refuses costs the
+  server as much as one it keeps, so for REFUSED_WINDOW_S each refusal counts its bytes (at least REFUSED_FLOOR)
+  against the same per-address bound, and pressing "Use this file" on a bad file again and again is bounded. Kept
+  in this process's memory: a restarted server forgets them, as it forgets its sessions.
 """
 
 from __future__ import annotations
@@ -38,8 +42,12 @@ STORE_BYTES = 200_000_000  # every stored CSV of the server together
 OWNERS = "owners"
 TOUCH_EVERY_S = 3600.0
 _CSV = re.compile(r"[0-9a-f]{64}")
+REFUSED_WINDOW_S = 3600.0  # how long a refused file counts against its network's bound
+REFUSED_FLOOR = 100_000  # bytes a refusal counts at least: a tiny bad file is not free to send again and again
 _touched: dict[str, float] = {}
 _touched_lock = threading.Lock()
+_refused: dict[str, list[tuple[float, int]]] = {}  # uploader -> (when, bytes counted) of its refused files
+_refused_lock = threading.Lock()
 
 
 def folder(root: Path | str) -> Path:
@@ -98,6 +106,27 @@ def held(root: Path | str, client: str) -> int:
     if not mine.is_dir():
         return 0
     return sum(_size(folder(root) / f"{m.name}.csv") for m in mine.iterdir() if _CSV.fullmatch(m.name))
+
+
+def refused(client: str, size: int, now: Optional[float] = None) -> None:
+    """The server checked a file of `size` bytes from `client` and refused it."""
+    now = time.time() if now is None else now
+    with _refused_lock:
+        for who in [w for w, seen in _refused.items() if seen[-1][0] <= now - REFUSED_WINDOW_S]:
+            del _refused[who]  # nothing of theirs counts any more
+        _refused.setdefault(client, []).append((now, max(size, REFUSED_FLOOR)))
+
+
+def refused_bytes(client: str, now: Optional[float] = None) -> int:
+    """Bytes of `client`'s files refused in the last REFUSED_WINDOW_S (each at least REFUSED_FLOOR)."""
+    now = time.time() if now is None else now
+    with _refused_lock:
+        recent = [(t, n) for t, n in _refused.get(client, []) if t > now - REFUSED_WINDOW_S]
+        if recent:
+            _refused[client] = recent
+        else:
+            _refused.pop(client, None)
+        return sum(n for _, n in recent)
 
 
 def room(root: Path | str, client: str, per_address: int, store_bytes: int = STORE_BYTES) -> int:

@@ -40,6 +40,7 @@ import numpy as np
 
 from lab.core.data import Dataset
 from lab.core.data_tabular import tabular_dataset
+from lab.runtime import bounded
 from lab.runtime.atomic import write_atomically
 
 MAX_BYTES = 5_000_000
@@ -53,6 +54,10 @@ HASH_DIGITS = 16
 DATA_DIR = "data"  # under the store's root
 _NAME = re.compile(r"csv:([0-9a-f]{16})(?::(.+))?", re.S)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f]")  # control characters that never occur in a text table
+DELIMITERS = (",", "\t", ";")  # a tie goes to the first (csv.Sniffer's order of preference)
+SAMPLE_CHARS = 65536  # what the delimiter is chosen from: the first records within this many characters
+SAMPLE_RECORDS = 100
+CHECK_EVERY = 1000  # records between two looks at a bounded call's clock
 
 
 def _limits() -> str:
@@ -112,17 +117,46 @@ def _decode(data: bytes) -> str:
     return text
 
 
+def _delimiter(text: str) -> str:
+    """Of comma, tab and semicolon, the delimiter that splits the first records of `text` (at most SAMPLE_RECORDS,
+    within its first SAMPLE_CHARS characters) into the same number of fields, at least 2, most often (then: into
+    more fields; then: the first of DELIMITERS); a comma when none gives a first record of 2 fields.
+
+    csv's reader reads each character once, so this is linear in the sample; csv.Sniffer is not: its regular
+    expression backtracks, and 64 kB of quotes and commas cost it seconds (bench/bench_upload_check.py)."""
+    sample = text[:SAMPLE_CHARS]
+    best, best_score = ",", (0.0, 0)
+    for delimiter in DELIMITERS:
+        widths = []
+        try:
+            for rec in csv.reader(io.StringIO(sample, newline=""), delimiter=delimiter):
+                if any(f.strip() for f in rec):
+                    widths.append(len(rec))
+                if len(widths) > SAMPLE_RECORDS:
+                    break
+        except csv.Error:
+            continue
+        if len(widths) > SAMPLE_RECORDS:
+            widths = widths[:SAMPLE_RECORDS]
+        elif len(text) > SAMPLE_CHARS and len(widths) > 1:
+            widths = widths[:-1]  # the sample may end inside its last record
+        if not widths or widths[0] < 2:
+            continue
+        score = (sum(w == widths[0] for w in widths) / len(widths), widths[0])
+        if score > best_score:
+            best, best_score = delimiter, score
+    return best
+
+
 def _records(text: str) -> tuple[list[list[str]], list[int], str]:
     """The non-blank records, their spreadsheet row numbers, and the delimiter."""
-    sample = text[:65536]
-    try:
-        delimiter = csv.Sniffer().sniff(sample, delimiters=",;\t").delimiter
-    except csv.Error:
-        delimiter = ","
+    delimiter = _delimiter(text)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     records, rows = [], []
     try:
         for rec in reader:
+            if len(records) % CHECK_EVERY == 0:
+                bounded.check()  # a check with a time bound (lab/runtime/bounded.py) stops when its time is up
             if len(records) > MAX_ROWS + 1:
                 raise ValueError(f"This file is too large: {_limits()}; it has more than {MAX_ROWS:,} rows. "
                                  "Use a sample of it.")
@@ -223,6 +257,7 @@ def read_csv(data: bytes, label: Optional[str] = None) -> CsvTable:
     for j, name in enumerate(names):
         if j == li:
             continue
+        bounded.check()
         vals, bad = _numbers(list(cols[j]), decimal_comma)
         if vals is None:
             dropped.append(name)
