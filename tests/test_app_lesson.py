@@ -252,6 +252,19 @@ def _import_app() -> None:
     st.markdown("mine: " + ",".join(st.session_state.get(lesson.MINE_KEY, {})))
 
 
+@pytest.mark.parametrize("hostile, words", [(b"[" * 20_000, "more than 8 deep"),
+                                             (b'{"layerlab_lesson": 1, "minutes": ' + b"9" * 5_000 + b"}",
+                                              "a number of 5,000 characters")])
+def test_a_lesson_file_nested_too_deep_or_with_a_huge_number_gets_the_checks_message(hostile, words):
+    """Issue 60: a file nested 20,000 deep (RecursionError) or holding a 5,000-digit number (int's ValueError)
+    escaped the lesson checks, and Home showed "This app has encountered an error"."""
+    at = AppTest.from_function(_import_app)
+    at.session_state["file_id"], at.session_state["bytes"] = "deep", hostile
+    at.run()
+    assert not at.exception
+    assert "error: That file was not imported" in at.markdown[0].value and words in at.markdown[0].value
+
+
 def test_a_lesson_file_is_imported_once_validated_and_its_problems_said():
     at = AppTest.from_function(_import_app)
     at.session_state["file_id"], at.session_state["bytes"] = "a", b'{"layerlab_lesson": 1, "key": 3}'

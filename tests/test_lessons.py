@@ -81,11 +81,21 @@ STEP = {"page": "delete", "setting": "plain1", "question": "delete.plain1", "aim
     (_file(steps=[{**STEP, "setting": "colour.red"}]), "is not control.value of one of its controls"),
     (_file(key="Bad Key!"), "its key must be"),
     ("x" * (lessons.MAX_BYTES + 1), "at most 32 kB"),
+    ("[" * 20_000, "nests lists or objects more than 8 deep"),  # issue 60: json's parser recursed into an error
+    ('{"a": ' * 9 + "1" + "}" * 9, "more than 8 deep"),
+    ('{"layerlab_lesson": 1, "minutes": ' + "9" * 5_000 + "}", "a number of 5,000 characters"),  # int's own limit
+    ('{"layerlab_lesson": 1.' + "5" * 30 + "}", "a number of 32 characters"),
 ])
 def test_a_broken_lesson_file_is_refused_with_words_that_name_the_problem(text, words):
     with pytest.raises(LessonError) as e:
         lessons.from_json(text)
     assert words in str(e.value), str(e.value)
+
+
+def test_brackets_and_quotes_inside_text_do_not_count_as_nesting():
+    lesson = lessons.get("order-matters")
+    odd = lessons.Lesson(lesson.key, 'Order [[[[[[[[[[{{{{ "matters" \\', lesson.minutes, lesson.steps)
+    assert lessons.from_json(lessons.to_json(odd)) == odd
 
 
 def test_a_step_may_name_its_setting_as_a_pinned_link_does():

@@ -22,7 +22,7 @@ import io
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from lab.catalog import descriptors
 from lab.classroom import questions as lab_questions
@@ -33,6 +33,8 @@ MAX_STEPS = 30
 TITLE_CHARS = 100
 AIM_CHARS = 200
 MINUTES_PER_STEP = 6  # a step: read the question, vote, reveal, discuss (the shipped lessons' pace)
+MAX_DEPTH = 8  # a lesson file nests 3 deep (the lesson, its steps, a step); json's parser recurses once per level
+MAX_NUMBER_CHARS = 20  # Python refuses to read a whole number of more than 4,300 digits (a ValueError of its own)
 KEY = re.compile(r"[a-z0-9][a-z0-9-]{0,39}")
 PIN_PAIR = re.compile(r"([a-z][a-z0-9]*)\.(.+)")
 
@@ -186,11 +188,19 @@ def from_json(text: str | bytes) -> Lesson:
     if len(text) > MAX_BYTES:
         raise LessonError(f"a lesson file is at most {MAX_BYTES // 1000} kB; this one is {len(text) // 1000} kB")
     try:
-        data = json.loads(text)
+        if isinstance(text, bytes):
+            text = text.decode(json.detect_encoding(text))
     except UnicodeDecodeError:
         raise LessonError("not a lesson file: it is not text (UTF-8)") from None
+    if _depth(text) > MAX_DEPTH:
+        raise LessonError(f"not a lesson file: it nests lists or objects more than {MAX_DEPTH} deep (a lesson file "
+                          "nests 3 deep)")
+    try:
+        data = json.loads(text, parse_int=_number(int), parse_float=_number(float))
     except json.JSONDecodeError as e:
         raise LessonError(f"not a lesson file: it is not JSON ({e.msg} at line {e.lineno})") from None
+    except RecursionError:  # not reached within MAX_DEPTH; kept so no file can end a page in a traceback
+        raise LessonError(f"not a lesson file: it nests more than {MAX_DEPTH} deep") from None
     if not isinstance(data, dict) or data.get("layerlab_lesson") != FORMAT:
         raise LessonError(f'not a lesson file: it has no "layerlab_lesson": {FORMAT} (export one from the lab to '
                           f"see the format)")
@@ -206,6 +216,39 @@ def from_json(text: str | bytes) -> Lesson:
             raise LessonError(f"not a usable lesson file: step {n} must give {', '.join(fields)}, each as text")
         steps.append(Step(*(s[f] for f in fields)))
     return check(Lesson(data["key"], data["title"], data["minutes"], tuple(steps)))
+
+
+def _depth(text: str) -> int:
+    """How deep the lists and objects of a JSON text nest (brackets inside strings do not count): one pass over its
+    characters (a regular expression for strings would rescan from every quote of an unterminated one)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def _number(kind: type) -> Callable[[str], Any]:
+    """json's reader of a number, refusing one written with more than MAX_NUMBER_CHARS characters."""
+    def read(literal: str) -> Any:
+        if len(literal) > MAX_NUMBER_CHARS:
+            raise LessonError(f"not a lesson file: it holds a number of {len(literal):,} characters (at most "
+                              f"{MAX_NUMBER_CHARS})")
+        return kind(literal)
+    return read
 
 
 def menu() -> list[Step]:
