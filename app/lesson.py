@@ -143,6 +143,8 @@ def follow(page: str, w: ws.Workshop) -> Optional[Room]:
     if w.code is None:
         _rejoin_offer()
         return None
+    if not w.found:  # a code that names no open class (or one looked up too often wrongly) follows nothing
+        return None
     r = room(w.code)
     if r is None:
         return None
@@ -197,7 +199,7 @@ def _bar(r: Room, w: ws.Workshop) -> None:
         else:
             st.markdown(f":material/school: Class **{md(r.code)}** · {md(r.lesson.title)} · step {n} of {total}",
                         width="stretch")
-            st.download_button("My worksheet", data=_worksheet_of(r, ws.voter()), on_click="ignore",
+            st.download_button("My worksheet", data=_worksheet_of(r, ws.voter(r.code)), on_click="ignore",
                                file_name=f"layerlab-{r.code}-worksheet.html", mime="text/html", type="tertiary",
                                icon=":material/download:", key="lesson_worksheet",
                                help="Your predictions beside what each run showed (an offline HTML file).")
@@ -294,7 +296,7 @@ def report_buttons(r: Room, key: Optional[str]) -> None:
                        key=f"lesson_report_csv_{r.code}")
 
 
-def worksheet_rows(code: str, lesson: lessons.Lesson, voter: str) -> list[dict[str, Any]]:
+def worksheet_rows(code: str, lesson: lessons.Lesson, voter: Optional[str]) -> list[dict[str, Any]]:
     """One row per step of a student's worksheet: their counted prediction beside what the run showed (once the
     answer was revealed to the room)."""
     db = ws.database()
@@ -302,7 +304,7 @@ def worksheet_rows(code: str, lesson: lessons.Lesson, voter: str) -> list[dict[s
     rows = []
     for n, s in enumerate(lesson.steps, start=1):
         q = s.asked
-        mine = db.mine(code, q.key, voter)
+        mine = db.mine(code, q.key, voter) if voter is not None else None  # None: this browser never joined
         mine = mine if mine is not None and 0 <= mine < len(q.options) else None
         out = said.get(q.key)
         correct = out.get("correct") if out else None
@@ -316,7 +318,7 @@ def worksheet_rows(code: str, lesson: lessons.Lesson, voter: str) -> list[dict[s
     return rows
 
 
-def _worksheet_of(r: Room, voter: str) -> Any:
+def _worksheet_of(r: Room, voter: Optional[str]) -> Any:
     return lambda: worksheet.lesson_worksheet_html(r.lesson.title, r.code, worksheet_rows(r.code, r.lesson, voter))
 
 

@@ -11,10 +11,16 @@ Link flags (read through app/query.py like every link value):
   a browser with the class's lecturer cookie, or one whose lecturer typed the key into the password box. The key is
   never in a link (a link is on the projector, in photos, histories and logs), never in a download nor a log line;
   a `key=` in a link is dropped unread. `student=1` never makes a lecturer.
-- A student's vote is one per browser: a signed voter id kept in a cookie (the Streamlit session when the browser
-  keeps none), bounded per voter and per network address, counted only while the lecturer has voting open on the
-  question, and final (workshop_db.py): the student sees the result right after voting, so nobody changes a vote
-  after seeing the answer, reload or not.
+- A student's vote is one per browser, and a voter costs a join: the server issues a voter identity when a student
+  joins the class (the code typed on Home, `?join=CODE` from the QR code, or a page opened with the class's Student
+  link), bounded per network address (workshop_db.join's token bucket); the browser keeps it in a cookie signed with
+  the class's key, so a reload is the same voter. A session that never joined votes nothing. Votes are bounded per
+  voter and per address, counted only while the lecturer has voting open on the question, and final
+  (workshop_db.py): the student sees the result right after voting, so nobody changes a vote after seeing the
+  answer, reload or not.
+- Wrong class codes (a join, a class link) and wrong lecturer keys (typed, or a cookie) count per address
+  (workshop_db.find, check_key): past the bound, the address's tries wait a minute. A closed class and a code that
+  names none read alike.
 
 Everything a student or a link sends is validated before it is stored or drawn; text drawn from data is escaped.
 """
@@ -47,13 +53,15 @@ from lab.runtime.plain import to_plain
 
 WORKSHOP, CLASS, KEY, PRESENT, STUDENT = "workshop", "class", "key", "present", "student"
 SESSION_KEY = "_layerlab_ws_session"
-VOTER_KEY = "_layerlab_ws_voter"  # this session's voter id (from the browser's cookie, or the session's own)
+VOTER_KEY = "_layerlab_ws_voter"  # {code: voter id} the server issued this browser when it joined the class
+WRONG_COOKIE_KEY = "_layerlab_ws_wrong_cookie"  # {code: the lecturer cookie found wrong}: counted once, not each run
+FOUND_KEY = "_layerlab_ws_found"  # {code: open?} as this session's look-up found it (workshop_db.find): once each
 LECTURER_KEY = "_layerlab_ws_lecturer"  # {code: key} of the classes this session presents
 STARTED_KEY = "_layerlab_ws_started"  # {code: key} of classes this session started, whose key is shown until put away
 VIEW_KEY = "_layerlab_ws_view"  # {code: (page, query)}: the class's current view as this session last stored it
 NOTICE_KEY = "_layerlab_ws_notice"  # a lecturer action's outcome, said once on the next run: (kind, text)
 FORGET_COOKIES = "_layerlab_ws_forget"  # lecturer cookies to delete on the next run (a closed class's)
-COOKIE = "layerlab_voter"
+COOKIE = "layerlab_voter_"  # + the class's code: the identity issued at the join, signed with the class's key
 LECTURER_COOKIE = "layerlab_lecturer_"  # + the class's code: the key, kept by the lecturer's browser (one per class)
 CLOSE_NOTICE = "_layerlab_ws_closed"
 LESSON_CODES = "_layerlab_lesson_codes"  # codes of the lessons this session started (Home shows each as a card)
@@ -82,36 +90,53 @@ def session_token() -> str:
     return st.session_state.setdefault(SESSION_KEY, secrets.token_urlsafe(16))
 
 
-def voter(code: Optional[str] = None) -> str:
-    """This student's voter id: the one in the browser's cookie when it is signed for class `code`, so a reload is
-    the same voter; otherwise the session's own, which `keep_voter` then asks the browser to keep."""
-    known = st.session_state.get(VOTER_KEY)
-    if known:
-        return known
-    signed = _cookie(COOKIE)  # None without a browser (bare mode, AppTest): the session is the voter
-    found = None
+def voter(code: Optional[str]) -> Optional[str]:
+    """This browser's voter identity in class `code`: the one the server issued when this session joined it, or the
+    one its cookie carries (signed with the class's key by a join, so a reload is the same voter); None before a
+    join (no identity of one's own choosing ever votes)."""
+    if code is None:
+        return None
+    known = st.session_state.setdefault(VOTER_KEY, {})
+    if code in known:
+        return known[code]
+    signed = _cookie(COOKIE + code)  # None without a browser (bare mode, AppTest): the session's join is all
     if signed:
         try:
             found = database().voter_of(signed, code)
+            if found is not None and database().is_joined(code, found):
+                known[code] = found
+                return found
         except Exception:  # noqa: BLE001 - a database that cannot be reached must not break the page
             log_.exception("could not check a voter cookie")
-    st.session_state[VOTER_KEY] = found or session_token()
-    return st.session_state[VOTER_KEY]
+    return None
 
 
-def keep_voter(code: Optional[str] = None) -> None:
-    """Ask the browser to keep this voter id, signed with class `code`'s key (a cookie of the lab's own address, for
-    the class's days; Secure over https: `cookie_script`), unless it sent that very id. st.html runs the script in
-    the page itself."""
+def join(code: str) -> str:
+    """Join class `code` (the code typed on Home, `?join=`, the QR code, the Student link): the server issues this
+    browser a voter identity unless it holds one (workshop_db.join, bounded per address), which `keep_voter` asks
+    the browser to keep. wdb.Rejected when none was issued (Flood: too many joins from this address just now)."""
     vid = voter(code)
+    if vid is None:
+        vid = database().join(code, client=client())
+        st.session_state.setdefault(VOTER_KEY, {})[code] = vid
+    return vid
+
+
+def keep_voter(code: str) -> None:
+    """Ask the browser to keep its voter identity in class `code`, signed with the class's key (a cookie of the lab's
+    own address, for the class's days; Secure over https: `cookie_script`), unless it sent that very one. st.html
+    runs the script in the page itself."""
+    vid = voter(code)
+    if vid is None:
+        return
     try:
-        sent = st.context.cookies.get(COOKIE)
+        sent = st.context.cookies.get(COOKIE + code)
         signed = database().sign_voter(vid, code)
-    except Exception:  # noqa: BLE001 - no browser or no database: the session stays the voter
+    except Exception:  # noqa: BLE001 - no browser or no database: the session keeps the identity
         return
     if sent == signed or not re.fullmatch(r"[A-Za-z0-9_.-]+", signed):
         return
-    st.html(cookie_script(COOKIE, signed, wdb.CLASS_DAYS * 86400), unsafe_allow_javascript=True)
+    st.html(cookie_script(COOKIE + code, signed, wdb.CLASS_DAYS * 86400), unsafe_allow_javascript=True)
 
 
 def client(code: Optional[str] = None) -> str:
@@ -201,10 +226,20 @@ def lecturer_key(code: str) -> Optional[str]:
     """The key of class `code` this browser holds (this session's, or its lecturer cookie's) when the database
     says it is the open class's key; None otherwise."""
     known = st.session_state.get(LECTURER_KEY, {}).get(code)
-    for key in (known, _cookie(_lecturer_cookie(code))):
-        if isinstance(key, str) and wdb.TOKEN.fullmatch(key) and database().is_lecturer(code, key):
-            return key
-    return None
+    if isinstance(known, str) and database().is_lecturer(code, known):
+        return known
+    sent = _cookie(_lecturer_cookie(code))
+    wrong = st.session_state.setdefault(WRONG_COOKIE_KEY, {})
+    if sent is None or sent == known or wrong.get(code) == sent:
+        return None
+    try:  # a cookie is a key someone sent: a wrong one counts against the address like a typed one (once)
+        ok = wdb.TOKEN.fullmatch(sent) is not None and database().check_key(code, sent, client())
+    except wdb.Flood:
+        log_.info("a lecturer cookie of class %s was not checked: too many wrong keys from its address", code)
+        return None
+    if not ok:
+        wrong[code] = sent
+    return sent if ok else None
 
 
 def start_class(here: bool = True) -> Optional[str]:
@@ -326,7 +361,11 @@ def join_class(typed: Optional[str], lesson_step: Optional[LessonStep] = None) -
     text = re.sub(r"\s+", "", typed or "").upper()
     try:
         code = wdb.class_code(text)
-        view = database().view(code) if database().is_open(code) else False
+        open_ = database().find(code, client())  # a wrong code counts against the address (bounded)
+        view = database().view(code) if open_ else False
+    except wdb.Flood as why:
+        st.warning(f"No class was looked up: {md(why)}.")
+        return
     except wdb.Rejected as why:
         st.warning(f"That is not a class code: {md(why)}.")
         return
@@ -337,6 +376,8 @@ def join_class(typed: Optional[str], lesson_step: Optional[LessonStep] = None) -
     if view is False:
         st.warning(f"No class {md(code)} is open: check the code on your lecturer's screen.")
         return
+    st.session_state.setdefault(FOUND_KEY, {})[code] = True
+    _join_said(code)
     step = lesson_step(code) if lesson_step is not None else None
     if step is not None:
         st.switch_page(ROOT / "pages" / f"{step[0]}.py", query_params=step[1])
@@ -353,6 +394,37 @@ def join_class(typed: Optional[str], lesson_step: Optional[LessonStep] = None) -
     st.switch_page(ROOT / "pages" / f"{page}.py", query_params=params)
 
 
+def _join_said(code: str) -> Optional[str]:
+    """`join`, with a refusal said once at the top of the next run (the student still sees the class's pages)."""
+    try:
+        return join(code)
+    except wdb.Rejected as why:
+        st.session_state[NOTICE_KEY] = ("warning", f"You are in class {md(code)}, but your predictions cannot be "
+                                                   f"counted yet: {md(why)}. Reveal tries again.")
+    except Exception:  # noqa: BLE001 - said on the page, details in the log
+        log_.exception("could not join class %s", code)
+    return None
+
+
+def found(code: str) -> Optional[bool]:
+    """Whether the class `code` a link names is open, looked up once per session and code (workshop_db.find: a wrong
+    code counts against the address, once); False, said on the page, when the address tried too many wrong codes;
+    None when the database cannot be reached (the page's own checks then say so)."""
+    known = st.session_state.setdefault(FOUND_KEY, {})
+    if code in known:
+        return known[code]
+    try:
+        ok = database().find(code, client())
+    except wdb.Flood as why:
+        st.warning(f"Class {md(code)} was not looked up: {md(why)}.", icon=":material/block:")
+        return False
+    except Exception:  # noqa: BLE001 - said by the page's own checks, which read the database again
+        log_.exception("could not look up class %s", code)
+        return None
+    known[code] = ok
+    return ok
+
+
 class Workshop:
     """The workshop tools of one page (created by app/classroom.py's Page). `present`: the link asks for the
     lecturer's view (`present=1`, never `student=1`); it is granted to a browser that holds the class's key."""
@@ -365,6 +437,8 @@ class Workshop:
         notice()
         self.code = _class_code()
         self.key: Optional[str] = None
+        # Whether the link's class is open, as a join finds it (bounded per address); a lesson is followed only then.
+        self.found = found(self.code) if self.code is not None else False
         self.lecturer = present and self.code is not None and self._present()
         # Set by app/lesson.py when the class follows a lesson and this page shows its step: the step's aim (the
         # reveal shows it), and the room's reveal then shows every student the answer.
@@ -377,7 +451,7 @@ class Workshop:
         assert self.code is not None
         try:
             key = lecturer_key(self.code)
-            open_ = key is not None or database().is_open(self.code)
+            open_ = key is not None or self.found
         except Exception:  # noqa: BLE001 - shown, not raised
             log_.exception("could not look up class %s", self.code)
             st.error("The class database is unavailable: predictions cannot be counted, and the class cannot be "
@@ -411,8 +485,11 @@ class Workshop:
     def _enter_key(self) -> None:
         assert self.code is not None
         typed = (st.session_state.get("ws_key_entry") or "").strip()
-        try:
-            ok = bool(wdb.TOKEN.fullmatch(typed)) and database().is_lecturer(self.code, typed)
+        try:  # a wrong key counts against the address: past the bound its tries wait a minute
+            ok = bool(wdb.TOKEN.fullmatch(typed)) and database().check_key(self.code, typed, client())
+        except wdb.Flood as why:
+            st.session_state[NOTICE_KEY] = ("warning", f"The key was not checked: {md(why)}.")
+            return
         except Exception:  # noqa: BLE001 - said on the page, details in the log
             log_.exception("could not check a lecturer key for class %s", self.code)
             st.session_state[NOTICE_KEY] = ("error", "The key could not be checked: the class database is "
@@ -504,7 +581,8 @@ class Workshop:
             return
         state["looked"] = True
         try:
-            mine = database().mine(self.code, q.key, voter())
+            vid = voter(self.code)
+            mine = database().mine(self.code, q.key, vid) if vid is not None else None
         except Exception:  # noqa: BLE001 - only a convenience: the vote itself reports a database failure
             log_.exception("could not read a stored prediction")
             return
@@ -513,8 +591,9 @@ class Workshop:
 
     def _student(self, q: lab_questions.Question, ans: lab_questions.Answer, state: dict[str, Any]) -> None:
         room = None
-        if self.code:
-            keep_voter()
+        if self.code and self.found:
+            self._join(state)
+            keep_voter(self.code)
             self._earlier(q, state)
             room = self._room(q)
             if room is not None and self.lesson_aim is not None and not state["revealed"]:
@@ -529,7 +608,9 @@ class Workshop:
                       help="Commit to your prediction and see the result." + (
                           f" Your prediction is counted in class {self.code}." if self.code else ""))
             if self.code:
-                if not state.get("hold"):
+                if state.get("join_error") and not state.get("hold"):
+                    st.warning(state["join_error"], icon=":material/hourglass_top:")
+                elif not state.get("hold"):
                     self._counting(q)
                 st.caption(f"Class {md(self.code)}: your prediction is counted when you press Reveal, while your "
                            f"lecturer has voting open (anonymous; one per browser, and final: Reveal shows you the "
@@ -547,6 +628,20 @@ class Workshop:
         elif self.code and not state.get("error"):
             st.caption(f"Counted in class {md(self.code)}; the lecturer shows the class's tally.")
 
+    def _join(self, state: dict[str, Any]) -> None:
+        """A page opened with the class's link (its Student link, its QR code) joins the class: the server issues
+        this browser a voter identity, unless it holds one; a refusal is said before Reveal, which tries again."""
+        if voter(self.code) is not None:
+            state["join_error"] = None
+            return
+        try:
+            join(self.code)
+            state["join_error"] = None
+        except wdb.Rejected as why:
+            state["join_error"] = f"Your prediction cannot be counted yet: {md(why)}. Reveal tries again."
+        except Exception:  # noqa: BLE001 - the vote says so again; the details are for the log
+            log_.exception("could not join class %s", self.code)
+
     def _room(self, q: lab_questions.Question) -> Optional[wdb.Tally]:
         """The class's tally once the answer was revealed to the room (what the projector showed), else None."""
         try:
@@ -559,7 +654,7 @@ class Workshop:
         """Before Reveal: say now when the prediction cannot be counted (the class is not open, voting is not open,
         the database is down), so nobody is surprised after it."""
         try:
-            if not database().is_open(self.code):
+            if self.found is False or not database().is_open(self.code):
                 st.warning(f"Class {md(self.code)} is not open, so your prediction will not be counted: check the "
                            f"code with your lecturer. Reveal still shows you the result.", icon=":material/error:")
                 return
@@ -587,7 +682,11 @@ class Workshop:
         state["chosen"], state["error"], state["hold"] = chosen, None, None
         if self.code:
             try:
-                database().vote(self.code, q.key, q.texts, voter(), q.texts[chosen], client=client())
+                if self.found is False:
+                    raise wdb.Rejected(f"no class {self.code} is open: check the code with your lecturer")
+                vid = join(self.code)  # the identity the join issued (tried again here when it was refused)
+                state["join_error"] = None
+                database().vote(self.code, q.key, q.texts, vid, q.texts[chosen], client=client())
             except wdb.NotVoting as why:
                 if why.state == "waiting":
                     state["hold"] = f"Not yet: {md(why)}."
@@ -614,7 +713,8 @@ class Workshop:
 
     def _stored(self, q: lab_questions.Question) -> Optional[int]:
         try:
-            mine = database().mine(self.code, q.key, voter())
+            vid = voter(self.code)
+            mine = database().mine(self.code, q.key, vid) if vid is not None else None
         except Exception:  # noqa: BLE001 - only what the verdict box names
             log_.exception("could not read a stored prediction")
             return None

@@ -87,7 +87,7 @@ def test_results_stay_hidden_until_a_prediction_and_reveal_and_the_vote_is_count
     assert_clean(at)
     assert "Original (held-out)" in [m.label for m in at.metric]
     assert _db().tally(code, Q.key, len(Q.options), key).total == 1
-    assert _db().mine(code, Q.key, at.session_state[VOTER_KEY]) == 0
+    assert _db().mine(code, Q.key, at.session_state[VOTER_KEY][code]) == 0  # the identity its join was issued
     assert not at.warning, [w.value for w in at.warning]
 
 
@@ -137,7 +137,7 @@ def test_the_lecturer_starts_a_class_whose_key_never_enters_the_address_and_runs
     assert any(m.value == code for m in at.markdown)  # the code in large type (app/classroom.py's style)
     at.button(key=f"ws_room_open_{Q.key}").click().run()
     assert _db().window(code, Q.key) == "open" and "Voting is open" in _text(at)
-    _db().vote(code, Q.key, Q.texts, "voter-xxxxxxxx", Q.texts[1])
+    _db().vote(code, Q.key, Q.texts, _db().join(code, client="tests-student"), Q.texts[1])
     at.run()
     assert f"Class {code}: 1 prediction" in _text(at)  # the live count...
     assert not at.get("plotly_chart") and not at.metric  # ...without the bars while the room still votes
@@ -172,7 +172,7 @@ def test_present_with_a_code_nobody_started_opens_nothing():
 
 def test_without_the_key_present_and_student_links_get_the_student_view_and_no_tally_or_reset():
     code, key = _class(Q.key)
-    _db().vote(code, Q.key, Q.texts, "voter-yyyyyyyy", Q.texts[0])
+    _db().vote(code, Q.key, Q.texts, _db().join(code, client="tests-student"), Q.texts[0])
     for link in ({"present": "1", "class": code},  # the projected address, photographed
                  {"present": "1", "class": code, "key": "wrong-key-0000000000"},
                  {"present": "1", "class": code, "key": key},  # even the right key: never read from a link
@@ -272,7 +272,7 @@ def test_votes_count_only_while_the_lecturer_has_voting_open_and_a_reload_change
     assert_clean(at)
     assert "Original (held-out)" in [m.label for m in at.metric]
     assert _db().tally(code, Q.key, len(Q.options), key).counts[0] == 1
-    jar[COOKIE] = _db().sign_voter(at.session_state[VOTER_KEY])  # the same browser, reloaded
+    jar[COOKIE + code] = _db().sign_voter(at.session_state[VOTER_KEY][code], code)  # the same browser, reloaded
     again = _open({"workshop": "1", "student": "1", "class": code})
     assert_clean(again)
     assert "Original (held-out)" in [m.label for m in again.metric]  # its counted vote is final: no radio
@@ -349,3 +349,89 @@ def test_a_hostile_pin_is_quoted_never_drawn_as_a_link_or_image():
             rest = _outside_code_spans(w)
             assert not re.search(r"(?<!\\)\]\(", rest), w  # no live link or image syntax outside a code span
             assert not re.search(r"(?<!\\)\*\*", rest) and "<b>" not in rest, w
+
+
+# -- a voter costs a join; wrong codes and keys are bounded (issue 60) -------------------------------------------------
+def _from(monkeypatch, address: str) -> None:
+    """Every session of this test comes from `address` (AppTest's have none, and the suite's share one store: each
+    test has a /24 of its own, since an address counts by its /24)."""
+    monkeypatch.setattr(workshop, "client_address", lambda: address)
+
+
+def _predict(at: AppTest) -> str:
+    """Pick the first option and press Reveal: the result is shown; returns the page's warnings."""
+    at.radio(key=f"ws_pick_{Q.key}").set_value(0).run()
+    at.button(key=f"ws_reveal_{Q.key}").click().run()
+    assert_clean(at)
+    assert "Original (held-out)" in [m.label for m in at.metric]
+    return " ".join(w.value for w in at.warning)
+
+
+def test_fresh_sessions_from_one_address_add_only_the_voters_its_joins_allow(monkeypatch):
+    """Issue 60, item 2: every session without a voter cookie was a new voter, so one address cast as many votes
+    as it opened sessions (up to LAYERLAB_VOTERS_PER_ADDRESS, 1,000). Now a voter costs a join: with a burst of 3
+    and no refill, 5 fresh sessions of the Student link from one address count 3, the other 2 see the result and
+    are told why theirs did not count, and a signed cookie of an id no join issued earns nothing."""
+    monkeypatch.setenv("LAYERLAB_JOIN_BURST", "3")
+    monkeypatch.setenv("LAYERLAB_JOINS_PER_MINUTE", "0")
+    _from(monkeypatch, "198.51.100.5")
+    code, key = _class(Q.key)
+    jar = {COOKIE + code: _db().sign_voter("forged-voter-00000000", code)}  # well signed, but never issued
+    _cookies(monkeypatch, jar)
+    said = [_predict(_open({"student": "1", "workshop": "1", "class": code})) for _ in range(5)]
+    assert _db().tally(code, Q.key, len(Q.options), key).total == 3
+    refused = [w for w in said if "3 students joined this class from your network" in w and "not counted" in w]
+    assert len(refused) == 2, said
+    assert _db().mine(code, Q.key, "forged-voter-00000000") is None
+
+
+def test_wrong_class_codes_are_bounded_per_address_and_a_closed_class_reads_as_unknown(monkeypatch):
+    """Issue 60, item 5: 327 class codes were tried in 20 s from one socket, and `?join=` said which were open.
+    Wrong codes count per address (here 3 a minute): then the address's next look-ups are refused unread, the
+    right code too (by Home's box, `?join=` or a class link), while another address joins; a closed class and a
+    code nobody started get the same answer."""
+    monkeypatch.setenv("LAYERLAB_WRONG_PER_ADDRESS", "3")
+    _from(monkeypatch, "203.0.113.9")  # an address (a /24: one client id) of this test's own
+    code, _ = _class(Q.key)
+    gone, gone_key = _class()
+    _db().close_class(gone, gone_key)
+    answers = []
+    for typed in ("NOPE42", gone):
+        home = _home()
+        home.text_input(key="ws_join_code").set_value(typed)
+        next(b for b in home.button if b.label == "Join").click().run()
+        answers.append(" ".join(w.value for w in home.warning).replace(typed, "CODE"))
+    assert answers[0] == answers[1] and "No class CODE is open" in answers[0], answers
+    link = AppTest.from_file(MAIN, default_timeout=600)
+    link.query_params["join"] = "NOPE43"
+    link.run()
+    assert any("No class NOPE43 is open" in w.value for w in link.warning)
+    home = _home()
+    home.text_input(key="ws_join_code").set_value(code)  # the right code, after 3 wrong ones
+    next(b for b in home.button if b.label == "Join").click().run()
+    assert any("too many wrong class codes from your network" in w.value for w in home.warning)
+    assert "class" not in home.query_params  # not joined
+    page = _open({"student": "1", "workshop": "1", "class": code})
+    assert any("was not looked up" in w.value for w in page.warning)
+    assert "not counted" in _predict(page)
+    _from(monkeypatch, "192.0.2.77")  # another address
+    assert "not counted" not in _predict(_open({"student": "1", "workshop": "1", "class": code}))
+
+
+def test_wrong_lecturer_keys_are_bounded_per_address(monkeypatch):
+    """Issue 60, item 5: 291 keys were tried in 20 s from one socket. Wrong keys (typed, or sent in a lecturer
+    cookie) count per address (here 3 a minute); then even the right key is not checked until the minute is out."""
+    monkeypatch.setenv("LAYERLAB_WRONG_PER_ADDRESS", "3")
+    _from(monkeypatch, "198.18.7.1")
+    code, key = _class()
+    jar = {f"{LECTURER_COOKIE}{code}": "forged-forged-forged-0000"}  # a wrong key in a cookie counts too
+    _cookies(monkeypatch, jar)
+    at = _open({"present": "1", "class": code})
+    for i in range(2):
+        at.text_input(key="ws_key_entry").set_value(f"not-the-key-{i:016d}")
+        next(b for b in at.button if b.label == "Present this class").click().run()
+        assert any("is not the key of class" in w.value for w in at.warning)
+    at.text_input(key="ws_key_entry").set_value(key)
+    next(b for b in at.button if b.label == "Present this class").click().run()
+    assert any("too many wrong lecturer keys" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert "ws_room_close" not in _buttons(at)

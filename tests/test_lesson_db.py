@@ -49,13 +49,18 @@ def test_only_the_key_sets_a_lesson_or_moves_the_room(room):
     assert room.lesson("TEST-1", now=NOW + 1).step == 0  # nothing moved
 
 
+def _joined(room: wdb.Workshop, voter: str) -> str:
+    """`voter` as a student who joined TEST-1 (only joined voters vote)."""
+    return room.join("TEST-1", now=NOW + 1, voter=voter)
+
+
 def test_next_step_closes_the_step_left_and_opens_the_next_and_a_revealed_step_stays_revealed(room):
-    room.vote("TEST-1", Q[0], OPTS, "voter-aaaaaaaa", OPTS[0], now=NOW + 1)
+    room.vote("TEST-1", Q[0], OPTS, _joined(room, "voter-aaaaaaaa"), OPTS[0], now=NOW + 1)
     assert room.move_step("TEST-1", room.key, 1, now=NOW + 2) == 1
     state = room.lesson("TEST-1", now=NOW + 3)
     assert state.step == 1 and state.window == "open" and room.window("TEST-1", Q[0]) == "closed"
     with pytest.raises(wdb.NotVoting):  # a straggler on the step the room left is not counted
-        room.vote("TEST-1", Q[0], OPTS, "voter-bbbbbbbb", OPTS[1], now=NOW + 3)
+        room.vote("TEST-1", Q[0], OPTS, _joined(room, "voter-bbbbbbbb"), OPTS[1], now=NOW + 3)
     room.set_window("TEST-1", Q[1], "revealed", room.key, now=NOW + 4)
     room.move_step("TEST-1", room.key, 0, now=NOW + 5)  # Previous step
     assert room.window("TEST-1", Q[1]) == "revealed" and room.window("TEST-1", Q[0]) == "closed"  # not reopened
@@ -94,8 +99,8 @@ def test_outcomes_reach_students_only_once_revealed_and_the_lecturer_sees_all(ro
 
 
 def test_the_revealed_tally_is_anyones_only_after_the_reveal(room):
-    room.vote("TEST-1", Q[0], OPTS, "voter-aaaaaaaa", OPTS[0], now=NOW + 1)
-    room.vote("TEST-1", Q[0], OPTS, "voter-bbbbbbbb", OPTS[2], now=NOW + 1)
+    room.vote("TEST-1", Q[0], OPTS, _joined(room, "voter-aaaaaaaa"), OPTS[0], now=NOW + 1)
+    room.vote("TEST-1", Q[0], OPTS, _joined(room, "voter-bbbbbbbb"), OPTS[2], now=NOW + 1)
     assert room.revealed_tally("TEST-1", Q[0], 3, now=NOW + 2) is None
     room.set_window("TEST-1", Q[0], "revealed", room.key, now=NOW + 3)
     assert room.revealed_tally("TEST-1", Q[0], 3, now=NOW + 4).counts == (1, 0, 1)

@@ -39,7 +39,8 @@ def test_the_timer_purges_a_40_day_old_class_without_any_class_being_opened(stor
     long_ago = time.time() - 40 * 86400
     old = w.start_class(now=long_ago)  # (starting a class purges as of its own time: nothing, then)
     w.set_window(old.code, "delete.plain1", "open", old.key, now=long_ago)
-    w.vote(old.code, "delete.plain1", OPTS, "session-aaaaaaaa", OPTS[0], client="room", now=long_ago + 1)
+    student = w.join(old.code, client="room", now=long_ago + 1)  # only a joined voter votes
+    w.vote(old.code, "delete.plain1", OPTS, student, OPTS[0], client="room", now=long_ago + 1)
     assert _count(w, wdb.classes) == 2 and _count(w, wdb.predictions) == 1
     timer = retention.Retention(retention.tasks(), every=0.05).start()
     try:

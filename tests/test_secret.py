@@ -109,11 +109,12 @@ def test_the_voter_cookie_is_secure_over_https_only(store, monkeypatch):
     written = []
     for url, secure in (("https://lab.example.edu/delete", True), ("http://127.0.0.1:8501/delete", False)):
         fake = types.SimpleNamespace(
-            session_state={}, context=types.SimpleNamespace(cookies={}, url=url),
+            session_state={workshop.VOTER_KEY: {"CLASS-A": "voter-aaaaaaaa"}},  # a browser that joined CLASS-A
+            context=types.SimpleNamespace(cookies={}, url=url),
             html=lambda body, **kw: written.append(body))
         monkeypatch.setattr(workshop, "st", fake)
         monkeypatch.setattr(workshop, "database", lambda: wdb.Workshop())
         workshop.keep_voter("CLASS-A")
         script = written[-1]
-        assert f"{workshop.COOKIE}=" in script and "SameSite=Strict" in script
+        assert f"{workshop.COOKIE}CLASS-A=" in script and "SameSite=Strict" in script
         assert ("; Secure" in script) is secure, script

@@ -56,13 +56,23 @@ def _started(w: wdb.Workshop, code: str, now: float, questions=("delete.plain1",
     return opened.key
 
 
+def _vote(w: wdb.Workshop, code, question, options, voter, option, client="unknown", now=None) -> None:
+    """A vote from a student who joined the class first, each from a join bucket of their own (the bounds on joining
+    are tested at the end of this file; these tests are about votes)."""
+    try:
+        wdb.Workshop(w.url).join(code, client=f"join-{voter}"[:64], now=now, voter=voter)
+    except wdb.Rejected:  # a closed class, a malformed voter: the vote itself says so
+        pass
+    w.vote(code, question, options, voter, option, client=client, now=now)
+
+
 def test_votes_count_per_option_and_a_first_vote_stands(db):
-    db.vote("TEST-1", "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
-    db.vote("test-1", "delete.plain1", OPTS, S2, OPTS[1], now=1002.0)  # codes are case-blind
+    _vote(db, "TEST-1", "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
+    _vote(db, "test-1", "delete.plain1", OPTS, S2, OPTS[1], now=1002.0)  # codes are case-blind
     assert db.tally("TEST-1", "delete.plain1", 3, db.key, now=1002.0).counts == (1, 1, 0)
     # S1 saw the result right after voting (the page reveals it): changing the vote now is refused
     with pytest.raises(wdb.Counted, match="counted already, and it stands"):
-        db.vote("TEST-1", "delete.plain1", OPTS, S1, OPTS[2], now=1003.0)
+        _vote(db, "TEST-1", "delete.plain1", OPTS, S1, OPTS[2], now=1003.0)
     t = db.tally("TEST-1", "delete.plain1", 3, db.key, now=1003.0)
     assert t.counts == (1, 1, 0) and t.total == 2
     assert db.mine("TEST-1", "delete.plain1", S1) == 0
@@ -73,7 +83,7 @@ def test_votes_count_per_option_and_a_first_vote_stands(db):
                                   "TEST-1\n"])
 def test_a_malformed_class_code_is_refused(db, code):
     with pytest.raises(wdb.Rejected, match="3 to 24 letters"):
-        db.vote(code, "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
+        _vote(db, code, "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
 
 
 def test_unknown_class_option_question_voter_or_client_store_nothing(db):
@@ -85,7 +95,7 @@ def test_unknown_class_option_question_voter_or_client_store_nothing(db):
              ("TEST-1", "delete.plain1", S1, "1.2.3.4", OPTS[0], "malformed client")]
     for code, question, voter, client, option, message in cases:
         with pytest.raises(wdb.Rejected, match=message):
-            db.vote(code, question, OPTS, voter, option, client=client, now=1001.0)
+            _vote(db, code, question, OPTS, voter, option, client=client, now=1001.0)
     assert db.tally("TEST-1", "delete.plain1", 3, db.key, now=1001.0).total == 0
     with db.engine.connect() as conn:
         assert conn.execute(sa.select(sa.func.count()).select_from(wdb.votes)).scalar_one() == 0
@@ -96,7 +106,7 @@ def test_the_key_is_random_shown_once_stored_hashed_and_guards_tally_reset_close
     with db.engine.connect() as conn:
         stored = conn.execute(sa.select(wdb.classes.c.key_hash).where(wdb.classes.c.code == "TEST-1")).scalar_one()
     assert stored != db.key and db.key not in stored and stored == wdb.key_hash(db.key)
-    db.vote("TEST-1", "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
+    _vote(db, "TEST-1", "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
     for wrong in (None, "", "not-the-key", db.key[:-1], db.key + "x"):
         with pytest.raises(wdb.NotLecturer):
             db.tally("TEST-1", "delete.plain1", 3, wrong, now=1002.0)
@@ -121,10 +131,10 @@ def _kept(db: wdb.Workshop, code: str) -> int:
 
 
 def test_a_closed_or_expired_class_stays_closed_and_keeps_its_predictions_until_retention(db):
-    db.vote("TEST-1", "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
+    _vote(db, "TEST-1", "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
     db.close_class("TEST-1", db.key, now=1002.0)
     with pytest.raises(wdb.Rejected, match="no class TEST-1 is open"):
-        db.vote("TEST-1", "delete.plain1", OPTS, S2, OPTS[0], now=1003.0)
+        _vote(db, "TEST-1", "delete.plain1", OPTS, S2, OPTS[0], now=1003.0)
     assert not db.is_open("TEST-1", now=1003.0) and not db.is_lecturer("TEST-1", db.key, now=1003.0)
     assert not hasattr(db, "open_class")  # nothing opens a code someone names (it was how a code was squatted)
     for i in range(20):  # new classes never reuse the closed one's code, so nothing wipes its predictions
@@ -167,7 +177,7 @@ def test_starting_classes_is_bounded_per_address(db, monkeypatch):
 
 
 def test_old_classes_and_their_predictions_are_deleted_after_the_retention_period(db):
-    db.vote("TEST-1", "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
+    _vote(db, "TEST-1", "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
     assert db.purge(now=1000.0 + wdb.CLASS_DAYS * 86400 - 10) == 0
     assert db.purge(now=1000.0 + wdb.CLASS_DAYS * 86400 + 10) == 1
     with db.engine.connect() as conn:
@@ -180,32 +190,32 @@ def test_a_flood_from_one_voter_is_bounded_then_forgiven(db):
     for q in qs:
         db.set_window("TEST-1", q, "open", db.key, now=1001.0)
     for i in range(wdb.VOTER_PER_MINUTE):
-        db.vote("TEST-1", qs[i], OPTS, S1, OPTS[i % 3], now=1001.0 + i * 0.1)
+        _vote(db, "TEST-1", qs[i], OPTS, S1, OPTS[i % 3], now=1001.0 + i * 0.1)
     with pytest.raises(wdb.Flood, match="too many answers"):
-        db.vote("TEST-1", qs[-2], OPTS, S1, OPTS[0], now=1003.0)
+        _vote(db, "TEST-1", qs[-2], OPTS, S1, OPTS[0], now=1003.0)
     assert db.mine("TEST-1", qs[-2], S1) is None  # the refused vote stored nothing
-    db.vote("TEST-1", qs[-2], OPTS, S2, OPTS[0], now=1003.0)  # others are unaffected
-    db.vote("TEST-1", qs[-1], OPTS, S1, OPTS[0], now=1001.0 + wdb.WINDOW + 5)  # a minute later: fine
+    _vote(db, "TEST-1", qs[-2], OPTS, S2, OPTS[0], now=1003.0)  # others are unaffected
+    _vote(db, "TEST-1", qs[-1], OPTS, S1, OPTS[0], now=1001.0 + wdb.WINDOW + 5)  # a minute later: fine
     assert db.mine("TEST-1", qs[-1], S1) == 0
 
 
 def test_a_flood_from_one_address_fills_neither_a_question_nor_the_class(db, monkeypatch):
     monkeypatch.setattr(db, "voters_per_address", 5)
     for i in range(5):  # one address, many fresh voter ids (cookies thrown away): bounded per question
-        db.vote("TEST-1", "delete.plain1", OPTS, f"bot-{i:08d}", OPTS[0], client="mallory", now=1001.0)
+        _vote(db, "TEST-1", "delete.plain1", OPTS, f"bot-{i:08d}", OPTS[0], client="mallory", now=1001.0)
     with pytest.raises(wdb.Flood, match="5 predictions from your network"):
-        db.vote("TEST-1", "delete.plain1", OPTS, "bot-99999999", OPTS[0], client="mallory", now=1001.5)
+        _vote(db, "TEST-1", "delete.plain1", OPTS, "bot-99999999", OPTS[0], client="mallory", now=1001.5)
     with pytest.raises(wdb.Counted):  # nor change a vote (refused votes count towards no bound)
-        db.vote("TEST-1", "delete.plain1", OPTS, "bot-00000000", OPTS[1], client="mallory", now=1002.0)
+        _vote(db, "TEST-1", "delete.plain1", OPTS, "bot-00000000", OPTS[1], client="mallory", now=1002.0)
     monkeypatch.setattr(db, "votes_per_address", 7)
     for i in range(2):
-        db.vote("TEST-1", "delete.res4", OPTS, f"bot-{i:08d}", OPTS[0], client="mallory", now=1002.0)
+        _vote(db, "TEST-1", "delete.res4", OPTS, f"bot-{i:08d}", OPTS[0], client="mallory", now=1002.0)
     with pytest.raises(wdb.Flood, match="from your network in a minute"):
-        db.vote("TEST-1", "delete.res4", OPTS, "bot-77777777", OPTS[0], client="mallory", now=1002.0)
+        _vote(db, "TEST-1", "delete.res4", OPTS, "bot-77777777", OPTS[0], client="mallory", now=1002.0)
     # the real students of the class, on their own addresses, are not blocked by any of it
     for i in range(7):
-        db.vote("TEST-1", "delete.plain1", OPTS, f"student-{i:04d}", OPTS[2], client=f"room{i}", now=1002.0)
-        db.vote("TEST-1", "delete.res4", OPTS, f"student-{i:04d}", OPTS[2], client=f"room{i}", now=1002.0)
+        _vote(db, "TEST-1", "delete.plain1", OPTS, f"student-{i:04d}", OPTS[2], client=f"room{i}", now=1002.0)
+        _vote(db, "TEST-1", "delete.res4", OPTS, f"student-{i:04d}", OPTS[2], client=f"room{i}", now=1002.0)
     assert db.tally("TEST-1", "delete.plain1", 3, db.key, now=1003.0).counts == (5, 0, 7)
     assert db.tally("TEST-1", "delete.res4", 3, db.key, now=1003.0).counts == (2, 0, 7)
 
@@ -213,19 +223,19 @@ def test_a_flood_from_one_address_fills_neither_a_question_nor_the_class(db, mon
 def test_votes_count_only_inside_the_voting_window_which_reveal_closes_for_good(db):
     q = "delete.window"
     with pytest.raises(wdb.NotVoting, match="has not opened yet") as why:
-        db.vote("TEST-1", q, OPTS, S1, OPTS[0], now=1001.0)
+        _vote(db, "TEST-1", q, OPTS, S1, OPTS[0], now=1001.0)
     assert why.value.state == "waiting"
     assert db.set_window("TEST-1", q, "open", db.key, now=1001.0) == "open"
-    db.vote("TEST-1", q, OPTS, S1, OPTS[0], now=1002.0)
+    _vote(db, "TEST-1", q, OPTS, S1, OPTS[0], now=1002.0)
     db.set_window("TEST-1", q, "closed", db.key, now=1003.0)
     with pytest.raises(wdb.NotVoting, match="is closed"):
-        db.vote("TEST-1", q, OPTS, S2, OPTS[1], now=1004.0)
+        _vote(db, "TEST-1", q, OPTS, S2, OPTS[1], now=1004.0)
     db.set_window("TEST-1", q, "open", db.key, now=1005.0)  # the lecturer gives the room another minute
-    db.vote("TEST-1", q, OPTS, S2, OPTS[1], now=1006.0)
+    _vote(db, "TEST-1", q, OPTS, S2, OPTS[1], now=1006.0)
     db.set_window("TEST-1", q, "revealed", db.key, now=1007.0)
     for voter in (S1, "late-comer-0000"):  # neither a change nor a new vote once the room saw the answer
         with pytest.raises(wdb.NotVoting, match="revealed the answer"):
-            db.vote("TEST-1", q, OPTS, voter, OPTS[2], now=1008.0)
+            _vote(db, "TEST-1", q, OPTS, voter, OPTS[2], now=1008.0)
     for state in ("open", "closed"):
         with pytest.raises(wdb.Rejected, match="Reset the question"):
             db.set_window("TEST-1", q, state, db.key, now=1009.0)
@@ -251,9 +261,9 @@ def test_the_class_view_is_set_by_its_lecturer_and_read_by_anyone_while_the_clas
 
 def test_reset_forgets_one_question_of_one_class(db):
     other = _started(db, "OTHER-2", now=1000.0)
-    db.vote("TEST-1", "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
-    db.vote("TEST-1", "delete.res4", OPTS, S1, OPTS[0], now=1001.0)
-    db.vote("OTHER-2", "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
+    _vote(db, "TEST-1", "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
+    _vote(db, "TEST-1", "delete.res4", OPTS, S1, OPTS[0], now=1001.0)
+    _vote(db, "OTHER-2", "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
     db.set_window("TEST-1", "delete.plain1", "revealed", db.key, now=1001.5)
     assert db.reset("TEST-1", "delete.plain1", db.key, now=1002.0) == 1
     assert db.tally("TEST-1", "delete.plain1", 3, db.key, now=1002.0).total == 0
@@ -278,7 +288,7 @@ def test_concurrent_voters_are_all_counted(db):
 
     def voter(i: int) -> None:
         try:
-            db.vote("TEST-1", "delete.plain1", OPTS, f"session-{i:08d}", OPTS[i % 2], now=1001.0)
+            _vote(db, "TEST-1", "delete.plain1", OPTS, f"session-{i:08d}", OPTS[i % 2], now=1001.0)
         except Exception as exc:  # noqa: BLE001 - collected for the assertion
             errors.append(exc)
 
@@ -303,7 +313,7 @@ def test_the_per_address_bound_holds_under_concurrent_writers(db, monkeypatch):
 
     def voter(i: int) -> None:
         try:
-            others[i % 2].vote("TEST-1", "delete.plain1", OPTS, f"bot-{i:08d}", OPTS[0], client="mallory",
+            _vote(others[i % 2], "TEST-1", "delete.plain1", OPTS, f"bot-{i:08d}", OPTS[0], client="mallory",
                                now=1001.0)
             results.append("ok")
         except wdb.Flood:
@@ -325,16 +335,16 @@ def test_a_hall_behind_one_nat_is_all_counted_while_a_flood_from_another_address
     hall = wdb.Workshop(db.url)  # the defaults, as a server reads them
     assert hall.voters_per_address >= 320 and hall.votes_per_address >= 320
     for i in range(320):
-        hall.vote("TEST-1", "delete.plain1", OPTS, f"student-{i:04d}", OPTS[i % 3], client="lecture-hall",
+        _vote(hall, "TEST-1", "delete.plain1", OPTS, f"student-{i:04d}", OPTS[i % 3], client="lecture-hall",
                   now=1001.0 + i * 0.1)
     assert hall.tally("TEST-1", "delete.plain1", 3, db.key, now=1040.0).total == 320
     monkeypatch.setenv("LAYERLAB_VOTERS_PER_ADDRESS", "400")  # a course that sized its halls at 400
     bounded = wdb.Workshop(db.url)
     for i in range(400):  # a script inventing voters from another address: bounded, as any one address is
-        bounded.vote("TEST-1", "delete.res4", OPTS, f"bot-{i:08d}", OPTS[0], client="mallory", now=1001.0 + i * 0.1)
+        _vote(bounded, "TEST-1", "delete.res4", OPTS, f"bot-{i:08d}", OPTS[0], client="mallory", now=1001.0 + i * 0.1)
     with pytest.raises(wdb.Flood, match="400 predictions from your network"):
-        bounded.vote("TEST-1", "delete.res4", OPTS, "bot-99999999", OPTS[0], client="mallory", now=1042.0)
-    bounded.vote("TEST-1", "delete.res4", OPTS, "student-0000", OPTS[2], client="lecture-hall", now=1042.0)
+        _vote(bounded, "TEST-1", "delete.res4", OPTS, "bot-99999999", OPTS[0], client="mallory", now=1042.0)
+    _vote(bounded, "TEST-1", "delete.res4", OPTS, "student-0000", OPTS[2], client="lecture-hall", now=1042.0)
     assert bounded.tally("TEST-1", "delete.res4", 3, db.key, now=1043.0).counts == (400, 0, 1)
 
 
@@ -379,3 +389,97 @@ def test_sqlite_is_a_file_in_the_store_folder_in_wal_mode(tmp_path, monkeypatch)
 def test_layerlab_db_chooses_the_database(tmp_path, monkeypatch):
     monkeypatch.setenv("LAYERLAB_DB", f"sqlite:///{tmp_path / 'elsewhere.db'}")
     assert wdb.Workshop().url.endswith("elsewhere.db")
+
+
+# -- a voter costs a join (issue 60, item 2) -------------------------------------------------------------------------
+def test_votes_count_only_from_identities_the_server_issued_at_a_join(db):
+    """Issue 60: every session without a cookie was a new voter. Now a vote needs an identity `join` issued for
+    that class; a made-up id (or one joined to another class) is refused and stores nothing."""
+    with pytest.raises(wdb.NotJoined, match="has not joined class TEST-1"):
+        db.vote("TEST-1", "delete.plain1", OPTS, "made-up-00000000", OPTS[0], client="nat", now=1001.0)
+    other = _started(db, "OTHER-2", now=1000.0)
+    elsewhere = db.join("OTHER-2", client="nat", now=1001.0)
+    with pytest.raises(wdb.NotJoined):
+        db.vote("TEST-1", "delete.plain1", OPTS, elsewhere, OPTS[0], client="nat", now=1001.0)
+    mine = db.join("TEST-1", client="nat", now=1001.0)
+    assert wdb.TOKEN.fullmatch(mine) and mine != elsewhere and db.is_joined("TEST-1", mine)
+    assert not db.is_joined("TEST-1", elsewhere) and not db.is_joined("TEST-1", "made-up-00000000")
+    db.vote("TEST-1", "delete.plain1", OPTS, mine, OPTS[0], client="nat", now=1002.0)
+    assert db.tally("TEST-1", "delete.plain1", 3, db.key, now=1003.0).counts == (1, 0, 0)
+    assert db.tally("OTHER-2", "delete.plain1", 3, other, now=1003.0).total == 0
+    assert db.join("TEST-1", client="nat", now=1004.0, voter=mine) == mine  # a known identity costs no new join
+    db.close_class("TEST-1", db.key, now=1005.0)
+    with pytest.raises(wdb.Rejected, match="no class TEST-1 is open"):
+        db.join("TEST-1", client="nat", now=1006.0)
+
+
+def test_joining_is_a_token_bucket_per_address_that_a_script_cannot_outrun(db, monkeypatch):
+    """Issue 60: with the per-address bound at 5, 5 of 7 scripted sessions counted and then a real student behind the
+    same address was refused. Now each voter costs a join from a bucket per address and class (burst 5, 6 a
+    minute here): the script gets the burst and then one join every 10 s, never more, and a student behind that
+    address waits at most the refill's 10 s, while another address is untouched."""
+    monkeypatch.setenv("LAYERLAB_JOIN_BURST", "5")
+    monkeypatch.setenv("LAYERLAB_JOINS_PER_MINUTE", "6")
+    w = wdb.Workshop(db.url)
+    got, refused = [], []
+    for _ in range(7):  # seven scripted fresh sessions at once
+        try:
+            got.append(w.join("TEST-1", client="nat", now=1001.0))
+        except wdb.Flood as why:
+            refused.append(str(why))
+    assert len(got) == 5 and len(set(got)) == 5 and len(refused) == 2
+    assert "try again in 10 s" in refused[0]
+    w.join("TEST-1", client="elsewhere", now=1001.0)  # another address has a bucket of its own
+    with pytest.raises(wdb.Flood):
+        w.join("TEST-1", client="nat", now=1009.0)  # 8 s later: not yet a whole join
+    student = w.join("TEST-1", client="nat", now=1011.0)  # 10 s: the real student is in
+    w.vote("TEST-1", "delete.plain1", OPTS, student, OPTS[1], client="nat", now=1012.0)
+    minute = [w.join("TEST-1", client="nat", now=1011.0 + 10 * k) for k in range(1, 7)]  # then 6 a minute, no more
+    with pytest.raises(wdb.Flood):
+        w.join("TEST-1", client="nat", now=1071.0)
+    assert len(minute) == 6
+
+
+def test_a_hall_of_300_behind_one_address_joins_at_once_and_all_vote(db):
+    hall = wdb.Workshop(db.url)  # the server's defaults: a hall of 300 behind one NAT joins at once
+    assert hall.join_burst >= 300
+    voters = [hall.join("TEST-1", client="lecture-hall", now=1001.0 + i * 0.01) for i in range(300)]
+    for i, v in enumerate(voters):
+        hall.vote("TEST-1", "delete.plain1", OPTS, v, OPTS[i % 3], client="lecture-hall", now=1010.0 + i * 0.01)
+    assert hall.tally("TEST-1", "delete.plain1", 3, db.key, now=1020.0).total == 300
+
+
+# -- guesses of class codes and keys (issue 60, item 5) ----------------------------------------------------------------
+def test_wrong_codes_are_bounded_per_address_right_ones_never_count_and_closed_reads_as_unknown(db, monkeypatch):
+    """Issue 60: 327 class codes were tried in 20 s from one socket. Failures count per address: after 5 (here) in
+    a minute the address's next look-ups are refused unread, right code or not, until the minute is out; a hall
+    finding the right code 300 times never counts; a closed class and an unknown code answer alike."""
+    monkeypatch.setenv("LAYERLAB_WRONG_PER_ADDRESS", "5")
+    w = wdb.Workshop(db.url)
+    for _ in range(300):
+        assert w.find("test-1", client="hall", now=1001.0)
+    key = _started(w, "GONE-5", now=1000.0)
+    w.close_class("GONE-5", key, now=1000.5)
+    assert w.find("GONE-5", client="probe", now=1001.0) is w.find("NEVER-9", client="probe", now=1001.0) is False
+    for i in range(5):
+        assert not w.find(f"GUESS-{i}", client="mallory", now=1000.0 + i / 2)
+    with pytest.raises(wdb.Flood, match="too many wrong class codes from your network"):
+        w.find("TEST-1", client="mallory", now=1005.0)  # the bound reached: refused unread, even a right code
+    assert w.find("TEST-1", client="hall", now=1005.0)  # another address is untouched
+    assert w.find("TEST-1", client="mallory", now=1001.0 + wdb.WINDOW + 1)  # a minute later the failures are gone
+
+
+def test_wrong_lecturer_keys_are_bounded_per_address(db, monkeypatch):
+    """Issue 60: 291 lecturer keys were tried in 20 s from one socket. A wrong key counts against the address; at
+    the bound every try is refused unread (the right key too) until the minute is out; right keys never count."""
+    monkeypatch.setenv("LAYERLAB_WRONG_PER_ADDRESS", "5")
+    w = wdb.Workshop(db.url)
+    for _ in range(50):
+        assert w.check_key("TEST-1", db.key, client="lecturer", now=1001.0)
+    for i in range(5):
+        assert not w.check_key("TEST-1", f"guess-{i:020d}", client="mallory", now=1001.0 + i)
+    with pytest.raises(wdb.Flood, match="too many wrong lecturer keys"):
+        w.check_key("TEST-1", db.key, client="mallory", now=1006.0)
+    assert w.check_key("TEST-1", db.key, client="lecturer", now=1006.0)
+    assert not w.find("NOPE-1", client="mallory", now=1006.0)  # codes and keys are counted apart
+    assert w.check_key("TEST-1", db.key, client="mallory", now=1001.0 + wdb.WINDOW + 5)

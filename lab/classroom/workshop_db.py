@@ -22,13 +22,22 @@ the result, which the page shows right after it), so nobody changes a vote after
 What a vote must pass, checked before anything is written (a rejected vote stores nothing):
 - the class code: 3-24 letters, digits and dashes (case does not matter: `test-1` is `TEST-1`), and an open class;
 - the question: one of the lab's questions, and the option one of that question's;
-- the voter: an opaque token the browser keeps (app/workshop.py signs it with `sign_voter`, with the class's own
-  key), the client an opaque hash of the network address (`client_id`: its /24 or /48, keyed with the class's key);
-  the keys derive from the server's secret, a 0600 file outside this database (lab/runtime/secret.py);
+- the voter: an identity the server issued when the student joined the class (`join`, recorded in `class_voters`;
+  a voter id nobody joined with votes nothing), kept by the browser as an opaque token (app/workshop.py signs it
+  with `sign_voter`, with the class's own key); the client an opaque hash of the network address (`client_id`: its
+  /24 or /48, keyed with the server's key); the keys derive from the server's secret, a 0600 file outside this
+  database (lab/runtime/secret.py);
 - flood bounds, per voter and per client address (never per class, so no one can block a class): a voter casts at
   most VOTER_PER_MINUTE votes a minute; an address, which may be a lecture hall behind one NAT, at most
   LAYERLAB_VOTES_PER_ADDRESS in one class a minute, and adds at most LAYERLAB_VOTERS_PER_ADDRESS voters to one
   question.
+Joining is bounded per address by a token bucket per class (`class_joins`): LAYERLAB_JOIN_BURST identities at once
+(a lecture hall behind one NAT joins in it), refilled at LAYERLAB_JOINS_PER_MINUTE, so scripted fresh sessions from
+one address add at most that many voters a minute once the burst is spent. Finding a class by its code (`find`, the
+join's look-up) and checking a typed lecturer key (`check_key`) count their failures per address (`class_failures`):
+after LAYERLAB_WRONG_PER_ADDRESS wrong codes (or, apart, wrong keys) in a minute the address's next tries are
+refused until the minute is out; right ones never count, so a hall joining with the right code is never held. A
+closed class and a code nobody started get the same answer everywhere.
 SQLite's files are created readable by the server's user only (0600); `class_terms.opened` is indexed for retention.
 A repeat vote from the same voter is refused (`Counted`). Writes of one class are serialised (SQLite: BEGIN
 IMMEDIATE; PostgreSQL: the class's row locked), so the bounds hold with several servers writing at once. Every
@@ -107,6 +116,27 @@ votes = sa.Table(  # every vote cast (replacements included), for the flood boun
     sa.Index("class_votes_voter_at", "voter", "at"),
     sa.Index("class_votes_code_client_at", "code", "client", "at"),
 )
+joined = sa.Table(  # the voter identities the server issued for a class (`join`): only these vote
+    "class_voters", meta,
+    sa.Column("code", sa.String(24), primary_key=True),
+    sa.Column("voter", sa.String(64), primary_key=True),
+    sa.Column("at", sa.Float, nullable=False),
+)
+join_buckets = sa.Table(  # per class and address: the join token bucket's level at `at`
+    "class_joins", meta,
+    sa.Column("code", sa.String(24), primary_key=True),
+    sa.Column("client", sa.String(64), primary_key=True),
+    sa.Column("tokens", sa.Float, nullable=False),
+    sa.Column("at", sa.Float, nullable=False),
+)
+failures = sa.Table(  # wrong class codes and lecturer keys per address (`find`, `check_key`), pruned after WINDOW
+    "class_failures", meta,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("client", sa.String(64), nullable=False),
+    sa.Column("kind", sa.String(8), nullable=False),
+    sa.Column("at", sa.Float, nullable=False),
+    sa.Index("class_failures_client_kind_at", "client", "kind", "at"),
+)
 class_starts = sa.Table(  # who started a class when: the per-address bound on starting (pruned after START_WINDOW)
     "class_starts", meta,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
@@ -157,6 +187,10 @@ class Flood(Rejected):
 
 class NotLecturer(Rejected):
     """An action that needs the class's lecturer key, asked without it (or with a wrong one)."""
+
+
+class NotJoined(Rejected):
+    """A vote from a voter id the server never issued for the class (its browser did not join it)."""
 
 
 class Counted(Rejected):
@@ -343,6 +377,19 @@ class Workshop:
         self.voters_per_address: int = settings.get("LAYERLAB_VOTERS_PER_ADDRESS")
         self.votes_per_address: int = settings.get("LAYERLAB_VOTES_PER_ADDRESS")
 
+    # Read at each use: one Workshop serves a server for its life, and a course's setting (or a test's) holds at once.
+    @property
+    def join_burst(self) -> int:
+        return settings.get("LAYERLAB_JOIN_BURST")
+
+    @property
+    def joins_per_minute(self) -> int:
+        return settings.get("LAYERLAB_JOINS_PER_MINUTE")
+
+    @property
+    def wrong_per_address(self) -> int:
+        return settings.get("LAYERLAB_WRONG_PER_ADDRESS")
+
     # -- classes -----------------------------------------------------------------------------------------------
     def _class(self, conn: Connection, code: str, lock: bool = False) -> Optional[sa.Row]:
         q = sa.select(classes).where(classes.c.code == code)
@@ -383,6 +430,88 @@ class Workshop:
             conn.execute(sa.delete(class_starts).where(class_starts.c.at < now - START_WINDOW))
             conn.execute(sa.insert(class_starts).values(client=client, at=now))
         return Opened(code, 1, key)
+
+    def _bounded(self, conn: Connection, client: str, kind: str, now: float) -> None:
+        """Flood when `client` failed `kind` (a class code, a key) wrong_per_address times in the last WINDOW."""
+        n = conn.execute(sa.select(sa.func.count()).select_from(failures).where(
+            failures.c.client == client, failures.c.kind == kind, failures.c.at >= now - WINDOW)).scalar_one()
+        if n >= self.wrong_per_address:
+            what = "class codes" if kind == "code" else "lecturer keys"
+            raise Flood(f"too many wrong {what} from your network in a minute: wait a minute, then try again")
+
+    def _failed(self, client: str, kind: str, now: float) -> None:
+        with _writing(self.engine) as conn:
+            conn.execute(sa.delete(failures).where(failures.c.at < now - WINDOW))
+            conn.execute(sa.insert(failures).values(client=client, kind=kind, at=now))
+
+    def find(self, code: str, client: str = "unknown", now: Optional[float] = None) -> bool:
+        """Whether `code` names an open class, for someone who typed or linked it (a join): a code that names none
+        (closed, expired or never started: the same answer) counts against `client`, and Flood, without looking,
+        once `client` had wrong_per_address such failures in a minute. A right code never counts."""
+        code, client = class_code(code), _check(CLIENT, client, "client")
+        now = time.time() if now is None else now
+        with self.engine.connect() as conn:
+            self._bounded(conn, client, "code", now)
+            ok = self._live(self._class(conn, code), now)
+        if not ok:
+            self._failed(client, "code", now)
+        return ok
+
+    def check_key(self, code: str, key: Any, client: str = "unknown", now: Optional[float] = None) -> bool:
+        """`is_lecturer` for a key someone typed or a browser's cookie sent: a wrong one counts against `client`,
+        and Flood, without looking, once `client` had wrong_per_address wrong keys in a minute."""
+        code, client = class_code(code), _check(CLIENT, client, "client")
+        now = time.time() if now is None else now
+        with self.engine.connect() as conn:
+            self._bounded(conn, client, "key", now)
+            row = self._class(conn, code)
+        ok = self._live(row, now) and self._key_ok(row, key)
+        if not ok:
+            self._failed(client, "key", now)
+        return ok
+
+    def join(self, code: str, client: str = "unknown", now: Optional[float] = None,
+             voter: Optional[str] = None) -> str:
+        """A student joins the open class `code`: a new voter identity (random, unless `voter` names it) that may
+        vote in it. Flood when `client`'s join bucket in this class is empty (LAYERLAB_JOIN_BURST at once, refilled
+        at LAYERLAB_JOINS_PER_MINUTE), saying how long to wait."""
+        code, client = class_code(code), _check(CLIENT, client, "client")
+        voter = secrets.token_urlsafe(16) if voter is None else _check(TOKEN, voter, "voter")
+        now = time.time() if now is None else now
+        with _writing(self.engine) as conn:
+            if not self._live(self._class(conn, code, lock=True), now):
+                raise Rejected(f"no class {code} is open: check the code with your lecturer")
+            if self._joined(conn, code, voter):
+                return voter
+            where = (join_buckets.c.code == code, join_buckets.c.client == client)
+            row = conn.execute(sa.select(join_buckets.c.tokens, join_buckets.c.at).where(*where)).first()
+            rate = self.joins_per_minute / 60.0
+            tokens = float(self.join_burst) if row is None else \
+                min(float(self.join_burst), row.tokens + max(0.0, now - row.at) * rate)
+            if tokens < 1.0 and rate <= 0:
+                raise Flood(f"{self.join_burst} students joined this class from your network, as many as may")
+            if tokens < 1.0:
+                wait = max(1, int((1.0 - tokens) / rate + 0.999))
+                raise Flood(f"too many students joined from your network just now: try again in {wait} s")
+            if row is None:
+                conn.execute(sa.insert(join_buckets).values(code=code, client=client, tokens=tokens - 1, at=now))
+            else:
+                conn.execute(sa.update(join_buckets).where(*where).values(tokens=tokens - 1, at=now))
+            conn.execute(sa.insert(joined).values(code=code, voter=voter, at=now))
+        return voter
+
+    @staticmethod
+    def _joined(conn: Connection, code: str, voter: str) -> bool:
+        return conn.execute(sa.select(joined.c.voter).where(joined.c.code == code, joined.c.voter == voter)) \
+            .first() is not None
+
+    def is_joined(self, code: str, voter: Any) -> bool:
+        """Whether `voter` is an identity the server issued for class `code` (`join`)."""
+        code = class_code(code)
+        if not isinstance(voter, str) or not TOKEN.fullmatch(voter):
+            return False
+        with self.engine.connect() as conn:
+            return self._joined(conn, code, voter)
 
     def is_open(self, code: str, now: Optional[float] = None) -> bool:
         code, now = class_code(code), time.time() if now is None else now
@@ -594,10 +723,11 @@ class Workshop:
         with _writing(self.engine) as conn:
             codes = list(conn.execute(sa.select(classes.c.code).where(classes.c.opened < old)).scalars())
             if codes:
-                for table in (predictions, windows, views, lessons, outcomes):
+                for table in (predictions, windows, views, lessons, outcomes, joined, join_buckets):
                     conn.execute(sa.delete(table).where(table.c.code.in_(codes)))
                 conn.execute(sa.delete(classes).where(classes.c.code.in_(codes)))
             conn.execute(sa.delete(votes).where(votes.c.at < now - WINDOW))
+            conn.execute(sa.delete(failures).where(failures.c.at < now - WINDOW))
             conn.execute(sa.delete(class_starts).where(class_starts.c.at < now - START_WINDOW))
         return len(codes)
 
@@ -639,7 +769,8 @@ class Workshop:
     def vote(self, code: str, question: str, options: Sequence[str], voter: str, option: str,
              client: str = "unknown", now: Optional[float] = None) -> None:
         """Record this voter's prediction; Rejected (nothing stored) when anything is off: NotVoting outside the
-        question's voting window, Counted when this voter's vote on it is counted already."""
+        question's voting window, NotJoined when the server never issued `voter` for the class (`join`), Counted
+        when this voter's vote on it is counted already."""
         code = class_code(code)
         question = _check(QUESTION, question, "question")
         voter = _check(TOKEN, voter, "voter")
@@ -652,6 +783,9 @@ class Workshop:
         with _writing(self.engine) as conn:
             if not self._live(self._class(conn, code, lock=True), now):  # the lock: one class's votes in line
                 raise closed
+            if not self._joined(conn, code, voter):
+                raise NotJoined(f"this browser has not joined class {code}: join it with the code on your "
+                                f"lecturer's screen")
             state = self._window(conn, code, question)
             if state != "open":
                 raise NotVoting(VOTING_CLOSED[state], state)

@@ -168,13 +168,23 @@ _TABLE: tuple[Setting, ...] = (
     Setting("LAYERLAB_WORKING_PER_CLIENT", "6", whole(1), "pages of one address that compute at once (run, or wait "
             "for their jobs); the others wait their turn, using no CPU, and say so (raise it when a hall shares one "
             "address)"),
-    Setting("LAYERLAB_TRUSTED_PROXIES", "", NETWORKS, "your reverse proxies and CDN, comma-separated addresses or "
-            "ranges (`127.0.0.1, 10.0.0.0/8`): a connection from one of them counts by `X-Forwarded-For` read from the "
-            "right, skipping every hop in these ranges, so a class behind the proxy is not one address; without it "
-            "the header is ignored", "(none)"),
+    Setting("LAYERLAB_TRUSTED_PROXIES", "", NETWORKS, "your reverse proxies' own addresses, comma-separated "
+            "(`127.0.0.1` for nginx on this machine): a connection from one of them counts by the rightmost "
+            "`X-Forwarded-For` entry that is not one of them, so a class behind the proxy is not one address; "
+            "without it the header is ignored. Name only the proxies (a CDN's published ranges at most): any host "
+            "inside a range listed here can name its own address", "(none)"),
     Setting("LAYERLAB_VOTERS_PER_ADDRESS", "1000", whole(1), "workshop: new voters one network address (a /24, an "
             "IPv6 /48) may add to one question of a class: a lecture hall behind one NAT is one address, so this is "
             "the largest hall that can vote from one; a flood of made-up voters stops here"),
+    Setting("LAYERLAB_JOIN_BURST", "300", whole(1), "workshop: students one network address may join one class with "
+            "at once (each join issues a voter identity, and only joined identities vote): a lecture hall behind one "
+            "NAT joins in this burst"),
+    Setting("LAYERLAB_JOINS_PER_MINUTE", "20", whole(0), "workshop: how fast that burst refills (joins a minute), "
+            "so scripted sessions from one address add at most this many voters a minute once the burst is spent "
+            "(`0`: never, the burst is all one address may join)"),
+    Setting("LAYERLAB_WRONG_PER_ADDRESS", "30", whole(1), "workshop: wrong class codes, and apart from them wrong "
+            "lecturer keys, one network address may try in a minute; then its tries wait the minute out (right "
+            "ones never count, so a hall joining with the right code is never held)"),
     Setting("LAYERLAB_VOTES_PER_ADDRESS", "3000", whole(1), "workshop: votes one network address may cast in one "
             "class in a minute (a hall of 1,000 changing their minds)"),
     Setting("LAYERLAB_SECRET_FILE", "", TEXT, "the file of the server's secret that signs voter cookies and keys the "
