@@ -89,6 +89,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.stderr.write("".join(f"{line}\n" for line in bad))
         raise SystemExit(2)
     logs.configure()
+    from app import clear_cache
+
+    clear_cache.install()  # before any session: none may clear the server's shared caches (app/clear_cache.py)
     threading.Thread(target=start_engine, name="layerlab-engine-boot", daemon=True).start()
     start_retention()
     from streamlit.web import cli

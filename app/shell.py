@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas  # noqa: F401
 import streamlit as st
 
-from app import collector, controls, jobs
+from app import clear_cache, collector, controls, jobs
 from lab.catalog import descriptors
 from lab.classroom import retention
 from lab.ops.embed import warm_umap_in_background
@@ -35,6 +35,7 @@ def run() -> None:
         st.error("\n\n".join(bad), icon=":material/error:")
         st.stop()
     logs.configure()  # once per process: layerlab.* lines reach the server's log
+    clear_cache.install()  # a student's "Clear cache" clears their own session, never the server's (app/clear_cache.py)
     configure_threads()
     jobs.mark_run()
     st.set_page_config(page_title="Layer Lab", page_icon=":material/science:", layout="wide")
