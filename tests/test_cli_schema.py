@@ -45,6 +45,7 @@ RUNS: dict[str, tuple[list[str], bool, str | None]] = {
 LAB_RUNS: dict[str, list[str]] = {
     "warm": ["warm", "--pages", "delete", "lens", "--seeds", "3", "--dry-run"],
     "seeds": ["seeds", "lens", "--seeds", "2", "1", "0", "--workers", "0"],
+    "study": ["study", "delete", "--knob", "blocks", "--values", "3", "5", "--seeds", "0", "1", "2", "--dry-run"],
     "table": ["table", "iot", "--model", "residual", "--m", "2", "--seeds", "1", "--workers", "0"],
     "table-sweep": ["table", "iot", "--model", "residual", "--ms", "1", "2", "--seeds", "1", "--workers", "0"],
 }
@@ -169,6 +170,9 @@ def test_the_lab_commands_json_is_the_envelope_of_its_whole_result(name, request
         C.check(r["claims"])
         assert all(c["over"] == "seeds" and c["seeds"] == [0, 1, 2] for c in r["claims"])
         assert all(set(v) == {"0", "1", "2"} for v in r["per_seed"].values())
+    elif name == "study":  # the cells a study would compute, nothing computed
+        assert out["command"] == "study" and config["knob"] == "blocks" and config["values"] == [3, 5]
+        assert [(c["value"], c["seed"]) for c in r["cells"]] == [(v, s) for v in (3, 5) for s in (0, 1, 2)]
     elif name == "table":  # a table that prints text: the text, whole
         assert out["command"] == "table iot"
         assert config == {"model": "residual", "seeds": 1, "m": 2, "ms": None, "space": "blocks", "workers": 0}

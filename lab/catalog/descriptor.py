@@ -132,10 +132,15 @@ def defaults(ctrls: Sequence[Control]) -> dict[str, Any]:
 
 def config_from(cls: type, settings: Mapping[str, Any], ctrls: Sequence[Control], **fixed: Any) -> Any:
     """The config `cls` of a complete page setting: every control that is a field of `cls` (under its field
-    name), plus `fixed`. The one way a page setting becomes a config."""
+    name), plus `fixed`. The one way a page setting becomes a config. A setting may also name a field of `cls` that
+    no control offers (a study's knob, lab/study: the teacher's `blocks`, the training `epochs`): it is passed on
+    under its own name. Pages never make such keys (their settings come from their widgets), so a page's config is
+    its controls' and nothing else."""
     names = {f.name for f in dataclasses.fields(cls)}
     values = {c.field: settings[c.name] for c in ctrls if c.owner is cls and c.field in names}
-    return cls(**{**values, **fixed})
+    offered = {c.name for c in ctrls}
+    beyond = {k: v for k, v in settings.items() if k in names and k not in offered and k not in values}
+    return cls(**{**values, **beyond, **fixed})
 
 
 @dataclass(frozen=True)

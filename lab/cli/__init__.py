@@ -18,7 +18,7 @@ from typing import Any, Optional, Sequence
 
 from lab.catalog import descriptors
 from lab.catalog.descriptor import Descriptor
-from lab.cli import pack, seeds, warm
+from lab.cli import pack, seeds, study, warm
 from lab.cli.common import JSON_HELP, PROG, OneLineParser, VersionAction, add_workers, command, print_json, table_pool
 from lab.runtime.progress import text_progress
 
@@ -74,6 +74,7 @@ def build_parser(prog: str = PROG) -> OneLineParser:
     warm.register(sub)
     pack.register(sub)
     seeds.register(sub)
+    study.register(sub)
     return parser
 
 

@@ -1,0 +1,171 @@
+"""Studies (issue 58): the rules read along the knob on both sides of each, the study a user asks for checked, the
+command line, and a study on the Dask engine that loses a worker mid-way and finishes without redoing a cell."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lab.catalog import descriptors
+from lab.study import shipped, spec, stats
+from tests import study_sim as S
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cell(p_holds: float = 1.0, p_absent: float = 1.0, per_seed=(0.0, 0.0, 0.0), repeating: float = 0.0):
+    return stats.Cell(value=0, effect=float(np.mean(per_seed)), se=0.01, holds=None, p_holds=p_holds,
+                      p_absent=p_absent, seeds=tuple(range(len(per_seed))), per_seed=tuple(per_seed),
+                      repeating=repeating, settle_seeds=None)
+
+
+def test_holm_against_its_definition():
+    # level 0.05 over 4: 0.0125, 0.0167, 0.025, 0.05 step by step
+    assert stats.holm([0.01, 0.016, 0.02, 0.04], 0.05) == [True, True, True, True]
+    assert stats.holm([0.01, 0.02, 0.02, 0.04], 0.05) == [True, False, False, False]
+    assert stats.holm([0.2, 0.001, 0.3], 0.05) == [False, True, False]
+
+
+def test_appears_from_needs_every_larger_value():
+    tiny, big = 1e-6, 0.5
+    assert stats.appears_from([cell(big), cell(tiny), cell(big), cell(tiny), cell(tiny)]) == 3
+    assert stats.appears_from([cell(tiny)] * 4) == 0
+    assert stats.appears_from([cell(tiny), cell(tiny), cell(big)]) is None  # not at the largest value: nowhere
+    # each value just under the lab's level alone is not enough for a family of 4 (Holm asks 2.3 % / 4 first)
+    assert stats.appears_from([cell(0.02)] * 4) is None
+    assert stats.appears_from([cell(0.02)]) == 0
+
+
+def test_absent_up_to_needs_every_smaller_value():
+    tiny, big = 1e-6, 0.5
+    assert stats.absent_to([cell(p_absent=tiny), cell(p_absent=tiny), cell(p_absent=big)]) == 1
+    assert stats.absent_to([cell(p_absent=big), cell(p_absent=tiny)]) is None
+    assert stats.absent_to([cell(p_absent=tiny)] * 3) == 2
+
+
+def test_a_cells_p_agrees_with_the_pages_own_verdict():
+    """p_holds < the lab's level exactly when the pooled claim's verdict at z = Z holds; p_absent at a margin of 0
+    below it exactly when it does not hold (the same test, the other side)."""
+    rng = np.random.default_rng(3)
+    seen = {True: 0, False: 0, None: 0}
+    for _ in range(150):
+        mu = rng.normal(0.0, 0.03)
+        c = S.cells(rng, [mu], margin=0.0)[0]
+        seen[c.holds] += 1
+        assert (c.p_holds < stats.LEVEL) == (c.holds is True), (c.p_holds, c.holds)
+        assert (c.p_absent < stats.LEVEL) == (c.holds is False), (c.p_absent, c.holds)
+    assert min(seen.values()) > 5  # both sides of the rule and the band between were fed
+
+
+def test_the_trend_reads_each_seeds_slope():
+    up = [cell(per_seed=tuple(0.01 * j + 0.002 * s for s in range(4))) for j in range(5)]
+    t = stats.trend(up)
+    assert t.direction == "rises" and abs(t.slope - 0.01) < 1e-12
+    # the same cells' means with seeds that disagree about the direction: no trend
+    mixed = [cell(per_seed=(0.03 * j, -0.03 * j, 0.02 * j, -0.02 * j)) for j in range(5)]
+    assert stats.trend(mixed).direction is None
+    # a cell's shared inputs widen the slope's error: a slope of 1 pt a step against 5 pts repeating at each value
+    noisy = [cell(per_seed=tuple(0.01 * j + 0.002 * s for s in range(4)), repeating=0.05 ** 2) for j in range(5)]
+    assert stats.trend(noisy).direction is None
+    assert stats.trend(up[:2]) is None  # two values: no trend to read
+
+
+def test_a_study_is_checked_before_anything_runs():
+    s = spec.make("delete", "blocks", ["3", "5", "7"])
+    assert s.values == (3, 5, 7) and s.claim == shipped.of_page("delete")[0].claim
+    assert s.settings(5, 2)["blocks"] == 5
+    assert descriptors()["delete"].config_of(s.settings(5, 2)).blocks == 5  # a config field no control offers
+    bad = [
+        (("delete", "depth", ["3", "5"]), "no field 'depth'"),
+        (("delete", "blocks", ["3", "40"]), "out of range"),
+        (("delete", "blocks", ["3"]), "at least two distinct"),
+        (("delete", "blocks", ["3", "three"]), "--values for blocks"),
+        (("nowhere", "blocks", ["3", "5"]), "no page"),
+    ]
+    for args, words in bad:
+        with pytest.raises(ValueError, match=words):
+            spec.make(*args)
+    with pytest.raises(ValueError, match="at least 3 distinct seeds"):
+        spec.make("delete", "blocks", ["3", "5"], seeds=[1, 1, 2])
+    with pytest.raises(ValueError, match="split the study"):
+        spec.make("delete", "blocks", [str(b) for b in range(2, 16)], seeds=list(range(30)))
+
+
+def test_a_page_setting_ignores_keys_no_control_makes():
+    """The pass-through that lets a study vary `blocks` changes no page's config: a page's settings hold its
+    controls only, and a setting with a control's own name stays the control's."""
+    for d in descriptors().values():
+        assert d.config_of(d.defaults) == d.config_of(dict(d.defaults))
+
+
+def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "lab", "study", *args], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=600)
+
+
+def test_the_command_line_lists_the_cells_and_says_what_is_wrong():
+    got = run_cli("delete", "--knob", "blocks", "--values", "3", "5", "--seeds", "0", "1", "2", "--dry-run",
+                  "--json")
+    assert got.returncode == 0, got.stderr
+    out = json.loads(got.stdout)
+    assert [(c["value"], c["seed"]) for c in out["result"]["cells"]] == [(v, s) for v in (3, 5) for s in (0, 1, 2)]
+    assert all(c["calls"] for c in out["result"]["cells"])
+    for args, words in [(("delete", "--knob", "depth", "--values", "3", "5"), "no field 'depth'"),
+                        (("delete-plain-depth", "--knob", "blocks", "--values", "3", "5"), "shipped study"),
+                        (("delete",), "needs --knob")]:
+        got = run_cli(*args, "--dry-run")
+        assert got.returncode == 2 and words in got.stderr and "Traceback" not in got.stderr, got.stderr
+
+
+def _files(root: Path) -> dict[str, float]:
+    """Every stored result's file and its modification time (the records of timings, locks and engine jobs aside)."""
+    return {str(p): p.stat().st_mtime_ns for p in root.rglob("*")
+            if p.is_file() and not {"timings", "locks", "progress", "jobs"} & set(p.relative_to(root).parts)}
+
+
+def test_a_study_loses_a_worker_and_finishes_without_redoing_a_cell(tmp_path, monkeypatch):
+    from lab.runtime.engine import DaskEngine
+    from lab.runtime.store import Store, use_store
+    from lab.study import compute
+
+    monkeypatch.setenv("LAYERLAB_QUICK", "1")
+    store = Store(tmp_path / "store")
+    study = spec.make("delete", "blocks", ["2", "3"], seeds=[0, 1, 2], base={"width": 16})
+    eng = DaskEngine(workers=2, store=store)
+    try:
+        assert eng.ready(600)
+        with use_store(store):
+            calls = [(n.fn, n.cfg) for c in compute.plan(study) for n in c.calls]
+            got: dict = {}
+            worker = threading.Thread(target=lambda: got.update(compute.compute(study, 2, engine=eng)))
+            worker.start()
+            deadline = time.monotonic() + 500
+            while not any(store.has(fn.kind, cfg) for fn, cfg in calls):
+                assert time.monotonic() < deadline and worker.is_alive(), "no cell finished"
+                time.sleep(0.05)
+            before = _files(store.root)
+            pids = eng.client.run(os.getpid)
+            victim = next(iter(pids.values()))
+            os.kill(victim, signal.SIGKILL)  # one worker dies mid-study
+            worker.join(600)
+            assert victim not in eng.client.run(os.getpid).values()  # it was killed, and replaced
+            assert not worker.is_alive() and not got["failed"], got
+            after = _files(store.root)
+            rewritten = sorted(p for p, t in before.items() if after.get(p) != t)
+            assert not rewritten, rewritten  # nothing finished was written again
+            assert all(c.done for c in compute.plan(study))
+            assert compute.compute(study, 2, engine=eng)["built"] == 0  # a rerun resumes with nothing to do
+            answer = compute.read(study)
+        assert [c["value"] for c in answer["cells"]] == [2, 3] and all(len(c["per_seed"]) == 3
+                                                                      for c in answer["cells"])
+    finally:
+        eng.close()
