@@ -110,6 +110,36 @@ def test_non_finite_numbers():
     refused(("\n".join(lines) + "\n").encode(), r"Column 'f0' has 1 infinite values")
 
 
+def _with_column(values) -> bytes:
+    """table() with its column f1 replaced by `values` (one per data row, as text)."""
+    lines = table().decode().splitlines()
+    for i, v in enumerate(values, start=1):
+        cells = lines[i].split(",")
+        cells[1] = v
+        lines[i] = ",".join(cells)
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.mark.parametrize("values", [
+    ["1e308"] * 47,  # every value finite; their mean is not (issue 60: the task's features were NaN)
+    ["1e308", "-1e308"] * 23 + ["0"],
+    ["1.7e308"] + ["0"] * 46,
+])
+def test_finite_values_whose_standardised_features_are_not_are_refused_naming_the_column(values):
+    msg = refused(_with_column(values), r"Column 'f1' cannot be standardised to finite numbers")
+    assert "Rescale the column" in msg
+
+
+@pytest.mark.parametrize("values", [
+    ["1e150", "-1e150"] * 23 + ["0"],  # large, yet their squares still sum within float64
+    ["1e-300", "0"] * 23 + ["1e-300"],  # a tiny spread is still a spread
+    ["1e30"] + ["0"] * 46,
+])
+def test_every_accepted_table_has_finite_features_in_every_split(values):
+    d = read_csv(_with_column(values)).dataset()
+    assert all(bool(s.x.isfinite().all()) for s in (d.train, d.probe, d.test))
+
+
 def test_too_large():
     big = b"a,label\n" + b"1.000000000,x\n" * (5_000_000 // 14 + 1)
     assert len(big) > data_csv.MAX_BYTES

@@ -11,7 +11,8 @@ task), or raises ValueError with one message that says what is wrong and what to
   stratified splits hold every class).
 - every other column is a feature. **A feature column that is not numeric is dropped**, and the table's
   `notices` say which (with its first value that is not a number); with no numeric feature column left the file
-  is refused. Numeric features may have no missing values (empty, NA, NaN, null, ?) and no infinite ones.
+  is refused. Numeric features may have no missing values (empty, NA, NaN, null, ?) and no infinite ones, and
+  must stay finite once standardised as the task standardises them (a column of 1e308s is finite, its mean is not).
 - at most `MAX_BYTES` bytes (5 MB), `MAX_ROWS` data rows and `MAX_COLUMNS` columns.
 Rows in the messages are counted as a spreadsheet shows them (the header is row 1).
 
@@ -31,7 +32,7 @@ import csv
 import hashlib
 import io
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional
@@ -87,6 +88,7 @@ class CsvTable:
     y: np.ndarray
     dropped: tuple[str, ...]  # non-numeric feature columns left out
     notices: tuple[str, ...]  # what the caller should show (the dropped columns)
+    prepared: Dataset = field(repr=False)  # the task, built (and checked finite) by read_csv
 
     @property
     def task_name(self) -> str:
@@ -96,7 +98,7 @@ class CsvTable:
 
     def dataset(self) -> Dataset:
         """The task: stratified seeded train / probe / test, standardised with the training statistics."""
-        return tabular_dataset(self.task_name, self.x, self.y, len(self.classes))
+        return self.prepared
 
 
 def _decode(data: bytes) -> str:
@@ -301,8 +303,29 @@ def read_csv(data: bytes, label: Optional[str] = None) -> CsvTable:
                          "have fewer. Add rows or merge rare classes.")
     x.setflags(write=False)
     y.setflags(write=False)
+    name = PREFIX + sha[:HASH_DIGITS] + ("" if li == width - 1 else f":{names[li]}")
+    prepared = _finite_task(name, x, y, len(classes), features)
     return CsvTable(sha256=sha, label=names[li], label_is_last=li == width - 1, features=tuple(features),
-                    classes=classes, x=x, y=y, dropped=tuple(dropped), notices=tuple(notices))
+                    classes=classes, x=x, y=y, dropped=tuple(dropped), notices=tuple(notices), prepared=prepared)
+
+
+def _finite_task(name: str, x: np.ndarray, y: np.ndarray, n_classes: int, features: list[str]) -> Dataset:
+    """The task of a checked table, made as every table's is (lab/core/data_tabular.py: split, then standardised
+    with the training rows' mean and standard deviation, as float32); ValueError naming the first feature column
+    that does not come out finite. Finite raw values are not enough: 1e308 is finite, but the mean of two of them is
+    not, and a standard deviation of 1e-30 makes float32 overflow on a value of 1e10."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        task = tabular_dataset(name, x, y, n_classes)
+    finite = np.logical_and.reduce([s.x.isfinite().all(dim=0).numpy() for s in (task.train, task.probe, task.test)])
+    bad = np.flatnonzero(~finite)
+    if len(bad):
+        k = int(bad[0])
+        more = f" (and {len(bad) - 1} more columns)" if len(bad) > 1 else ""
+        raise ValueError(f"Column {_quote(features[k])} cannot be standardised to finite numbers{more}: the lab "
+                         "scales each feature by its training rows' mean and standard deviation, and its values "
+                         f"(largest magnitude {np.max(np.abs(x[:, k])):.3g}) overflow that. Rescale the column (to "
+                         "other units) or remove it.")
+    return task
 
 
 def csv_path(root: Path | str, sha256: str) -> Path:
