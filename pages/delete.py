@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, query, task_control, text
+from app import charts, claims_view, classroom, controls, query, study_view, task_control, text
 from app import figures_delete as figs
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
@@ -203,6 +203,8 @@ if st.toggle("Run the DistilBERT-style comparison (every other teacher block, th
                     f"{pct(s.inherited.start_acc)}, ends at **{pct(s.inherited.final_acc)}**. Same shape "
                     f"from a random init: starts at {pct(s.random_init.start_acc)}, ends at "
                     f"**{pct(s.random_init.final_acc)}** (both {steps} KD steps).")
+
+study_view.show(page.name, lecturer=page.workshop.lecturer, in_class=page.workshop.code is not None)
 
 text.section("Papers")
 text.papers([

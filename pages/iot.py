@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, task_control, text
+from app import charts, claims_view, classroom, controls, study_view, task_control, text
 from app import figures_iot as figs
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import of, pct
@@ -248,6 +248,8 @@ st.markdown("""
 - **Mixture of experts** routes each token to a few of many blocks; IOT routes each input to one of a few orders
   of the same blocks.
 """)
+
+study_view.show(page.name, lecturer=page.workshop.lecturer, in_class=page.workshop.code is not None)
 
 text.section("Papers")
 text.papers([

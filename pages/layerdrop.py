@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, query, task_control, text
+from app import charts, claims_view, classroom, controls, query, study_view, task_control, text
 from app import figures_layerdrop as figs
 from app.text import pts_between
 from lab import claims as lab_claims
@@ -254,6 +254,8 @@ st.markdown("""
 - The **Delete layers** page prunes an ordinary model and recovers by distillation: how far does distillation close
   the gap that LayerDrop closes for free?
 """)
+
+study_view.show(page.name, lecturer=page.workshop.lecturer, in_class=page.workshop.code is not None)
 
 text.section("Papers")
 text.papers([

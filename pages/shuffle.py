@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, jobs, query, task_control, text
+from app import charts, claims_view, classroom, controls, jobs, query, study_view, task_control, text
 from app import figures_shuffle as figs
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
@@ -319,6 +319,8 @@ st.markdown("""
 - *Transformer Layers as Painters* runs a frozen model's middle layers in random order, reversed or in parallel:
   those layers turn out to share a representation space, which is what LayerShuffle enforces by training.
 """)
+
+study_view.show(page.name, lecturer=page.workshop.lecturer, in_class=page.workshop.code is not None)
 
 text.section("Papers")
 text.papers([

@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def _examples(text: str) -> list[str]:
     """Every address or range written in backticks right after a mention of LAYERLAB_TRUSTED_PROXIES."""
     found = []
-    for m in re.finditer(r"LAYERLAB_TRUSTED_PROXIES`?[^`]{0,60}\(e\.g\. `([^`]*)`|LAYERLAB_TRUSTED_PROXIES`? \| [^|]* \| "
-                         r"[^|(]*\(`([^`]*)`", text):
+    for m in re.finditer(r"LAYERLAB_TRUSTED_PROXIES`?[^`]{0,60}\(e\.g\. `([^`]*)`"
+                         r"|LAYERLAB_TRUSTED_PROXIES`? \| [^|]* \| [^|(]*\(`([^`]*)`", text):
         found += [part.strip() for part in (m.group(1) or m.group(2)).split(",")]
     return found
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from lab.catalog import descriptors
-from lab.study import shipped, spec, stats
+from lab.study import checks, shipped, stats
 from tests import study_sim as S
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,7 +80,7 @@ def test_the_trend_reads_each_seeds_slope():
 
 
 def test_a_study_is_checked_before_anything_runs():
-    s = spec.make("delete", "blocks", ["3", "5", "7"])
+    s = checks.make("delete", "blocks", ["3", "5", "7"])
     assert s.values == (3, 5, 7) and s.claim == shipped.of_page("delete")[0].claim
     assert s.settings(5, 2)["blocks"] == 5
     assert descriptors()["delete"].config_of(s.settings(5, 2)).blocks == 5  # a config field no control offers
@@ -93,11 +93,11 @@ def test_a_study_is_checked_before_anything_runs():
     ]
     for args, words in bad:
         with pytest.raises(ValueError, match=words):
-            spec.make(*args)
+            checks.make(*args)
     with pytest.raises(ValueError, match="at least 3 distinct seeds"):
-        spec.make("delete", "blocks", ["3", "5"], seeds=[1, 1, 2])
+        checks.make("delete", "blocks", ["3", "5"], seeds=[1, 1, 2])
     with pytest.raises(ValueError, match="split the study"):
-        spec.make("delete", "blocks", [str(b) for b in range(2, 16)], seeds=list(range(30)))
+        checks.make("delete", "blocks", [str(b) for b in range(2, 16)], seeds=list(range(30)))
 
 
 def test_a_page_setting_ignores_keys_no_control_makes():
@@ -139,7 +139,7 @@ def test_a_study_loses_a_worker_and_finishes_without_redoing_a_cell(tmp_path, mo
 
     monkeypatch.setenv("LAYERLAB_QUICK", "1")
     store = Store(tmp_path / "store")
-    study = spec.make("delete", "blocks", ["2", "3"], seeds=[0, 1, 2], base={"width": 16})
+    study = checks.make("delete", "blocks", ["2", "3"], seeds=[0, 1, 2], base={"width": 16})
     eng = DaskEngine(workers=2, store=store)
     try:
         assert eng.ready(600)
@@ -169,3 +169,16 @@ def test_a_study_loses_a_worker_and_finishes_without_redoing_a_cell(tmp_path, mo
                                                                       for c in answer["cells"])
     finally:
         eng.close()
+
+
+def test_every_shipped_study_is_a_valid_study_at_every_value():
+    for s in shipped.STUDIES:
+        made = checks.make(s.page, s.knob, [str(v) for v in s.values], s.claim, list(s.seeds), dict(s.base),
+                         s.subject, s.margin, s.tied)
+        assert made.values == s.values and len(made.seeds) >= 5
+        for v in s.values:
+            cfg = descriptors()[s.page].config_of(made.settings(v, 0))
+            assert getattr(cfg, s.knob) == v
+            for field, moved in dict(s.tied).get(v, ()):
+                assert getattr(cfg, field) == moved
+    assert len(shipped.by_name()) == len(shipped.STUDIES)  # names are unique

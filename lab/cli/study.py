@@ -9,6 +9,7 @@ interval, the seeds' signs and the verdict, then where the claim appears (Holm o
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from lab.catalog import descriptors
 from lab.cli.common import JSON_HELP, add_workers, print_json
 from lab.runtime.progress import text_progress
-from lab.study import compute, shipped, spec
+from lab.study import checks, compute, shipped, spec
 from lab.study.words import effect_words
 
 
@@ -29,8 +30,9 @@ def study_of(args: argparse.Namespace) -> spec.Study:
             raise ValueError(f"{args.page} is a shipped study (its knob and grid are fixed): give a page instead "
                              "to choose your own")
         base = dict(named.base, **({"task": args.task} if args.task else {}))
-        return spec.make(named.page, named.knob, list(named.values), named.claim, args.seeds or list(named.seeds),
-                         base, named.subject, named.margin if args.margin is None else args.margin)
+        made = checks.make(named.page, named.knob, list(named.values), named.claim, args.seeds or list(named.seeds),
+                         base, named.subject, named.margin if args.margin is None else args.margin, named.tied)
+        return dataclasses.replace(made, name=named.name, title=named.title, question=named.question)
     if args.page not in descriptors():
         raise ValueError(f"no page or shipped study {args.page!r}: choose a page ({', '.join(descriptors())}) or a "
                          f"study ({', '.join(shipped.by_name())})")
@@ -38,7 +40,7 @@ def study_of(args: argparse.Namespace) -> spec.Study:
         raise ValueError("a study of a page needs --knob FIELD and --values V1 V2 ... (or name a shipped study: "
                          f"{', '.join(shipped.by_name())})")
     base = {"task": args.task} if args.task else None
-    return spec.make(args.page, args.knob, args.values, args.claim, args.seeds, base, args.subject or "",
+    return checks.make(args.page, args.knob, args.values, args.claim, args.seeds, base, args.subject or "",
                      args.margin)
 
 

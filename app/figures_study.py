@@ -1,0 +1,70 @@
+"""A study's map (lab/study): the knob on x, the claim's pooled effect at each value with its interval, one dot per
+seed, each value's mark coloured by its verdict over the grid, the "appears from" line.
+
+Effects are gaps past the claim's threshold on its rule's side (above 0: the claim's side), in points for shares.
+Colours by meaning (app/theme.py): a value where the claim holds over the grid in the verdict's blue, one where the
+effect is shown below the margin in its orange, one that cannot tell in grey; a seed's dot in the side of 0 its own
+gap lies on. Each mark has its own symbol too, so colour is never the only cue.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import plotly.graph_objects as go
+
+from app import theme
+from lab.estimates import Z
+
+HEIGHT = 360
+WHAT = (f"Where it appears: the pooled effect past the claim's threshold at each value (± {Z:g} se), each seed's own "
+        "effect (small dots), the margin (dotted) and the threshold (0, dashed)")
+MARKS = {"present": ("holds from here (Holm over the grid)", theme.HOLDS_SIDE, "circle"),
+         "absent": ("below the margin (Holm over the grid)", theme.AGAINST_SIDE, "diamond"),
+         "cannot tell": ("cannot tell", theme.CHANCE, "square")}
+
+
+def _k(unit: str) -> float:
+    return 100.0 if unit == "pts" else 1.0
+
+
+def figure(a: Mapping[str, Any], title: str | None = None) -> go.Figure:
+    """The map of one study's answer (lab/study/compute.read)."""
+    cells = a["cells"]
+    unit = cells[0]["unit"] if cells else "pts"
+    k = _k(unit)
+    xs = [str(c["value"]) for c in cells]
+    fig = go.Figure()
+    fig.add_scatter(x=[xs[0], xs[-1]], y=[0.0, 0.0], mode="lines", name="threshold (effect 0)",
+                    line={"color": theme.MARK, "dash": "dash", "width": 2}, hoverinfo="skip")
+    fig.add_scatter(x=[xs[0], xs[-1]], y=[k * a["margin"]] * 2, mode="lines", name="margin",
+                    line={"color": theme.CHANCE, "dash": "dot", "width": 2}, hoverinfo="skip")
+    seeds_x, seeds_y, seeds_c, seeds_t = [], [], [], []
+    for c, x in zip(cells, xs, strict=True):
+        for s, g in zip(c["seeds"], c["per_seed"], strict=True):
+            seeds_x.append(x)
+            seeds_y.append(k * g)
+            seeds_c.append(theme.HOLDS_SIDE if g > 0 else theme.AGAINST_SIDE)
+            seeds_t.append(f"seed {s}")
+    fig.add_scatter(x=seeds_x, y=seeds_y, mode="markers", name="one seed", text=seeds_t,
+                    marker={"color": seeds_c, "size": 8, "opacity": 0.75, "line": {"color": "white", "width": 1}},
+                    hovertemplate="%{text}: %{y:.1f}<extra></extra>")
+    for mark, (name, colour, symbol) in MARKS.items():
+        mine = [c for c in cells if c["family"] == mark]
+        if not mine:
+            continue
+        fig.add_scatter(
+            x=[str(c["value"]) for c in mine], y=[k * c["effect"] for c in mine], mode="markers", name=name,
+            marker={"color": colour, "symbol": symbol, "size": 16, "line": {"color": theme.MARK, "width": 1}},
+            error_y={"type": "data", "array": [k * Z * c["se"] for c in mine], "color": colour, "thickness": 2,
+                     "width": 10},
+            text=[c["verdict"] for c in mine],
+            hovertemplate="%{x}: %{y:.1f} (the value's own verdict: %{text})<extra></extra>")
+    if a.get("appears_from") is not None:
+        fig.add_vline(x=xs.index(str(a["appears_from"])), line={"color": theme.HOLDS_SIDE, "width": 2},
+                      annotation_text=f"appears from {a['appears_from']}", annotation_position="top left")
+    fig.update_xaxes(type="category", categoryorder="array", categoryarray=xs, title=a["knob"])
+    fig.update_yaxes(title=f"effect past the threshold ({'pts' if unit == 'pts' else unit})", zeroline=False)
+    theme.layout(fig, title=title, height=HEIGHT, showlegend=True)
+    fig.update_layout(legend={"orientation": "h", "y": -0.25, "x": 0.0})
+    return fig
