@@ -29,7 +29,7 @@ from lab.core.zoo import BUILDERS, ModelSpec
 from lab.runtime import timings
 from lab.runtime.engine import Job
 from lab.runtime.progress import Curves
-from lab.runtime.store import Store, active_store, config_json
+from lab.runtime.store import Store, active_store, config_json, model_record
 
 LIVE_TITLE = "The model learning, epoch by epoch"
 LIVE_HEIGHT = 320
@@ -117,11 +117,9 @@ def _uses(path: Any) -> tuple[str, ...]:
 
 
 def _header(path: Any) -> dict[str, Any]:
-    """A stored model's record, from its file's header alone (the weights are not read)."""
-    from safetensors import safe_open
-
-    with safe_open(str(path), framework="pt") as fh:
-        return json.loads((fh.metadata() or {})["lab_meta"])
+    """A stored model's record, from its file's header once the whole file matches its checksum (a damaged or
+    altered model shows no curve)."""
+    return model_record(path)
 
 
 def spec_of(config: str) -> Optional[ModelSpec]:

@@ -1,5 +1,6 @@
 """Packs: a round trip keeps every entry bit for bit; a hostile or damaged archive is refused with a clear message
-and nothing written; entries of another code version are skipped; a valid stored entry is never replaced."""
+and nothing written; entries of another code version are skipped; a valid stored entry is never replaced; a pack
+the course did not sign is refused without --unsigned-ok, and with it its results say they came from elsewhere."""
 
 import hashlib
 import io
@@ -19,10 +20,19 @@ from lab.classroom import pack
 from lab.classroom.pack import PackError, export, import_pack
 from lab.core.zoo import ModelSpec
 from lab.experiments.reinit.experiment import ReinitConfig
+from lab.runtime.notices import collecting
 from lab.runtime.store import Store, key_of
 
 ROOT = Path(__file__).resolve().parents[1]
 CFG = ReinitConfig(model="residual", blocks=2, width=8, epochs=1)
+
+
+@pytest.fixture(autouse=True)
+def course(tmp_path, monkeypatch):
+    """One course: every store here shares the course's secret (its 0600 file), so its packs verify."""
+    where = tmp_path / "course.secret"
+    monkeypatch.setenv("LAYERLAB_SECRET_FILE", str(where))
+    return where
 
 
 def filled(root) -> Store:
@@ -94,7 +104,7 @@ def tampered(good, tmp_path, change):
 
 
 def entry_name(members, suffix):
-    return next(n for n in members if n.endswith(suffix))
+    return next(n for n in members if n.startswith("entries/") and n.endswith(suffix))
 
 
 def relist(manifest, name, data):
@@ -190,8 +200,10 @@ HOSTILE = {absolute: "absolute path", dotdot: "outside the pack", symlink: "not 
 def test_hostile_archives_are_refused_and_nothing_is_written(good, tmp_path, change):
     bad = tampered(good, tmp_path, change)
     dst = Store(tmp_path / "dst")
-    with pytest.raises(PackError, match=HOSTILE[change]):
+    with pytest.raises(PackError):  # its members, or else its changed manifest's signature
         import_pack(dst, bad)
+    with pytest.raises(PackError, match=HOSTILE[change]):  # and --unsigned-ok skips none of the other checks
+        import_pack(dst, bad, unsigned_ok=True)
     assert not dst.root.exists() or files(dst.root) == []
 
 
@@ -227,7 +239,7 @@ def test_entries_of_another_code_version_are_skipped(good, tmp_path):
             members[f"entries/{e['file']}"] = old
 
     dst = Store(tmp_path / "dst")
-    report = import_pack(dst, tampered(good, tmp_path, old_code))
+    report = import_pack(dst, tampered(good, tmp_path, old_code), unsigned_ok=True)
     assert not report.added and len(report.skipped) == 2
     assert all("another version of the lab code" in m for m in report.skipped)
     assert not dst.root.exists() or files(dst.root) == []
@@ -253,7 +265,7 @@ def test_cli_round_trip_and_a_clear_error(good, tmp_path):
                               cwd=ROOT, timeout=120)
 
     ok = cli("import", str(good[1]))
-    assert ok.returncode == 0 and "added 2" in ok.stdout, ok.stderr
+    assert ok.returncode == 0 and "added 2" in ok.stdout and "elsewhere" not in ok.stdout, ok.stderr
     out = tmp_path / "again.zip"
     ok = cli("export", str(out))
     assert ok.returncode == 0 and "packed 2 entries" in ok.stdout, ok.stderr
@@ -264,3 +276,119 @@ def test_cli_round_trip_and_a_clear_error(good, tmp_path):
     assert err.stderr.count("\n") == 1 and "outside the pack" in err.stderr
     err = cli("export", str(tmp_path / "x.rar"))
     assert err.returncode == 2 and ".tar.gz, .tgz or .zip" in err.stderr
+    edited = tampered(good, tmp_path, edited_result)
+    err = cli("import", str(edited))
+    assert err.returncode == 2 and err.stderr.count("\n") == 1 and "--unsigned-ok" in err.stderr, err.stderr
+    env["LAYERLAB_CACHE"] = str(tmp_path / "cli2")
+    ok = cli("import", "--unsigned-ok", str(edited))
+    assert ok.returncode == 0 and "added 2" in ok.stdout and "came from elsewhere" in ok.stdout, ok.stderr
+    secret = Path(os.environ["LAYERLAB_SECRET_FILE"]).read_text().strip()
+    assert all(secret not in out.stdout + out.stderr for out in (ok, err))
+
+
+
+# -- signatures: a pack is the course's own only when the course signed it (lab/classroom/signing.py) -------------
+def edited_result(members, manifest):
+    """What an editor of a pack does: a result changed, its entry's own hash and the manifest's sha256 recomputed."""
+    name = entry_name(members, ".json")
+    data = members[name].replace(b"0.5", b"0.999")
+    if data.startswith(b'{"sha256":'):  # a sealed entry: its hash is recomputed too (it holds no secret)
+        from lab.runtime import sealed
+
+        key = name.rsplit("/", 1)[1][:-len(".json")]
+        data = sealed.seal_json(key, json.dumps(json.loads(data)["entry"]["value"]))
+    members[name] = data
+    relist(manifest, name, data)
+
+
+def test_an_edited_result_with_its_hashes_recomputed_is_refused_without_the_flag(good, tmp_path):
+    bad = tampered(good, tmp_path, edited_result)
+    dst = Store(tmp_path / "dst")
+    with pytest.raises(PackError, match="signature that does not match its contents.*--unsigned-ok"):
+        import_pack(dst, bad)
+    assert not dst.root.exists() or files(dst.root) == []
+    unsigned = tmp_path / "unsigned.tar.gz"
+    write_tar(unsigned, {n: d for n, d in members_of(bad).items() if n != "signature.json"})
+    with pytest.raises(PackError, match="is not signed"):
+        import_pack(dst, unsigned)
+
+
+def test_with_the_flag_it_imports_and_every_read_says_it_came_from_elsewhere(good, tmp_path):
+    from lab.runtime.store import cached_only
+
+    dst = Store(tmp_path / "dst")
+    report = import_pack(dst, tampered(good, tmp_path, edited_result), unsigned_ok=True)
+    assert len(report.added) == 2 and report.foreign == "bad-signature"
+    with collecting() as notes, pytest.warns(UserWarning), cached_only():
+        served = dst.json("reinit", CFG, lambda: pytest.fail("rebuilt"))
+        dst.tensors("model", ModelSpec(), lambda: pytest.fail("rebuilt"))
+    assert served["base_acc"] == 0.999  # the edited number is served, and said not to be the lab's
+    assert len(notes) == 2 and all("imported from a pack whose signature does not match its contents" in n
+                                   for n in notes)
+    # Carried on in the importer's own (signed) pack, the entries keep their mark.
+    again = tmp_path / "again.tar.gz"
+    export(dst, again)
+    third = Store(tmp_path / "third")
+    assert import_pack(third, again).foreign is None
+    with collecting() as notes, pytest.warns(UserWarning):
+        assert third.json("reinit", CFG, lambda: pytest.fail("rebuilt"))["base_acc"] == 0.999
+    assert notes and "imported from a pack" in notes[0]
+    # A result computed here from an imported model says so too.
+    with pytest.warns(UserWarning):
+        dst.json("probe", CFG, lambda: {"n": len(dst.tensors("model", ModelSpec(), lambda: pytest.fail("rebuilt"))[0])})
+    with collecting() as notes, pytest.warns(UserWarning):
+        Store(dst.root).json("probe", CFG, lambda: pytest.fail("stored"))
+    assert notes and "computed from entries imported from" in notes[0]
+
+
+def test_a_pack_of_another_course_is_refused_and_marked_as_such_when_taken(good, tmp_path, monkeypatch):
+    monkeypatch.setenv("LAYERLAB_SECRET_FILE", str(tmp_path / "other-course.secret"))
+    (tmp_path / "other-course.secret").write_text("b" * 64)
+    dst = Store(tmp_path / "dst")
+    with pytest.raises(PackError, match="signed by another course"):
+        import_pack(dst, good[1])
+    assert import_pack(dst, good[1], unsigned_ok=True).foreign == "another-key"
+    with collecting() as notes, pytest.warns(UserWarning):
+        dst.json("reinit", CFG, lambda: pytest.fail("rebuilt"))
+    assert "a pack signed by another course" in notes[0]
+    # A store without any secret has no key: the pack is another course's, and no secret is made by the import.
+    monkeypatch.delenv("LAYERLAB_SECRET_FILE")
+    bare = Store(tmp_path / "bare")
+    with pytest.raises(PackError, match="signed by another course"):
+        import_pack(bare, good[1])
+    assert not bare.root.exists() or files(bare.root) == []
+
+
+def test_a_correctly_signed_pack_imports_normally_and_holds_no_key(good, tmp_path, course):
+    from lab.runtime import secret
+
+    members = members_of(good[1])
+    sig = json.loads(members["signature.json"])
+    assert sig["alg"] == "hmac-sha256" and len(sig["mac"]) == 64
+    master = course.read_text().strip().encode()
+    key = secret.derive(master, "pack")
+    for data in members.values():
+        assert master not in data and key not in data and key.hex().encode() not in data
+    dst = Store(tmp_path / "dst")
+    with collecting() as notes:
+        report = import_pack(dst, good[1])
+        dst.json("reinit", CFG, lambda: pytest.fail("rebuilt"))
+    assert len(report.added) == 2 and report.foreign is None and notes == []
+
+
+def test_a_damaged_entry_is_not_exported_and_an_unsealed_one_is_not_imported(tmp_path):
+    src = filled(tmp_path / "src")
+    path = src.path(src.key("reinit", CFG), ".json")
+    path.write_bytes(path.read_bytes().replace(b"0.5", b"0.7"))
+    out = tmp_path / "pack.tar.gz"
+    assert export(src, out) == 1  # the model only
+
+    def unsealed(members, manifest):
+        name = entry_name(members, ".safetensors")
+        from safetensors.torch import save
+
+        members[name] = save({"w": torch.ones(2)}, metadata={"lab_meta": "{}"})  # as stored before sealing
+        relist(manifest, name, members[name])
+
+    report = import_pack(Store(tmp_path / "dst"), tampered((src, out), tmp_path, unsealed), unsigned_ok=True)
+    assert not report.added and any("without a checksum" in m for m in report.skipped)

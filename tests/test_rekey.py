@@ -122,7 +122,7 @@ def test_no_stored_result_holds_claims(warmed):
               and not p.name.endswith(".meta.json")]
     assert stored
     for p in stored:
-        data = json.loads(p.read_text())
+        data = json.loads(p.read_text())["entry"]["value"]  # a sealed entry (lab/runtime/sealed.py)
         assert not (isinstance(data, dict) and "claims" in data), p.name
 
 

@@ -57,7 +57,7 @@ def test_corrupt_json_entry_is_rebuilt_with_a_notice(tmp_path):
     with collecting() as notes, pytest.warns(UserWarning):
         assert s.json("r", Cfg(), lambda: {"v": 2}) == {"v": 2}
     assert notes and "rebuilt" in notes[0]
-    assert json.loads(path.read_text()) == {"v": 2}
+    assert json.loads(path.read_text())["entry"] == {"value": {"v": 2}}
 
 
 def test_tensor_entries_round_trip_and_rebuild_when_corrupt(tmp_path):
@@ -195,3 +195,114 @@ def test_an_entry_is_keyed_by_the_code_that_computes_it_not_by_its_configs_modul
     assert s.describe("test-unregistered", Cfg())["module"] == Cfg.__module__
     with pytest.raises(ValueError, match="computed in lab.core.zoo already"):
         store_mod.register_kind("test-keyed", "lab.core.train")
+
+
+# -- integrity: every entry carries a hash of its content, checked at every read (lab/runtime/sealed.py) -----------
+def weights_overwritten(path, n=64):
+    """The model file with `n` float32 weights overwritten in place: still a valid safetensors file."""
+    from safetensors.torch import load
+
+    data = bytearray(path.read_bytes())
+    start = 8 + int.from_bytes(data[:8], "little")  # the data section
+    data[start:start + 4 * n] = torch.full((n,), -7.5).numpy().tobytes()
+    path.write_bytes(bytes(data))
+    assert (load(bytes(data))["w"][:n] == -7.5).all()  # an ordinary reader takes it as a good model
+
+
+def test_overwritten_weights_in_a_valid_model_file_are_rebuilt_not_served(tmp_path):
+    s = Store(tmp_path)
+    good = {"w": torch.linspace(0, 1, 1000)}
+    s.tensors("m", Cfg(), lambda: (good, {"acc": 0.842}))
+    path = s.path(s.key("m", Cfg()), ".safetensors")
+    weights_overwritten(path)
+    rebuilt = []
+
+    def build():
+        rebuilt.append(1)
+        return good, {"acc": 0.842}
+
+    with collecting() as notes, pytest.warns(UserWarning):
+        tens, meta = s.tensors("m", Cfg(), build)
+    assert rebuilt == [1] and torch.equal(tens["w"], good["w"]) and meta == {"acc": 0.842}
+    assert len(notes) == 1 and "does not match its checksum" in notes[0]
+    tens, _ = Store(tmp_path).tensors("m", Cfg(), lambda: pytest.fail("the rebuilt entry is served"))
+    assert torch.equal(tens["w"], good["w"])
+
+
+def test_an_edited_result_is_never_served_and_is_reported_once(tmp_path):
+    from lab.runtime.store import NotCached, cached_only, shared_reads
+
+    s = Store(tmp_path)
+    s.json("r", Cfg(), lambda: {"acc": 0.842})
+    path = s.path(s.key("r", Cfg()), ".json")
+    path.write_bytes(path.read_bytes().replace(b"0.842", b"0.049"))  # valid JSON still, same length
+    assert b"0.049" in path.read_bytes()
+    with collecting() as notes, pytest.warns(UserWarning):
+        for _ in range(3):  # a page's reruns: each finds the entry missing, one notice in all
+            with cached_only(), shared_reads(), pytest.raises(NotCached):
+                s.json("r", Cfg(), lambda: pytest.fail("cached only"))
+    assert len(notes) == 1 and "does not match its checksum" in notes[0]
+    assert s.json("r", Cfg(), lambda: {"acc": 0.842}) == {"acc": 0.842}  # whoever may build, rebuilds
+
+
+def test_an_entry_written_before_sealing_is_rebuilt(tmp_path):
+    s = Store(tmp_path)
+    path = s.path(s.key("r", Cfg()), ".json")
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"acc": 0.999}))  # the older format: the bare value
+    assert not s.has("r", Cfg())  # warming rebuilds it
+    with collecting() as notes, pytest.warns(UserWarning):
+        assert s.json("r", Cfg(), lambda: {"acc": 0.5}) == {"acc": 0.5}
+    assert "no checksum" in notes[0] and s.has("r", Cfg())
+
+
+def test_a_valid_entry_under_another_entrys_name_is_not_served(tmp_path):
+    s = Store(tmp_path)
+    s.json("r", Cfg(a=1), lambda: {"acc": 0.1})
+    s.json("r", Cfg(a=2), lambda: {"acc": 0.9})
+    src, dst = (s.path(s.key("r", Cfg(a=a)), ".json") for a in (1, 2))
+    dst.write_bytes(src.read_bytes())
+    with pytest.warns(UserWarning):
+        assert s.json("r", Cfg(a=2), lambda: {"acc": 0.9}) == {"acc": 0.9}
+
+
+def test_a_result_built_from_a_marked_model_carries_the_mark(tmp_path):
+    from lab.runtime import sealed
+
+    s = Store(tmp_path)
+    s.tensors("m", Cfg(), lambda: ({"w": torch.ones(3)}, {}))
+    key = s.key("m", Cfg())
+    path = s.path(key, ".safetensors")
+    mark = {"why": "unsigned", "pack": "0123456789ab", "derived": False}
+    path.write_bytes(sealed.marked(key, ".safetensors", path.read_bytes(), mark))
+
+    def result():
+        tens, _ = s.tensors("m", Cfg(), lambda: pytest.fail("the marked model is intact"))
+        return {"sum": float(tens["w"].sum())}
+
+    with collecting() as notes, pytest.warns(UserWarning):
+        assert s.json("r", Cfg(), result) == {"sum": 3.0}
+    assert any("was imported from an unsigned pack (pack 0123456789ab)" in n for n in notes)
+    with collecting() as notes, pytest.warns(UserWarning):
+        assert Store(tmp_path).json("r", Cfg(), lambda: pytest.fail("stored")) == {"sum": 3.0}
+    assert notes == [sealed.origin_words({**mark, "derived": True})] and "computed from entries imported" in notes[0]
+
+    # A model the build only names by key (the zoo holds it in memory) marks the result too.
+    with pytest.warns(UserWarning):
+        s.json("r2", Cfg(), lambda: {"key": s.key("m", Cfg())})
+    with collecting() as notes, pytest.warns(UserWarning):
+        s.json("r2", Cfg(), lambda: pytest.fail("stored"))
+    assert notes and "computed from entries imported" in notes[0]
+
+
+def test_the_training_curves_read_a_model_record_only_when_intact(tmp_path):
+    from lab.runtime import sealed
+    from lab.runtime.store import model_record
+
+    s = Store(tmp_path)
+    s.tensors("m", Cfg(), lambda: ({"w": torch.linspace(0, 1, 100)}, {"loss": [1.0, 0.5]}))
+    path = s.path(s.key("m", Cfg()), ".safetensors")
+    assert model_record(path) == {"loss": [1.0, 0.5]}
+    weights_overwritten(path)
+    with pytest.raises(sealed.Damaged):
+        model_record(path)

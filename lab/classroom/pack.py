@@ -5,10 +5,15 @@ An archive is data from somewhere else, so import trusts nothing in it. Every me
 lands in the store: a plain file (no links, devices, absolute paths or `..`), a name of the form
 `entries/<kind>/<key>.<json|safetensors>` for a kind this lab knows, sizes bounded (the archive's own claims and
 what actually decompresses), listed in the manifest with a matching sha256, and parsed as JSON or safetensors
-(never unpickled). The manifest carries what each key hashes (kind, code version, config JSON, config module), so
-import recomputes the key, and an entry made by another version of the code is skipped with a message (its key
-would never be asked for here). A valid stored entry is never replaced by a different one; writes go through the
-store (atomic, under the entry's lock), with the entry's sidecar.
+(never unpickled), with its own seal intact (lab/runtime/sealed.py). The manifest carries what each key hashes
+(kind, code version, config JSON, config module), so import recomputes the key, and an entry made by another
+version of the code is skipped with a message (its key would never be asked for here), as is one stored before
+entries were sealed. A valid stored entry is never replaced by a different one; writes go through the store
+(atomic, under the entry's lock), with the entry's sidecar.
+
+The manifest is signed by the course that made the pack (lab/classroom/signing.py). A pack that is unsigned, signed
+by another course or altered after signing is refused unless the importer says `unsigned_ok`; its entries are then
+sealed again with an origin mark, which every read of them (and of whatever is computed from them) shows on the page.
 """
 
 from __future__ import annotations
@@ -24,8 +29,10 @@ import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
+from lab.classroom import signing
+from lab.runtime import sealed
 from lab.runtime.atomic import write_atomically
 from lab.runtime.codeversion import code_version, names_lab_code, parts
 from lab.runtime.store import SIDECAR, Store, key_of
@@ -54,6 +61,7 @@ class ImportReport:
     added: list[str] = field(default_factory=list)
     present: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # one message per entry left out, with the reason
+    foreign: Optional[str] = None  # why the pack is not this course's own (sealed.WHY), when imported anyway
 
 
 def known_kinds() -> dict[str, str]:
@@ -92,15 +100,27 @@ def _versions(value: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
 
 
+def _intact(path: Path, data: bytes) -> bool:
+    """Whether a stored entry's bytes pass their seal (a damaged one is not the lab's to pass on)."""
+    try:
+        sealed.check(path.name.split(".", 1)[0], "." + path.name.rsplit(".", 1)[1], data)
+        return True
+    except Exception:  # noqa: BLE001 - whatever is wrong with it
+        return False
+
+
 def export(store: Store, target: Path | str, include_quick: bool = False) -> int:
-    """Write every stored entry (quick-mode ones only if asked) to `target` (.tar.gz, .tgz or .zip); returns how
-    many. The archive appears atomically: a failed export leaves no half file under its name."""
+    """Write every intact stored entry (quick-mode ones only if asked) to `target` (.tar.gz, .tgz or .zip), signed
+    with the course's pack key (made with the course's secret if there is none yet); returns how many. The archive
+    appears atomically: a failed export leaves no half file under its name."""
     target = Path(target)
     fmt = _format_of(target)
     members: list[tuple[str, bytes]] = []
     manifest: list[dict[str, Any]] = []
     for about, path in stored_entries(store, include_quick):
         data = path.read_bytes()
+        if not _intact(path, data):
+            continue
         name = f"{path.parent.name}/{path.name}"
         members.append((f"entries/{name}", data))
         manifest.append({"kind": about["kind"], "code": about["code"], "config": about["config"],
@@ -108,17 +128,18 @@ def export(store: Store, target: Path | str, include_quick: bool = False) -> int
                          "versions": _versions(about.get("versions"))})
     head = json.dumps({"format": FORMAT, "version": VERSION, "made_with": libraries(), "entries": manifest},
                       indent=1).encode()
+    signature = signing.sign(signing.own_key(store), head)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     os.close(fd)
     try:
         if fmt == "zip":
             with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-                for name, data in [(MANIFEST, head), *members]:
+                for name, data in [(MANIFEST, head), (signing.SIGNATURE, signature), *members]:
                     zf.writestr(name, data)
         else:
             with tarfile.open(tmp, "w:gz") as tf:
-                for name, data in [(MANIFEST, head), *members]:
+                for name, data in [(MANIFEST, head), (signing.SIGNATURE, signature), *members]:
                     info = tarfile.TarInfo(name)
                     info.size, info.mode = len(data), 0o644
                     tf.addfile(info, io.BytesIO(data))
@@ -158,7 +179,7 @@ def _read_members(path: Path) -> dict[str, bytes]:
             raise PackError(f"member {name!r} appears twice")
         if len(out) >= MAX_MEMBERS:
             raise PackError(f"more than {MAX_MEMBERS} members")
-        limit = MAX_MANIFEST if name == MANIFEST else MAX_MEMBER
+        limit = {MANIFEST: MAX_MANIFEST, signing.SIGNATURE: signing.MAX_SIGNATURE}.get(name, MAX_MEMBER)
         if claimed > limit:
             raise PackError(f"member {name!r} is too large ({claimed} bytes; the limit is {limit})")
         data = read(limit + 1)
@@ -229,17 +250,30 @@ class _Entry:
     data: bytes
 
 
-def read_pack(path: Path | str) -> tuple[list[_Entry], list[str]]:
-    """Check a whole pack; returns the entries to import and the messages of those skipped (other code versions).
-    Raises PackError, before anything is written, at the first thing wrong."""
+@dataclass
+class _Pack:
+    entries: list[_Entry]
+    skipped: list[str]  # one message per entry left out (another code version, stored before sealing)
+    foreign: Optional[str]  # why the pack is not this course's (sealed.WHY); None when it is
+    pack_id: str  # 12 hex digits of the manifest's sha256: names the pack in an origin mark
+
+
+def read_pack(path: Path | str, course_key: Optional[bytes], unsigned_ok: bool = False) -> _Pack:
+    """Check a whole pack, its signature under `course_key` first (lab/classroom/signing.py): one that
+    is not this course's is refused unless `unsigned_ok`. Raises PackError, before anything is written, at the first
+    thing wrong."""
     path = Path(path)
     if not path.is_file():
         raise PackError(f"{path} does not exist")
     members = _read_members(path)
     if MANIFEST not in members:
         raise PackError(f"{path.name} has no {MANIFEST}: not a Layer Lab pack")
+    head = members.pop(MANIFEST)
+    foreign = signing.verdict(course_key, head, members.pop(signing.SIGNATURE, None))
+    if foreign is not None and not unsigned_ok:
+        raise PackError(signing.refusal(path.name, foreign))
     try:
-        manifest = json.loads(members.pop(MANIFEST).decode("utf-8"))
+        manifest = json.loads(head.decode("utf-8"))
         assert isinstance(manifest, dict) and manifest.get("format") == FORMAT
         listed = manifest["entries"]
         assert isinstance(listed, list)
@@ -261,7 +295,7 @@ def read_pack(path: Path | str) -> tuple[list[_Entry], list[str]]:
         m = NAME.fullmatch(name)
         if m is None:
             raise PackError(f"{MANIFEST}: {file!r} is not a store entry name")
-        folder, key, _suffix = m.groups()
+        folder, key, suffix = m.groups()
         kind = about["kind"]
         if kind not in kinds:
             raise PackError(f"{file}: unknown entry kind {kind!r}")
@@ -283,36 +317,47 @@ def read_pack(path: Path | str) -> tuple[list[_Entry], list[str]]:
             skipped.append(f"{file}: made by another version of the lab code ({about['code']}, here {code}); "
                            "skipped")
             continue
+        try:
+            sealed.check(key, "." + suffix, data)
+        except sealed.Unsealed:
+            skipped.append(f"{file}: stored by an older version of the lab, without a checksum; skipped")
+            continue
+        except sealed.Damaged:
+            raise PackError(f"{file}: its content does not match its own checksum (damaged or altered)") from None
         entries.append(_Entry({**about, "versions": _versions(item.get("versions"))}, key, name, data))
     extra = sorted(set(members) - seen)
     if extra:
         raise PackError(f"member {extra[0]!r} is not listed in {MANIFEST}")
-    return entries, skipped
+    return _Pack(entries, skipped, foreign, _sha256(head)[:12])
 
 
 def _valid(path: Path) -> bool:
     try:
-        _parse(path.name, path.read_bytes())
-        return True
-    except (PackError, OSError):
+        return _intact(path, path.read_bytes())
+    except OSError:
         return False
 
 
-def import_pack(store: Store, path: Path | str) -> ImportReport:
-    """Check the whole pack (PackError, nothing written, if anything is wrong), then add its entries to `store`."""
-    entries, skipped = read_pack(path)
-    report = ImportReport(skipped=skipped)
-    for e in entries:
-        target = store.path(e.key, "." + e.name.rsplit(".", 1)[1])
+def import_pack(store: Store, path: Path | str, unsigned_ok: bool = False) -> ImportReport:
+    """Check the whole pack (PackError, nothing written, if anything is wrong), then add its entries to `store`.
+    A pack this course did not sign is refused unless `unsigned_ok`; its entries are then marked as from elsewhere
+    (lab/runtime/sealed.py), and every page that shows them says so."""
+    got = read_pack(path, signing.course_key(store), unsigned_ok)
+    report = ImportReport(skipped=got.skipped, foreign=got.foreign)
+    origin = {"why": got.foreign, "pack": got.pack_id, "derived": False} if got.foreign else None
+    for e in got.entries:
+        suffix = "." + e.name.rsplit(".", 1)[1]
+        target = store.path(e.key, suffix)
+        data = e.data if origin is None else sealed.marked(e.key, suffix, e.data, origin)
         with store._locked(e.key):
             if target.exists():
-                if target.read_bytes() == e.data:
+                if target.read_bytes() == data:
                     report.present.append(e.key)
                     continue
                 if _valid(target):  # never replace a good entry by a different one
                     report.skipped.append(f"{e.name[8:]}: a different valid entry is already stored; kept it")
                     continue
-            store.write_sidecar(e.key, {**e.about, "file": target.name})
-            write_atomically(target, lambda tmp, data=e.data: Path(tmp).write_bytes(data))
+            store.write_sidecar(e.key, {**e.about, "file": target.name, **({"origin": origin} if origin else {})})
+            write_atomically(target, lambda tmp, data=data: Path(tmp).write_bytes(data))
         report.added.append(e.key)
     return report

@@ -8,7 +8,11 @@
   (lab/runtime/locks.py: flock, or Windows' own) while it builds, the others wait on the lock and then load.
 - Models are safetensors files (tensors plus a JSON string of metadata); results are JSON. Nothing is ever
   unpickled, so a cache file cannot run code.
-- An entry that cannot be read is rebuilt, with a warning; it never crashes the caller.
+- Every entry file carries a hash of its content bound to its key (lab/runtime/sealed.py), checked at every read:
+  an entry that is damaged, edited, moved under another key or written before sealing is treated as missing,
+  rebuilt by whoever asked, reported once per file, and never served. It never crashes the caller.
+- An entry imported from a pack this course did not sign keeps its origin mark, a result built from one inherits it,
+  and each read of either tells the page (a notice).
 - Beside each entry a small sidecar `<key>.meta.json` records what the key hashes (kind, code version, config
   JSON, the config's module): the key cannot be inverted, and a pack (lab/classroom/pack.py) must carry and check them.
 """
@@ -29,9 +33,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 import torch
-from safetensors.torch import load_file, save_file
 
-from lab.runtime import cores, locks, settings, timings
+from lab.runtime import cores, locks, sealed, settings, timings
 from lab.runtime.atomic import write_atomically, write_json_atomically  # noqa: F401 - part of the store's API
 from lab.runtime.codeversion import code_version
 from lab.runtime.notices import notify
@@ -47,6 +50,11 @@ TensorEntry = tuple[dict[str, torch.Tensor], dict[str, Any]]  # (tensors, JSON-a
 _cached_only: ContextVar[bool] = ContextVar("layerlab_cached_only", default=False)
 _active: ContextVar["Store | None"] = ContextVar("layerlab_active_store", default=None)
 _builds: ContextVar["list[dict[str, Any]] | None"] = ContextVar("layerlab_builds", default=None)
+# The origin marks of the entries a build reads (lab/runtime/sealed.py); a copied context (a lane) shares the list.
+_origins: ContextVar["list[sealed.Origin] | None"] = ContextVar("layerlab_origins", default=None)
+_foreign: dict[tuple[str, str], sealed.Origin] = {}  # (store, key) -> mark of each marked entry read or built here
+_reported: set[tuple[str, int, int]] = set()  # damaged files already reported: (path, size, mtime)
+_reported_lock = threading.Lock()
 
 
 # Shared reads (the app's script thread, app/jobs.py): a stored JSON entry never changes once written (its name hashes
@@ -70,9 +78,15 @@ def shared_reads() -> Iterator[None]:
         _shared.reset(token)
 
 
-def _read_json(path: Path) -> Any:
+def _open_json(path: Path, key: str) -> tuple[Any, Optional[sealed.Origin]]:
+    value, origin = sealed.open_json(key, path.read_bytes())
+    return to_plain(value), origin
+
+
+def _read_json(path: Path, key: str) -> tuple[Any, Optional[sealed.Origin]]:
+    """(value, origin) of a JSON entry, its seal checked (sealed.Damaged if it fails); shared (see above)."""
     if not _shared.get():
-        return to_plain(json.loads(path.read_text()))
+        return _open_json(path, key)
     st = path.stat()
     stamp = (st.st_size, st.st_mtime_ns)
     with _reads_lock:
@@ -80,14 +94,52 @@ def _read_json(path: Path) -> Any:
         if hit is not None and hit[0] == stamp:
             _reads.move_to_end(str(path))
             return hit[1]
-    value = to_plain(json.loads(path.read_text()))
+    read = _open_json(path, key)
     with _reads_lock:
-        _reads[str(path)] = (stamp, value)
+        _reads[str(path)] = (stamp, read)
         while len(_reads) > MAX_SHARED_READS:
             _reads.popitem(last=False)
     for hook in read_hooks:
-        hook(str(path), value)
-    return value
+        hook(str(path), read[0])
+    return read
+
+
+def _report_damaged(path: Path, exc: Exception) -> None:
+    """Say once per file (per size and time) that an entry is not served: the page's cached-only reads meet the same
+    damaged file at every rerun until a job has rebuilt it."""
+    try:
+        st = path.stat()
+        stamp = (str(path), st.st_size, st.st_mtime_ns)
+    except OSError:
+        return
+    with _reported_lock:
+        if stamp in _reported:
+            return
+        _reported.add(stamp)
+    if isinstance(exc, sealed.Unsealed):
+        why = "has no checksum (written by an older version of the lab)"
+    elif isinstance(exc, sealed.Damaged):
+        why = "does not match its checksum (damaged or altered)"
+    else:
+        why = f"was unreadable ({type(exc).__name__})"
+    notify(f"The saved result {path.name} {why}; it is not used and is being rebuilt.")
+
+
+def _heard(root: Path, key: str, origin: Optional[sealed.Origin]) -> None:
+    """An entry with an origin mark was read or built: the page is told, and a build that reads it inherits it."""
+    if origin is None:
+        return
+    _foreign[(str(root), key)] = origin
+    notify(sealed.origin_words(origin))
+    bucket = _origins.get()
+    if bucket is not None:
+        bucket.append(origin)
+
+
+def model_record(path: Path) -> Any:
+    """A stored model's record (its `lab_meta`), its seal checked without loading the weights; sealed.Damaged if it
+    fails (app/training_view.py shows the training curves from it)."""
+    return sealed.check_tensors(path.name.split(".", 1)[0], path.read_bytes())[0]
 
 
 @contextmanager
@@ -188,7 +240,11 @@ class Store:
         zoo finds models it holds in memory by their key, without reading the store (lab/runtime/timings.py)."""
         d = self.describe(kind, cfg)
         timings.used(d["kind"], d["config"], built=False)
-        return key_of(d["kind"], d["code"], d["config"])
+        key = key_of(d["kind"], d["code"], d["config"])
+        bucket = _origins.get()
+        if bucket is not None and (str(self.root), key) in _foreign:  # marked, and perhaps held in memory (the zoo)
+            bucket.append(_foreign[(str(self.root), key)])
+        return key
 
     def path(self, key: str, suffix: str) -> Path:
         return self.root / key.split("-", 1)[0] / f"{key}{suffix}"
@@ -219,40 +275,50 @@ class Store:
         finally:
             tlock.release()
 
-    def _load_or_rebuild(self, about: dict[str, str], suffix: str, load: Callable[[Path], Any],
-                         build: Callable[[], Any], save: Callable[[Path, Any], None]) -> Any:
+    def _load_or_rebuild(self, about: dict[str, str], suffix: str,
+                         load: Callable[[Path, str], tuple[Any, Optional[sealed.Origin]]], build: Callable[[], Any],
+                         save: Callable[[Path, str, Any, Optional[sealed.Origin]], None]) -> Any:
         key = key_of(about["kind"], about["code"], about["config"])
         path = self.path(key, suffix)
         if path.exists():  # fast path: no lock needed to read a finished entry (renames are atomic)
             try:
-                value = load(path)
+                value, origin = load(path, key)
                 timings.used(about["kind"], about["config"], built=False)
+                _heard(self.root, key, origin)
                 return value
-            except Exception as exc:  # noqa: BLE001 - any unreadable entry is rebuilt, whatever broke it
-                notify(f"The saved result {path.name} was unreadable ({type(exc).__name__}) and is being rebuilt.")
+            except Exception as exc:  # noqa: BLE001 - any unreadable or damaged entry is rebuilt, whatever broke it
+                _report_damaged(path, exc)
         if _cached_only.get():
             raise NotCached(key)
         with self._locked(key):
             if path.exists():  # somebody else may have built it while we waited for the lock
                 try:
-                    value = load(path)
+                    value, origin = load(path, key)
                     timings.used(about["kind"], about["config"], built=False)
+                    _heard(self.root, key, origin)
                     return value
                 except Exception:  # noqa: BLE001
                     path.unlink(missing_ok=True)
             t0 = time.perf_counter()
-            with timings.measuring() as uses:  # what this build reads or builds itself (lab/runtime/timings.py)
-                value = build()
+            token = _origins.set([])
+            try:
+                with timings.measuring() as uses:  # what this build reads or builds itself (lab/runtime/timings.py)
+                    value = build()
+                origin = sealed.derived(_origins.get() or [])
+            finally:
+                _origins.reset(token)
             seconds = time.perf_counter() - t0
             log = _builds.get()
             if log is not None:
                 log.append({"kind": about["kind"], "config": about["config"], "seconds": round(seconds, 2)})
             # The sidecar first: a sidecar without its entry is harmless (a pack skips it), an entry without a
             # sidecar could not be exported.
-            self.write_sidecar(key, {**about, "file": path.name, "versions": libraries()})
-            save(path, value)
+            self.write_sidecar(key, {**about, "file": path.name, "versions": libraries(),
+                                     **({"origin": origin} if origin else {})})
+            save(path, key, value, origin)
             timings.record(self.root, about, key, seconds, uses)
             timings.used(about["kind"], about["config"], built=True, seconds=seconds)
+            _heard(self.root, key, origin)
             return value
 
     def write_sidecar(self, key: str, about: dict[str, Any]) -> None:
@@ -263,24 +329,26 @@ class Store:
 
     # -- public API ---------------------------------------------------------------------------------
     def has(self, kind: str, cfg: Any) -> bool:
-        """Whether a JSON result is stored (cheap: no read, no lock), e.g. to say that a preset is ready."""
+        """Whether a JSON result is stored (cheap: its first bytes, no lock), e.g. to say that a preset is ready. An
+        entry of the older, unsealed format is not (warming rebuilds it); a damaged one is found when it is read."""
         d = self.describe(kind, cfg)
-        return self.path(key_of(d["kind"], d["code"], d["config"]), ".json").exists()
+        try:
+            with open(self.path(key_of(d["kind"], d["code"], d["config"]), ".json"), "rb") as fh:
+                return fh.read(len(sealed.JSON_HEAD)) == sealed.JSON_HEAD
+        except OSError:
+            return False
 
     def tensors(self, kind: str, cfg: Any, build: Callable[[], TensorEntry]) -> TensorEntry:
         """(tensors, metadata) of an entry, built by `build()` the first time."""
 
-        def load(path: Path) -> TensorEntry:
-            from safetensors import safe_open
+        def load(path: Path, key: str) -> tuple[TensorEntry, Optional[sealed.Origin]]:
+            tens, meta, origin = sealed.open_tensors(key, path.read_bytes())  # one read: checked is what is loaded
+            return (tens, meta), origin
 
-            with safe_open(str(path), framework="pt") as fh:
-                meta = json.loads((fh.metadata() or {})["lab_meta"])
-            return load_file(str(path)), meta
-
-        def save(path: Path, value: TensorEntry) -> None:
+        def save(path: Path, key: str, value: TensorEntry, origin: Optional[sealed.Origin]) -> None:
             tens, meta = value
-            tens = {k: v.contiguous() for k, v in tens.items()}
-            write_atomically(path, lambda tmp: save_file(tens, tmp, metadata={"lab_meta": json.dumps(to_plain(meta))}))
+            data = sealed.seal_tensors(key, tens, to_plain(meta), origin)
+            write_atomically(path, lambda tmp: Path(tmp).write_bytes(data))
 
         return self._load_or_rebuild(self.describe(kind, cfg), ".safetensors", load, build, save)
 
@@ -289,10 +357,10 @@ class Store:
 
         built = []
 
-        def save(path: Path, value: Any) -> None:
+        def save(path: Path, key: str, value: Any, origin: Optional[sealed.Origin]) -> None:
             built.append(True)
-            text = json.dumps(to_plain(value))
-            write_atomically(path, lambda tmp: Path(tmp).write_text(text))
+            data = sealed.seal_json(key, json.dumps(to_plain(value)), origin)
+            write_atomically(path, lambda tmp: Path(tmp).write_bytes(data))
 
         value = self._load_or_rebuild(self.describe(kind, cfg), ".json", _read_json, build, save)
         return to_plain(value) if built else value  # a read is plain already (and may be shared)
