@@ -182,3 +182,33 @@ def test_every_shipped_study_is_a_valid_study_at_every_value():
             for field, moved in dict(s.tied).get(v, ()):
                 assert getattr(cfg, field) == moved
     assert len(shipped.by_name()) == len(shipped.STUDIES)  # names are unique
+
+
+def test_warm_studies_computes_the_cells_and_a_pack_carries_the_map(tmp_path, monkeypatch):
+    """`warm --studies` computes a shipped study's cells; `pack export` / `import` carry them to another store,
+    where the map reads the same without computing anything."""
+    from lab.classroom import pack
+    from lab.cli import main
+    from lab.runtime.store import Store, use_store
+    from lab.study import compute
+    from lab.study.spec import Study
+
+    monkeypatch.setenv("LAYERLAB_QUICK", "1")
+    monkeypatch.setenv("LAYERLAB_SECRET_FILE", str(tmp_path / "course.secret"))  # one course: its packs verify
+    tiny = Study(page="delete", claim="delete.plain-one-deletion-to-chance", subject="plain MLP", knob="blocks",
+                 values=(2, 3), seeds=(0, 1, 2), base=(("width", 16),), name="tiny", title="Tiny")
+    monkeypatch.setattr(shipped, "STUDIES", (tiny,))
+    here, there = Store(tmp_path / "here"), Store(tmp_path / "there")
+    with use_store(here):
+        monkeypatch.setenv("LAYERLAB_CACHE", str(here.root))
+        assert main(["warm", "--studies", "--workers", "0"]) == 0
+        assert all(c.done for c in compute.plan(tiny))
+        mine = compute.read(tiny)
+        pack.export(here, tmp_path / "study.tar.gz", include_quick=True)
+    with use_store(there):
+        assert not any(c.done for c in compute.plan(tiny))
+        pack.import_pack(there, tmp_path / "study.tar.gz")
+        assert all(c.done for c in compute.plan(tiny))
+        theirs = compute.read(tiny)
+    assert [c["per_seed"] for c in theirs["cells"]] == [c["per_seed"] for c in mine["cells"]]
+    assert theirs["sentence"] == mine["sentence"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,44 @@ def _lesson(name: str) -> Any:
     return lessons.from_json(Path(name).read_bytes())
 
 
+def _studies(args: argparse.Namespace) -> int:
+    """`warm --studies`: every shipped study's cells (lab/study/shipped.py) of the pages asked for, on the engine."""
+    from lab.study import compute, shipped
+
+    chosen = [s for s in shipped.STUDIES if not args.pages or s.page in args.pages]
+    out = sys.stderr if args.json else sys.stdout
+    plans = {s.name: compute.plan(s) for s in chosen}
+    for s in chosen:
+        print(f"{s.name}: {compute.cost_words(plans[s.name], args.workers)}", file=out)
+    config = {"pages": args.pages or sorted({s.page for s in chosen}), "seeds": None, "workers": args.workers,
+              "defaults_only": False, "dry_run": args.dry_run, "studies": [s.name for s in chosen]}
+    if args.dry_run:
+        if args.json:
+            print_json("warm", config, {"planned": sum(len(p) for p in plans.values()),
+                                        "already_stored": sum(c.done for p in plans.values() for c in p),
+                                        "todo": [{"page": s.page, "setting": f"{s.name}: {s.knob} = {c.value}, seed "
+                                                  f"{c.seed}", "result": n.label, "estimate_s": c.seconds}
+                                                 for s in chosen for c in plans[s.name] if not c.done
+                                                 for n in c.calls]})
+        return 0
+    failed = 0
+    for s in chosen:
+        if args.workers == 0:  # here, one cell after another (reading a study computes what is missing)
+            t0 = time.perf_counter()
+            compute.read(s, text_progress)
+            print(f"{s.name}: computed here in {time.perf_counter() - t0:.0f} s", file=out)
+            continue
+        got = compute.compute(s, args.workers, text_progress)
+        failed += len(got["failed"])
+        for label, err in got["failed"]:
+            print(f"  FAILED {s.name}: {label}: {err}", file=out)
+        print(f"{s.name}: {got['built']} built in {got['seconds']:.0f} s", file=out)
+    return 1 if failed else 0
+
+
 def _run(args: argparse.Namespace) -> int:
+    if args.studies:
+        return _studies(args)
     seeds = args.seeds
     if args.lesson:
         from lab.classroom.lessons import LessonError
@@ -84,6 +122,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p.add_argument("--lesson", metavar="NAME", help="only every step of a lesson: a shipped one's key ("
                    + ", ".join(lessons.shipped()) + ") or a lesson file exported from Home")
+    p.add_argument("--studies", action="store_true", help="instead: every shipped study's cells (python -m lab study "
+                   "NAME draws each map), of the pages given (default: all)")
     p.add_argument("--dry-run", action="store_true", help="list what would be computed, compute nothing")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=_run)
