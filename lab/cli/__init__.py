@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import io
 import json
 import sys
@@ -20,6 +21,7 @@ from lab.catalog import descriptors
 from lab.catalog.descriptor import Descriptor
 from lab.cli import pack, seeds, study, warm
 from lab.cli.common import JSON_HELP, PROG, OneLineParser, VersionAction, add_workers, command, print_json, table_pool
+from lab.runtime.atomic import WriteFailed
 from lab.runtime.progress import text_progress
 
 
@@ -105,3 +107,8 @@ def main(argv: Optional[Sequence[str]] = None, prog: str = PROG) -> int:
     except ValueError as exc:  # configs validate themselves: a bad value is one clear line, not a traceback
         sys.stderr.write(f"{prog}: error: {exc}\n")
         return 2
+    except WriteFailed as exc:  # the store's disk is full or will not be written: one line that says which
+        full = exc.errno in (errno.ENOSPC, errno.EDQUOT)
+        todo = "free some space on that disk" if full else "check that its folder can be written"
+        sys.stderr.write(f"{prog}: error: {exc}; {todo}, or point LAYERLAB_CACHE at a folder elsewhere\n")
+        return 1
