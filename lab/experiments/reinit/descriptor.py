@@ -86,10 +86,14 @@ def group_config(settings: dict[str, Any]) -> Optional[GroupConfig]:
                        checkpoint=settings["checkpoint"], task=settings["task"])
 
 
-def map_config(model: str, seed: int, task: Optional[str]) -> ReinitConfig:
+def map_config(model: str, seed: int, task: Optional[str], width: Optional[int] = None,
+               epochs: Optional[int] = None) -> ReinitConfig:
     """The robustness map of one of the page's three models on the page's task (the ViT keeps its own task when it
-    cannot read the page's: a table)."""
-    return ReinitConfig(model=model, seed=seed, task=readable(task, "vit" if model == "vit" else "mlp"))
+    cannot read the page's: a table). `width` and `epochs` (a study's knob, lab/study; None on every page: the
+    classroom recipe) size the two MLPs; the ViT keeps its own recipe."""
+    mlp = model != "vit"
+    return ReinitConfig(model=model, seed=seed, task=readable(task, "mlp" if mlp else "vit"),
+                        width=width if mlp else None, epochs=epochs if mlp else None)
 
 
 def width_configs(settings: dict[str, Any]) -> list[ReinitConfig]:
@@ -105,7 +109,7 @@ def plan(settings: dict[str, Any]) -> list[Need]:
     them), the change in focus, the group, and the width sweep when it is on."""
     f = focus_config(settings)
     maps = [Need(f"Robustness map of the {MODEL_NAMES[m]} ({i + 1} of {len(MODELS)})", reinit.run,
-                 map_config(m, f.seed, f.task), f"map {m}") for i, m in enumerate(MODELS)]
+                 map_config(m, f.seed, f.task, f.width, f.epochs), f"map {m}") for i, m in enumerate(MODELS)]
     g = group_config(settings)
     extra = [Need("Changing the group of layers", reinit.group, g, "group")] if g else []
     extra += [Need(f"The {MODEL_NAMES[c.model]} at width {c.width}", reinit.run, c, f"width {c.width}")
@@ -125,7 +129,8 @@ def claims_of(results: dict[str, ReinitResult], focus: Optional[reinit.FocusResu
 def claims(settings: dict[str, Any]) -> list[Claim]:
     """The claims the page shows for a complete setting, computing (cached entries) what they rest on."""
     seed = settings["seed"]
-    results = {m: reinit.run(map_config(m, seed, settings["task"])) for m in MODELS}
+    results = {m: reinit.run(map_config(m, seed, settings["task"], settings.get("width"), settings.get("epochs")))
+               for m in MODELS}
     g = group_config(settings)
     wcfgs = width_configs(settings)
     for c in wcfgs:
