@@ -215,3 +215,13 @@ def estimate(root: Path | str, kind: str, config: str) -> Optional[float]:
     same config at other seeds; None if nothing comparable was recorded. File checks only, cached
     (`Store.estimate` is the way in)."""
     return _estimate(Path(root), kind, config, quick())
+
+
+def typical(root: Path | str, kind: str) -> Optional[float]:
+    """The median cold cost of any recorded build of `kind` here (every config, this mode): a rough guess for a
+    config never built on this machine, such as a study's new grid value (its caller says it is a guess)."""
+    q = quick()
+    recs = _records(Path(root), kind)
+    costs = sorted(c for c in (_cold(Path(root), r, q, 0) for rs in recs.by_config.values() for r in rs
+                               if bool(r.get("quick")) == q) if c is not None)
+    return costs[len(costs) // 2] if costs else None

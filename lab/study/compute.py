@@ -18,6 +18,7 @@ from typing import Any, Optional
 from lab.catalog import presets
 from lab.claims import VERDICTS, pool
 from lab.classroom.seeds import seed_needs
+from lab.runtime import timings
 from lab.runtime.progress import Progress, silent
 from lab.runtime.store import active_store
 from lab.study import stats
@@ -35,6 +36,7 @@ class CellPlan:
     calls: tuple[presets.Need, ...]
     done: bool
     seconds: Optional[float]
+    guessed: bool = False  # some call never built at this config here: its cost is its kind's typical one
 
 
 def plan(study: Study) -> list[CellPlan]:
@@ -46,14 +48,17 @@ def plan(study: Study) -> list[CellPlan]:
         calls = tuple(seed_needs(study.page, study.settings(value, seed), seed))
         missing = [n for n in calls if not store.has(n.fn.kind, n.cfg)]
         cost: Optional[float] = 0.0
+        guessed = False
         for n in missing:
             key = store.key(n.fn.kind, n.cfg)
             if key in seen:
                 continue
             seen.add(key)
             e = store.estimate(n.fn.kind, n.cfg)
+            if e is None:
+                e, guessed = timings.typical(store.root, n.fn.kind), True
             cost = None if e is None or cost is None else cost + e
-        out.append(CellPlan(value, int(seed), calls, not missing, cost))
+        out.append(CellPlan(value, int(seed), calls, not missing, cost, guessed))
     return out
 
 
@@ -67,7 +72,10 @@ def cost_words(cells: list[CellPlan], workers: int) -> str:
     cpu = sum(timed)
     words = f"{len(cells) - len(left)} of {len(cells)} cells stored, {len(left)} left"
     if timed:
-        words += f": about {cpu / 60:.1f} CPU-minutes ({cpu / 60 / max(1, workers):.1f} minutes on {workers} workers)"
+        guess = sum(c.guessed for c in left if c.seconds is not None)
+        words += (f": about {cpu / 60:.1f} CPU-minutes ({cpu / 60 / max(1, workers):.1f} minutes on {workers} workers"
+                  + (f"; {guess} cell(s) never built at their setting here, guessed from their kind's typical "
+                     "build" if guess else "") + ")")
     if untimed:
         words += f"{';' if timed else ':'} {untimed} cell(s) never timed on this machine (their cost is unknown)"
     return words
