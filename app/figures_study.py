@@ -61,10 +61,14 @@ def figure(a: Mapping[str, Any], title: str | None = None) -> go.Figure:
             text=[c["verdict"] for c in mine],
             hovertemplate="%{x}: %{y:.1f} (the value's own verdict: %{text})<extra></extra>")
     if a.get("appears_from") is not None:
-        fig.add_vline(x=xs.index(str(a["appears_from"])), line={"color": theme.HOLDS_SIDE, "width": 2},
-                      annotation_text=f"appears from {a['appears_from']}", annotation_position="top left")
+        # between the last value without it and the first with it (left of the first value: every value)
+        fig.add_vline(x=xs.index(str(a["appears_from"])) - 0.5, line={"color": theme.HOLDS_SIDE, "width": 2},
+                      annotation_text=f"appears from {a['appears_from']}", annotation_position="top right")
     fig.update_xaxes(type="category", categoryorder="array", categoryarray=xs, title=a["knob"])
     fig.update_yaxes(title=f"effect past the threshold ({'pts' if unit == 'pts' else unit})", zeroline=False)
-    theme.layout(fig, title=title, height=HEIGHT, showlegend=True)
-    fig.update_layout(legend={"orientation": "h", "y": -0.25, "x": 0.0})
+    theme.layout(fig, title=title, height=HEIGHT + 40, showlegend=True)
+    # the legend in its own band below the knob's axis title
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0.0},
+                      margin={"l": 60, "r": 20, "t": 40, "b": 120})
+    fig.update_xaxes(range=[-0.6, len(xs) - 0.4])
     return fig
