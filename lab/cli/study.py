@@ -56,12 +56,12 @@ def _print_plan(study: spec.Study, cells: list[compute.CellPlan], workers: int) 
 def _print_map(a: dict[str, Any]) -> None:
     print(f"{a['statement']} ({a['page']}{', ' + a['subject'] if a['subject'] else ''}), along {a['knob']}, "
           f"{len(a['seeds'])} seeds:")
-    print(f"  {'value':<8} {'pooled effect +- interval':<28} {'seeds':<8} verdict (Holm over the grid)")
+    print(f"  {'value':<8} {'pooled effect +- interval':<32} {'seeds':<8} its own verdict; over the grid (Holm)")
     for c in a["cells"]:
         lo, hi = c["interval"]
         eff = f"{effect_words(c['effect'], c['unit'])} [{effect_words(lo, c['unit'])}, {effect_words(hi, c['unit'])}]"
         extra = f", {c['seeds_to_decide']} seeds would decide" if c["seeds_to_decide"] else ""
-        print(f"  {c['value']!s:<8} {eff:<28} {c['signs']:<8} {c['verdict']} ({c['family']}{extra})")
+        print(f"  {c['value']!s:<8} {eff:<32} {c['signs']:<8} {c['verdict']}; {c['family']}{extra}")
     print(a["sentence"])
     print(f"How: {a['how']}.")
 

@@ -225,3 +225,11 @@ def typical(root: Path | str, kind: str) -> Optional[float]:
     costs = sorted(c for c in (_cold(Path(root), r, q, 0) for rs in recs.by_config.values() for r in rs
                                if bool(r.get("quick")) == q) if c is not None)
     return costs[len(costs) // 2] if costs else None
+
+
+def own_seconds(root: Path | str, kind: str, config: str) -> Optional[float]:
+    """The seconds the newest recorded build of this very config took, with whatever it built inside it and
+    nothing it only read (summed over distinct entries, what building them all took on one worker)."""
+    q = quick()
+    recs = [r for r in _records(Path(root), kind).by_config.get(config, []) if bool(r.get("quick")) == q]
+    return float(max(recs, key=lambda r: r.get("when", 0))["seconds"]) if recs else None

@@ -169,7 +169,8 @@ def _margin_words(margin: float, cells: list[stats.Cell]) -> str:
 
 
 def _cost(study: Study) -> dict[str, Any]:
-    """The study's recorded CPU cost on this machine: the builds of its cells' calls, as the store timed them."""
+    """The study's recorded CPU cost on this machine: each distinct call's own build as the store timed it (a model
+    two calls share counted once, in the build that trained it)."""
     cells = plan(study)
     store = active_store()
     seen: set[str] = set()
@@ -180,7 +181,7 @@ def _cost(study: Study) -> dict[str, Any]:
             if key in seen:
                 continue
             seen.add(key)
-            e = store.estimate(n.fn.kind, n.cfg)
+            e = timings.own_seconds(store.root, n.fn.kind, store.describe(n.fn.kind, n.cfg)["config"])
             if e is None or not math.isfinite(e):
                 untimed += 1
             else:
