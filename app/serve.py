@@ -1,5 +1,5 @@
 """The lab's server as `make app` starts it: `python -m app.serve [Streamlit's options]` runs app/main.py in Streamlit,
-with the compute engine started as the process starts.
+with the lab's own routes (app/layerlab_asgi.py) and the compute engine started as the process starts.
 
 Why not plain `streamlit run app/main.py`: Streamlit runs none of the app's code until a browser opens a page, so the
 local Dask cluster (a scheduler and one worker process per core, each importing torch and the experiments) would
@@ -96,7 +96,8 @@ def main(argv: list[str] | None = None) -> None:
     start_retention()
     from streamlit.web import cli
 
-    sys.argv = ["streamlit", "run", str(ROOT / "app" / "main.py"), *config_flags(), *args]
+    # app/layerlab_asgi.py is an st.App of app/main.py with the lab's own routes (the lecturer's HttpOnly cookie)
+    sys.argv = ["streamlit", "run", str(ROOT / "app" / "layerlab_asgi.py"), *config_flags(), *args]
     cli.main(prog_name="streamlit")
 
 

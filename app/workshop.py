@@ -8,9 +8,12 @@ Link flags (read through app/query.py like every link value):
 - `class=CODE`: predictions are recorded for that class (lab/classroom/workshop_db.py). Codes are handed out by the
   server: "Start a class" (Home, or a page's toolbar) makes the code and its lecturer key. With `present=1` the link
   asks for the lecturer's view, granted only to a browser that holds the key: the session that started the class,
-  a browser with the class's lecturer cookie, or one whose lecturer typed the key into the password box. The key is
-  never in a link (a link is on the projector, in photos, histories and logs), never in a download nor a log line;
-  a `key=` in a link is dropped unread. `student=1` never makes a lecturer.
+  one whose lecturer typed the key into the password box, or a browser with the class's lecturer pass. The key is
+  never in a link (a link is on the projector, in photos, histories and logs), never in a download nor a log line,
+  never in a cookie; a `key=` in a link is dropped unread. `student=1` never makes a lecturer. The key lives in the
+  session's server memory; for a reload or a new tab, the page posts a single-use ticket to the server's lecturer
+  route, which sets the lecturer's pass (an HMAC, never the key, 12 hours) as an HttpOnly, SameSite=Strict cookie
+  (app/lecturer_route.py, lab/classroom/lecturer_pass.py); a page script never writes it.
 - A student's vote is one per browser, and a voter costs a join: the server issues a voter identity when a student
   joins the class (the code typed on Home, `?join=CODE` from the QR code, or a page opened with the class's Student
   link), bounded per network address (workshop_db.join's token bucket); the browser keeps it in a cookie signed with
@@ -18,7 +21,7 @@ Link flags (read through app/query.py like every link value):
   voter and per address, counted only while the lecturer has voting open on the question, and final
   (workshop_db.py): the student sees the result right after voting, so nobody changes a vote after seeing the
   answer, reload or not.
-- Wrong class codes (a join, a class link) and wrong lecturer keys (typed, or a cookie) count per address
+- Wrong class codes (a join, a class link) and wrong lecturer keys (typed, or a pass in a cookie) count per address
   (workshop_db.find, check_key): past the bound, the address's tries wait a minute. A closed class and a code that
   names none read alike.
 
@@ -32,6 +35,7 @@ import logging
 import re
 import secrets
 import textwrap
+import time
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 from urllib.parse import parse_qsl, urlencode, urljoin
@@ -39,7 +43,7 @@ from urllib.parse import parse_qsl, urlencode, urljoin
 import plotly.graph_objects as go
 import streamlit as st
 
-from app import charts, query, theme
+from app import charts, lecturer_route, query, theme
 from app.clients import client_address
 from app.controls import link_values
 from app.worksheet import current_link, log
@@ -47,6 +51,7 @@ from lab import claims as lab_claims
 from lab.catalog import descriptors
 from lab.catalog.presets import Preset
 from lab.claims import verdict_words
+from lab.classroom import lecturer_pass
 from lab.classroom import questions as lab_questions
 from lab.classroom import workshop_db as wdb
 from lab.runtime.plain import to_plain
@@ -61,8 +66,9 @@ STARTED_KEY = "_layerlab_ws_started"  # {code: key} of classes this session star
 VIEW_KEY = "_layerlab_ws_view"  # {code: (page, query)}: the class's current view as this session last stored it
 NOTICE_KEY = "_layerlab_ws_notice"  # a lecturer action's outcome, said once on the next run: (kind, text)
 FORGET_COOKIES = "_layerlab_ws_forget"  # lecturer cookies to delete on the next run (a closed class's)
+TICKET_KEY = "_layerlab_ws_ticket"  # {code: (ticket, until) or None}: the pass ticket this session posts, once
 COOKIE = "layerlab_voter_"  # + the class's code: the identity issued at the join, signed with the class's key
-LECTURER_COOKIE = "layerlab_lecturer_"  # + the class's code: the key, kept by the lecturer's browser (one per class)
+LECTURER_COOKIE = lecturer_route.COOKIE  # + the class's code: the lecturer's pass, set by the server (HttpOnly)
 CLOSE_NOTICE = "_layerlab_ws_closed"
 LESSON_CODES = "_layerlab_lesson_codes"  # codes of the lessons this session started (Home shows each as a card)
 STATE_KEY = "_layerlab_ws_state"  # {(page, question key, lecturer): {"chosen": int | None, "revealed": bool, ...}}
@@ -211,31 +217,61 @@ def _lecturer_cookie(code: str) -> str:
 
 
 def _remember(code: str, key: str) -> None:
-    """This session presents `code`; its browser is asked to keep the key (`keep_lecturer` on the next run)."""
+    """This session presents `code` (the key in its server-side state); `keep_lecturer` on the next run asks the
+    server to give the browser a pass."""
     st.session_state.setdefault(LECTURER_KEY, {})[code] = key
 
 
-def keep_lecturer(code: str, key: str) -> None:
-    """Ask the browser to keep the class's key in its lecturer cookie (for the class's days), so a reload or a new
-    tab of this browser presents the class too (a closed class's is forgotten by `close_notice`)."""
-    if _cookie(_lecturer_cookie(code)) != key and wdb.TOKEN.fullmatch(key):
-        st.html(cookie_script(_lecturer_cookie(code), key, wdb.CLASS_DAYS * 86400), unsafe_allow_javascript=True)
+def post_script(path: str, fields: Mapping[str, str]) -> str:
+    """A script that posts `fields` (a form body, never in an address) to the lab's route `path`, relative to the
+    page, from the page itself, so the answer's cookie is the server's (HttpOnly) and the session goes on. Only
+    safe characters are ever written into it."""
+    if not re.fullmatch(r"[A-Za-z0-9_/-]+", path) or not all(
+            re.fullmatch(r"[A-Za-z0-9_]+", k) and re.fullmatch(r"[A-Za-z0-9_-]*", v) for k, v in fields.items()):
+        raise ValueError("a post of unexpected characters")
+    body = urlencode(dict(fields))
+    return (f'<script>fetch(new URL("{path}", document.baseURI), {{method: "POST", credentials: "same-origin", '
+            f'headers: {{"Content-Type": "application/x-www-form-urlencoded"}}, body: "{body}"}});</script>')
+
+
+def keep_lecturer(code: str, credential: str) -> None:
+    """Have the server give this browser the lecturer's pass of class `code`, so that a reload or a new tab presents
+    the class too: a single-use ticket (workshop_db.lecturer_ticket, never the key) that the page posts to the
+    server's lecturer route, whose answer sets the pass as an HttpOnly cookie. Once per session, posted on each run
+    while the ticket lives (a second post of it is refused). Not when the browser sent the pass this session runs
+    on, nor where the server has no such route (plain `streamlit run`, AppTest): the key then stays in the session."""
+    if not lecturer_route.served():
+        return
+    held = st.session_state.setdefault(TICKET_KEY, {})
+    if code not in held:
+        held[code] = None
+        if _cookie(_lecturer_cookie(code)) == credential:  # the browser's own pass, checked by `lecturer_key`
+            return
+        try:
+            held[code] = (database().lecturer_ticket(code, credential), time.time() + lecturer_pass.TICKET_SECONDS)
+        except Exception:  # noqa: BLE001 - the key stays in this session; a reload asks for it
+            log_.exception("could not issue a lecturer ticket for class %s", code)
+            return
+    entry = held[code]
+    if entry is not None and time.time() < entry[1]:
+        st.html(post_script(lecturer_route.PATH, {"ticket": entry[0]}), unsafe_allow_javascript=True)
 
 
 def lecturer_key(code: str) -> Optional[str]:
-    """The key of class `code` this browser holds (this session's, or its lecturer cookie's) when the database
-    says it is the open class's key; None otherwise."""
+    """What this browser presents class `code` with: this session's key, or the lecturer's pass its cookie carries,
+    when the database says it is the open class's; None otherwise. A cookie's value that is not a pass (a key kept
+    by an older version of the lab) is never used."""
     known = st.session_state.get(LECTURER_KEY, {}).get(code)
     if isinstance(known, str) and database().is_lecturer(code, known):
         return known
     sent = _cookie(_lecturer_cookie(code))
     wrong = st.session_state.setdefault(WRONG_COOKIE_KEY, {})
-    if sent is None or sent == known or wrong.get(code) == sent:
+    if sent is None or sent == known or wrong.get(code) == sent or not lecturer_pass.is_pass(sent):
         return None
-    try:  # a cookie is a key someone sent: a wrong one counts against the address like a typed one (once)
-        ok = wdb.TOKEN.fullmatch(sent) is not None and database().check_key(code, sent, client())
+    try:  # a pass someone sent: a wrong one counts against the address like a typed key (once)
+        ok = database().check_key(code, sent, client())
     except wdb.Flood:
-        log_.info("a lecturer cookie of class %s was not checked: too many wrong keys from its address", code)
+        log_.info("a lecturer pass of class %s was not checked: too many wrong keys from its address", code)
         return None
     if not ok:
         wrong[code] = sent
@@ -291,8 +327,9 @@ def key_panel(code: str) -> None:
                      icon=":material/key:"):
         st.markdown(f"This browser presents class **{md(code)}** from now on. To present it from another device, "
                     f"open the class's presentation view there and enter this key. It is shown only here, and "
-                    f"stored nowhere but this browser (the server keeps a hash): without it nobody, you included, "
-                    f"can show the tally or end the class elsewhere.")
+                    f"stored nowhere (the server keeps a hash; this browser keeps a pass for "
+                    f"{lecturer_pass.PASS_HOURS} hours, not the key): without it nobody, you included, can show "
+                    f"the tally or end the class elsewhere.")
         with st.container(key="layerlab_key_copy"):
             st.code(key, language=None)
         st.button("I have kept it: hide the key", key=f"ws_key_kept_{code}", on_click=_put_away, args=(code,),
@@ -501,8 +538,7 @@ class Workshop:
                                                        f"class is closed).")
             return
         _remember(self.code, typed)
-        st.session_state[NOTICE_KEY] = ("success", f"This browser now presents class {md(self.code)}, and keeps "
-                                                   f"its key for the next visit.")
+        st.session_state[NOTICE_KEY] = ("success", f"This browser now presents class {md(self.code)}.")
 
     def put_up(self, link: str) -> None:
         """The lecturer's current view (this page, and its Student link) becomes the class's: where Join takes a
@@ -867,9 +903,12 @@ def _refused(state: dict[str, Any], text: str, why: wdb.Rejected) -> None:
 
 
 def close_notice() -> None:
-    """The outcome of the lecturer's Close (said once, on the next run), and the closed class's cookie forgotten."""
+    """The outcome of the lecturer's Close (said once, on the next run), and the closed class's pass cookie deleted
+    by the server's route (a page script cannot delete an HttpOnly cookie)."""
     for gone in st.session_state.pop(FORGET_COOKIES, []):
-        st.html(cookie_script(_lecturer_cookie(gone), "", 0), unsafe_allow_javascript=True)
+        st.session_state.get(TICKET_KEY, {}).pop(gone, None)
+        if lecturer_route.served():
+            st.html(post_script(lecturer_route.PATH + "/forget", {"code": gone}), unsafe_allow_javascript=True)
     text = st.session_state.pop(CLOSE_NOTICE, None)
     if text:
         st.info(text, icon=":material/lock:")

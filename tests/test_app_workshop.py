@@ -8,17 +8,19 @@ Reproduce expander: tests/test_app_delete.py)."""
 import logging
 import re
 import secrets
+import time
 
 import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
-from app import workshop
+from app import lecturer_route, workshop
 from app.worksheet import LOG_KEY
 from app.workshop import COOKIE, KEY, LECTURER_COOKIE, VOTER_KEY
 from lab.classroom import questions, workshop_db
 
 from .apptest_util import MAIN, assert_clean, open_with_link
+from .lecturer_util import pass_from_page
 
 Q = next(x for x in questions.of("delete") if x.preset == "")  # the default view's question
 
@@ -65,6 +67,18 @@ def _start_on_page(link: dict[str, str] | None = None) -> tuple[AppTest, str, st
 def _cookies(monkeypatch, jar: dict[str, str]) -> None:
     """The cookies this browser sends (AppTest has none of its own)."""
     monkeypatch.setattr(workshop, "_cookie", lambda name: jar.get(name))
+
+
+def _served(monkeypatch) -> None:
+    """The server serves the lecturer route (app/layerlab_asgi.py), as `make app` does (AppTest has no server)."""
+    monkeypatch.setattr(lecturer_route, "_served", True)
+
+
+def _no_key_in_a_script(at: AppTest, key: str) -> None:
+    """Issue 60, item 5b: the key was written into a 30-day cookie by a page script (so not HttpOnly)."""
+    for h in at.html:
+        assert key not in h.proto.body, h.proto.body[:80]
+        assert not ("document.cookie" in h.proto.body and LECTURER_COOKIE in h.proto.body), h.proto.body[:80]
 
 
 def _buttons(at: AppTest) -> set[str]:
@@ -128,11 +142,13 @@ def test_a_malformed_class_code_is_reported_and_dropped():
     assert "class" not in at.query_params
 
 
-def test_the_lecturer_starts_a_class_whose_key_never_enters_the_address_and_runs_the_voting_window():
+def test_the_lecturer_starts_a_class_whose_key_never_enters_the_address_and_runs_the_voting_window(monkeypatch):
+    _served(monkeypatch)
     at, code, key = _start_on_page()
     assert re.fullmatch(f"[{workshop_db.ALPHABET}]{{{workshop_db.CODE_LENGTH}}}", code)  # handed out, not chosen
     assert KEY not in at.query_params and at.query_params["present"] in ("1", ["1"])
-    assert any(f"{LECTURER_COOKIE}{code}={key}" in h.proto.body for h in at.html)  # this browser keeps it
+    _no_key_in_a_script(at, key)
+    assert pass_from_page(at, code) is not None  # this browser gets the server's pass, by a ticket, not the key
     assert f"Class {code}: 0 predictions" in _text(at) and "Voting is not open yet" in _text(at)
     assert any(m.value == code for m in at.markdown)  # the code in large type (app/classroom.py's style)
     at.button(key=f"ws_room_open_{Q.key}").click().run()
@@ -156,7 +172,8 @@ def test_the_lecturer_starts_a_class_whose_key_never_enters_the_address_and_runs
     assert not _db().is_open(code)
     assert any("is closed" in i.value for i in at.info)
     assert "class" not in at.query_params and KEY not in at.query_params
-    assert any(f"{LECTURER_COOKIE}{code}=;" in h.proto.body and "max-age=0" in h.proto.body for h in at.html)
+    assert any("_layerlab/lecturer/forget" in h.proto.body and f"code={code}" in h.proto.body for h in at.html)
+    _no_key_in_a_script(at, key)
 
 
 def test_present_with_a_code_nobody_started_opens_nothing():
@@ -195,6 +212,7 @@ def test_without_the_key_present_and_student_links_get_the_student_view_and_no_t
 
 def test_a_lecturer_on_another_device_types_the_key_and_that_browser_keeps_it(monkeypatch, caplog):
     caplog.set_level(logging.DEBUG)
+    _served(monkeypatch)
     code, key = _class()
     jar: dict[str, str] = {}
     _cookies(monkeypatch, jar)
@@ -211,14 +229,20 @@ def test_a_lecturer_on_another_device_types_the_key_and_that_browser_keeps_it(mo
     assert_clean(at)
     assert "ws_room_close" in _buttons(at) and KEY not in at.query_params
     assert any(s.value.startswith("This browser now presents class") for s in at.success)
-    cookie = next(h.proto.body for h in at.html if f"{LECTURER_COOKIE}{code}=" in h.proto.body)
-    assert f"{LECTURER_COOKIE}{code}={key};" in cookie and "SameSite=Strict" in cookie
-    jar[f"{LECTURER_COOKIE}{code}"] = key  # a new tab (or a reload) of the same browser sends it
+    _no_key_in_a_script(at, key)
+    pass_ = pass_from_page(at, code)  # the page posts its ticket; the server's answer sets the pass (HttpOnly)
+    assert pass_ is not None and key not in pass_
+    jar[f"{LECTURER_COOKIE}{code}"] = pass_  # a new tab (or a reload) of the same browser sends it
     again = _open({"present": "1", "class": code})
     assert "ws_room_close" in _buttons(again) and "ws_key_entry" not in _keys(again.text_input)
-    jar[f"{LECTURER_COOKIE}{code}"] = "forged-forged-forged-0000"  # a cookie with another key is worth nothing
+    assert not [h for h in again.html if "ticket=" in h.proto.body]  # its pass is enough: no new ticket
+    again.button(key=f"ws_room_open_{Q.key}").click().run()  # the pass does what the key does
+    assert _db().window(code, Q.key) == "open"
+    jar[f"{LECTURER_COOKIE}{code}"] = pass_[:-1] + ("0" if pass_[-1] != "0" else "1")  # forged: worth nothing
     assert "ws_room_close" not in _buttons(_open({"present": "1", "class": code}))
-    assert key not in caplog.text and "not-the-key" not in caplog.text
+    jar[f"{LECTURER_COOKIE}{code}"] = key  # nor is the key itself in a cookie (what an older lab kept there)
+    assert "ws_room_close" not in _buttons(_open({"present": "1", "class": code}))
+    assert key not in caplog.text and "not-the-key" not in caplog.text and pass_ not in caplog.text
 
 
 def test_the_key_is_in_no_download_no_worksheet_and_no_log(monkeypatch, caplog):
@@ -424,7 +448,8 @@ def test_wrong_lecturer_keys_are_bounded_per_address(monkeypatch):
     monkeypatch.setenv("LAYERLAB_WRONG_PER_ADDRESS", "3")
     _from(monkeypatch, "198.18.7.1")
     code, key = _class()
-    jar = {f"{LECTURER_COOKIE}{code}": "forged-forged-forged-0000"}  # a wrong key in a cookie counts too
+    forged = f"{int(time.time()) + 3600:010d}.{'0' * 64}"
+    jar = {f"{LECTURER_COOKIE}{code}": forged}  # a forged lecturer pass in a cookie counts too
     _cookies(monkeypatch, jar)
     at = _open({"present": "1", "class": code})
     for i in range(2):

@@ -1,8 +1,9 @@
 """A class in a real browser (Debian's Chromium against the session's real server): Start a class hands out the code
 and key and the key never enters the lecturer's address (watched after the start and after a rerun); the QR code on
 the projector decodes to the Student link; the projected address and the Student link give no lecturer action; the
-key typed on another device presents the class, and a reload of the lecturer's browser keeps it (its cookie); the
-voting window; a reload is the same voter, whose counted vote is final. Screenshots in artifacts/workshop/."""
+key typed on another device presents the class, and a reload of the lecturer's browser keeps it (the server's
+HttpOnly pass cookie, which holds no key); the voting window; a reload is the same voter, whose counted vote is
+final. Screenshots in artifacts/workshop/."""
 
 import io
 import os
@@ -12,7 +13,7 @@ from urllib.parse import parse_qs, urljoin, urlparse
 
 import pytest
 
-from lab.classroom import questions, workshop_db
+from lab.classroom import lecturer_pass, questions, workshop_db
 
 from .browser import chromium_path, settle, wait_idle
 
@@ -35,6 +36,24 @@ def _watch_address(page, key: str, seconds: float) -> None:  # noqa: ANN001 - a 
         url = page.url
         assert key not in url and "key=" not in url, url
         time.sleep(0.2)
+
+
+def _holds_the_pass_not_the_key(page, code: str, key: str) -> None:  # noqa: ANN001 - a Playwright page
+    """Issue 60, item 5b: the key sat in a 30-day cookie a page script wrote (so not HttpOnly). The browser now holds
+    the server's pass: HttpOnly, SameSite=Strict, for 12 hours, which no script on the page can read."""
+    deadline = time.time() + 20
+    while True:
+        jar = {c["name"]: c for c in page.context.cookies()}
+        kept = jar.get(f"layerlab_lecturer_{code}")
+        if kept is not None or time.time() > deadline:
+            break
+        time.sleep(0.25)
+    assert kept is not None, sorted(jar)
+    assert kept["httpOnly"] and kept["sameSite"] == "Strict" and kept["path"] == "/", kept
+    assert key not in kept["value"] and lecturer_pass.is_pass(kept["value"]), kept["value"][:12]
+    assert 0 < kept["expires"] - time.time() <= 12 * 3600 + 60
+    assert "layerlab_lecturer_" not in page.evaluate("document.cookie")
+    assert not [c for c in jar.values() if key in c["value"]]
 
 
 def _lecturer_actions(page) -> int:  # noqa: ANN001 - a Playwright page
@@ -72,6 +91,7 @@ def test_a_class_from_start_to_reveal_with_the_key_never_in_an_address(lab_url, 
     key = lecturer.locator(".st-key-layerlab_key_copy code").first.inner_text().strip()
     assert db.is_lecturer(code, key), (code, key[:4])
     _watch_address(lecturer, key, 8)
+    _holds_the_pass_not_the_key(lecturer, code, key)
     lecturer.screenshot(path=str(ARTIFACTS / "lecturer-started.png"))
     lecturer.get_by_role("button", name="I have kept it: hide the key").click()
     lecturer.get_by_role("button", name="Open voting").click()  # a rerun: the address is watched again

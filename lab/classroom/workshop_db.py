@@ -38,6 +38,10 @@ join's look-up) and checking a typed lecturer key (`check_key`) count their fail
 after LAYERLAB_WRONG_PER_ADDRESS wrong codes (or, apart, wrong keys) in a minute the address's next tries are
 refused until the minute is out; right ones never count, so a hall joining with the right code is never held. A
 closed class and a code nobody started get the same answer everywhere.
+Every call that takes the lecturer's key also takes the lecturer's pass (lab/classroom/lecturer_pass.py): what a
+browser keeps in an HttpOnly cookie instead of the key. `lecturer_ticket` issues a single-use ticket for it to the
+session that holds the key (its hash kept in `class_tickets` for TICKET_SECONDS) and `redeem_ticket` exchanges it
+for the pass once (app/lecturer_route.py).
 SQLite's files are created readable by the server's user only (0600); `class_terms.opened` is indexed for retention.
 A repeat vote from the same voter is refused (`Counted`). Writes of one class are serialised (SQLite: BEGIN
 IMMEDIATE; PostgreSQL: the class's row locked), so the bounds hold with several servers writing at once. Every
@@ -62,6 +66,7 @@ from typing import Any, Iterator, Optional, Sequence
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from lab.classroom import lecturer_pass
 from lab.runtime import secret as server_secret
 from lab.runtime import settings
 
@@ -171,6 +176,12 @@ outcomes = sa.Table(  # what the lecturer's run said about a question (lessons.o
     sa.Column("question", sa.String(64), primary_key=True),
     sa.Column("outcome", sa.Text, nullable=False),
     sa.Column("at", sa.Float, nullable=False),
+)
+tickets = sa.Table(  # lecturer tickets (`lecturer_ticket`): a ticket's SHA-256 only, deleted when redeemed or expired
+    "class_tickets", meta,
+    sa.Column("ticket_hash", sa.String(64), primary_key=True),
+    sa.Column("code", sa.String(24), nullable=False),
+    sa.Column("expires", sa.Float, nullable=False),
 )
 LESSON_CHARS = 32_000  # a lesson's JSON (lab/classroom/lessons.py: MAX_BYTES)
 OUTCOME_CHARS = 4_000  # an outcome's JSON: a claim's statement, numbers and error
@@ -399,9 +410,13 @@ class Workshop:
     def _live(row: Optional[sa.Row], now: float) -> bool:
         return row is not None and row.closed is None and now - row.opened < CLASS_DAYS * 86400
 
-    @staticmethod
-    def _key_ok(row: Optional[sa.Row], key: Optional[str]) -> bool:
-        return row is not None and isinstance(key, str) and hmac.compare_digest(row.key_hash, key_hash(key))
+    def _key_ok(self, row: Optional[sa.Row], key: Optional[str], now: float) -> bool:
+        """Whether `key` is the class's key, or a lecturer pass minted for this class (`lecturer_pass`)."""
+        if row is None or not isinstance(key, str):
+            return False
+        if lecturer_pass.is_pass(key):
+            return lecturer_pass.valid(self.class_key("lecturer", row.code), row.term, row.key_hash, key, now)
+        return hmac.compare_digest(row.key_hash, key_hash(key))
 
     def start_class(self, client: str = "unknown", now: Optional[float] = None) -> Opened:
         """A new class: a code nobody chose (ALPHABET, CODE_LENGTH) and its lecturer key (returned this once; only its
@@ -465,7 +480,7 @@ class Workshop:
         with self.engine.connect() as conn:
             self._bounded(conn, client, "key", now)
             row = self._class(conn, code)
-        ok = self._live(row, now) and self._key_ok(row, key)
+        ok = self._live(row, now) and self._key_ok(row, key, now)
         if not ok:
             self._failed(client, "key", now)
         return ok
@@ -523,11 +538,11 @@ class Workshop:
         code, now = class_code(code), time.time() if now is None else now
         with self.engine.connect() as conn:
             row = self._class(conn, code)
-        return self._live(row, now) and self._key_ok(row, key)
+        return self._live(row, now) and self._key_ok(row, key, now)
 
     def _lecturer(self, conn: Connection, code: str, key: Optional[str], now: float) -> None:
         row = self._class(conn, code, lock=True)
-        if not (self._live(row, now) and self._key_ok(row, key)):
+        if not (self._live(row, now) and self._key_ok(row, key, now)):
             raise NotLecturer(f"only the lecturer of class {code} (with its key) can do that")
 
     def close_class(self, code: str, key: Optional[str], now: Optional[float] = None) -> None:
@@ -683,7 +698,7 @@ class Workshop:
                 return {}
             rows = conn.execute(sa.select(outcomes.c.question, outcomes.c.outcome)
                                 .where(outcomes.c.code == code)).all()
-            if self._key_ok(row, key):
+            if self._key_ok(row, key, now):
                 return {r.question: r.outcome for r in rows}
             shown = set(conn.execute(sa.select(windows.c.question).where(
                 windows.c.code == code, windows.c.state == "revealed")).scalars())
@@ -694,7 +709,7 @@ class Workshop:
         code, now = class_code(code), time.time() if now is None else now
         with self.engine.connect() as conn:
             row = self._class(conn, code)
-            if not (self._live(row, now) and self._key_ok(row, key)):
+            if not (self._live(row, now) and self._key_ok(row, key, now)):
                 raise NotLecturer(f"only the lecturer of class {code} (with its key) sees its tally")
             rows = conn.execute(sa.select(predictions.c.question, predictions.c.option, sa.func.count())
                                 .where(predictions.c.code == code)
@@ -729,7 +744,39 @@ class Workshop:
             conn.execute(sa.delete(votes).where(votes.c.at < now - WINDOW))
             conn.execute(sa.delete(failures).where(failures.c.at < now - WINDOW))
             conn.execute(sa.delete(class_starts).where(class_starts.c.at < now - START_WINDOW))
+            conn.execute(sa.delete(tickets).where(tickets.c.expires <= now))
         return len(codes)
+
+    # -- the lecturer's pass -------------------------------------------------------------------------------------
+    def lecturer_ticket(self, code: str, key: Optional[str], now: Optional[float] = None) -> str:
+        """A ticket for the lecturer pass of class `code`, for a session that holds its key (or a pass):
+        random, single use, valid TICKET_SECONDS; only its hash is kept. NotLecturer without the key."""
+        code, now = class_code(code), time.time() if now is None else now
+        ticket, digest = lecturer_pass.new_ticket()
+        with _writing(self.engine) as conn:
+            self._lecturer(conn, code, key, now)
+            conn.execute(sa.delete(tickets).where(tickets.c.expires <= now))
+            conn.execute(sa.insert(tickets).values(ticket_hash=digest, code=code,
+                                                   expires=now + lecturer_pass.TICKET_SECONDS))
+        return ticket
+
+    def redeem_ticket(self, ticket: Any, now: Optional[float] = None) -> Optional[tuple[str, str]]:
+        """(code, pass) for a ticket `lecturer_ticket` issued that has neither expired nor been redeemed, and whose
+        class is still open; None otherwise. The ticket is spent either way."""
+        if not isinstance(ticket, str) or not lecturer_pass.TICKET.fullmatch(ticket):
+            return None
+        now = time.time() if now is None else now
+        digest = lecturer_pass.ticket_hash(ticket)
+        with _writing(self.engine) as conn:
+            found = conn.execute(sa.select(tickets).where(tickets.c.ticket_hash == digest)).first()
+            if found is None:
+                return None
+            conn.execute(sa.delete(tickets).where(tickets.c.ticket_hash == digest))
+            row = self._class(conn, found.code)
+            if found.expires <= now or not self._live(row, now):
+                return None
+        assert row is not None
+        return row.code, lecturer_pass.mint(self.class_key("lecturer", row.code), row.term, row.key_hash, now)
 
     # -- voters ----------------------------------------------------------------------------------------------
     def secret(self) -> bytes:
@@ -817,7 +864,7 @@ class Workshop:
         now = time.time() if now is None else now
         with self.engine.connect() as conn:
             row = self._class(conn, code)
-            if not (self._live(row, now) and self._key_ok(row, key)):
+            if not (self._live(row, now) and self._key_ok(row, key, now)):
                 raise NotLecturer(f"only the lecturer of class {code} (with its key) sees its tally")
             return _tally(conn, code, question, n_options)
 
