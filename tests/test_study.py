@@ -212,3 +212,29 @@ def test_warm_studies_computes_the_cells_and_a_pack_carries_the_map(tmp_path, mo
         theirs = compute.read(tiny)
     assert [c["per_seed"] for c in theirs["cells"]] == [c["per_seed"] for c in mine["cells"]]
     assert theirs["sentence"] == mine["sentence"]
+
+
+def test_each_values_mark_is_holms_and_the_runs_read_both_ways():
+    tiny, big = 1e-6, 0.5
+    cells = [cell(p_holds=tiny), cell(p_holds=big), cell(p_absent=tiny), cell(p_absent=tiny)]
+    assert stats.marks(cells) == ["present", "cannot tell", "absent", "absent"]
+    assert stats.holds_to(cells) == 0 and stats.absent_from(cells) == 2  # an effect that fades along the knob
+    assert stats.appears_from(cells) is None and stats.absent_to(cells) is None
+    both = cell(p_holds=tiny, p_absent=tiny)  # holds, with an effect also below the margin: present
+    assert stats.marks([both]) == ["present"]
+
+
+def test_the_sentence_says_what_the_marks_say():
+    from lab.study.words import sentence
+
+    def answer(marks, start=None, end=None, fades=None, until=None):
+        cells = [{"family": m, "unit": "pts", "seeds_to_decide": None} for m in marks]
+        return {"knob": "width", "values": [16, 32, 64], "seeds": [0, 1, 2, 3, 4], "margin": 0.05, "cells": cells,
+                "appears_from": start, "absent_up_to": end, "absent_from": fades, "holds_up_to": until,
+                "trend": None}
+
+    assert "holds at every value tried" in sentence(answer(["present"] * 3, start=16, until=64))
+    assert "below the margin of 5.0 pts from width = 32 on" in sentence(answer(["cannot tell", "absent", "absent"],
+                                                                              fades=32))
+    assert "does not appear at any value tried" in sentence(answer(["absent"] * 3, end=64, fades=16))
+    assert "cannot tell where" in sentence(answer(["cannot tell"] * 3))

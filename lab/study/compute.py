@@ -127,14 +127,12 @@ def read(study: Study, progress: Progress = silent) -> dict[str, Any]:
         rows.append((cell, pooled))
     progress(1.0, "read")
     cells = [c for c, _ in rows]
-    start = stats.appears_from(cells)
-    end = stats.absent_to(cells)
+    start, end = stats.appears_from(cells), stats.absent_to(cells)
+    fades, until = stats.absent_from(cells), stats.holds_to(cells)
     tr = stats.trend(cells)
     out_cells = []
-    for i, (c, pooled) in enumerate(rows):
+    for (c, pooled), mark in zip(rows, stats.marks(cells), strict=True):
         lo, hi = c.interval
-        mark = ("present" if start is not None and i >= start else
-                "absent" if end is not None and i <= end else "cannot tell")
         out_cells.append({
             "value": c.value, "effect": c.effect, "se": c.se, "interval": [lo, hi], "unit": c.unit,
             "verdict": VERDICTS[c.holds], "holds": c.holds, "p_holds": c.p_holds, "p_absent": c.p_absent,
@@ -149,6 +147,8 @@ def read(study: Study, progress: Progress = silent) -> dict[str, Any]:
         "level": stats.LEVEL, "cells": out_cells,
         "appears_from": None if start is None else study.values[start],
         "absent_up_to": None if end is None else study.values[end],
+        "absent_from": None if fades is None else study.values[fades],
+        "holds_up_to": None if until is None else study.values[until],
         "trend": None if tr is None else {"slope": tr.slope, "se": tr.se, "p": tr.p, "direction": tr.direction,
                                           "per_seed": list(tr.per_seed)},
         "over": "seeds",

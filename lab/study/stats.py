@@ -158,28 +158,59 @@ def holm(ps: Sequence[float], level: float = LEVEL) -> list[bool]:
     return out
 
 
-def appears_from(cells: Sequence[Cell], level: float = LEVEL) -> Optional[int]:
-    """Index of the smallest grid value from which the claim holds at every larger one (Holm over the cells); None
-    when it holds at the largest value nowhere."""
+def marks(cells: Sequence[Cell], level: float = LEVEL) -> list[str]:
+    """Each value's mark over the grid: "present" where the claim holds with Holm's correction over the values,
+    "absent" where the effect is shown below the margin with Holm's correction (a value that holds is present even
+    when its effect is also below the margin), "cannot tell" otherwise. Holm keeps the chance that any value is
+    marked falsely at the level, whatever the pattern of true and null values, so every statement read off these
+    marks (from where, up to where) is covered too."""
     present = holm([c.p_holds for c in cells], level)
+    absent = holm([c.p_absent for c in cells], level)
+    return ["present" if p else "absent" if a else "cannot tell" for p, a in zip(present, absent, strict=True)]
+
+
+def _suffix(flags: Sequence[bool]) -> Optional[int]:
+    """Index where the run of True values that ends the sequence starts; None when the last is False."""
     start = None
-    for i in range(len(cells) - 1, -1, -1):
-        if not present[i]:
+    for i in range(len(flags) - 1, -1, -1):
+        if not flags[i]:
             break
         start = i
     return start
 
 
-def absent_to(cells: Sequence[Cell], level: float = LEVEL) -> Optional[int]:
-    """Index of the largest grid value up to which the effect is below the margin at every smaller one (Holm over
-    the cells); None when it is not shown below the margin at the smallest value."""
-    absent = holm([c.p_absent for c in cells], level)
+def _prefix(flags: Sequence[bool]) -> Optional[int]:
+    """Index where the run of True values that starts the sequence ends; None when the first is False."""
     end = None
-    for i, a in enumerate(absent):
-        if not a:
+    for i, f in enumerate(flags):
+        if not f:
             break
         end = i
     return end
+
+
+def appears_from(cells: Sequence[Cell], level: float = LEVEL) -> Optional[int]:
+    """Index of the smallest grid value from which the claim holds at every larger one (Holm over the cells); None
+    when it does not hold at the largest value."""
+    return _suffix([m == "present" for m in marks(cells, level)])
+
+
+def absent_to(cells: Sequence[Cell], level: float = LEVEL) -> Optional[int]:
+    """Index of the largest grid value up to which the effect is below the margin at every smaller one (Holm over
+    the cells); None when it is not shown below the margin at the smallest value."""
+    return _prefix([m == "absent" for m in marks(cells, level)])
+
+
+def absent_from(cells: Sequence[Cell], level: float = LEVEL) -> Optional[int]:
+    """Index of the smallest grid value from which the effect is below the margin at every larger one (an effect that
+    fades along the knob); None when it is not shown below the margin at the largest value."""
+    return _suffix([m == "absent" for m in marks(cells, level)])
+
+
+def holds_to(cells: Sequence[Cell], level: float = LEVEL) -> Optional[int]:
+    """Index of the largest grid value up to which the claim holds at every smaller one; None when it does not hold
+    at the smallest value."""
+    return _prefix([m == "present" for m in marks(cells, level)])
 
 
 @dataclass(frozen=True)

@@ -10,25 +10,30 @@ def effect_words(x: float, unit: str) -> str:
 
 
 def sentence(a: Mapping[str, Any]) -> str:
-    """What the map shows: where the claim holds over seeds (Holm over the grid), where its effect is shown below
-    the margin, and what the rest needs; then the trend along the knob."""
-    knob, cells = a["knob"], a["cells"]
-    values = a["values"]
+    """What the map shows: where the claim holds over seeds and where its effect is shown below the margin (each
+    value's mark corrected over the grid by Holm), what the rest needs, then the trend along the knob."""
+    knob, cells, values = a["knob"], a["cells"], a["values"]
     k = len(a["seeds"])
     unit = cells[0]["unit"] if cells else "pts"
     margin = effect_words(a["margin"], unit).lstrip("+")
-    if a["appears_from"] is not None:
-        where = ("at every value tried" if a["appears_from"] == values[0] else
-                 f"from {knob} = {a['appears_from']} on")
-        head = f"Over {k} seeds the claim holds {where}"
-    elif a["absent_up_to"] is not None:
-        where = ("at any value tried" if a["absent_up_to"] == values[-1] else
-                 f"up to {knob} = {a['absent_up_to']}")
-        head = f"Over {k} seeds the effect does not appear {where} (shown below the margin of {margin})"
+    first, last = values[0], values[-1]
+    parts = []
+    if a["appears_from"] == first:
+        parts.append("the claim holds at every value tried")
     else:
-        head = f"Over {k} seeds the map cannot tell where the claim begins"
-    if a["appears_from"] is not None and a["absent_up_to"] is not None:
-        head += f"; below the margin of {margin} up to {knob} = {a['absent_up_to']}"
+        if a["appears_from"] is not None:
+            parts.append(f"the claim holds from {knob} = {a['appears_from']} on")
+        if a.get("holds_up_to") is not None:
+            parts.append(f"the claim holds up to {knob} = {a['holds_up_to']}")
+        if a["absent_up_to"] == last:
+            parts.append(f"the effect does not appear at any value tried (shown below the margin of {margin})")
+        else:
+            if a["absent_up_to"] is not None:
+                parts.append(f"the effect does not appear up to {knob} = {a['absent_up_to']} (shown below the margin "
+                             f"of {margin})")
+            if a.get("absent_from") is not None:
+                parts.append(f"the effect is below the margin of {margin} from {knob} = {a['absent_from']} on")
+    head = f"Over {k} seeds " + ("; ".join(parts) if parts else "the map cannot tell where the claim holds")
     open_ = [c for c in cells if c["family"] == "cannot tell"]
     if open_:
         need = [c["seeds_to_decide"] for c in open_ if c["seeds_to_decide"]]
