@@ -39,16 +39,17 @@ def figure(a: Mapping[str, Any], title: str | None = None) -> go.Figure:
                     line={"color": theme.MARK, "dash": "dash", "width": 2}, hoverinfo="skip")
     fig.add_scatter(x=[xs[0], xs[-1]], y=[k * a["margin"]] * 2, mode="lines", name="margin",
                     line={"color": theme.CHANCE, "dash": "dot", "width": 2}, hoverinfo="skip")
-    seeds_x, seeds_y, seeds_c, seeds_t = [], [], [], []
-    for c, x in zip(cells, xs, strict=True):
-        for s, g in zip(c["seeds"], c["per_seed"], strict=True):
-            seeds_x.append(x)
-            seeds_y.append(k * g)
-            seeds_c.append(theme.HOLDS_SIDE if g > 0 else theme.AGAINST_SIDE)
-            seeds_t.append(f"seed {s}")
-    fig.add_scatter(x=seeds_x, y=seeds_y, mode="markers", name="one seed", text=seeds_t,
-                    marker={"color": seeds_c, "size": 8, "opacity": 0.75, "line": {"color": "white", "width": 1}},
-                    hovertemplate="%{text}: %{y:.1f}<extra></extra>")
+    # each seed's own effect, one trace per side of the threshold (the legend shows each side's colour)
+    for side, name, colour in (("holds", "one seed, on the claim's side", theme.HOLDS_SIDE),
+                               ("against", "one seed, on the other side", theme.AGAINST_SIDE)):
+        pts = [(x, k * g, f"seed {s}") for c, x in zip(cells, xs, strict=True)
+               for s, g in zip(c["seeds"], c["per_seed"], strict=True) if (g > 0) == (side == "holds")]
+        if not pts:
+            continue
+        fig.add_scatter(x=[p[0] for p in pts], y=[p[1] for p in pts], text=[p[2] for p in pts], mode="markers",
+                        name=name, marker={"color": colour, "size": 8, "opacity": 0.8,
+                                           "line": {"color": "white", "width": 1}},
+                        hovertemplate="%{text}: %{y:.1f}<extra></extra>")
     for mark, (name, colour, symbol) in MARKS.items():
         mine = [c for c in cells if c["family"] == mark]
         if not mine:

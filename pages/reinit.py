@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from app import charts, claims_view, classroom, controls, query, task_control, text
+from app import charts, claims_view, classroom, controls, query, study_view, task_control, text
 from app import figures_reinit as figs
 from lab import claims as lab_claims
 from lab.catalog.descriptor import PAGE_SEED_MAX
@@ -272,6 +272,8 @@ st.markdown("""
 - Does a layer that moved little always survive? Look for points far from the trend in the distance–damage plot.
 - Compare with the Delete page: is a block that survives re-initialisation also one that can be deleted?
 """)
+
+study_view.show(page.name, lecturer=page.workshop.lecturer, in_class=page.workshop.code is not None)
 
 text.section("Papers")
 text.papers([
