@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import threading
 from typing import Optional
 
 from starlette.applications import Starlette
@@ -34,7 +35,11 @@ def post(path: str, body: bytes, headers: Optional[dict[str, str]] = None, schem
     async def send(message: dict) -> None:
         out.append(message)
 
-    asyncio.run(app(scope, receive, send))
+    # In a thread of its own: a process that drives Chromium (Playwright's sync API) has an event loop running on
+    # this thread, where asyncio.run refuses to start another.
+    worker = threading.Thread(target=lambda: asyncio.run(app(scope, receive, send)))
+    worker.start()
+    worker.join(60)
     start = next(m for m in out if m["type"] == "http.response.start")
     cookies = [v.decode() for k, v in start["headers"] if k.decode().lower() == "set-cookie"]
     return start["status"], cookies

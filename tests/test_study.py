@@ -146,7 +146,11 @@ def test_a_study_loses_a_worker_and_finishes_without_redoing_a_cell(tmp_path, mo
         with use_store(store):
             calls = [(n.fn, n.cfg) for c in compute.plan(study) for n in c.calls]
             got: dict = {}
-            worker = threading.Thread(target=lambda: got.update(compute.compute(study, 2, engine=eng)))
+            def run() -> None:
+                with use_store(store):  # a thread does not inherit the context's store
+                    got.update(compute.compute(study, 2, engine=eng))
+
+            worker = threading.Thread(target=run)
             worker.start()
             deadline = time.monotonic() + 500
             while not any(store.has(fn.kind, cfg) for fn, cfg in calls):
