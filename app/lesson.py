@@ -158,7 +158,7 @@ def follow(page: str, w: ws.Workshop) -> Optional[Room]:
     if done != (r.step, True):
         st.session_state[APPLIED_KEY][w.code] = (r.step, False)
         controls.apply(step.settings)
-    w.lesson_aim = step.aim
+    w.lesson_aim, w.lesson_question = step.aim, step.question
     _bar(r, w)
     _poll(w.code, r.seen)
     return r

@@ -10,12 +10,13 @@ so a page's rerun does not read the cells again.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Optional
 
 import streamlit as st
 
 from app import charts, jobs, query
 from app import figures_study as figs
+from lab.classroom import where as where_questions
 from lab.runtime.engine.admission import Busy
 from lab.study import compute, shipped
 from lab.study.spec import Study
@@ -77,8 +78,18 @@ def _missing(study: Study, cells: list[compute.CellPlan], allowed: bool) -> None
         st.success(f"{started} jobs started on the engine; reload the page to see the map fill in.")
 
 
-def show(page_name: str, lecturer: bool = True, in_class: bool = False) -> None:
-    """The section, under its heading, for every shipped study of the page (nothing for a page without one)."""
+def _ask(workshop: Any, study: Study, answer: Optional[dict[str, Any]]) -> None:
+    """A lesson step that asks where this study's effect begins: its question before the map (the page stops
+    there until Reveal), answered by the map when every cell is stored."""
+    q = where_questions.question(study)
+    if workshop is None or not workshop.asks(q):
+        return
+    workshop.ask(q, [where_questions.claim(study, answer)] if answer is not None else [])
+
+
+def show(page_name: str, lecturer: bool = True, in_class: bool = False, workshop: Any = None) -> None:
+    """The section, under its heading, for every shipped study of the page (nothing for a page without one);
+    `workshop` (app/workshop.Workshop): a lesson's where-question is asked before its study's map."""
     studies = shipped.of_page(page_name)
     if not studies:
         return
@@ -90,6 +101,7 @@ def show(page_name: str, lecturer: bool = True, in_class: bool = False) -> None:
         st.markdown(f"**{study.title}**")
         cells = compute.plan(study)
         if not all(c.done for c in cells):
+            _ask(workshop, study, None)
             _missing(study, cells, lecturer or not in_class)
             continue
         try:
@@ -97,6 +109,7 @@ def show(page_name: str, lecturer: bool = True, in_class: bool = False) -> None:
         except ValueError as why:  # a cell whose claim is not made at that setting
             st.warning(f"This study cannot be read: {query.plain(why)}.")
             continue
+        _ask(workshop, study, a)
         st.markdown(query.plain(a["sentence"]))
         charts.show(figs.figure(a), key=f"study_map_{study.name}", what=figs.WHAT)
         st.caption(f"{_cost_words(a)} · python -m lab study {study.name}")

@@ -53,6 +53,7 @@ from lab.catalog.presets import Preset
 from lab.claims import verdict_words
 from lab.classroom import lecturer_pass
 from lab.classroom import questions as lab_questions
+from lab.classroom import where as where_questions
 from lab.classroom import workshop_db as wdb
 from lab.runtime.plain import to_plain
 
@@ -480,6 +481,7 @@ class Workshop:
         # Set by app/lesson.py when the class follows a lesson and this page shows its step: the step's aim (the
         # reveal shows it), and the room's reveal then shows every student the answer.
         self.lesson_aim: Optional[str] = None
+        self.lesson_question: Optional[str] = None  # the room's step's question key (app/lesson.py sets both)
         self.lesson_controls: Any = None  # in a lesson, where its lecturer's presets and controls are folded away
 
     def _present(self) -> bool:
@@ -569,8 +571,9 @@ class Workshop:
 
     # -- the gate ------------------------------------------------------------------------------------------------
     def gate(self, result: Any, settings: dict[str, Any]) -> None:
-        """Before a view's results: ask its question and stop the page until Reveal (no-op outside workshop mode)."""
-        if not self.active:
+        """Before a view's results: ask its question and stop the page until Reveal (no-op outside workshop mode).
+        A lesson step that asks where a study's effect appears asks it beside the study's map instead (`ask`)."""
+        if not self.active or (self.lesson_question or "").startswith(where_questions.PREFIX):
             return
         q = self.question(settings)
         if q is None:
@@ -578,7 +581,18 @@ class Workshop:
             if self.lecturer:
                 self._class_card()
             return
-        ans = lab_questions.answer(q, claims_in(result))
+        self._ask(q, lab_questions.answer(q, claims_in(result)))
+
+    def asks(self, q: lab_questions.Question) -> bool:
+        """Whether the room's lesson step asks `q` here (a where-question is asked only at its step)."""
+        return self.active and self.lesson_question == q.key
+
+    def ask(self, q: lab_questions.Question, claims: list[Mapping[str, Any]]) -> None:
+        """Ask `q` (a where-question, beside its study's map: app/study_view.py) with the claims that answer it, and
+        stop the page until Reveal."""
+        self._ask(q, lab_questions.answer(q, claims))
+
+    def _ask(self, q: lab_questions.Question, ans: lab_questions.Answer) -> None:
         state = self._state(q)
         with st.container(border=True, key="layerlab_question"):
             if self.lecturer:
@@ -745,7 +759,7 @@ class Workshop:
         state["revealed"] = True
         log({"kind": "prediction", "page": self.page, "question": q.prompt, "chosen": q.texts[chosen],
              "matched": ans.matches(chosen), "detail": (ans.claim or {}).get("detail", ""),
-             "verdict": verdict_words(ans.claim) if ans.claim else "", "link": current_link()})
+             "verdict": _said(q, ans.claim) if ans.claim else "", "link": current_link()})
 
     def _stored(self, q: lab_questions.Question) -> Optional[int]:
         try:
@@ -932,10 +946,41 @@ def _set(state: dict[str, Any], key: str, value: Any) -> None:
     state[key] = value
 
 
+def _said(q: lab_questions.Question, claim: Mapping[str, Any]) -> str:
+    """A claim's verdict in words; a where-question's answer is its study's sentence."""
+    return str(claim.get("verdict") or "") if q.study else verdict_words(claim)
+
+
+def _prediction_line(q: lab_questions.Question, ans: lab_questions.Answer, chosen: int) -> str:
+    m = ans.matches(chosen)
+    said = md(q.texts[chosen])
+    return (f":material/check: **Your prediction matched:** {said}" if m else
+            f":material/close: **Your prediction did not match:** you said {said}" if m is False else
+            f"**Your prediction:** {said} ({'the map' if q.study else 'this run'} cannot tell)")
+
+
+def _where_box(q: lab_questions.Question, ans: lab_questions.Answer, chosen: Optional[int]) -> None:
+    """A where-question's answer: what the study's map shows, the option it confirms, the prediction."""
+    if ans.claim is None:
+        st.info("The map of this study is not computed yet, so it confirms no option: the lecturer computes its "
+                "cells below (the button, or python -m lab study " + md(q.study) + ").", icon=":material/grid_on:")
+        return
+    lines = [f"**What the map shows:** {md(ans.claim.get('detail', ''))}"]
+    lines.append(f"**The answer the map gives:** {md(q.texts[ans.correct])}" if ans.correct is not None else
+                 "**No option is confirmed:** the map does not show one place where the effect begins (a value "
+                 "cannot tell, or the effect fades along the grid).")
+    if chosen is not None:
+        lines.append(_prediction_line(q, ans, chosen))
+    st.markdown("  \n".join(lines), help=f"How: {md(ans.claim.get('rule', ''))}")
+
+
 def _verdict_box(q: lab_questions.Question, ans: lab_questions.Answer, chosen: Optional[int],
                  compact: bool = False) -> None:
     """What happened (the claim's detail and verdict) and whether the prediction matched. `compact` (the projector,
     beside the room's tally): the claim's rule behind the help mark instead of in the text."""
+    if q.study:
+        _where_box(q, ans, chosen)
+        return
     if ans.claim is None:
         st.info("This run has no verdict for this question yet: its claim is not in the result (still being "
                 "computed, see the progress bars, or not tested by this setting). Look at the numbers below.")
@@ -951,11 +996,7 @@ def _verdict_box(q: lab_questions.Question, ans: lab_questions.Answer, chosen: O
     else:
         lines.append("**No option is confirmed:** this run cannot decide the question (inside its noise).")
     if chosen is not None:
-        m = ans.matches(chosen)
-        said = md(q.texts[chosen])
-        lines.append(f":material/check: **Your prediction matched:** {said}" if m else
-                     f":material/close: **Your prediction did not match:** you said {said}" if m is False else
-                     f"**Your prediction:** {said} (this run cannot tell)")
+        lines.append(_prediction_line(q, ans, chosen))
     st.markdown("  \n".join(lines), help=f"Rule: {md(c.get('rule', ''))}" if compact else None)
 
 

@@ -204,7 +204,8 @@ if st.toggle("Run the DistilBERT-style comparison (every other teacher block, th
                     f"from a random init: starts at {pct(s.random_init.start_acc)}, ends at "
                     f"**{pct(s.random_init.final_acc)}** (both {steps} KD steps).")
 
-study_view.show(page.name, lecturer=page.workshop.lecturer, in_class=page.workshop.code is not None)
+study_view.show(page.name, lecturer=page.workshop.lecturer, in_class=page.workshop.code is not None,
+                workshop=page.workshop)
 
 text.section("Papers")
 text.papers([

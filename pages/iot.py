@@ -249,7 +249,8 @@ st.markdown("""
   of the same blocks.
 """)
 
-study_view.show(page.name, lecturer=page.workshop.lecturer, in_class=page.workshop.code is not None)
+study_view.show(page.name, lecturer=page.workshop.lecturer, in_class=page.workshop.code is not None,
+                workshop=page.workshop)
 
 text.section("Papers")
 text.papers([

@@ -255,7 +255,8 @@ st.markdown("""
   the gap that LayerDrop closes for free?
 """)
 
-study_view.show(page.name, lecturer=page.workshop.lecturer, in_class=page.workshop.code is not None)
+study_view.show(page.name, lecturer=page.workshop.lecturer, in_class=page.workshop.code is not None,
+                workshop=page.workshop)
 
 text.section("Papers")
 text.papers([

@@ -273,7 +273,8 @@ st.markdown("""
 - Compare with the Delete page: is a block that survives re-initialisation also one that can be deleted?
 """)
 
-study_view.show(page.name, lecturer=page.workshop.lecturer, in_class=page.workshop.code is not None)
+study_view.show(page.name, lecturer=page.workshop.lecturer, in_class=page.workshop.code is not None,
+                workshop=page.workshop)
 
 text.section("Papers")
 text.papers([

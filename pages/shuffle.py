@@ -320,7 +320,8 @@ st.markdown("""
   those layers turn out to share a representation space, which is what LayerShuffle enforces by training.
 """)
 
-study_view.show(page.name, lecturer=page.workshop.lecturer, in_class=page.workshop.code is not None)
+study_view.show(page.name, lecturer=page.workshop.lecturer, in_class=page.workshop.code is not None,
+                workshop=page.workshop)
 
 text.section("Papers")
 text.papers([

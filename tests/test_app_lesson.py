@@ -278,3 +278,34 @@ def test_a_lesson_file_is_imported_once_validated_and_its_problems_said():
     assert at.markdown[1].value == "mine: imported"
     at.run()  # the same file again: read once, no second notice
     assert at.markdown[0].value.strip() == ":"
+
+
+def test_a_where_step_asks_the_room_beside_the_map_and_the_map_answers(monkeypatch):
+    """A lesson step that asks where a study's effect begins: the page does not ask its view's question, the study
+    section asks before its map (none drawn until Reveal), and once the cells are stored the map names the answer."""
+    from lab.study import compute, shipped
+    from lab.study.spec import Study
+
+    tiny = Study(page="delete", claim="delete.plain-one-deletion-to-chance", subject="plain MLP", knob="blocks",
+                 values=(2, 3), seeds=(0, 1, 2), base=(("width", 16),), margin=0.05, name="delete-plain-depth",
+                 title="Tiny study of depth", question="From how many blocks on?")
+    monkeypatch.setattr(shipped, "STUDIES", (tiny,))
+    lesson = lessons.Lesson("where-one", "Where one", 6, (
+        lessons.Step("delete", "", "where.delete-plain-depth", "Predict where it begins."),))
+    monkeypatch.setattr(lessons, "LESSONS", (*lessons.LESSONS, lesson))
+    compute.read(tiny)  # its cells, computed here (as the engine would): the map is there to be hidden
+    lecturer, code, key = _start("where-one")
+    _present(lecturer, code)
+    student = _join(code)
+    assert _asks(student) == "where.delete-plain-depth"  # the study's question, not the view's
+    assert "From how many blocks on?" in _text(student)
+    assert not [c for c in student.get("plotly_chart") if "one seed" in c.proto.spec]  # no map before Reveal
+    student.radio(key="ws_pick_where.delete-plain-depth").set_value(0).run()
+    student.button(key="ws_reveal_where.delete-plain-depth").click().run()
+    assert_clean(student)
+    said = _text(student)
+    assert "What the map shows:" in said and "Over 3 seeds" in said
+    assert "The answer the map gives:" in said or "No option is confirmed" in said
+    assert "Your prediction" in said
+    assert [c for c in student.get("plotly_chart") if "one seed" in c.proto.spec]  # the map, after Reveal
+    assert _db().tally(code, "where.delete-plain-depth", 3, key).total == 1  # the prediction counted

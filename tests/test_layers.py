@@ -49,11 +49,16 @@ def imports(module: str) -> set[str]:
 # An experiment's folder spans three layers: its science (experiment.py, claims.py) is lab.experiments, its descriptor
 # (what the page, the CLI and the table offer) is lab.catalog, its workshop questions are lab.classroom.
 FOLDER_LAYERS = {"descriptor": "lab.catalog", "questions": "lab.classroom"}
+# What a study is and which studies the pages ship are declarations beside the descriptors (lab.catalog), so a lesson
+# (lab.classroom) can ask where a shipped study's effect appears; computing and reading one is lab.study.
+MODULE_LAYERS = {"lab.study.spec": "lab.catalog", "lab.study.shipped": "lab.catalog"}
 
 
 def layer(module: str) -> str | None:
     if module in CONTRACT:
         return "lab.contract"
+    if module in MODULE_LAYERS:
+        return MODULE_LAYERS[module]
     parts = module.split(".")
     if len(parts) == 4 and parts[:2] == ["lab", "experiments"] and parts[3] in FOLDER_LAYERS:
         return FOLDER_LAYERS[parts[3]]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from lab.catalog import descriptors, get
-from lab.classroom import lessons, questions, warm
+from lab.classroom import lessons, questions, warm, where
 from lab.classroom.lessons import Lesson, LessonError, Step
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,14 +30,18 @@ def test_the_lab_ships_at_least_three_lessons_of_30_to_45_minutes_whose_every_st
         for step in lesson.steps:
             d = descriptors()[step.page]  # the page exists
             assert step.setting == "" or step.setting in {p.key for p in d.presets}  # its preset exists
-            q = next(x for x in questions.of(step.page) if x.key == step.question)  # its question exists
-            asked = questions.question_for(questions.of(step.page), d.presets, d.defaults, step.settings)
-            assert asked is q, (lesson.key, step)  # the page asks exactly it at the step's setting
+            q = next(x for x in where.asked(step.page) if x.key == step.question)  # its question exists
+            if q.study:  # a where-question: about a study the page ships, asked at its map
+                assert where.study_of(q).page == step.page and step.setting == ""
+            else:
+                asked = questions.question_for(questions.of(step.page), d.presets, d.defaults, step.settings)
+                assert asked is q, (lesson.key, step)  # the page asks exactly it at the step's setting
             assert step.aim.strip() and "\n" not in step.aim and len(step.aim) <= lessons.AIM_CHARS
     pages = {k: {s.page for s in x.steps} for k, x in shipped.items()}
     assert pages["layers-equal"] == {"delete", "reinit", "layerdrop"}
     assert pages["order-matters"] == {"shuffle", "rearrange", "iot"}
     assert pages["answer-decided"] == {"lens", "matrix"}
+    assert pages["where-it-appears"] == {"delete", "reinit", "shuffle", "layerdrop", "iot"}  # the five source pages
 
 
 def test_a_lesson_file_round_trips_and_is_small():
@@ -108,7 +112,8 @@ def test_a_step_may_name_its_setting_as_a_pinned_link_does():
 
 def test_a_lesson_built_from_the_menu_is_checked_and_keyed_by_its_title():
     menu = lessons.menu()
-    assert len(menu) == sum(len(questions.of(n)) for n in descriptors())  # every question of every page
+    assert len(menu) == sum(len(where.asked(n)) for n in descriptors())  # every question of every page
+    assert any(s.question.startswith(where.PREFIX) for s in menu)  # its studies' where-questions among them
     assert all(lessons.problems(Lesson("x", "x", 6, (s,))) == [] for s in menu)
     built = lessons.built("  My first lesson! ", [menu[3], menu[0]])
     assert built.key == "my-first-lesson" and built.title == "My first lesson!"

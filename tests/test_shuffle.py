@@ -50,7 +50,7 @@ def test_modes_map_to_training_and_slot_modes():
     with pytest.raises(ValueError):
         shuffle.ShuffleConfig(mode="sideways")
     with pytest.raises(ValueError):
-        shuffle.ShuffleConfig(depth=9)
+        shuffle.ShuffleConfig(depth=shuffle.MAX_DEPTH + 1)
 
 
 def test_all_orders_walk_matches_brute_force():

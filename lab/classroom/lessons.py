@@ -26,6 +26,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from lab.catalog import descriptors
 from lab.classroom import questions as lab_questions
+from lab.classroom import where as where_questions
 
 FORMAT = 1  # the "layerlab_lesson" mark of a lesson file: files of another format are refused, not guessed at
 MAX_BYTES = 32_000  # a lesson file is small: 30 steps of a few hundred characters
@@ -61,7 +62,7 @@ class Step:
     @property
     def asked(self) -> lab_questions.Question:
         """The step's question (a LessonError when the page has no such question)."""
-        found = {q.key: q for q in lab_questions.of(self.page)}
+        found = {q.key: q for q in where_questions.asked(self.page)}
         if self.question not in found:
             raise LessonError(f"page {self.page!r} has no question {self.question!r}; its questions: "
                               f"{', '.join(found) or 'none'}")
@@ -151,6 +152,11 @@ def problems(lesson: Lesson) -> list[str]:
             q = s.asked
         except LessonError as why:
             out.append(f"{where}: {why}")
+            continue
+        if q.study:  # a where-question is asked beside its study's map, whatever the view shows
+            if s.setting != "":
+                out.append(f"{where}: question {q.key!r} is about a study's map, so its setting is the default view "
+                           f"(\"\"), not {s.setting!r}")
             continue
         d = descriptors()[s.page]
         asked = lab_questions.question_for(lab_questions.of(s.page), d.presets, d.defaults, settings)
@@ -260,6 +266,10 @@ def menu() -> list[Step]:
         for q in lab_questions.of(name):
             aim = helps.get(q.preset, d.summary).strip().splitlines()[0][:AIM_CHARS] or d.title
             out.append(Step(name, q.preset, q.key, aim))
+        for q in where_questions.of(name):
+            study = where_questions.study_of(q)
+            aim = f"Predict where it begins, then see the map: {study.title if study else q.prompt}"
+            out.append(Step(name, "", q.key, _cut(aim, AIM_CHARS)))
     return out
 
 
@@ -269,9 +279,15 @@ def built(title: str, steps: Sequence[Step], minutes: Optional[int] = None) -> L
     return check(Lesson(key, title.strip(), minutes or MINUTES_PER_STEP * max(1, len(steps)), tuple(steps)))
 
 
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
 def step_title(step: Step) -> str:
-    """A step in words: its page's title and its setting's name."""
+    """A step in words: its page's title and its setting's name (a where-question's: the page's study map)."""
     d = descriptors()[step.page]
+    if step.question.startswith(where_questions.PREFIX):
+        return f"{d.title} · Where it appears"
     labels = {p.key: p.label for p in d.presets}
     return f"{d.title} · {labels.get(step.setting, 'default view' if step.setting == '' else 'pinned setting')}"
 
@@ -308,9 +324,12 @@ def outcome(question: lab_questions.Question, claims: Sequence[Mapping[str, Any]
         return None
     c = ans.claim
     holds = c.get("holds")
-    return {"claim": str(c.get("claim", "")), "holds": holds if holds in (True, False) else None,
-            "detail": str(c.get("detail", "")), "rule": str(c.get("rule", "")), "error": error_words(c),
-            "correct": ans.correct, "why": str(c.get("why") or "")}
+    out = {"claim": str(c.get("claim", "")), "holds": holds if holds in (True, False) else None,
+           "detail": str(c.get("detail", "")), "rule": str(c.get("rule", "")), "error": error_words(c),
+           "correct": ans.correct, "why": str(c.get("why") or "")}
+    if question.study:  # a study's answer is its map's sentence, not one claim's verdict
+        out["verdict"] = str(c.get("verdict") or c.get("detail") or "")
+    return out
 
 
 VERDICT_WORDS = {True: "holds", False: "does not hold", None: "cannot tell"}
@@ -319,6 +338,8 @@ VERDICT_WORDS = {True: "holds", False: "does not hold", None: "cannot tell"}
 def verdict_of(out: Mapping[str, Any]) -> str:
     """A stored outcome's verdict as the pages say it (lab/claims.verdict_words): "cannot tell (one trained network)"
     where the claim is about a recipe judged at one seed (`why`; outcomes stored before it say the bare word)."""
+    if isinstance(out.get("verdict"), str) and out["verdict"]:
+        return out["verdict"]
     holds = out.get("holds")
     return VERDICT_WORDS.get(holds if holds in (True, False) else None, "cannot tell") + (
         f" ({out['why']})" if out.get("why") and holds is None else "")
@@ -447,6 +468,18 @@ LESSONS: tuple[Lesson, ...] = (
                                                 "map?"),
         _s("matrix", "influence", "matrix.influence", "Delete blocks by influence, or simply the last ones: which "
                                                       "loses less?"),
+    )),
+    Lesson("where-it-appears", "Where does each effect appear?", 30, (
+        _s("delete", "", "where.delete-plain-depth", "Predict from which depth one deletion leaves a plain MLP near "
+                                                     "chance, then see the map over five seeds."),
+        _s("reinit", "", "where.reinit-plain-epochs", "Predict after how many epochs of training the first layer of a "
+                                                      "plain MLP becomes critical, then see the map."),
+        _s("shuffle", "", "where.shuffle-sequential-depth", "Predict from which depth an ordinary ViT falls near "
+                                                            "chance in random orders."),
+        _s("layerdrop", "", "where.layerdrop-kept-fraction", "Predict at which kept fraction LayerDrop beats the same "
+                                                             "depth trained from scratch."),
+        _s("iot", "", "where.iot-orders", "Predict from how many candidate orders single inputs prefer one beyond "
+                                          "the seed control."),
     )),
 )
 

@@ -92,9 +92,18 @@ def recipe_seeds(page: str, name: str, settings: dict[str, Any]) -> list[tuple[s
 
 def lesson_plan(lesson: Any, seeds: Optional[Sequence[int]] = None) -> list[Item]:
     """Every distinct result the steps of a lesson (lab/classroom/lessons.py: a Lesson) need, each step's setting
-    named "step N", at every seed asked for (default: the step's own seed)."""
+    named "step N", at every seed asked for (default: the step's own seed); a where-question's step needs its
+    study's every cell as well (the map it reveals), at the study's own seeds."""
+    from lab.classroom import where
+    from lab.classroom.seeds import seed_needs
+
     items: dict[str, Item] = {}
     for n, step in enumerate(lesson.steps, start=1):
+        study = where.study_of(step.asked) if step.question.startswith(where.PREFIX) else None
+        for value, seed in study.cells() if study else ():
+            for need in seed_needs(step.page, study.settings(value, seed), seed):
+                item = Item(step.page, f"step {n}: {study.knob} = {value}, seed {seed}", need)
+                items.setdefault(item.key, item)
         settings = step.settings
         runs = [(f"step {n}", settings)] if seeds is None or "seed" not in settings else \
             [(f"step {n}, seed {s}", {**settings, "seed": s}) for s in seeds]

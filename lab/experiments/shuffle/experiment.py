@@ -43,6 +43,7 @@ MODES = VIT_MODES
 MODE_LABELS = VIT_MODE_LABELS
 ORDER_CHOICES = (10, 20, 50, 100, 200)  # the page's menu; the CLI accepts any count in range
 
+MAX_DEPTH = 12  # the Shuffle study's grid reaches a ViT-Base's depth (12 blocks); deeper costs minutes per model
 MAX_ALL_ORDERS = 720  # evaluate every order when depth! is at most this (6 blocks); otherwise sample
 ALL_ORDERS_DEPTH = max(d for d in range(1, 13) if math.factorial(d) <= MAX_ALL_ORDERS)
 PRUNE_DRAWS = 10  # random subsets per number of removed blocks, where not every subset is run
@@ -64,7 +65,7 @@ class ShuffleConfig:
                       label="Training mode", choices=MODES, labels=MODE_LABELS)
     depth: int = param(recipes.model("vit-sequential").blocks, "Transformer blocks in the ViT. With "
                        f"{ALL_ORDERS_DEPTH} or fewer every order is also tested ({ALL_ORDERS_DEPTH} blocks: "
-                       f"{math.factorial(ALL_ORDERS_DEPTH)} orders).", label="Depth (blocks)", lo=2, hi=8)
+                       f"{math.factorial(ALL_ORDERS_DEPTH)} orders).", label="Depth (blocks)", lo=2, hi=MAX_DEPTH)
     orders: int = param(50, "How many random block orders to test each model on (held-out digits).",
                         label="Random orders", lo=1, hi=1000)
     seed: int = seed_param("Fixes the initial weights, the data order and the training orders: same seed, same "
