@@ -127,7 +127,7 @@ def test_cli_prints_the_promised_json(capsys, monkeypatch):
 
 
 def test_cli_rejects_a_bad_depth_in_one_line(capsys):
-    assert cli.main(["shuffle", "--depth", "12"]) == 2
+    assert cli.main(["shuffle", "--depth", str(shuffle.MAX_DEPTH + 1)]) == 2
     err = capsys.readouterr().err
     assert "depth" in err and err.count("\n") == 1
 
