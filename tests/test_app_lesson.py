@@ -287,7 +287,7 @@ def test_a_where_step_asks_the_room_beside_the_map_and_the_map_answers(monkeypat
     from lab.study.spec import Study
 
     tiny = Study(page="delete", claim="delete.plain-one-deletion-to-chance", subject="plain MLP", knob="blocks",
-                 values=(2, 3), seeds=(0, 1, 2), base=(("width", 16),), margin=0.05, name="delete-plain-depth",
+                 values=(2, 3), seeds=(5, 6, 7), base=(("width", 16),), margin=0.05, name="delete-plain-depth",
                  title="Tiny study of depth", question="From how many blocks on?")
     monkeypatch.setattr(shipped, "STUDIES", (tiny,))
     lesson = lessons.Lesson("where-one", "Where one", 6, (
