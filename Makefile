@@ -64,6 +64,7 @@ bench: $(VENV)/.installed
 	PYTHONPATH=. $(PY) bench/bench_cluster_idle.py
 	PYTHONPATH=. $(PY) bench/bench_memory.py
 	PYTHONPATH=. $(PY) bench/bench_hall.py
+	PYTHONPATH=. $(PY) bench/bench_hall_light.py
 
 # Resolve pyproject.toml's dependencies again into the four lock files (uv, in a throwaway environment): Linux x86_64
 # with torch's CPU build, and macOS 14+ on Apple silicon; each with and without the test tools.

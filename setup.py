@@ -11,5 +11,5 @@ setup(
     packages=["layerlab", "layerlab.streamlit_config", *(f"layerlab.{p}" for p in INNER)],
     package_dir={"layerlab": "layerlab", "layerlab.streamlit_config": ".streamlit",
                  **{f"layerlab.{p}": p.replace(".", "/") for p in INNER}},
-    package_data={"layerlab.streamlit_config": ["config.toml"]},
+    package_data={"layerlab.streamlit_config": ["config.toml"], "layerlab.app": ["hall/*"]},
 )

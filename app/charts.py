@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 import pyarrow as pa
 import streamlit as st
 
-from app import figcache, theme
+from app import figcache, hall_publish, theme
 
 PATTERNS = ("", "/", "x", ".", "\\", "+", "-", "|")
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
@@ -171,6 +171,7 @@ def show(fig: Optional[go.Figure], key: str, where: Any = None, what: str = "") 
     if fig is None:
         return
     fig, text, data = prepare(fig, what, scheme())
+    hall_publish.offer(fig)  # a lesson's revealed step: the phones' copy of the projector's figure
     where.plotly_chart(fig, theme=None, key=key)  # the lab's own styling: Streamlit's would restyle every figure
     where.caption(text)
     with where.expander("Show the data", icon=":material/table:"):

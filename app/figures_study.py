@@ -19,7 +19,7 @@ from lab.estimates import Z
 HEIGHT = 360
 WHAT = (f"Where it appears: the pooled effect past the claim's threshold at each value (± {Z:g} se), each seed's own "
         "effect (small dots), the margin (dotted) and the threshold (0, dashed)")
-MARKS = {"present": ("holds from here (Holm over the grid)", theme.HOLDS_SIDE, "circle"),
+MARKS = {"present": ("holds here (Holm over the grid)", theme.HOLDS_SIDE, "circle"),
          "absent": ("below the margin (Holm over the grid)", theme.AGAINST_SIDE, "diamond"),
          "cannot tell": ("cannot tell", theme.CHANCE, "square")}
 

@@ -2,7 +2,8 @@
 `st.App` below and serves app/main.py with the lab's routes beside Streamlit's (Streamlit 1.67 runs an `st.App` found
 in the file it is given on uvicorn, in this process).
 
-The routes: app/lecturer_route.py, which sets the lecturer's pass as an HttpOnly cookie (a page script cannot).
+The routes: app/lecturer_route.py, which sets the lecturer's pass as an HttpOnly cookie (a page script cannot), and
+app/hall_route.py, the light student view a class's phones follow (pushed, no page session each).
 """
 
 import sys
@@ -15,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # streamlit puts app/ on the path, not the repo root where lab/ lives
     sys.path.insert(0, str(ROOT))
 
-from app.lecturer_route import routes  # noqa: E402 - after the path is set
+from app import hall_route, lecturer_route  # noqa: E402 - after the path is set
 
-app = st.App(ROOT / "app" / "main.py", routes=routes(config.get_option("server.baseUrlPath") or ""))
+BASE = config.get_option("server.baseUrlPath") or ""
+app = st.App(ROOT / "app" / "main.py", routes=[*lecturer_route.routes(BASE), *hall_route.routes(BASE)])

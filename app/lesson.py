@@ -52,7 +52,7 @@ _BUILD_NOTICE = "_layerlab_lesson_build_notice"  # the outcome of Save this less
 _CSS = """<style>[class*="st-key-layerlab_class_code"] p {font-size: 3rem; font-weight: 700; letter-spacing: 0.12em;
   line-height: 1.1; font-family: "Source Code Pro", monospace; margin: 0;}</style>"""
 PAGES = Path(__file__).resolve().parents[1] / "pages"
-LINK = re.compile(r"https?://[A-Za-z0-9.:\[\]-]+(/[A-Za-z0-9/_.~-]*)?\?join=[A-Z0-9-]+")
+LINK = re.compile(r"https?://[A-Za-z0-9.:\[\]-]+(/[A-Za-z0-9/_.~-]*)?\?(join|class)=[A-Z0-9-]+")
 
 log_ = logging.getLogger("layerlab.workshop")
 md = query.plain

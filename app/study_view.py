@@ -55,8 +55,8 @@ def _table(a: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _missing(study: Study, cells: list[compute.CellPlan], allowed: bool) -> None:
     done = sum(c.done for c in cells)
-    st.info(f"{done} of {len(cells)} cells of this study are stored: {compute.cost_words(cells, 2)}. "
-            "The map draws when every cell is.", icon=":material/grid_on:")
+    st.info(f"Of this study's cells, {compute.cost_words(cells, 2)}. The map draws when every cell is.",
+            icon=":material/grid_on:")
     if not allowed:
         st.caption("In a class only the lecturer computes a study (with the class's key).")
         return

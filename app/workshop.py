@@ -43,7 +43,7 @@ from urllib.parse import parse_qsl, urlencode, urljoin
 import plotly.graph_objects as go
 import streamlit as st
 
-from app import charts, lecturer_route, query, theme
+from app import charts, hall_publish, hall_route, lecturer_route, query, theme
 from app.clients import client_address
 from app.controls import link_values
 from app.worksheet import current_link, log
@@ -374,6 +374,9 @@ def join_panel(lesson_step: Optional[LessonStep] = None) -> None:
             go_ = st.form_submit_button("Join", type="primary", icon=":material/login:")
         if go_:
             join_class(typed, lesson_step)
+        if lecturer_route.served():
+            st.caption(f"On a phone in a lecture hall: the [light class page]({hall_route.PATH}) (the QR code on "
+                       "your lecturer's screen opens it) follows a lesson's steps with the vote and the answer only.")
     with start:
         st.markdown("**:material/co_present: Start a class** (for the lecturer)")
         st.caption("Hands out a new class code and its lecturer key. Then present any page with it: students join "
@@ -796,6 +799,8 @@ class Workshop:
     def _lecturer(self, q: lab_questions.Question, ans: lab_questions.Answer, state: dict[str, Any],
                   window: Optional[str]) -> None:
         self._keep_outcome(q, ans, state)
+        if state["revealed"] and self.lesson_aim is not None and self.code is not None:
+            hall_publish.expect(self.code, self.key, q.key)
         if state["revealed"]:  # on the projector the answer goes first, beside the room's tally: it fits 1280x720
             said, room = st.columns(2, gap="medium")
             with said:
@@ -1018,13 +1023,18 @@ def student_link() -> str:
 
 
 def join_link(code: str) -> str:
-    """The absolute address of Home's join link of a class (`?join=CODE`): it takes a phone to the class, and to
-    its lesson's current step (app/lesson.py)."""
+    """The absolute address a class's QR code and join link name: where the server serves it, the light student
+    view (app/hall_route.py: the step's question, the vote and the revealed answer, pushed, for a hall of phones);
+    otherwise Home's join link (`?join=CODE`), which takes a phone to the lesson's current step (app/lesson.py)."""
     try:
         base = st.context.url or ""
     except Exception:  # noqa: BLE001 - bare mode
         base = ""
-    return urljoin(base, "./?" + urlencode({"join": code})) if base else "?" + urlencode({"join": code})
+    if lecturer_route.served():
+        rel = f"./{hall_route.PATH}?" + urlencode({"class": code})
+    else:
+        rel = "./?" + urlencode({"join": code})
+    return urljoin(base, rel) if base else rel.removeprefix("./")
 
 
 def _tally_figure(q: lab_questions.Question, tally: wdb.Tally, ans: Optional[lab_questions.Answer],

@@ -27,7 +27,7 @@ def _maps(at) -> list[dict]:
 def test_the_page_counts_missing_cells_then_draws_the_stored_map(monkeypatch):
     monkeypatch.setattr(shipped, "STUDIES", (TINY,))
     at = open_page("delete")
-    assert any("0 of 6 cells of this study are stored" in i.value for i in at.info)
+    assert any("0 of 6 cells stored, 6 left" in i.value for i in at.info)
     assert any(b.label == "Compute the 6 missing cells" for b in at.button)
     assert not _maps(at)  # nothing drawn, nothing computed on the page's thread
     assert not any(c.done for c in compute.plan(TINY))

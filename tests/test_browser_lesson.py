@@ -1,9 +1,11 @@
 """A lesson the room follows, in a real browser (Debian's Chromium against the session's real server, as `make app`
 serves it): the lecturer starts a shipped lesson on Home (its code, the QR code of its join link, the first step);
-two students join by code, one on a 390 px phone; the lecturer's Next step moves both students' pages to step 2's
-question with no action of theirs (the time is measured and printed); both vote; Reveal shows "N of 2 predicted
-what happened" with the verdict, on a 1280x720 screen; the report downloads with every step's tally and no key; a
-late joiner who scans the QR code lands on the current step. Screenshots in artifacts/lesson/."""
+two students join by code, one on a 390 px phone, and a third opens the join link on a dark-mode phone: the light
+student view (app/hall_route.py); the lecturer's Next step moves all three to step 2's question with no action of
+theirs (the time is measured and printed); all vote, the light view's student by keyboard; Reveal shows "N of 3
+predicted what happened" with the verdict, on a 1280x720 screen, and the light view shows the answer, the room's
+tally and the lecturer's figure; the report downloads with every step's tally and no key; a late joiner who scans
+the QR code lands on the current step, one tap from the full experiment. Screenshots in artifacts/lesson/."""
 
 import csv
 import io
@@ -116,8 +118,8 @@ def test_the_room_follows_the_lecturers_lesson_to_its_report(lab_url, chromium):
     lecturer.get_by_text("Your lecturer key", exact=False).first.click()  # the folded copy box
     key = lecturer.locator(".st-key-layerlab_key_copy code").first.inner_text().strip()
     assert db.is_lecturer(code, key) and db.lesson(code).step == 0
-    join = card.locator("a", has_text="?join=").first.get_attribute("href")
-    assert join == f"{lab_url}/?join={code}"  # the join link, also shown as a link...
+    join = card.locator("a", has_text="_layerlab/hall").first.get_attribute("href")
+    assert join == f"{lab_url}/_layerlab/hall?class={code}"  # the join link (the light view), shown as a link...
     assert _qr_text(lecturer, "[class*='st-key-layerlab_lesson_card']") == join  # ...is what the QR code says
     assert f"Step 1 of {len(LESSON.steps)}:" in card.inner_text() and LESSON.steps[0].aim in card.inner_text()
     lecturer.get_by_role("button", name="I have kept it: hide the key").click()
@@ -141,18 +143,26 @@ def test_the_room_follows_the_lecturers_lesson_to_its_report(lab_url, chromium):
     for student in (phone, laptop):
         assert _asks(student, Q1) and student.get_by_role("button", name="Next step").count() == 0
     phone.screenshot(path=str(ARTIFACTS / "student-phone-step1.png"))
+    light = chromium.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
+                                 color_scheme="dark").new_page()
+    light.goto(join, timeout=60_000)  # scanned the QR code: the light view
+    light.get_by_text(Q1.prompt).wait_for(timeout=60_000)
+    assert light.get_by_text("step 1 of", exact=False).first.is_visible()
+    assert light.get_by_role("button", name="Send my prediction").is_disabled()  # nothing picked yet
+    light.screenshot(path=str(ARTIFACTS / "hall-phone-step1-dark.png"))
 
     lecturer.get_by_role("button", name="Next step").click()
     t0 = time.monotonic()
     took: dict[str, float] = {}
-    while len(took) < 2 and time.monotonic() - t0 < 60:
-        for name, student in (("phone", phone), ("laptop", laptop)):
+    while len(took) < 3 and time.monotonic() - t0 < 60:
+        for name, student in (("phone", phone), ("laptop", laptop), ("light", light)):
             if name not in took and _asks(student, Q2):
                 took[name] = time.monotonic() - t0
         time.sleep(0.05)
     print(f"\n'Next step' to step 2's question on the students' pages: phone {took.get('phone', -1):.2f} s, "
-          f"laptop {took.get('laptop', -1):.2f} s (limit {FOLLOW_LIMIT_S} s)")
-    assert set(took) == {"phone", "laptop"}, took
+          f"laptop {took.get('laptop', -1):.2f} s, light view {took.get('light', -1):.2f} s "
+          f"(limit {FOLLOW_LIMIT_S} s)")
+    assert set(took) == {"phone", "laptop", "light"}, took
     assert max(took.values()) <= FOLLOW_LIMIT_S, took
     assert db.lesson(code).step == 1 and db.window(code, Q2.key) == "open" and db.window(code, Q1.key) == "closed"
 
@@ -163,12 +173,19 @@ def test_the_room_follows_the_lecturers_lesson_to_its_report(lab_url, chromium):
         settle(student, "What happened")
         assert student.get_by_text("not counted", exact=False).count() == 0
     phone.screenshot(path=str(ARTIFACTS / "student-phone-voted.png"))
-    assert db.tally(code, Q2.key, len(Q2.options), key).total == 2
+    light.get_by_text(Q2.texts[0], exact=True).click()  # the label picks its option
+    send = light.get_by_role("button", name="Send my prediction")
+    send.focus()
+    light.keyboard.press("Enter")  # the keyboard sends it
+    light.get_by_text("Your prediction is counted", exact=False).wait_for(timeout=30_000)
+    assert send.is_hidden() and light.get_by_label(Q2.texts[1]).is_disabled()  # one vote, and it stands
+    light.screenshot(path=str(ARTIFACTS / "hall-phone-voted-dark.png"))
+    assert db.tally(code, Q2.key, len(Q2.options), key).total == 3
 
-    lecturer.get_by_text("Class " + code + ": 2 predictions").first.wait_for(timeout=60_000)  # the live count
+    lecturer.get_by_text("Class " + code + ": 3 predictions").first.wait_for(timeout=60_000)  # the live count
     lecturer.get_by_role("button", name="Reveal to the room").click()
     try:
-        lecturer.get_by_text("of 2 predicted what happened").first.wait_for(timeout=120_000)
+        lecturer.get_by_text("of 3 predicted what happened").first.wait_for(timeout=120_000)
     finally:
         lecturer.screenshot(path=str(ARTIFACTS / "lecturer-after-reveal-click.png"))
     lecturer.mouse.move(0, 0)
@@ -177,7 +194,7 @@ def test_the_room_follows_the_lecturers_lesson_to_its_report(lab_url, chromium):
     assert "in this run" in said and "The claim" in said  # with the verdict
     assert LESSON.steps[1].aim in said
     lecturer.screenshot(path=str(ARTIFACTS / "lecturer-revealed.png"))
-    for what in (lecturer.get_by_text("of 2 predicted what happened").first, lecturer.get_by_text("The claim").first,
+    for what in (lecturer.get_by_text("of 3 predicted what happened").first, lecturer.get_by_text("The claim").first,
                  lecturer.locator(".st-key-layerlab_question [data-testid='stPlotlyChart']").first,
                  lecturer.get_by_role("button", name="Next step"),
                  lecturer.get_by_role("button", name="Hide the results")):
@@ -187,13 +204,25 @@ def test_the_room_follows_the_lecturers_lesson_to_its_report(lab_url, chromium):
     assert phone.evaluate("() => document.documentElement.scrollWidth") <= 390  # nothing wider than the phone
     phone.get_by_text("The room:").first.scroll_into_view_if_needed()
     phone.screenshot(path=str(ARTIFACTS / "student-phone-revealed.png"))
+    light.get_by_role("heading", name="What happened").wait_for(timeout=30_000)  # pushed: no reload
+    assert light.locator("#tally li").count() == len(Q2.options) and "of 3" in light.locator("#tally").inner_text()
+    assert light.locator("#verdict").inner_text().strip()  # the lecturer's run's verdict
+    drawn = light.locator("#figure .main-svg").first
+    drawn.wait_for(timeout=60_000)  # the lecturer's figure, as the projector drew it
+    assert light.locator("#figure .point, #figure .bars path, #figure .scatterlayer path").count() > 0  # marks
+    assert light.evaluate("() => document.documentElement.scrollWidth") <= 390
+    light.screenshot(path=str(ARTIFACTS / "hall-phone-revealed-dark.png"))
+    drawn.scroll_into_view_if_needed()
+    light.screenshot(path=str(ARTIFACTS / "hall-phone-figure-dark.png"))
+    light.emulate_media(color_scheme="light")
+    light.screenshot(path=str(ARTIFACTS / "hall-phone-figure-light.png"))
 
     lecturer.get_by_role("button", name="Report").click()
     report = _download(lecturer, "Report (HTML)")
     table = list(csv.DictReader(io.StringIO(_download(lecturer, "Report (CSV)"))))
-    assert report.count("<section>") == len(LESSON.steps) and "of 2 predicted what happened" in report
+    assert report.count("<section>") == len(LESSON.steps) and "of 3 predicted what happened" in report
     assert [int(r["step"]) for r in table] == list(range(1, len(LESSON.steps) + 1))  # every step's tally
-    assert table[1]["votes"] == "2" and f"{Q2.texts[0]}: 2" in table[1]["distribution"]
+    assert table[1]["votes"] == "3" and f"{Q2.texts[0]}: 3" in table[1]["distribution"]
     assert all(r["votes"] == "0" for r in table[2:]) and table[1]["verdict"] in ("holds", "does not hold",
                                                                                  "cannot tell")
     sheet = _download(phone, "My worksheet")
@@ -202,9 +231,12 @@ def test_the_room_follows_the_lecturers_lesson_to_its_report(lab_url, chromium):
         assert key not in text
 
     late = chromium.new_context(viewport={"width": 390, "height": 844}, is_mobile=True).new_page()
-    late.goto(join, timeout=180_000)  # scanned the QR code after the room moved on
-    settle(late, "What happened")  # step 2, already revealed to the room
+    late.goto(join, timeout=180_000)  # scanned the QR code after the room moved on: the light view
+    late.get_by_role("heading", name="What happened").wait_for(timeout=60_000)  # step 2, already revealed
+    assert _asks(late, Q2) and late.get_by_text("revealed the answer before you predicted", exact=False).count() == 1
+    late.get_by_role("link", name="Open the full experiment").click()  # one tap from the whole page
+    settle(late, "What happened")
     assert _asks(late, Q2) and f"class={code}" in late.url and "student=1" in late.url
     late.screenshot(path=str(ARTIFACTS / "late-joiner.png"))
-    for page in (late, phone, laptop, lecturer):
+    for page in (late, light, phone, laptop, lecturer):
         page.context.close()

@@ -78,7 +78,8 @@ def test_the_wheel_holds_the_lab_inside_one_package(repo, tmp_path):
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert tops == {"layerlab"}, f"the wheel must not install top-level {tops - {'layerlab'}}"
     for needed in ("layerlab/lab/cli/__init__.py", "layerlab/app/main.py", "layerlab/pages/delete.py",
-                   "layerlab/streamlit_config/config.toml"):
+                   "layerlab/streamlit_config/config.toml", "layerlab/app/hall/page.html", "layerlab/app/hall/hall.js",
+                   "layerlab/app/hall/hall.css"):  # the light student view's page (app/hall_route.py)
         assert needed in names
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     assert "layerlab = layerlab:main" in zipfile.ZipFile(wheel).read(entry).decode()

@@ -177,6 +177,13 @@ outcomes = sa.Table(  # what the lecturer's run said about a question (lessons.o
     sa.Column("outcome", sa.Text, nullable=False),
     sa.Column("at", sa.Float, nullable=False),
 )
+figures = sa.Table(  # the figure the lecturer's page drew for a question (Plotly JSON): the light student view's
+    "class_figures", meta,
+    sa.Column("code", sa.String(24), primary_key=True),
+    sa.Column("question", sa.String(64), primary_key=True),
+    sa.Column("figure", sa.Text, nullable=False),
+    sa.Column("at", sa.Float, nullable=False),
+)
 tickets = sa.Table(  # lecturer tickets (`lecturer_ticket`): a ticket's SHA-256 only, deleted when redeemed or expired
     "class_tickets", meta,
     sa.Column("ticket_hash", sa.String(64), primary_key=True),
@@ -738,7 +745,7 @@ class Workshop:
         with _writing(self.engine) as conn:
             codes = list(conn.execute(sa.select(classes.c.code).where(classes.c.opened < old)).scalars())
             if codes:
-                for table in (predictions, windows, views, lessons, outcomes, joined, join_buckets):
+                for table in (predictions, windows, views, lessons, outcomes, figures, joined, join_buckets):
                     conn.execute(sa.delete(table).where(table.c.code.in_(codes)))
                 conn.execute(sa.delete(classes).where(classes.c.code.in_(codes)))
             conn.execute(sa.delete(votes).where(votes.c.at < now - WINDOW))

@@ -187,6 +187,9 @@ _TABLE: tuple[Setting, ...] = (
             "ones never count, so a hall joining with the right code is never held)"),
     Setting("LAYERLAB_VOTES_PER_ADDRESS", "3000", whole(1), "workshop: votes one network address may cast in one "
             "class in a minute (a hall of 1,000 changing their minds)"),
+    Setting("LAYERLAB_HALL_STREAMS", "3000", whole(1), "workshop: phones the light student view keeps a live "
+            "connection open to at once (each costs a socket and nothing else while the room waits; a few per "
+            "joined student, so a script holding one student's cookie cannot take them all)"),
     Setting("LAYERLAB_SECRET_FILE", "", TEXT, "the file of the server's secret that signs voter cookies and keys the "
             "hashes of addresses (made, readable by the server's user only, when missing); several app servers of "
             "one course must share it", "`workshop.secret` in the store's folder"),
