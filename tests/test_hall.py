@@ -299,3 +299,22 @@ def test_the_join_link_names_the_light_view_where_the_server_serves_it(monkeypat
     assert workshop.join_link("K7M4QX") == "_layerlab/hall?class=K7M4QX"
     monkeypatch.setattr(lecturer_route, "_served", False)
     assert workshop.join_link("K7M4QX") == "?join=K7M4QX"
+
+
+def test_a_script_opening_views_with_fresh_cookies_is_bounded_by_the_join_bucket(db, room, monkeypatch):
+    monkeypatch.setenv("LAYERLAB_JOIN_BURST", "5")
+    monkeypatch.setenv("LAYERLAB_JOINS_PER_MINUTE", "0")
+
+    async def run():  # noqa: ANN202
+        app, said = _app(), []
+        for _ in range(12):  # each a fresh browser from one address: a new cookie jar
+            phone = Phone(app, address="10.4.4.4")
+            status, _, body = await phone.call("POST", "/_layerlab/hall/join", f"code={room.code}")
+            said.append(status)
+            if status == 200:
+                assert (await phone.call("GET", f"/_layerlab/hall/state?class={room.code}"))[0] == 200
+        assert said == [200] * 5 + [429] * 7, said
+        neighbour = Phone(app, address="10.5.5.5")  # another network is not held up by it
+        assert (await neighbour.call("POST", "/_layerlab/hall/join", f"code={room.code}"))[0] == 200
+
+    asyncio.run(run())
