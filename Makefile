@@ -21,7 +21,7 @@ TORCH_HINT = echo "make: installing $(1) failed. If pip found no torch==2.13.0+c
 here: run make again with PIP_ARGS=\"--extra-index-url https://download.pytorch.org/whl/cpu\" (plain PyPI would give \
 Linux the multi-GB CUDA build, which the lab never uses)." >&2; exit 1
 
-.PHONY: app test lint bench lock clean-cache
+.PHONY: app test test-fast lint bench lock clean-cache
 
 $(VENV)/.python:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,10 @@ lint: $(VENV)/.installed-dev
 
 test: lint
 	$(PY) -m pytest
+
+# For every change: the unit and page tiers (tests/conftest.py's TIERS), without the browser, slow and null tiers.
+test-fast: lint
+	$(PY) -m pytest -m "not browser and not slow and not nulls"
 
 bench: $(VENV)/.installed
 	# issue 29's goals: no cached view over 0.3 s in 200 reruns; a newcomer's first number <= 15 s; warm and suite <= 10 min

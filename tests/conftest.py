@@ -169,5 +169,38 @@ def _rank(item: pytest.Item) -> int:
     return len(LONGEST) + ("lab_url" not in getattr(item, "fixturenames", ()))
 
 
+# -- tiers: `make test-fast` runs `-m "not browser and not slow and not nulls"` for every change, `make test` all --
+TIERS = {
+    "unit": "a test of the library or a page's pieces, without a server or a browser (every test in no other tier)",
+    "page": "drives a page through Streamlit's AppTest (tests/test_app_*.py)",
+    "browser": "drives a real headless Chromium against a running app",
+    "slow": "one of the longest tests (LONGEST), or one that starts servers, clusters or installs (SLOW_FILES)",
+    "nulls": "a simulated null: thousands of simulated studies or verdicts (tests/test_*nulls*.py)",
+}
+SLOW_FILES = ("tests/test_deployment.py", "tests/test_install.py", "tests/test_study.py", "tests/test_engine.py",
+              "tests/test_cluster", "tests/test_claims_everywhere.py")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, meaning in TIERS.items():
+        config.addinivalue_line("markers", f"{name}: {meaning}")
+
+
+def tiers_of(item: pytest.Item) -> set[str]:
+    """The tiers a test belongs to, from where it lives (a test marked browser by its module keeps it)."""
+    path = item.nodeid.split("::", 1)[0]
+    found = {m.name for m in item.iter_markers() if m.name in TIERS}
+    if path.startswith("tests/test_app_"):
+        found.add("page")
+    if "nulls" in path:
+        found.add("nulls")
+    if item.nodeid.split("[", 1)[0] in LONGEST or path.startswith(SLOW_FILES):
+        found.add("slow")
+    return found or {"unit"}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for tier in tiers_of(item) - {m.name for m in item.iter_markers()}:
+            item.add_marker(getattr(pytest.mark, tier))
     items.sort(key=_rank)  # stable: within a rank, pytest's own order (which keeps module fixtures together)
