@@ -16,6 +16,7 @@ import asyncio
 import json
 import logging
 import time
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Optional
@@ -27,6 +28,16 @@ HEARTBEAT = 15.0  # seconds between comments on an idle connection (proxies clos
 CACHED = 1024  # classes whose state is kept for a tick (a made-up code is read once a tick at most)
 PER_VOTER = 4  # live connections one joined student may hold (a phone and a laptop, a reload or two)
 log = logging.getLogger("layerlab.workshop")
+
+
+_hubs: "weakref.WeakSet[Hub]" = weakref.WeakSet()
+
+
+def close_all() -> None:
+    """End every live phone connection of this process (the server is stopping: its graceful shutdown waits for
+    open responses, and a phone's never ends). Safe from a signal handler: the work is handed to each hub's loop."""
+    for hub in list(_hubs):
+        hub.close()
 
 
 class Full(Exception):
@@ -52,6 +63,22 @@ class Hub:
         self._cache: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self._pending: dict[str, asyncio.Future] = {}
         self._voters: dict[tuple[str, str], int] = {}
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self.closing = False
+        _hubs.add(self)
+
+    def close(self) -> None:
+        """No new connections, and every open one ends after its current event (thread- and signal-safe)."""
+        self.closing = True
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._end_all)
+
+    def _end_all(self) -> None:
+        for room in self._rooms.values():
+            for q in list(room.listeners):
+                if q.full():
+                    q.get_nowait()
+                q.put_nowait(None)  # the end of the stream
 
     @property
     def streams(self) -> int:
@@ -94,7 +121,7 @@ class Hub:
             except Exception:  # noqa: BLE001 - a database hiccup: the phones keep the last state, the log says why
                 log.exception("could not read class %s for its phones", code)
                 continue
-            if text != room.text:
+            if text != room.text and not self.closing:
                 room.text = text
                 for q in list(room.listeners):
                     if q.full():
@@ -106,6 +133,9 @@ class Hub:
 
     def admit(self, code: str, voter: str) -> asyncio.Queue:
         """Register a live connection (Full when a bound is reached); pair with `leave`."""
+        self._loop = asyncio.get_running_loop()
+        if self.closing:
+            raise Full("the server is stopping: this page reconnects by itself when it is back")
         if self.streams >= self._limit():
             raise Full("the server holds as many live phone connections as it may: reload in a minute")
         if self._voters.get((code, voter), 0) >= PER_VOTER:
@@ -141,4 +171,6 @@ class Hub:
             except TimeoutError:
                 yield ": still here\n\n"
                 continue
+            if text is None:
+                return
             yield f"data: {text}\n\n"

@@ -178,6 +178,7 @@ TIERS = {
     "nulls": "a simulated null: thousands of simulated studies or verdicts (tests/test_*nulls*.py)",
 }
 SLOW_FILES = ("tests/test_deployment.py", "tests/test_install.py", "tests/test_study.py", "tests/test_engine.py",
+              "tests/test_hall_server.py",
               "tests/test_cluster", "tests/test_claims_everywhere.py")
 
 

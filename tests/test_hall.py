@@ -318,3 +318,18 @@ def test_a_script_opening_views_with_fresh_cookies_is_bounded_by_the_join_bucket
         assert (await neighbour.call("POST", "/_layerlab/hall/join", f"code={room.code}"))[0] == 200
 
     asyncio.run(run())
+
+
+def test_closing_a_hub_ends_every_stream_and_admits_no_more():
+    async def run():  # noqa: ANN202
+        hub = Hub(lambda code: {"step": 1}, tick=0.01, max_streams=10)
+        q = hub.admit("ROOM1", "voter-aaaaaaaa")
+        stream = hub.events("ROOM1", q)
+        await stream.__anext__()
+        hub.close()  # what the server's SIGTERM does (app/layerlab_asgi.py)
+        with pytest.raises(StopAsyncIteration):
+            await asyncio.wait_for(stream.__anext__(), timeout=30)
+        with pytest.raises(Full):
+            hub.admit("ROOM1", "voter-bbbbbbbb")
+
+    asyncio.run(run())
