@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,24 @@ def room(db):
     opened = db.start_class(client="lecturer")
     db.set_lesson(opened.code, opened.key, lessons.to_json(LESSON))
     return opened
+
+
+def _run(make) -> None:  # noqa: ANN001 - an async function of no arguments
+    """Run `make()` on an event loop of its own, in a thread: a browser test in the same process (Playwright's sync
+    API) may leave this thread's loop running."""
+    failed: list[BaseException] = []
+
+    def go() -> None:
+        try:
+            asyncio.run(make())
+        except BaseException as e:  # noqa: BLE001 - raised again in the test's thread
+            failed.append(e)
+
+    t = threading.Thread(target=go)
+    t.start()
+    t.join()
+    if failed:
+        raise failed[0]
 
 
 def _app():
@@ -159,7 +178,7 @@ def test_a_phone_joins_votes_once_and_sees_the_answer_only_after_the_reveal(db, 
         assert (await late.call("POST", "/_layerlab/hall/vote", f"class={code}&question={q1.key}&option=0"))[0] == 409
         assert db.tally(code, q1.key, len(q1.options), key).counts == (1, 1, 0)
 
-    asyncio.run(run())
+    _run(run)
 
 
 def test_forged_and_foreign_cookies_are_no_voter(db, room):
@@ -182,7 +201,7 @@ def test_forged_and_foreign_cookies_are_no_voter(db, room):
         for bad in ("", "x", "<script>", "A" * 40):
             assert (await phone.call("GET", f"/_layerlab/hall/state?class={bad}"))[0] == 400
 
-    asyncio.run(run())
+    _run(run)
     assert db.tally(room.code, q1.key, len(q1.options), room.key).total == 0
 
 
@@ -213,7 +232,7 @@ def test_the_live_connection_carries_next_and_reveal_as_they_happen(db, room):
         assert states[0] == ("status", 200) and data[0]["step"] == 1 and data[-1]["step"] == 2
         assert data[-1]["question"] == LESSON.steps[1].question and data[-1]["window"] == "open"
 
-    asyncio.run(run())
+    _run(run)
 
 
 def test_a_room_pushes_only_changes_and_a_slow_phone_keeps_the_newest():
@@ -241,7 +260,7 @@ def test_a_room_pushes_only_changes_and_a_slow_phone_keeps_the_newest():
         await asyncio.sleep(0.05)
         assert len(reads) == count  # nobody listens: no reads
 
-    asyncio.run(run())
+    _run(run)
 
 
 def test_live_connections_are_bounded_per_student_and_in_all():
@@ -257,7 +276,7 @@ def test_live_connections_are_bounded_per_student_and_in_all():
         hub.admit("ROOM1", "one-more-student")
         assert hub.streams == 3 * PER_VOTER and len(others) == 2 * PER_VOTER
 
-    asyncio.run(run())
+    _run(run)
 
 
 def test_the_page_never_writes_text_as_markup():
@@ -317,7 +336,7 @@ def test_a_script_opening_views_with_fresh_cookies_is_bounded_by_the_join_bucket
         neighbour = Phone(app, address="10.5.5.5")  # another network is not held up by it
         assert (await neighbour.call("POST", "/_layerlab/hall/join", f"code={room.code}"))[0] == 200
 
-    asyncio.run(run())
+    _run(run)
 
 
 def test_closing_a_hub_ends_every_stream_and_admits_no_more():
@@ -332,4 +351,4 @@ def test_closing_a_hub_ends_every_stream_and_admits_no_more():
         with pytest.raises(Full):
             hub.admit("ROOM1", "voter-bbbbbbbb")
 
-    asyncio.run(run())
+    _run(run)

@@ -17,8 +17,8 @@ def _answer(values, appears=None, absent_to=None):
             "sentence": "what the map shows", "how": "Holm", "seeds": [0, 1, 2, 3, 4]}
 
 
-@pytest.mark.parametrize("study", STUDIES, ids=lambda s: s.name)
-def test_every_shipped_study_asks_one_option_per_value_and_nowhere(study):
+@pytest.mark.parametrize("study", [s for s in STUDIES if s.question], ids=lambda s: s.name)
+def test_every_shipped_study_with_a_question_asks_one_option_per_value_and_nowhere(study):
     q = where.question(study)
     assert q.study == study.name and q.key == where.PREFIX + study.name and q.prompt == study.question
     assert len(q.options) == len(study.values) + 1
@@ -78,3 +78,7 @@ def test_warming_a_where_lesson_plans_every_cell_of_its_studies():
         for value, seed in study.cells():
             for n in seed_needs(step.page, study.settings(value, seed), seed):
                 assert f"{n.fn.kind}:{warm.config_json(n.cfg)}" in keys, (study.name, value, seed)
+
+
+def test_every_page_with_a_study_has_one_the_room_can_be_asked():
+    assert {s.page for s in STUDIES if s.question} == {s.page for s in STUDIES}
