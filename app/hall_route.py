@@ -31,7 +31,7 @@ from urllib.parse import parse_qsl
 
 from app import clients
 from app.hall_hub import Full, Hub
-from app.lecturer_route import _same_origin, _secure
+from app.lecturer_route import _same_origin, _secure, bounded_body
 from lab.classroom import hall
 from lab.classroom import workshop_db as wdb
 
@@ -142,14 +142,6 @@ def routes(base: str = "") -> list[Any]:
     def said(status: int, message: str, **more: Any) -> Response:
         return JSONResponse({"message": message, **more}, status_code=status, headers={"Cache-Control": "no-store"})
 
-    async def body(request: Request) -> bytes:
-        data = b""
-        async for chunk in request.stream():
-            data += chunk
-            if len(data) > MAX_BODY:
-                break
-        return data
-
     async def page(request: Request) -> Response:
         data, _ = _asset("page.html")
         return Response(data, media_type="text/html; charset=utf-8", headers={**SECURITY, "Cache-Control": "no-cache"})
@@ -168,7 +160,7 @@ def routes(base: str = "") -> list[Any]:
     async def _join(request: Request) -> Response:
         if not _same_origin(request.headers):
             return said(403, "a join comes from the lab's own page")
-        data = await body(request)
+        data = await bounded_body(request, MAX_BODY)
         code = _code(_form(data).get("code")) if len(data) <= MAX_BODY else None
         if code is None:
             return said(400, "that is not a class code: it is the 6 letters and digits on your lecturer's screen")
@@ -234,7 +226,7 @@ def routes(base: str = "") -> list[Any]:
     async def _vote(request: Request) -> Response:
         if not _same_origin(request.headers):
             return said(403, "a vote comes from the lab's own page")
-        data = await body(request)
+        data = await bounded_body(request, MAX_BODY)
         form = _form(data) if len(data) <= MAX_BODY else {}
         code = _code(form.get("class"))
         if code is None:

@@ -100,6 +100,16 @@ def forget(headers: Any, scheme: str, body: bytes) -> tuple[int, Optional[str]]:
     return 204, cookie_header(code, "", 0, _secure(headers, scheme))
 
 
+async def bounded_body(request: Any, limit: int = MAX_BODY) -> bytes:
+    """A request's body, read no further than one chunk past `limit` (a larger body is refused by its length)."""
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            break
+    return body
+
+
 def routes(base: str = "") -> list[Any]:
     """The Starlette routes (POST only) under the server's base path; marks this process as serving them."""
     from starlette.concurrency import run_in_threadpool
@@ -116,7 +126,7 @@ def routes(base: str = "") -> list[Any]:
         return Response(status_code=status, headers=headers)
 
     async def _exchange(request: Request) -> Response:
-        body = await _bounded_body(request)
+        body = await bounded_body(request)
         try:
             status, cookie = await run_in_threadpool(exchange, request.headers, request.url.scheme, body)
         except Exception:  # noqa: BLE001 - the page keeps the key in its session; details in the log
@@ -125,15 +135,7 @@ def routes(base: str = "") -> list[Any]:
         return answer(status, cookie)
 
     async def _forget(request: Request) -> Response:
-        return answer(*forget(request.headers, request.url.scheme, await _bounded_body(request)))
-
-    async def _bounded_body(request: Request) -> bytes:
-        body = b""
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_BODY:
-                break
-        return body
+        return answer(*forget(request.headers, request.url.scheme, await bounded_body(request)))
 
     prefix = "/" + "/".join(p for p in (base.strip("/"), PATH) if p)
     _served = True
