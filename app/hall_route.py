@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import parse_qsl
 
-from app import clients
+from app import clients, lecturer_route
 from app.hall_hub import Full, Hub
 from app.lecturer_route import _same_origin, _secure, bounded_body
 from lab.classroom import hall
@@ -45,13 +45,9 @@ SECURITY = {"Content-Security-Policy": "default-src 'self'; img-src 'self' data:
             "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
 
 
-@functools.lru_cache(maxsize=4)
-def _database(url: str) -> wdb.Workshop:
-    return wdb.Workshop(url)
-
-
 def database() -> wdb.Workshop:
-    return _database(wdb.default_url())
+    """The server's class database: the lecturer route's (one engine and pool per URL in the process)."""
+    return lecturer_route._database(wdb.default_url())
 
 
 @functools.lru_cache(maxsize=8)
