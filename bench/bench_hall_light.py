@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.machine import load_text  # noqa: E402
-from tests.browser import free_port  # noqa: E402
+from tests.browser import free_port, wait_healthy  # noqa: E402
 
 HALL_ADDRESS = "127.0.0.3"
 IDLE = 10.0
@@ -189,14 +189,7 @@ def run(n: int, spread: float) -> dict:
     proc = subprocess.Popen([sys.executable, "-m", "app.serve", "--server.headless", "true", "--server.port",
                              str(port)], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
-        import urllib.request
-
-        for _ in range(240):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.5)
+        wait_healthy(port)
         os.environ.update({k: env[k] for k in ("LAYERLAB_CACHE", "LAYERLAB_JOIN_BURST")})
         from lab.classroom import lessons
         from lab.classroom import workshop_db as wdb

@@ -65,6 +65,20 @@ def lab_server(cache_dir: str, env: dict[str, str] | None = None, log_name: str 
         log.close()
 
 
+def wait_healthy(port: int, seconds: float = 120) -> None:
+    """Wait until the lab's server on `port` answers Streamlit's health check (RuntimeError when it never does)."""
+    import urllib.request
+
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"the server on port {port} did not answer its health check within {seconds:.0f} s")
+
+
 def wait_idle(page, timeout: float = 300) -> None:  # noqa: ANN001 - a Playwright page
     """Wait until the script has finished: no progress bar, no loading skeleton, and idle for 1.5 s in a row.
 

@@ -7,14 +7,12 @@ import signal
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 from lab.classroom import lessons
 from lab.classroom import workshop_db as wdb
 
-from .browser import free_port
+from .browser import free_port, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,12 +33,7 @@ def test_stopping_the_server_ends_the_phones_live_connections(tmp_path, monkeypa
                              str(port), "--server.fileWatcherType", "none"], cwd=ROOT, env=env, stdout=log,
                             stderr=subprocess.STDOUT)
     try:
-        for _ in range(600):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.2)
+        wait_healthy(port)
         db = wdb.Workshop()
         opened = db.start_class(client="lecturer")
         db.set_lesson(opened.code, opened.key, lessons.to_json(lessons.get("layers-equal")))
