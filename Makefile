@@ -5,21 +5,38 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
-# Extra pip options, e.g. PIP_ARGS="--extra-index-url https://download.pytorch.org/whl/cpu" where torch's CPU build
-# is not otherwise served (README: Quick start).
+# Extra pip options for every install, e.g. PIP_ARGS="--index-url https://mirror.example/simple" (README: Quick start).
 PIP_ARGS ?=
 # The lock files: every package at an exact version with its hashes (make lock writes them from pyproject.toml).
+# CPU_RETRY: the Linux lock takes torch's CPU build (2.13.0+cpu), which plain PyPI does not serve (its Linux torch is
+# the multi-GB CUDA build, which the lab never uses), so there an install that finds no such torch is tried once more
+# with PyTorch's CPU index. macOS's torch is PyPI's own.
 ifeq ($(shell uname -s),Darwin)
 LOCK := requirements-macos.txt
 LOCK_DEV := requirements-macos-dev.txt
+CPU_RETRY := 0
 else
 LOCK := requirements.txt
 LOCK_DEV := requirements-dev.txt
+CPU_RETRY := 1
 endif
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 INSTALL = $(PY) -m pip install -q --require-hashes --no-deps $(PIP_ARGS) -r
-TORCH_HINT = echo "make: installing $(1) failed. If pip found no torch==2.13.0+cpu, PyTorch's CPU build is not served \
-here: run make again with PIP_ARGS=\"--extra-index-url https://download.pytorch.org/whl/cpu\" (plain PyPI would give \
-Linux the multi-GB CUDA build, which the lab never uses)." >&2; exit 1
+# Install lock $(1): first exactly as configured (pip's own index and settings); only where that finds no
+# torch==2.13.0+cpu (and CPU_RETRY), once more with PyTorch's CPU index, said in one line. pip's messages wait in a
+# log, shown afterwards for the last try only, less its "Ignored the following versions" line and with every line cut
+# at 300 characters (pip lists every torch release it skipped on one line of some 2,000).
+define install_lock
+log=$$(mktemp); \
+if $(INSTALL) $(1) 2>$$log; then ok=1; \
+elif [ "$(CPU_RETRY)" = 1 ] && grep -q "No matching distribution found for torch" $$log; then \
+  echo "make: this index has no torch==2.13.0+cpu (PyTorch's CPU build): installing $(1) from $(TORCH_CPU_INDEX) too" >&2; \
+  if $(INSTALL) $(1) --extra-index-url $(TORCH_CPU_INDEX) 2>$$log; then ok=1; else ok=0; fi; \
+else ok=0; fi; \
+sed -e '/Ignored the following/d' -e 's/^\(.\{300\}\).*/\1 .../' $$log >&2; rm -f $$log; \
+[ $$ok = 1 ] || { echo "make: installing $(1) failed (pip's messages above). Another index or mirror: run make again \
+with PIP_ARGS=\"--index-url URL\" or PIP_ARGS=\"--extra-index-url URL\"." >&2; exit 1; }
+endef
 
 .PHONY: app test test-fast lint bench lock clean-cache
 
@@ -31,11 +48,13 @@ $(VENV)/.python:
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.python $(LOCK)
-	$(INSTALL) $(LOCK) || { $(call TORCH_HINT,$(LOCK)); }
+	@echo "make: installing $(LOCK) into $(VENV)"
+	@$(call install_lock,$(LOCK))
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.python $(LOCK_DEV)
-	$(INSTALL) $(LOCK_DEV) || { $(call TORCH_HINT,$(LOCK_DEV)); }
+	@echo "make: installing $(LOCK_DEV) into $(VENV)"
+	@$(call install_lock,$(LOCK_DEV))
 	touch $@ $(VENV)/.installed
 
 app: $(VENV)/.installed

@@ -8,8 +8,9 @@ import plotly.colors as pc
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from lab.core import recipes, routes
+from lab.core import recipes
 from lab.experiments.rearrange import rows
+from lab.ops import route_ops
 
 from . import figures_common as common
 from . import theme
@@ -68,7 +69,7 @@ def per_block(prof: Any) -> go.Figure:
     symbols = {"skip": "circle", "swap": "diamond", "repeat": "square"}
     for op, symbol in symbols.items():
         colour = theme.OPERATION_COLOURS[op]
-        bs = routes.valid_blocks(op, n, "include")
+        bs = route_ops.valid_blocks(op, n, "include")
         fig.add_scatter(x=list(bs), y=[ops[rows.row_key(op, b, ends="include")]["acc"] for b in bs],
                         name={"skip": "skip block b", "swap": "swap b and b+1",
                               "repeat": "repeat b in place of all blocks"}[op],

@@ -14,6 +14,7 @@ from lab.experiments.rearrange import claims as rearrange_claims
 from lab.experiments.rearrange import descriptor as described
 from lab.experiments.rearrange import experiment as rearrange
 from lab.experiments.rearrange import rows
+from lab.ops import route_ops
 
 Config = rearrange.RearrangeConfig
 
@@ -40,10 +41,10 @@ cfg = view.cfg("run")
 
 def what_of(s: dict) -> str:
     """The operation of a setting in words, with its block and loop count filled in."""
-    b, k, sp = s["block"], s.get("loops", routes.LOOPS), s.get("span", 0)
-    what = (routes.OPS[s["op"]].label.replace("block b", f"block {b}").replace("b and b+1", f"{b} and {b + 1}")
+    b, k, sp = s["block"], s.get("loops", route_ops.LOOPS), s.get("span", 0)
+    what = (route_ops.OPS[s["op"]].label.replace("block b", f"block {b}").replace("b and b+1", f"{b} and {b + 1}")
             .replace("K times", "once" if k == 1 else "twice" if k == 2 else f"{k} times"))
-    if sp and s["op"] in routes.SPAN_OPS:
+    if sp and s["op"] in route_ops.SPAN_OPS:
         win = f"blocks {b} to {b + sp - 1}"
         what = (what.replace("the middle", win).replace("middle in parallel", f"{win} in parallel")
                 .replace("skip block", "skip from block")
@@ -102,7 +103,7 @@ if profiles is not None:
                "runs the window's first block in each of its slots; compare it with skipping the same window.")
     charts.show(figs.loops(mine), "fig_loops")
     st.caption(f"Parallel-loop on the chosen model: the window run in parallel (mean of updates) K = 1 to "
-               f"{routes.MAX_LOOPS} times, each line a span (averaged over its windows); the star marks each "
+               f"{route_ops.MAX_LOOPS} times, each line a span (averaged over its windows); the star marks each "
                "span's best K. Sun et al. report that the best K grows with the number of layers run in parallel.")
     left, right = st.columns(2)
     charts.show(figs.similarity(mine, "cosine"), "fig_cos", left)
@@ -151,7 +152,7 @@ st.markdown(f"""
    middle every block, a control for how special the ends are.
 4. **Span** (Sun et al.'s [start, end)): skip, reverse, repeat and parallel can act on a window of s consecutive
    middle blocks from block b instead; every window of every span, and parallel-loop with K = 1 to
-   {routes.MAX_LOOPS}, is part of the same stored table.
+   {route_ops.MAX_LOOPS}, is part of the same stored table.
 5. Every operation with every argument is scored on held-out data in one pass ({rearrange.RANDOM_DRAWS} random
    orders for *random*), and stored with the model: moving a control afterwards only reads the table.
 6. **Similarity maps**: the hidden state after the stem and after every block, compared pairwise by cosine
@@ -166,7 +167,7 @@ st.markdown(f"""
 """)
 
 text.section("The code")
-text.show_code([Parallel, RoutedModel.run_parallel, RoutedModel.run_steps, routes.route_of, routes.PrefixStates,
+text.show_code([Parallel, RoutedModel.run_parallel, RoutedModel.run_steps, route_ops.route_of, routes.PrefixStates,
                 rearrange.random_routes, metrics.unbiased_hsic, metrics.debiased_cka, rearrange.similarity,
                 rearrange.profile],
                "The functions that produced these numbers, read from the running source:")

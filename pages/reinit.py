@@ -11,7 +11,7 @@ from lab.claims import pct
 from lab.experiments.reinit import claims as reinit_claims
 from lab.experiments.reinit import descriptor as described
 from lab.experiments.reinit import experiment as reinit
-from lab.ops import surgery
+from lab.ops import surgery, weight_ops
 
 LAYER_LABELS = {f"blocks.{i}": f"block {i}" for i in range(32)}
 
@@ -39,7 +39,8 @@ with page.controls():
     op = controls.param(reinit.FocusConfig, "op")
     epochs = reinit.checkpoint_epochs(base)
     _keep_valid("checkpoint", epochs, described.DEFAULTS["checkpoint"])
-    checkpoint = controls.param(reinit.FocusConfig, "checkpoint", options=epochs, disabled=op == "rerand",
+    checkpoint = controls.param(reinit.FocusConfig, "checkpoint", options=epochs,
+                                disabled=not weight_ops.op(op).takes("checkpoint"),
                                 labels={e: f"t = {e}" + (" (initial draw)" if e == 0 else "") for e in epochs})
     recovery = controls.param(reinit.FocusConfig, "recovery")
     steps = controls.param(reinit.FocusConfig, "steps", options=(100, 300, 1000))
@@ -77,7 +78,7 @@ def maps_note() -> str | None:
 
 def metrics_of(f: dict, s: dict) -> list[classroom.Metric]:
     """The number cards of one change (this one or the pinned one)."""
-    what = "re-randomised" if s["op"] == "rerand" else "re-initialised"
+    what = weight_ops.op(s["op"]).done
     out = [classroom.Metric("Trained (held-out)", pct(f.base_acc), help="The unchanged trained model."),
            classroom.Metric(f"{s['layer']} {what}", pct(f.cut_acc), **classroom.delta(f.cut_acc, f.base_acc),
                             help=f"The changed model keeps {f.kept_share:.0%} of the trained model's accuracy "
@@ -103,7 +104,7 @@ with page.results():
     if model not in results:
         st.stop()
     res = results[model]
-    column = reinit_claims.RERAND if op == "rerand" else f"t={checkpoint}"
+    column = f"t={checkpoint}" if weight_ops.op(op).takes("checkpoint") else reinit_claims.RERAND
 
     charts.show(figs.heatmaps(results, focus=(model, layer, column),
                               height=classroom.PRESENT_HEIGHT if page.present else 520), "fig_heatmaps")
@@ -117,7 +118,7 @@ with page.results():
     pin, pinned = page.pinned(), page.pinned_view()
     pf = pinned.run("focus") if pinned else None
     if f is not None:
-        what = "re-randomised" if op == "rerand" else f"re-initialised to epoch {checkpoint}"
+        what = weight_ops.done(op, checkpoint, "epoch ")
         st.markdown(f"#### In focus: **{layer}** of the {reinit.MODEL_NAMES[model]}, {what}")
         page.show(metrics_of(f, page.settings()), metrics_of(pf, pin) if pf else None,
                   lambda res_, title, height: figs.per_class(res_, None if page.present else "Which classes suffer?",

@@ -19,6 +19,7 @@ from lab.experiments.delete import claims as D
 from lab.experiments.rearrange import claims as RC
 from lab.experiments.rearrange import experiment as R
 from lab.experiments.rearrange import rows
+from lab.ops import route_ops as O
 from lab.ops import selection
 
 
@@ -77,14 +78,14 @@ def fake_profile(model: str = "vit-sequential", base: float = 0.95, chance: floa
         outs[key] = estimates.pack(right)
         ops[key] = {"acc": float(right.mean()), "block_runs": n, **extra}
 
-    for ends in routes.ENDS:
+    for ends in O.ENDS:
         for op in R.OPS:
-            if op in routes.BLOCK_OPS:
-                for b in routes.valid_blocks(op, n, ends):
+            if op in O.BLOCK_OPS:
+                for b in O.valid_blocks(op, n, ends):
                     put(R.row_key(op, b, ends=ends), acc(op, b))
-            elif op in routes.REDUCE_OPS or op in routes.LOOP_OPS:
+            elif op in O.REDUCE_OPS or op in O.LOOP_OPS:
                 for red in R.REDUCES:
-                    for k in range(1, routes.MAX_LOOPS + 1):
+                    for k in range(1, O.MAX_LOOPS + 1):
                         put(R.row_key(op, None, red, ends, k), acc(op, None))
             elif op == "random":
                 draws = [outcomes(acc(op, None), n_test, f"random|{model}|{seed}|{j}", 0.5) for j in range(20)]
@@ -95,10 +96,10 @@ def fake_profile(model: str = "vit-sequential", base: float = 0.95, chance: floa
             else:
                 put(R.row_key(op, ends=ends), base if op == "identity" else acc(op, None))
         for sp in range(1, len(routes.middle(n, ends)) + 1):
-            for win in routes.windows(n, ends, sp):
-                for op in routes.SPAN_OPS:
-                    for red in (R.REDUCES if op in routes.REDUCE_OPS else (None,)):
-                        for k in (range(1, routes.MAX_LOOPS + 1) if op in routes.LOOP_OPS else (routes.LOOPS,)):
+            for win in O.windows(n, ends, sp):
+                for op in O.SPAN_OPS:
+                    for red in (R.REDUCES if op in O.REDUCE_OPS else (None,)):
+                        for k in (range(1, O.MAX_LOOPS + 1) if op in O.LOOP_OPS else (O.LOOPS,)):
                             put(R.row_key(op, win[0], red, ends, k, sp), spanned(op, sp, k))
     return R.RearrangeProfile(config=R.ModelSeed(model, seed), model=model, n_blocks=n, n_test=n_test, base_acc=base,
                               chance=chance, ops=ops, outcomes=outs,
@@ -285,9 +286,9 @@ def test_best_loops_tests_both_spans_on_the_inputs_the_argmaxes_were_not_chosen_
 def test_span_sweep_averages_every_window_of_a_span():
     prof = fake_profile()
     n = prof.n_blocks
-    prof.ops[R.row_key("skip", 1, None, "keep", routes.LOOPS, 2)]["acc"] = 0.0  # one of the three windows of span 2
+    prof.ops[R.row_key("skip", 1, None, "keep", O.LOOPS, 2)]["acc"] = 0.0  # one of the three windows of span 2
     sw = rows.span_sweep(prof)
-    assert sw["spans"] == [1, 2, 3, 4] and len(routes.windows(n, "keep", 2)) == 3
+    assert sw["spans"] == [1, 2, 3, 4] and len(O.windows(n, "keep", 2)) == 3
     assert sw["curves"]["skip"][1] == pytest.approx((0.0 + 2 * 0.7) / 3, abs=2 / 397)
     assert sw["best_loops"] == {"1": 1, "2": 2, "3": 3, "4": 4}
 
@@ -613,7 +614,7 @@ def loop_rows(gen: np.random.Generator, n: int, peak: int, drop: float, p: float
     ease = gen.random(n)
     noise = [gen.random(n) for _ in range(2)]
     rows = []
-    for k in range(1, routes.MAX_LOOPS + 1):
+    for k in range(1, O.MAX_LOOPS + 1):
         mix = np.where(gen.random(n) < 0.05, noise[k % 2], ease)
         rows.append((mix < p - drop * abs(k - peak)).astype(float))
     return rows

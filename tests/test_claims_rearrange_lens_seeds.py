@@ -11,10 +11,11 @@ import pytest
 import torch
 
 from lab import claims as C
-from lab.core import metrics, routes
+from lab.core import metrics
 from lab.experiments.lens import claims as LC
 from lab.experiments.rearrange import claims as RC
 from lab.experiments.rearrange import experiment as R
+from lab.ops import route_ops
 
 from .test_claims_rearrange_delete import fake_profile, one
 
@@ -25,10 +26,10 @@ SIMS = 2000
 def loop_curves(gen: np.random.Generator, sims: int, n: int, peak: int, drop: float, p: float = 0.6) -> np.ndarray:
     """Right/wrong outcomes (sims x K x n) of one span at K = 1..MAX_LOOPS: every input has a difficulty shared by
     every K (its ease), each K redraws 5 % of the inputs, and the accuracy is p - drop |K - peak| in expectation."""
-    k = np.arange(1, routes.MAX_LOOPS + 1)[None, :, None]
+    k = np.arange(1, route_ops.MAX_LOOPS + 1)[None, :, None]
     ease = gen.random((sims, 1, n))
-    flip = gen.random((sims, routes.MAX_LOOPS, n)) < 0.05
-    draw = np.where(flip, gen.random((sims, routes.MAX_LOOPS, n)), ease)
+    flip = gen.random((sims, route_ops.MAX_LOOPS, n)) < 0.05
+    draw = np.where(flip, gen.random((sims, route_ops.MAX_LOOPS, n)), ease)
     return draw < (p - drop * np.abs(k - peak))
 
 

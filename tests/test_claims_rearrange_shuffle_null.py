@@ -24,11 +24,10 @@ import numpy as np
 import pytest
 
 from lab import estimates as E
-from lab.core import routes
 from lab.experiments.rearrange import claims as RC
 from lab.experiments.rearrange import experiment as R
 from lab.experiments.rearrange.rows import SUMMARY
-from lab.ops import selection
+from lab.ops import route_ops, selection
 
 from .test_claims_calibration import lower95, upper95
 
@@ -169,8 +168,8 @@ def fake_profile(model: str, seed: int, trained: np.ndarray, ops: np.ndarray) ->
     outs = {R.row_key("identity"): pack(trained)}
     meta: dict[str, dict[str, Any]] = {}
     for name, right in zip(OPS, ops, strict=True):
-        if name in routes.BLOCK_OPS:
-            for blk in routes.valid_blocks(name, N_BLOCKS, "keep"):
+        if name in route_ops.BLOCK_OPS:
+            for blk in route_ops.valid_blocks(name, N_BLOCKS, "keep"):
                 outs[R.row_key(name, blk)] = pack(right)
         elif name in ("skip-first", "skip-last"):
             outs[R.row_key("skip", 0 if name == "skip-first" else N_BLOCKS - 1, ends="include")] = pack(right)

@@ -46,6 +46,7 @@ LAB_RUNS: dict[str, list[str]] = {
     "warm": ["warm", "--pages", "delete", "lens", "--seeds", "3", "--dry-run"],
     "seeds": ["seeds", "lens", "--seeds", "2", "1", "0", "--workers", "0"],
     "study": ["study", "delete", "--knob", "blocks", "--values", "3", "5", "--seeds", "0", "1", "2", "--dry-run"],
+    "surgeries": ["surgeries"],
     "table": ["table", "iot", "--model", "residual", "--m", "2", "--seeds", "1", "--workers", "0"],
     "table-sweep": ["table", "iot", "--model", "residual", "--ms", "1", "2", "--seeds", "1", "--workers", "0"],
 }
@@ -152,6 +153,19 @@ def test_the_schema_rejects_an_envelope_without_its_result(request, monkeypatch)
             v.validate(broken)
 
 
+def test_quick_mode_is_recorded_with_what_really_ran(request, monkeypatch):
+    quick, full = (envelope(n, request, monkeypatch) for n in ("delete", "reinit"))  # quick mode on, then off
+    assert full["quick"] is None
+    asked, ran = quick["config"], quick["quick"]
+    assert asked["steps"] == 500 and ran["steps"] == 10 and asked["epochs"] > ran["epochs"] == 1  # 12 asked
+    assert ran["model_epochs"] == 1 and ran["max_steps"] == 10 and ran["max_orders"] >= 1
+    v = jsonschema.Draft202012Validator(SCHEMA)
+    for broken in ({k: x for k, x in quick.items() if k != "quick"}, {**quick, "quick": True},
+                   {**quick, "quick": {"epochs": 1}}):
+        with pytest.raises(jsonschema.ValidationError):
+            v.validate(broken)
+
+
 @pytest.mark.parametrize("name", list(LAB_RUNS))
 def test_the_lab_commands_json_is_the_envelope_of_its_whole_result(name, request, monkeypatch):
     out = envelope(name, request, monkeypatch)
@@ -173,6 +187,11 @@ def test_the_lab_commands_json_is_the_envelope_of_its_whole_result(name, request
     elif name == "study":  # the cells a study would compute, nothing computed
         assert out["command"] == "study" and config["knob"] == "blocks" and config["values"] == [3, 5]
         assert [(c["value"], c["seed"]) for c in r["cells"]] == [(v, s) for v in (3, 5) for s in (0, 1, 2)]
+    elif name == "surgeries":  # the registry, row by row
+        assert out["command"] == "surgeries" and config == {}
+        from lab.ops import registry
+
+        assert [row["name"] for row in r["rows"]] == list(registry.surgeries())
     elif name == "table":  # a table that prints text: the text, whole
         assert out["command"] == "table iot"
         assert config == {"model": "residual", "seeds": 1, "m": 2, "ms": None, "space": "blocks", "workers": 0}

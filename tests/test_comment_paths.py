@@ -87,7 +87,7 @@ def test_a_stale_path_or_name_is_caught():
     assert not resolves("lab/core/routes.py", "no_such_function")
     assert not resolves("lab/core/recipes.NO_SUCH_NAME", None)
     assert resolves("lab/experiments/NAME/descriptor.py", None) and resolves("lab/core/recipes.MODELS", None)
-    assert resolves("lab/core/routes.py", "route_of") and resolves("app/figures_*.py", None)
+    assert resolves("lab/ops/route_ops.py", "route_of") and resolves("app/figures_*.py", None)
 
 
 @pytest.mark.parametrize("where,path,name", MENTIONS, ids=[f"{w}:{p}" for w, p, _ in MENTIONS])

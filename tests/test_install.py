@@ -12,12 +12,16 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
+import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+SCHEMA = "docs/cli-output.schema.json"
 
 
 def _tree_copy(dest: Path) -> str:
@@ -83,6 +87,65 @@ def test_the_wheel_holds_the_lab_inside_one_package(repo, tmp_path):
         assert needed in names
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     assert "layerlab = layerlab:main" in zipfile.ZipFile(wheel).read(entry).decode()
+
+
+def _pip(*args: str) -> None:
+    out = subprocess.run([sys.executable, "-m", "pip", *args], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+@pytest.fixture(scope="module")
+def sdist(repo, tmp_path_factory):
+    """The sdist of the tree under test, built by setuptools' own PEP 517 hook (pip builds no sdists)."""
+    dest, _ = repo
+    out = tmp_path_factory.mktemp("sdist")
+    code = f"from setuptools import build_meta; build_meta.build_sdist({str(out)!r})"
+    made = subprocess.run([sys.executable, "-c", code], cwd=dest, capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr[-2000:]
+    (found,) = out.glob("layer_lab-*.tar.gz")
+    return found
+
+
+def test_the_wheel_records_its_version_commit_and_schema(repo, tmp_path):
+    dest, commit = repo
+    _pip("wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path), str(dest))
+    (wheel,) = tmp_path.glob("layer_lab-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        info = json.loads(z.read("layerlab/lab/runtime/build_info.json"))
+        assert z.read(f"layerlab/{SCHEMA}") == (ROOT / SCHEMA).read_bytes()
+    assert info == {"version": VERSION, "commit": commit}
+    # installed from the wheel file, outside any checkout: no .git, and pip records no commit for a wheel
+    site = tmp_path / "site"
+    _pip("install", "-q", "--no-deps", "--target", str(site), str(wheel))
+    out = _layerlab(site, tmp_path / "cache", "--version", cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout.strip() == f"layer-lab {VERSION} (commit {commit})", out.stdout
+    code = "import layerlab, lab; print(lab.__version__)"
+    where = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_env(site, tmp_path / "cache"),
+                           capture_output=True, text=True, check=True)
+    assert where.stdout.strip() == VERSION
+    # --help names the installed file (argparse wraps a long path, at its hyphens too: compared without spaces)
+    (tmp_path / "work").mkdir()  # outside the install, as a user's working folder is (inside it: a relative path)
+    helped = "".join(_layerlab(site, tmp_path / "cache", "delete", "--help", cwd=tmp_path / "work").stdout.split())
+    assert f"JSONSchema:{site / 'layerlab' / SCHEMA})" in helped, helped
+
+
+def test_the_sdist_carries_the_locks_makefile_and_schema_and_its_wheel_the_commit(repo, sdist, tmp_path):
+    _, commit = repo
+    with tarfile.open(sdist) as t:
+        names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
+        t.extractall(tmp_path / "unpacked", filter="data")
+    for needed in ("Makefile", "requirements.txt", "requirements-dev.txt", "requirements-macos.txt",
+                   "requirements-macos-dev.txt", "pyproject.toml", "setup.py", "CITATION.cff", SCHEMA,
+                   "lab/runtime/build_info.json"):
+        assert needed in names, f"the sdist lacks {needed}"
+    (tree,) = (tmp_path / "unpacked").iterdir()
+    assert not (tree / ".git").exists()
+    _pip("wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(tmp_path / "w"), str(tree))
+    (wheel,) = (tmp_path / "w").glob("layer_lab-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        assert json.loads(z.read("layerlab/lab/runtime/build_info.json"))["commit"] == commit
+        assert f"layerlab/{SCHEMA}" in z.namelist()
 
 
 def test_installed_from_git_names_its_commit_and_runs_outside_a_checkout(installed, tmp_path):

@@ -14,6 +14,7 @@ from lab.core.models import MLP, MLPConfig, ViT, ViTConfig
 from lab.experiments.lens import claims as LC
 from lab.experiments.lens import experiment as E
 from lab.ops import layer_lens as L
+from lab.ops import route_ops
 
 from .test_cli import run_cli
 
@@ -169,13 +170,13 @@ def change(op: str, block: int, seed: int = 0) -> tuple[int, ...]:
 
 
 def test_a_change_is_the_registry_operation_on_every_block():
-    assert set(E.ROUTE_OPS) <= set(routes.OPS) | set(routes.ALIASES)  # the page's words are the registry's
-    assert routes.canonical("delete") == "skip" and routes.canonical("none") == "identity"
+    assert set(E.ROUTE_OPS) <= set(route_ops.OPS) | set(route_ops.ALIASES)  # the page's words are the registry's
+    assert route_ops.canonical("delete") == "skip" and route_ops.canonical("none") == "identity"
     for b in range(6):
-        assert change("delete", b) == routes.route_of("skip", 6, b, ends="include")
+        assert change("delete", b) == route_ops.route_of("skip", 6, b, ends="include")
     for b in range(5):
-        assert change("swap", b) == routes.route_of("swap", 6, b, ends="include")
-    assert change("none", 2) == routes.route_of("identity", 6)
+        assert change("swap", b) == route_ops.route_of("swap", 6, b, ends="include")
+    assert change("none", 2) == route_ops.route_of("identity", 6)
     assert change("random", 0, 3) == routes.random_permutation(6, streams.generator("lens.random", 3, 6))
 
 

@@ -30,6 +30,7 @@ from lab.experiments.matrix import claims as MC
 from lab.experiments.matrix import experiment as matrix
 from lab.experiments.matrix import surgery as S
 from lab.ops import layer_lens as lens
+from lab.ops import route_ops
 from lab.runtime.plain import to_plain
 from lab.runtime.store import Store
 
@@ -163,8 +164,8 @@ def test_deleting_a_sublayer_that_outputs_zero_changes_nothing():
     m, x = small_vit(), images()
     route = (0, 1, 2)
     full = logits_of(m, x)
-    for variant in (NO_ATTN, NO_MLP):  # the check can fail: a live sub-layer matters
-        assert not torch.allclose(S.logits_on(m, x, S.sublayer_steps(route, 1, variant)), full)
+    for op in ("no-attn", "no-mlp"):  # the check can fail: a live sub-layer matters
+        assert not torch.allclose(S.logits_on(m, x, route_ops.route_of(op, route, 1, ends="include")), full)
     z = copy.deepcopy(m)
     with torch.no_grad():
         z.blocks[1].proj.weight.zero_()
@@ -172,8 +173,9 @@ def test_deleting_a_sublayer_that_outputs_zero_changes_nothing():
         z.blocks[1].fc2.weight.zero_()
         z.blocks[1].fc2.bias.zero_()
     zf = logits_of(z, x)
-    for variant in (NO_ATTN, NO_MLP):
-        assert torch.equal(S.logits_on(z, x, S.sublayer_steps(route, 1, variant)), zf)
+    for op, variant in (("no-attn", NO_ATTN), ("no-mlp", NO_MLP)):  # the registry's surgery is the variant's route
+        assert route_ops.route_of(op, route, 1, ends="include") == (0, Step(1, variant), 2)
+        assert torch.equal(S.logits_on(z, x, route_ops.route_of(op, route, 1, ends="include")), zf)
     assert torch.equal(S.logits_on(z, x, [0, Step(1, NO_ATTN), 2]), zf)
 
 

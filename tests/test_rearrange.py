@@ -12,6 +12,7 @@ from lab.core.models.base import Parallel, Step, block_runs
 from lab.core.routes import PrefixStates
 from lab.experiments.rearrange import claims as RC
 from lab.experiments.rearrange import experiment as R
+from lab.ops import route_ops as O
 from lab.ops import selection
 
 from .test_cli import run_cli
@@ -48,8 +49,8 @@ def logits(m, steps, x):
 def test_identity_rearrangement_reproduces_the_model_exactly(make):
     m = make()
     x = inputs(m.cfg.n_in)
-    for ends in routes.ENDS:
-        steps = routes.route_of("identity", m.n_blocks, ends=ends)
+    for ends in O.ENDS:
+        steps = O.route_of("identity", m.n_blocks, ends=ends)
         assert torch.equal(logits(m, steps, x), m(x))
     # ints, standard Steps and one-block groups are the same computation, bit for bit
     mixed = [0, Step(1), Parallel((2,), "sum"), Parallel((3,), "mean")] + list(range(4, m.n_blocks))
@@ -59,8 +60,8 @@ def test_identity_rearrangement_reproduces_the_model_exactly(make):
 def test_swap_twice_is_the_identity_and_differs_once():
     m = small_vit()
     x = inputs(64)
-    for b in routes.valid_blocks("swap", m.n_blocks, "include"):
-        once = routes.route_of("swap", m.n_blocks, b, ends="include")
+    for b in O.valid_blocks("swap", m.n_blocks, "include"):
+        once = O.route_of("swap", m.n_blocks, b, ends="include")
         twice = tuple(once[i] for i in once)  # the swap applied to the swapped route
         assert twice == m.full_route and torch.equal(logits(m, twice, x), m(x))
         assert not torch.allclose(logits(m, once, x), m(x))  # the blocks do not commute: the test can fail
@@ -73,9 +74,9 @@ def test_a_route_run_whole_equals_its_prefix_state_plus_the_rest_exactly(make):
     n = m.n_blocks
     pre = PrefixStates(m, x)
     for b in routes.middle(n, "keep"):
-        spanned = (routes.route_of("skip", n, b, span=1), routes.route_of("repeat", n, b, span=2 if b < n - 2 else 1),
-                   routes.route_of("parallel-loop", n, b, "sum", loops=3, span=1))
-        for r, start in [(r, b) for r in spanned] + [(routes.route_of("reverse", n), 1)]:
+        spanned = (O.route_of("skip", n, b, span=1), O.route_of("repeat", n, b, span=2 if b < n - 2 else 1),
+                   O.route_of("parallel-loop", n, b, "sum", loops=3, span=1))
+        for r, start in [(r, b) for r in spanned] + [(O.route_of("reverse", n), 1)]:
             assert tuple(r[:start]) == tuple(range(start))  # the route's head is the trained order's
             with torch.no_grad():
                 assert torch.equal(m.readout(pre.rest(r[start:], start)), logits(m, r, x))
@@ -99,12 +100,12 @@ def test_loop_of_the_middle_equals_the_route_with_the_middle_repeated():
     m = small_vit()
     x = inputs(64)
     n = m.n_blocks
-    loop = routes.route_of("loop", n)
+    loop = O.route_of("loop", n)
     assert loop == (0, 1, 2, 3, 1, 2, 3, 4)
     assert torch.equal(logits(m, loop, x), m(x, [0, 1, 2, 3, 1, 2, 3, 4]))  # through forward(), the int path
-    par2 = routes.route_of("parallel-loop", n, reduce="sum")
+    par2 = O.route_of("parallel-loop", n, reduce="sum")
     assert par2 == (0, Parallel((1, 2, 3), "sum"), Parallel((1, 2, 3), "sum"), 4)
-    assert block_runs(loop) == 8 and block_runs(par2) == 8 and block_runs(routes.route_of("skip-middle", n)) == 2
+    assert block_runs(loop) == 8 and block_runs(par2) == 8 and block_runs(O.route_of("skip-middle", n)) == 2
 
 
 def test_parallel_sum_and_mean_of_two_blocks_match_a_hand_computation():
@@ -180,12 +181,12 @@ def test_debiased_cka_is_one_on_itself_near_zero_on_independent_features_and_mat
 
 def test_loop_count_is_an_argument_and_one_loop_is_the_single_pass():
     n = 6
-    assert routes.route_of("loop", n, loops=3) == (0, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 5)
-    assert routes.route_of("parallel-loop", n, loops=1) == routes.route_of("parallel", n)
-    assert routes.route_of("loop", n, loops=1) == routes.route_of("identity", n)
-    assert block_runs(routes.route_of("parallel-loop", n, loops=4)) == 2 + 4 * 4
+    assert O.route_of("loop", n, loops=3) == (0, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 5)
+    assert O.route_of("parallel-loop", n, loops=1) == O.route_of("parallel", n)
+    assert O.route_of("loop", n, loops=1) == O.route_of("identity", n)
+    assert block_runs(O.route_of("parallel-loop", n, loops=4)) == 2 + 4 * 4
     with pytest.raises(ValueError, match="loops"):
-        R.RearrangeConfig(op="loop", loops=routes.MAX_LOOPS + 1)
+        R.RearrangeConfig(op="loop", loops=O.MAX_LOOPS + 1)
 
 
 @pytest.mark.parametrize("make", [small_vit, small_mlp])
@@ -195,25 +196,25 @@ def test_span_one_is_the_single_block_operation_and_the_longest_span_the_whole_m
     n = m.n_blocks
     mid = routes.middle(n, "keep")
     for b in mid:
-        assert routes.route_of("skip", n, b, span=1) == routes.route_of("skip", n, b)
+        assert O.route_of("skip", n, b, span=1) == O.route_of("skip", n, b)
         for op in ("reverse", "repeat", "parallel"):  # one block reversed, repeated in its own slot, alone in a group
-            assert torch.equal(logits(m, routes.route_of(op, n, b, span=1), x), m(x))
+            assert torch.equal(logits(m, O.route_of(op, n, b, span=1), x), m(x))
     whole = len(mid)
     for op in ("reverse", "parallel", "parallel-loop"):
-        assert routes.route_of(op, n, mid[0], span=whole) == routes.route_of(op, n)
-    assert routes.route_of("skip", n, mid[0], span=whole) == routes.route_of("skip-middle", n)
-    assert routes.route_of("repeat", n, 1, span=2) == (0, 1, 1) + tuple(range(3, n))
+        assert O.route_of(op, n, mid[0], span=whole) == O.route_of(op, n)
+    assert O.route_of("skip", n, mid[0], span=whole) == O.route_of("skip-middle", n)
+    assert O.route_of("repeat", n, 1, span=2) == (0, 1, 1) + tuple(range(3, n))
     with pytest.raises(ValueError, match="does not fit"):
-        routes.route_of("skip", n, mid[-1], span=2)
+        O.route_of("skip", n, mid[-1], span=2)
 
 
 def test_routes_of_every_operation_and_bad_arguments():
     n = 6
-    assert routes.route_of("skip", n, 2) == (0, 1, 3, 4, 5)
-    assert routes.route_of("reverse", n) == (0, 4, 3, 2, 1, 5)
-    assert routes.route_of("reverse", n, ends="include") == (5, 4, 3, 2, 1, 0)
-    assert routes.route_of("repeat", n, 2) == (0, 2, 2, 2, 2, 5)
-    assert routes.route_of("parallel", n) == (0, Parallel((1, 2, 3, 4)), 5)
+    assert O.route_of("skip", n, 2) == (0, 1, 3, 4, 5)
+    assert O.route_of("reverse", n) == (0, 4, 3, 2, 1, 5)
+    assert O.route_of("reverse", n, ends="include") == (5, 4, 3, 2, 1, 0)
+    assert O.route_of("repeat", n, 2) == (0, 2, 2, 2, 2, 5)
+    assert O.route_of("parallel", n) == (0, Parallel((1, 2, 3, 4)), 5)
     for r in R.random_routes(n, "keep", seed=0):
         assert r[0] == 0 and r[-1] == 5 and sorted(r) == list(range(n))
     assert len(set(R.random_routes(n, "keep", seed=0))) > 5
@@ -258,7 +259,7 @@ def test_profile_is_consistent_store_is_honoured_and_a_second_call_trains_nothin
     whole = prof.ops[R.row_key("parallel-loop", 1, "mean", "keep", 3, 5)]["acc"]
     assert whole == prof.ops[R.row_key("parallel-loop", reduce="mean", loops=3)]["acc"]
     sw = first.span_sweep
-    assert sw["spans"] == [1, 2, 3, 4, 5] and len(sw["loop_curves"]["3"]) == routes.MAX_LOOPS
+    assert sw["spans"] == [1, 2, 3, 4, 5] and len(sw["loop_curves"]["3"]) == O.MAX_LOOPS
     assert all(abs(prof.similarity["cosine"][i][i] - 1) < 1e-6 for i in range(8))
     zoo._memo.clear()  # a fresh process: the model must come from the store, not from memory
     again = R.run(R.RearrangeConfig(model="residual", op="parallel", reduce="sum"), store=store)

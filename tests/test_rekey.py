@@ -161,3 +161,35 @@ def test_a_models_key_covers_its_own_tasks_loader_only():
     assert len(set(codes.values())) == len(codes)  # two loaders of one module are told apart by name
     csv = store.describe("model", ModelSpec(task="csv:0123456789abcdef"))["module"]
     assert csv == "lab.core.zoo+lab.core.data_csv:load_csv"
+
+
+COVERS = """
+import json
+from lab.core.zoo import ModelSpec
+from lab.runtime.codeversion import code_version, dependencies
+from lab.runtime.store import Store
+print(json.dumps({"delete": code_version("lab.experiments.delete.experiment"),
+                  "model": Store("/nonexistent").describe("model", ModelSpec(task="digits"))["code"],
+                  "covered": "lab.core.data_toy" in dependencies("lab.experiments.delete.experiment")}))
+"""
+
+
+def test_a_new_data_module_is_covered_by_every_results_key_by_its_name_alone(tmp_path):
+    """No import for its side effect (lab/core/recipes.py declares CODE_COVERS): a task's new data module joins every
+    result's key, and no other task's model's."""
+    tree = tmp_path / "src"
+    shutil.copytree(ROOT / "lab", tree / "lab", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "PYTHONPATH": str(tree), "LAYERLAB_THREADS": "1"}
+
+    def read() -> dict:
+        p = subprocess.run([sys.executable, "-c", COVERS], cwd=tree, env=env, capture_output=True, text=True,
+                           timeout=300)
+        assert p.returncode == 0, p.stderr[-3000:]
+        return json.loads(p.stdout.strip().splitlines()[-1])
+
+    before = read()
+    (tree / "lab" / "core" / "data_toy.py").write_text("def toy_task() -> int:\n    return 1\n")
+    after = read()
+    assert not before["covered"] and after["covered"]
+    assert after["delete"] != before["delete"] and after["model"] == before["model"]
+    assert "import data_digits" not in (ROOT / "lab" / "core" / "recipes.py").read_text()

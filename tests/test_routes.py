@@ -11,47 +11,48 @@ from lab.core import routes, streams
 from lab.core.models import MLP, MLPConfig
 from lab.core.models.base import Parallel, Step, logits_of
 from lab.core.train import TrainConfig, route_sampler
+from lab.ops import route_ops as O
 
 LOOPED = routes.looped(3, 2)  # (0, 1, 2, 0, 1, 2): a looped model's route, blocks and slots apart
 
 
 def test_every_operation_has_a_label_and_the_argument_tuples_follow_the_registry():
-    assert list(routes.OPS) == ["identity", "skip", "swap", "reverse", "random", "repeat", "skip-middle", "loop",
+    assert list(O.OPS) == ["identity", "skip", "swap", "reverse", "random", "repeat", "skip-middle", "loop",
                                 "parallel", "parallel-loop"]
-    assert all(routes.OPS[o].label for o in routes.OPS)
-    assert routes.BLOCK_OPS == ("skip", "swap", "repeat")
-    assert routes.REDUCE_OPS == ("parallel", "parallel-loop")
-    assert routes.LOOP_OPS == ("loop", "parallel-loop")
-    assert routes.SPAN_OPS == ("skip", "reverse", "repeat", "parallel", "parallel-loop")
-    assert routes.op_labels(("skip", "swap")) == {"skip": "skip block b", "swap": "swap blocks b and b+1"}
+    assert all(O.OPS[o].label for o in O.OPS)
+    assert O.BLOCK_OPS == ("skip", "swap", "repeat")
+    assert O.REDUCE_OPS == ("parallel", "parallel-loop")
+    assert O.LOOP_OPS == ("loop", "parallel-loop")
+    assert O.SPAN_OPS == ("skip", "reverse", "repeat", "parallel", "parallel-loop")
+    assert O.op_labels(("skip", "swap")) == {"skip": "skip block b", "swap": "swap blocks b and b+1"}
     with pytest.raises(ValueError, match="unknown route operation 'drop'.*delete"):
-        routes.op("drop")
+        O.op("drop")
 
 
 def test_page_words_are_label_aliases_of_the_registry():
-    assert routes.op("delete") is routes.OPS["skip"] and routes.op("none") is routes.OPS["identity"]
-    assert routes.op_labels(("none", "delete", "swap")) == {"none": "intact (trained order)",
+    assert O.op("delete") is O.OPS["skip"] and O.op("none") is O.OPS["identity"]
+    assert O.op_labels(("none", "delete", "swap")) == {"none": "intact (trained order)",
                                                           "delete": "delete block b", "swap": "swap blocks b and b+1"}
-    assert not set(routes.ALIASES) & set(routes.OPS)  # a word means one operation
+    assert not set(O.ALIASES) & set(O.OPS)  # a word means one operation
     for n in (4, 6):
-        for b in routes.valid_blocks("skip", n, "include"):
-            assert routes.route_of("delete", n, b, ends="include") == routes.route_of("skip", n, b, ends="include")
-        routes.check_op("delete", n, 1)
+        for b in O.valid_blocks("skip", n, "include"):
+            assert O.route_of("delete", n, b, ends="include") == O.route_of("skip", n, b, ends="include")
+        O.check_op("delete", n, 1)
 
 
 def test_validation_says_what_is_allowed():
     with pytest.raises(ValueError, match="choose b from 1 to 3"):
-        routes.check_op("swap", 6, 4)
+        O.check_op("swap", 6, 4)
     with pytest.raises(ValueError, match="or include the ends"):
-        routes.check_op("skip", 6, 0)
-    routes.check_op("skip", 6, 0, ends="include")
+        O.check_op("skip", 6, 0)
+    O.check_op("skip", 6, 0, ends="include")
     with pytest.raises(ValueError, match="does not fit"):
-        routes.check_op("reverse", 6, 4, span=2)
+        O.check_op("reverse", 6, 4, span=2)
     with pytest.raises(ValueError, match="set the ends to keep"):
-        routes.check_op("reverse", 6, 1, ends="include", span=2)
-    routes.check_op("reverse", 6, 99)  # block is not an argument of reverse
+        O.check_op("reverse", 6, 1, ends="include", span=2)
+    O.check_op("reverse", 6, 99)  # block is not an argument of reverse
     with pytest.raises(ValueError, match="no single route"):
-        routes.route_of("random", 6)
+        O.route_of("random", 6)
 
 
 def test_a_random_order_of_every_block_is_a_random_permutation_of_the_same_draw():
@@ -82,8 +83,8 @@ def tiny_model() -> MLP:
 
 def test_the_looped_route_is_the_loop_operation_on_every_block():
     assert LOOPED == (0, 1, 2, 0, 1, 2)
-    for n, k in itertools.product((1, 3, 5), range(1, routes.MAX_LOOPS + 1)):
-        assert routes.looped(n, k) == routes.route_of("loop", n, ends="include", loops=k)
+    for n, k in itertools.product((1, 3, 5), range(1, O.MAX_LOOPS + 1)):
+        assert routes.looped(n, k) == O.route_of("loop", n, ends="include", loops=k)
     assert routes.looped(4, 1) == tuple(range(4)) == routes.steps_of(4)
 
 
@@ -91,48 +92,48 @@ def test_identity_is_identity_on_any_route_and_reproduces_the_model_exactly():
     m = tiny_model()
     x = torch.rand(30, m.cfg.n_in, generator=torch.Generator().manual_seed(2))
     for r in (4, (0, 1, 2, 3, 0, 1, 2, 3), (3, 1, 0), (0, Parallel((1, 2)), Step(3), 3)):
-        for ends in routes.ENDS:
-            assert routes.route_of("identity", r, ends=ends) == routes.steps_of(r)
-            assert routes.route_of("loop", r, ends=ends, loops=1) == routes.steps_of(r)
+        for ends in O.ENDS:
+            assert O.route_of("identity", r, ends=ends) == routes.steps_of(r)
+            assert O.route_of("loop", r, ends=ends, loops=1) == routes.steps_of(r)
     with torch.no_grad():
-        assert torch.equal(m.run_steps(m.embed(x), routes.route_of("identity", 4)), m.run_steps(m.embed(x), range(4)))
-        assert torch.equal(m.readout(m.run_steps(m.embed(x), routes.route_of("identity", 4))), m(x))
+        assert torch.equal(m.run_steps(m.embed(x), O.route_of("identity", 4)), m.run_steps(m.embed(x), range(4)))
+        assert torch.equal(m.readout(m.run_steps(m.embed(x), O.route_of("identity", 4))), m(x))
         looped = routes.looped(4, 2)
-        same = routes.route_of("identity", looped, ends="include")
+        same = O.route_of("identity", looped, ends="include")
         assert torch.equal(logits_of(m, x, same), logits_of(m, x, looped))
         assert not torch.equal(logits_of(m, x, looped), m(x))  # the check can fail: looping is another function
 
 
 def test_skip_removes_exactly_the_named_blocks_steps():
     for b in routes.blocks_of(LOOPED):
-        out = routes.route_of("skip", LOOPED, b, ends="include")
+        out = O.route_of("skip", LOOPED, b, ends="include")
         assert out == tuple(s for s in LOOPED if s != b)  # every run of b, nothing else, the order kept
         assert Counter(LOOPED) - Counter(out) == Counter({b: LOOPED.count(b)})
-    assert routes.route_of("skip", LOOPED, 1, ends="include") == (0, 2, 0, 2)
+    assert O.route_of("skip", LOOPED, 1, ends="include") == (0, 2, 0, 2)
     # with the ends kept, a block that runs at the first or last slot cannot be skipped
-    assert routes.valid_blocks("skip", LOOPED, "keep") == (1,)
-    assert routes.route_of("skip", LOOPED, 1) == (0, 2, 0, 2)
+    assert O.valid_blocks("skip", LOOPED, "keep") == (1,)
+    assert O.route_of("skip", LOOPED, 1) == (0, 2, 0, 2)
     with pytest.raises(ValueError, match=r"block 0 is out of range for skip.*route 0 → 1 → 2 → 0 → 1 → 2.*"
                                          r"choose b from 1 to 1 \(or include the ends\)"):
-        routes.route_of("skip", LOOPED, 0)
+        O.route_of("skip", LOOPED, 0)
     # in a parallel group the block leaves the group; a group left empty goes
     par = (0, Parallel((1, 2), "sum"), Step(2, "no_mlp"), Parallel((1,)), 3)
-    assert routes.route_of("skip", par, 1, ends="include") == (0, Parallel((2,), "sum"), Step(2, "no_mlp"), 3)
-    assert routes.route_of("skip", par, 2, ends="include") == (0, Parallel((1,), "sum"), Parallel((1,)), 3)
+    assert O.route_of("skip", par, 1, ends="include") == (0, Parallel((2,), "sum"), Step(2, "no_mlp"), 3)
+    assert O.route_of("skip", par, 2, ends="include") == (0, Parallel((1,), "sum"), Parallel((1,)), 3)
 
 
 def test_swap_is_an_involution_on_any_route():
     par = (0, Parallel((1, 2)), 3, Step(1, "no_attn"), 2)
     for r in (LOOPED, routes.looped(4, 3), par):
-        for s in routes.valid_blocks("swap", r, "include"):
-            once = routes.route_of("swap", r, s, ends="include")
-            assert routes.route_of("swap", once, s, ends="include") == tuple(r)
+        for s in O.valid_blocks("swap", r, "include"):
+            once = O.route_of("swap", r, s, ends="include")
+            assert O.route_of("swap", once, s, ends="include") == tuple(r)
             assert Counter(once) == Counter(r) and once[s] == r[s + 1] and once[s + 1] == r[s]
             if r[s] != r[s + 1]:
                 assert once != tuple(r)  # the check can fail: a swap changes the route
-    assert routes.route_of("swap", LOOPED, 2, ends="include") == (0, 1, 0, 2, 1, 2)  # slots 2 and 3: runs, not blocks
+    assert O.route_of("swap", LOOPED, 2, ends="include") == (0, 1, 0, 2, 1, 2)  # slots 2 and 3: runs, not blocks
     with pytest.raises(ValueError, match="out of range for swap"):
-        routes.route_of("swap", LOOPED, 5, ends="include")
+        O.route_of("swap", LOOPED, 5, ends="include")
 
 
 def test_every_operation_maps_routes_to_routes_and_they_compose():
@@ -141,9 +142,9 @@ def test_every_operation_maps_routes_to_routes_and_they_compose():
     gen = torch.Generator().manual_seed(0)
 
     def every(r):  # every operation with every argument it takes on r, ends kept and included
-        for name, ends in itertools.product(routes.OPS, routes.ENDS):
-            for b in (routes.valid_blocks(name, r, ends) if name in routes.BLOCK_OPS else (1,)):
-                yield routes.route_of(name, r, b, ends=ends, loops=2, gen=gen)
+        for name, ends in itertools.product(O.OPS, O.ENDS):
+            for b in (O.valid_blocks(name, r, ends) if name in O.BLOCK_OPS else (1,)):
+                yield O.route_of(name, r, b, ends=ends, loops=2, gen=gen)
 
     firsts = list(every(routes.looped(4, 2)))
     assert len(firsts) > 30
@@ -153,22 +154,22 @@ def test_every_operation_maps_routes_to_routes_and_they_compose():
             for second in itertools.islice(every(first), 0, None, 7):
                 m.run_steps(m.embed(x), second)
     # a composition, checked by hand: skip block 1 of the looped route, then loop the middle of the rest twice
-    skipped = routes.route_of("skip", LOOPED, 1, ends="include")
-    assert routes.route_of("loop", skipped, loops=2) == (0, 2, 0, 2, 0, 2)
-    assert routes.route_of("reverse", routes.route_of("reverse", LOOPED)) == LOOPED
-    assert routes.route_of("parallel", LOOPED) == (0, Parallel((1, 2, 0, 1)), 2)
-    assert routes.route_of("repeat", LOOPED, 3, span=2) == (0, 1, 2, 0, 0, 2)  # the step at slot 3, twice
+    skipped = O.route_of("skip", LOOPED, 1, ends="include")
+    assert O.route_of("loop", skipped, loops=2) == (0, 2, 0, 2, 0, 2)
+    assert O.route_of("reverse", O.route_of("reverse", LOOPED)) == LOOPED
+    assert O.route_of("parallel", LOOPED) == (0, Parallel((1, 2, 0, 1)), 2)
+    assert O.route_of("repeat", LOOPED, 3, span=2) == (0, 1, 2, 0, 0, 2)  # the step at slot 3, twice
     # a group in the middle joins the new one: every block the middle runs, side by side
-    assert routes.route_of("parallel", routes.route_of("parallel", 5), ends="include") == (Parallel(tuple(range(5))),)
+    assert O.route_of("parallel", O.route_of("parallel", 5), ends="include") == (Parallel(tuple(range(5))),)
     with pytest.raises(ValueError, match="a parallel group runs blocks in their standard form"):
-        routes.route_of("parallel", (0, Step(1, "no_mlp"), 2, 3))
+        O.route_of("parallel", (0, Step(1, "no_mlp"), 2, 3))
 
 
 def test_random_uses_its_named_stream():
     orders = routes.random_orders(LOOPED, 5, "lens.random", 3, 6)
     gen = streams.generator("lens.random", 3, 6)
     assert orders == [tuple(LOOPED[i] for i in routes.random_permutation(6, gen)) for _ in range(5)]
-    assert orders == [routes.route_of("random", LOOPED, ends="include", gen=g)
+    assert orders == [O.route_of("random", LOOPED, ends="include", gen=g)
                       for g in [streams.generator("lens.random", 3, 6)] for _ in range(5)]
     assert all(Counter(o) == Counter(LOOPED) for o in orders)  # the same runs, reordered
     assert orders != routes.random_orders(LOOPED, 5, "matrix.orders", 3, 6)  # another stream, other orders

@@ -349,9 +349,32 @@ def engine(url: str) -> Engine:
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.close()
     else:
-        eng = sa.create_engine(url, pool_pre_ping=True)
+        try:
+            eng = sa.create_engine(url, pool_pre_ping=True)
+        except ModuleNotFoundError as missing:  # SQLAlchemy imports the URL's driver here, before any connection
+            raise MissingDriver(missing_driver(url, missing.name or "")) from missing
     create_schema(eng)
     return eng
+
+
+class MissingDriver(RuntimeError):
+    """LAYERLAB_DB names a database whose Python driver is not installed."""
+
+
+POSTGRES_EXTRA = 'pip install "layer-lab[postgres]"'
+
+
+def missing_driver(url: str, module: str) -> str:
+    """What to do when the driver `module` of the database at `url` is missing; names no part of the URL past its
+    scheme (it may hold a password). PostgreSQL's driver is an optional extra (pyproject.toml: `postgres`), since only
+    a course with several app servers needs it."""
+    scheme = url.split(":", 1)[0]
+    if scheme.split("+", 1)[0] in ("postgresql", "postgres"):
+        hint = f"{POSTGRES_EXTRA} installs psycopg"
+        if scheme != "postgresql+psycopg":
+            hint += ", and LAYERLAB_DB must then start with postgresql+psycopg://"
+        return f"LAYERLAB_DB names a PostgreSQL database, but its driver ({module}) is not installed: {hint}"
+    return f"LAYERLAB_DB names a {scheme} database, but its Python driver ({module}) is not installed"
 
 
 @contextlib.contextmanager

@@ -1,6 +1,6 @@
 """What every subcommand shares: a one-line error parser, `--version`, output (--json: one envelope
-`{schema_version, command, config, result, versions}`, docs/cli-output.schema.json), and a subcommand generated from
-an experiment's config dataclass (flags, choices, defaults and help come from its `param` fields)."""
+`{schema_version, command, config, result, versions, quick}`, docs/cli-output.schema.json), and a subcommand
+generated from an experiment's config dataclass (flags, choices, defaults and help come from its `param` fields)."""
 
 from __future__ import annotations
 
@@ -60,16 +60,55 @@ def table_pool(args: argparse.Namespace) -> Pool:
 
 
 SCHEMA_VERSION = 1  # of the --json envelope; docs/cli-output.schema.json describes it (tests/test_cli_schema.py)
-JSON_HELP = ("print one JSON object: {schema_version, command, config, result, versions} with the whole result "
-             "(docs/cli-output.schema.json)")
+# The schema file: docs/ in a checkout; inside the installed package (layerlab/docs/, setup.py) otherwise. Both are
+# `docs/` beside `lab/`, so one path serves both.
+SCHEMA = Path(__file__).resolve().parents[2] / "docs" / "cli-output.schema.json"
+
+
+def schema_path() -> Path:
+    """Where the --json outputs' JSON Schema is, as `--help` names it: relative to the working folder when inside it
+    (a checkout's `docs/cli-output.schema.json`), else the installed file's full path."""
+    try:
+        return SCHEMA.relative_to(Path.cwd())
+    except (ValueError, OSError):  # outside the working folder, or that folder is gone
+        return SCHEMA
+
+
+JSON_HELP = ("print one JSON object: {schema_version, command, config, result, versions, quick} with the whole "
+             f"result (its JSON Schema: {str(schema_path()).replace('%', '%%')})")
+
+
+_UNCAPPED = 10**9  # asked of quick.epochs / quick.steps, it gives their cap: read from quick.py, never copied here
+
+
+def quick_mode(config: Any) -> Optional[dict[str, Any]]:
+    """None outside quick mode (LAYERLAB_QUICK, lab/runtime/quick.py). In it, what really ran, since the config says
+    what was asked (`epochs` 12, `steps` 500): every model trained for `model_epochs`, every recovery for at most
+    `max_steps` steps, at most `max_orders` block orders walked, and the config's own `epochs` and `steps` as run
+    (both pass through quick.py: models through lab/core/zoo.py `effective`, recoveries through lab/ops/recover.py)."""
+    from lab.runtime import quick
+
+    if not quick.quick():
+        return None
+    from lab.core.zoo import QUICK_ORDERS
+
+    ran: dict[str, Any] = {"model_epochs": quick.epochs(_UNCAPPED), "max_steps": quick.steps(_UNCAPPED),
+                           "max_orders": QUICK_ORDERS}
+    asked = to_plain(config)
+    for key, cut in (("epochs", quick.epochs), ("steps", quick.steps)):
+        value = asked.get(key) if isinstance(asked, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool):
+            ran[key] = cut(value)
+    return ran
 
 
 def envelope(name: str, config: Any, result: Any) -> dict[str, Any]:
     """What `--json` prints: the schema version, the command (`delete`, `warm`, `table delete`, ...), its config,
     the whole result, as plain data with its claims (computed now: a result never stores them, lab/claims.py:
-    attach), and the versions of the libraries that computed it (so a number read later says what computed it)."""
+    attach), the versions of the libraries that computed it (so a number read later says what computed it), and
+    whether quick mode cut the training short (`quick_mode`: null when it did not)."""
     return {"schema_version": SCHEMA_VERSION, "command": name, "config": to_plain(config), "result": attach(result),
-            "versions": libraries()}
+            "versions": libraries(), "quick": quick_mode(config)}
 
 
 def print_json(name: str, config: Any, result: Any) -> None:
@@ -81,8 +120,12 @@ def emit(name: str, config: Any, result: Any, as_json: bool, summary: Callable[[
     """Print a result: the JSON envelope with --json, else a short human summary."""
     if as_json:
         print_json(name, config, result)
-    else:
-        print(summary(result))
+        return
+    print(summary(result))
+    ran = quick_mode(config)
+    if ran is not None:  # the summary names the config's epochs and steps: say what really ran (stderr: stdout is its)
+        sys.stderr.write(f"quick mode (LAYERLAB_QUICK): every model trained {ran['model_epochs']} epoch(s), every "
+                         f"recovery at most {ran['max_steps']} steps; for smoke tests only, never numbers to report\n")
 
 
 def data_task(path: str, label: Optional[str] = None) -> str:

@@ -15,17 +15,19 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
-from lab.core import data_csv, data_digits, data_mnist1d, data_tabular, tasks  # noqa: F401 - keys, see below
+from lab.core import data_csv, tasks
 from lab.core.models import MLPConfig, ViTConfig
 from lab.core.routes import looped
 from lab.core.tasks import TaskShape
 from lab.core.train import TrainConfig
 from lab.core.zoo import ModelSpec
 
-# Every task's loader module is imported here, though only lab/core/tasks.py calls them, so that the code version of
-# every result (each experiment takes its models from here) covers the data its models read: a trained model's key
-# covers only its own task's loader (lab/core/zoo.py: ModelSpec.code_reaches), and a result whose model was retrained
-# on a changed loader must be recomputed too. A task with a new data module adds its import here (tests/test_rekey.py).
+# Every result's key covers every task's loader module, though only lab/core/tasks.py calls them (by name): a trained
+# model's key covers only its own task's loader (lab/core/zoo.py: ModelSpec.code_reaches), and a result whose model
+# was retrained on a changed loader must be recomputed too. Each experiment takes its models from here, so the
+# declaration below (read by lab/runtime/codeversion.py, no import) reaches every result; a task with a new data
+# module lab/core/data_NAME.py is covered by its name (tests/test_rekey.py).
+CODE_COVERS = ("lab.core.data_*",)
 
 # -- training recipes: the tag after the dot of a registry model's name (below: the registry) ----------------------
 @dataclass(frozen=True)

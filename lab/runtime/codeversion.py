@@ -15,6 +15,7 @@ names it too: its code version is that of `module+other.module:function`, every 
 from __future__ import annotations
 
 import ast
+import fnmatch
 import hashlib
 import threading
 from functools import lru_cache
@@ -89,6 +90,26 @@ def _neutral(path: Path) -> bool:
     return False
 
 
+COVERS_MARK = "CODE_COVERS"
+
+
+def _covers(path: Path) -> tuple[str, ...]:
+    """The module patterns a module declares in `CODE_COVERS = ("lab.core.data_*", ...)`: code its results rest on
+    though it reaches it by name, not import (every task's loader: lab/core/recipes.py), named without importing it."""
+    for node in _parse(path).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == COVERS_MARK for t in node.targets):
+            return tuple(ast.literal_eval(node.value))
+    return ()
+
+
+@lru_cache(maxsize=64)
+def _matching(pattern: str) -> tuple[str, ...]:
+    """The lab modules whose dotted names match a glob pattern (`lab.core.data_*`), sorted."""
+    names = ("lab." + ".".join(f.relative_to(LAB_DIR).with_suffix("").parts) for f in LAB_DIR.rglob("*.py")
+             if f.name != "__init__.py")
+    return tuple(sorted(n for n in names if fnmatch.fnmatchcase(n, pattern)))
+
+
 def dependencies(module: str) -> dict[str, Path]:
     """`module` and every lab module it reaches through imports (and their packages), with their files; a neutral
     module (see `_neutral`) other than `module` itself is left out, and so is what only it imports."""
@@ -103,6 +124,7 @@ def dependencies(module: str) -> dict[str, Path]:
             continue
         seen[m] = path
         todo.extend(_imports(m, path))
+        todo.extend(c for pattern in _covers(path) for c in _matching(pattern))
         # A package's __init__ runs whenever one of its modules is imported.
         parent = m.rsplit(".", 1)[0]
         if parent != m and parent not in seen:

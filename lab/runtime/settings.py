@@ -159,7 +159,8 @@ _TABLE: tuple[Setting, ...] = (
     Setting("LAYERLAB_QUICK", "0", FLAG, "`1` trains every model for one epoch: for UI smoke tests only, never for "
             "reported numbers", "unset"),
     Setting("LAYERLAB_DB", "", TEXT, "workshop predictions: any SQLAlchemy URL, e.g. "
-            "`postgresql+psycopg://user@host/layerlab` for several app servers", "SQLite in the store"),
+            "`postgresql+psycopg://user@host/layerlab` for several app servers (its driver: `pip install "
+            "\"layer-lab[postgres]\"`)", "SQLite in the store"),
     Setting("LAYERLAB_CLASSES_PER_HOUR", "10", whole(1), "classes one network address may start in an hour (Start "
             "a class hands out the code and its key; raise it when many lecturers share one address)"),
     Setting("LAYERLAB_PAGES_PER_CLIENT", "50", whole(1), "pages (browser tabs) one network address may have open at "

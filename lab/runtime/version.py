@@ -1,10 +1,11 @@
 """Which Layer Lab this is, and which libraries compute with it.
 
-`version()` is the distribution's version (pyproject.toml), `commit()` the git commit the code came from: a checkout's
-HEAD, else the commit pip recorded when it installed the lab from git (`pip install git+URL@COMMIT` writes it into
-the distribution's `direct_url.json`), else None. `libraries()` names the versions of the libraries whose arithmetic a
-stored result rests on; the store's sidecars, packs and the Reproduce notebook record them, so a number read later
-says what computed it.
+`version()` is the distribution's version: pyproject.toml's, its one source (read in a checkout; copied into
+BUILD_INFO when a wheel or sdist is built, setup.py). `commit()` the git commit the code came from: a checkout's HEAD,
+else the commit setup.py recorded in BUILD_INFO at build time, else the one pip recorded when it installed the lab
+from git (`pip install git+URL@COMMIT` writes it into the distribution's `direct_url.json`), else None.
+`libraries()` names the versions of the libraries whose arithmetic a stored result rests on; the store's sidecars,
+packs and the Reproduce notebook record them, so a number read later says what computed it.
 """
 
 from __future__ import annotations
@@ -25,20 +26,42 @@ DISTRIBUTION = "layer-lab"
 ROOT = Path(__file__).resolve().parents[2]  # the checkout (or site-packages, when installed)
 # The libraries a stored number depends on (their import names differ from their distributions' for two).
 COMPUTING = ("torch", "numpy", "scikit-learn", "scipy", "umap-learn", "safetensors", "mnist1d")
+# {"version", "commit"}: written by setup.py into the built package (never into the checkout), because a wheel has no
+# .git to ask and pip records no commit when it installs a wheel file or an sdist.
+BUILD_INFO = Path(__file__).with_name("build_info.json")
+COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+@lru_cache(maxsize=1)
+def built() -> dict[str, str]:
+    """What setup.py recorded when this copy of the lab was built ({} in a checkout)."""
+    try:
+        info = json.loads(BUILD_INFO.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): v for k, v in info.items() if isinstance(v, str)} if isinstance(info, dict) else {}
+
+
+def _checkout_version() -> Optional[str]:
+    try:
+        import tomllib
+
+        project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    except (OSError, KeyError, ValueError):
+        return None
+    return str(project["version"]) if project.get("name") == DISTRIBUTION and "version" in project else None
 
 
 @lru_cache(maxsize=1)
 def version() -> str:
-    """The lab's version: the installed distribution's, else pyproject.toml's in this checkout."""
+    """The lab's version: pyproject.toml's in a checkout (an older copy installed beside it must not speak for it),
+    else the one built into this copy, else the installed distribution's metadata."""
+    found = _checkout_version() or built().get("version")
+    if found:
+        return found
     try:
         return metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
-        pass
-    try:
-        import tomllib
-
-        return str(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"])
-    except (OSError, KeyError, ValueError):
         return "unknown"
 
 
@@ -74,8 +97,9 @@ def _installed_commit() -> Optional[str]:
 
 @lru_cache(maxsize=1)
 def commit() -> Optional[str]:
-    """The git commit of this code, or None when it cannot be known (an sdist, a copied folder)."""
-    return _git_head(ROOT) or _installed_commit()
+    """The git commit of this code, or None when it cannot be known (a copied folder, a build without git)."""
+    recorded = built().get("commit", "")
+    return _git_head(ROOT) or (recorded if COMMIT.fullmatch(recorded) else None) or _installed_commit()
 
 
 def _git_remote(folder: Path) -> Optional[str]:

@@ -22,7 +22,7 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
-from lab.core import metrics, recipes, routes, streams
+from lab.core import metrics, recipes, streams
 from lab.core.models import RoutedModel
 from lab.core.models.base import logits_of
 from lab.core.recipes import ModelSeed
@@ -30,14 +30,15 @@ from lab.core.routes import without
 from lab.core.zoo import trained
 from lab.experiment import Pool, check, entry, param, seed_param, serial, task_param
 from lab.ops import layer_lens as lens
+from lab.ops import route_ops
 from lab.runtime.progress import Progress, silent, span
 
 MODELS = ("residual", "plain", "vit-sequential", "vit-shuffle", "layerdrop")  # a subset of lab.core.recipes.MODELS
-# The page's changes of route, each a word of the route algebra's registry (lab/core/routes.py: OPS) applied to every
+# The page's changes of route, each a word of the surgeries' registry (lab/ops/route_ops.py: OPS) applied to every
 # block: "none" and "delete" are its aliases of identity and skip, the page's words, so that its links keep their
 # values. The registry's random is "of the middle"; here the middle is every block.
 ROUTE_OPS = ("none", "delete", "swap", "random")
-ROUTE_OP_LABELS = {**routes.op_labels(ROUTE_OPS), "random": "every block in a random order"}
+ROUTE_OP_LABELS = {**route_ops.op_labels(ROUTE_OPS), "random": "every block in a random order"}
 BOOTSTRAP = 200  # resamples of the held-out inputs for the error of a rank correlation
 TUNED_INPUTS = 10_000  # training inputs the tuned lens is fitted on (the digits have 1,100)
 EXAMPLES = 6  # early- and late-committing inputs shown
@@ -207,7 +208,7 @@ class LensConfig:
         trained order, block b deleted (skip), b and b+1 swapped, or a random order from the stream `lens.random`
         (fixed by the seed, not by b)."""
         gen = streams.generator("lens.random", self.seed, n_blocks)
-        return tuple(int(b) for b in routes.route_of(self.route_op, n_blocks, self.block, ends="include", gen=gen))
+        return tuple(int(b) for b in route_ops.route_of(self.route_op, n_blocks, self.block, ends="include", gen=gen))
 
     @property
     def model_cfg(self) -> ModelSeed:

@@ -46,6 +46,7 @@ from lab.core.recipes import (
 from lab.core.zoo import ModelSpec, trained
 from lab.experiment import check, entry, param, seed_param, task_param
 from lab.experiments.matrix import surgery as S
+from lab.ops import registry, route_ops
 from lab.ops.recover import RecoveryConfig, recover
 from lab.runtime.progress import Progress, span
 
@@ -56,8 +57,12 @@ OPS = ("delete", "last_quarter", "healed", "influence", "swap", "random", "no_at
 OP_LABELS = {"delete": "delete one block", "last_quarter": "delete the last quarter",
              "healed": "last quarter, then head + last block fine-tuned",
              "influence": "delete by block influence", "swap": "swap a neighbouring pair", "random": "random order",
-             "no_attn": "delete one attention sub-layer", "no_mlp": "delete one MLP sub-layer",
+             "no_attn": registry.get("no-attn").label, "no_mlp": registry.get("no-mlp").label,
              "linear": "one block made linear", "exit": "exit early"}
+# The registry's surgery each column applies (lab/ops/registry.py); linear and exit are the matrix's own measures (a
+# fitted affine map, a read-out), changes of neither a route nor a layer's values.
+COLUMN_SURGERY = {"delete": "skip", "last_quarter": "skip", "healed": "skip", "influence": "skip", "swap": "swap",
+                  "random": "random", "no_attn": "no-attn", "no_mlp": "no-mlp", "linear": None, "exit": None}
 FT_STEPS = 150  # fine-tuning after the last-quarter deletion: steps, batch, learning rate (Adam, cosine)
 FT_BATCH = 64
 FT_LR = 1e-3
@@ -179,7 +184,7 @@ def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
 
     progress(0.05, "deleting each block")
     t0 = time.perf_counter()
-    dels = [S.outcomes(m, x, y, R.route_of("skip", route, b, ends="include")) for b in blocks]
+    dels = [S.outcomes(m, x, y, route_ops.route_of(COLUMN_SURGERY["delete"], route, b, ends="include")) for b in blocks]
     prof["delete"] = [float(d.double().mean()) for d in dels]
     acc["delete"] = statistics.fmean(prof["delete"])
     per_input["delete"] = _plain_shares(_shares(dels))
@@ -215,7 +220,8 @@ def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
 
     progress(0.3, "swapping neighbours")
     t0 = time.perf_counter()
-    swaps = [S.outcomes(m, x, y, R.route_of("swap", route, s, ends="include")) for s in range(n - 1)]
+    swaps = [S.outcomes(m, x, y, route_ops.route_of(COLUMN_SURGERY["swap"], route, s, ends="include"))
+             for s in range(n - 1)]
     prof["swap"] = [float(s.double().mean()) for s in swaps]
     acc["swap"] = statistics.fmean(prof["swap"])
     timed("swap")
@@ -229,13 +235,13 @@ def measure(m: Any, data: Any, route: tuple[int, ...], seed: int, orders: int,
     timed("random")
 
     progress(0.55, "deleting sub-layers")
-    for op, variant in S.VARIANTS.items():
+    for op in ("no_attn", "no_mlp"):  # sub-layer surgeries, ViT blocks only
         t0 = time.perf_counter()
         if not isinstance(m, ViT):  # an MLP block is one sub-layer: the column does not apply
             prof[op], acc[op] = [], float("nan")
             timed(op)
             continue
-        outs = [S.outcomes(m, x, y, S.sublayer_steps(route, b, variant)) for b in blocks]
+        outs = [S.outcomes(m, x, y, route_ops.route_of(COLUMN_SURGERY[op], route, b, ends="include")) for b in blocks]
         prof[op] = [float(o.double().mean()) for o in outs]
         acc[op] = statistics.fmean(prof[op])
         per_input[op] = _plain_shares(_shares(outs))

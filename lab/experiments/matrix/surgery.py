@@ -23,7 +23,6 @@ import torch
 from lab.core import metrics, streams
 from lab.core.models import RoutedModel
 from lab.core.models.base import Step, evaluating, logits_of
-from lab.core.models.vit import NO_ATTN, NO_MLP
 from lab.ops import layer_lens as lens
 
 Linear = tuple[torch.Tensor, torch.Tensor]  # (A, b): h -> h A + b, per token
@@ -60,11 +59,6 @@ def outcomes(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, steps: Sequen
 def quarter(n_slots: int) -> int:
     """How many slots "the last quarter" deletes: n / 4 rounded half up, at least 1 (6 slots: 2)."""
     return max(1, int(n_slots / 4 + 0.5))
-
-
-def sublayer_steps(route: Sequence[int], block: int, variant: str) -> list[Any]:
-    """The route with `block` run in `variant` (no_attn, no_mlp) at every run."""
-    return [Step(b, variant) if b == block else b for b in route]
 
 
 @torch.no_grad()
@@ -154,4 +148,3 @@ def exits(model: RoutedModel, x: torch.Tensor, y: torch.Tensor, route: Sequence[
     return [metrics.correct(lg, y) for lg in lens.lens_logits(model, states)]
 
 
-VARIANTS = {"no_attn": NO_ATTN, "no_mlp": NO_MLP}

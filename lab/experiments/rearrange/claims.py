@@ -15,12 +15,13 @@ from lab.claims import Claim, Z, claim, noise_words, pct, pts, reads, test
 from lab.claims import pool as pool_claims
 from lab.core import recipes
 from lab.core.recipes import ModelSeed
-from lab.core.routes import BLOCK_OPS, LOOPS, MAX_LOOPS, REDUCE_OPS, middle, valid_blocks, windows
+from lab.core.routes import middle
 from lab.core.task_facts import config_task, task_words
 from lab.experiment import Pool, serial
 from lab.experiments.rearrange.experiment import MODELS, RearrangeResult, profile
 from lab.experiments.rearrange.rows import SUMMARY, row_key, span_sweep
 from lab.ops import selection
+from lab.ops.route_ops import BLOCK_OPS, LOOPS, MAX_LOOPS, REDUCE_OPS, valid_blocks, windows
 from lab.runtime.progress import silent
 
 TOLERATE = 0.9  # "tolerates": keeps at least 90 % of the trained accuracy (the lab's bar; Lad et al.: 72-95 %)

@@ -9,12 +9,13 @@ from typing import Any
 from lab.catalog.descriptor import Descriptor, Table, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
 from lab.claims import Claim, claim_line
-from lab.core import recipes, routes
+from lab.core import recipes
 from lab.experiment import Pool
 from lab.experiments.rearrange import claims as rearrange_claims
 from lab.experiments.rearrange import experiment as rearrange
 from lab.experiments.rearrange.experiment import MODELS, RearrangeConfig
 from lab.experiments.rearrange.rows import SUMMARY
+from lab.ops import route_ops
 from lab.runtime.progress import text_progress
 
 CONTROLS = controls(RearrangeConfig, names=("model", "task", "op", "block", "reduce", "loops", "span", "ends",
@@ -67,7 +68,7 @@ def claims(settings: dict[str, Any]) -> list[Claim]:
 def summary(r: rearrange.RearrangeResult) -> str:
     c = r.config
     mean = f" (mean of {r.draws} random orders; first: {r.route})" if r.draws > 1 else f" [{r.route}]"
-    return (f"{recipes.model(c.model).label}, {routes.OPS[c.op].label}{mean}: held-out "
+    return (f"{recipes.model(c.model).label}, {route_ops.OPS[c.op].label}{mean}: held-out "
             f"{r.acc:.4f} (trained order {r.base_acc:.4f}, chance {r.chance:.3f}); "
             f"{r.block_runs} block runs in {r.sequential_steps} sequential steps (trained: {r.n_blocks})"
             + "".join("\n" + claim_line(cl) for cl in rearrange_claims.result_claims(r)))

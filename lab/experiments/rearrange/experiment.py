@@ -36,33 +36,30 @@ from lab.core import metrics, recipes, routes
 from lab.core.models import RoutedModel, accuracy
 from lab.core.models.base import REDUCES, Parallel, StepLike, block_runs
 from lab.core.recipes import ModelSeed
-from lab.core.routes import (
+from lab.core.routes import PrefixStates, label, middle, plain_steps
+from lab.core.zoo import trained
+from lab.experiment import Pool, check, entry, param, seed_param, serial, task_param
+from lab.experiments.rearrange.rows import mean_profiles, row_key, span_sweep, summary
+from lab.ops import route_ops, selection
+from lab.ops.route_ops import (
     BLOCK_OPS,
     ENDS,
     ENDS_LABELS,
     LOOP_OPS,
     LOOPS,
     MAX_LOOPS,
-    PrefixStates,
     check_op,
-    label,
-    middle,
     op_labels,
-    plain_steps,
     route_of,
     valid_blocks,
     windows,
 )
-from lab.core.zoo import trained
-from lab.experiment import Pool, check, entry, param, seed_param, serial, task_param
-from lab.experiments.rearrange.rows import mean_profiles, row_key, span_sweep, summary
-from lab.ops import selection
 from lab.runtime.progress import Progress, silent, span
 
 MODELS = ("residual", "vit-sequential", "vit-shuffle")  # a subset of lab.core.recipes.MODELS
 _MLP, _VIT = recipes.model("residual"), recipes.model("vit-sequential")  # for the help
 MAX_BLOCKS = max(recipes.model(m).blocks for m in MODELS)
-OPS = tuple(routes.OPS)  # every operation of the registry, in its order (the profile's rows follow it)
+OPS = tuple(route_ops.OPS)  # every operation of the registry, in its order (the profile's rows follow it)
 RANDOM_DRAWS = 20  # random orders of the middle; the accuracy is their mean
 SIM_INPUTS = 1000  # held-out inputs of the similarity maps (the digits have 397, the synthetic task 4,000)
 JACKKNIFE_GROUPS = 10  # groups of those inputs deleted in turn for the error of a CKA contrast (claims.py)
@@ -173,7 +170,7 @@ def profile(cfg: ModelSeed, progress: Progress) -> RearrangeProfile:
             elif op in LOOP_OPS:  # K = 1..MAX_LOOPS, each pass continuing from the previous one
                 groups = ((Parallel(mid, red),) for red in REDUCES) if op == "parallel-loop" else (mid,)
                 for red, body in zip(REDUCES if op == "parallel-loop" else ("mean",), groups, strict=True):
-                    ends_at = pre.looped(mid[0], body, tuple(range(mid[-1] + 1, n)))
+                    ends_at = pre.looped(mid[0], body, tuple(range(mid[-1] + 1, n)), MAX_LOOPS)
                     for kk, right in enumerate((_correct(m, h, y) for h in ends_at), 1):
                         add(row_key(op, None, red, ends, kk), route_of(op, n, reduce=red, ends=ends, loops=kk),
                             right, op=op, reduce=red if op == "parallel-loop" else None, ends=ends, loops=kk)
@@ -199,7 +196,7 @@ def profile(cfg: ModelSeed, progress: Progress) -> RearrangeProfile:
                 add(row_key(op, b, None, "keep", LOOPS, sp), r, _correct(m, pre.rest(r[b:], b), y), op=op,
                     block=b, ends="keep", span=sp)
             for red in REDUCES:
-                rights = [_correct(m, h, y) for h in pre.looped(b, (Parallel(win, red),), tail)]
+                rights = [_correct(m, h, y) for h in pre.looped(b, (Parallel(win, red),), tail, MAX_LOOPS)]
                 add(row_key("parallel", b, red, "keep", LOOPS, sp), route_of("parallel", n, b, red, span=sp),
                     rights[0], op="parallel", block=b, reduce=red, ends="keep", span=sp)
                 for kk, right in enumerate(rights, 1):

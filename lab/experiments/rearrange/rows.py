@@ -8,7 +8,8 @@ import dataclasses
 import statistics
 from typing import Any, Optional, Sequence
 
-from lab.core.routes import BLOCK_OPS, LOOP_OPS, LOOPS, MAX_LOOPS, REDUCE_OPS, SPAN_OPS, middle, valid_blocks, windows
+from lab.core.routes import middle
+from lab.ops.route_ops import BLOCK_OPS, LOOP_OPS, LOOPS, MAX_LOOPS, REDUCE_OPS, SPAN_OPS, valid_blocks, windows
 
 
 def row_key(op: str, block: Optional[int] = None, reduce: Optional[str] = None, ends: str = "keep",

@@ -38,6 +38,7 @@ from lab.experiments.reinit.experiment import (
     column,
     keeps_estimate,
 )
+from lab.ops import weight_ops
 
 RERAND_MARGIN = 0.01  # non-inferiority margin of "re-randomising hurts at least as much": 1 point of accuracy
 BOOTSTRAP = 1000  # paired bootstrap draws over the held-out inputs (group and width claims)
@@ -310,7 +311,7 @@ def focus_claims(f: Any, model_name: str) -> list[Claim]:
     """The layer in focus (a FocusResult of experiment.py, read by attribute; of the model labelled `model_name`),
     against the paper's notion of a robust layer (this lab's 90 % threshold), paired."""
     c, n = f.config, f.n_test
-    what = "re-randomised" if c.op == "rerand" else f"re-initialised to t = {c.checkpoint}"
+    what = weight_ops.done(c.op, c.checkpoint)
     thr = f.chance + ROBUST_KEEP * (f.base_acc - f.chance)
     return [C.claim(
         "reinit.focus-robust", f"The layer in focus is robust to this change ({what})",
@@ -363,7 +364,7 @@ def group_claim(g: dict[str, Any], model_name: str) -> Claim:
     shares = [max((a - chance) / gap, 0.0) for a in g["single_accs"]]
     group_share = max((g["group_acc"] - chance) / gap, 0.0)
     c = _plain_config(g["config"])
-    what = "re-randomised" if c["op"] == "rerand" else f"re-initialised to t = {c['checkpoint']}"
+    what = weight_ops.done(c["op"], c["checkpoint"])
     return C.claim(
         "reinit.group-jointly-fragile", "Layers can be fragile together: changing a group at once costs more than "
         "independent single damages would", source(c["model"], c.get("task"))

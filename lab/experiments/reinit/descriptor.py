@@ -25,6 +25,7 @@ from lab.experiments.reinit.experiment import (
     ReinitConfig,
     ReinitResult,
 )
+from lab.ops import weight_ops
 from lab.runtime.progress import text_progress
 
 
@@ -194,7 +195,7 @@ def summary(r: dict[str, Any]) -> str:
     f = r.get("focus")
     if f:
         c = f.config
-        what = "re-randomised" if c.op == "rerand" else f"re-initialised to epoch {c.checkpoint}"
+        what = weight_ops.done(c.op, c.checkpoint, "epoch ")
         text += (f"\n{c.layer} {what}: {f.cut_acc:.4f} (keeps {f.kept_share:.0%} of the above-chance "
                  f"accuracy); after {c.recovery} {c.steps} steps: {f.recovered_acc:.4f}, back within 1 point "
                  f"after {f.steps_to_recover if f.steps_to_recover is not None else 'never'} steps")

@@ -32,14 +32,14 @@ from lab.core.models import RoutedModel, correct, per_class_accuracy
 from lab.core.recipes import REINIT_MODELS, on_task, reinit_name, reinit_spec, task_or_own
 from lab.core.zoo import BUILDERS, ModelSpec, Trained, build, effective, trained
 from lab.experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial, task_param
-from lab.ops import surgery
+from lab.ops import registry, surgery, weight_ops
 from lab.ops.recover import RECOVERIES, RecoveryConfig, recover
 from lab.runtime.progress import Progress, silent, span
 
 MODELS = REINIT_MODELS
 MODEL_NAMES = {m: recipes.model(reinit_name(m)).kind for m in MODELS}  # lab/core/recipes.py: reinit_name
-OPS = ("reinit", "rerand")
-OP_LABELS = {"reinit": "re-initialise to a checkpoint", "rerand": "re-randomise"}
+OPS = weight_ops.OPS  # the registry's weight surgeries (lab/ops/weight_ops.py)
+OP_LABELS = registry.labels(OPS)
 RECOVERY_LABELS = {"none": "none", "ce": "fine-tune (cross-entropy)", "kd": "distil from the trained model (KD)"}
 model_spec = reinit_spec
 
@@ -315,20 +315,9 @@ class FocusConfig:
         return ReinitConfig(self.model, self.seed, self.blocks, self.width, self.epochs, self.task)
 
 
-def source_weights(t: Trained, op: str, checkpoint: int, redraw_seed: int) -> dict[str, torch.Tensor]:
-    """The weights a change copies from: a fresh draw (`rerand`) or the checkpoint at epoch `checkpoint` (`reinit`)."""
-    if op == "rerand":
-        return build(t.spec.model, redraw_seed).state_dict()
-    if op == "reinit":
-        if checkpoint not in t.checkpoints:
-            raise ValueError(f"no checkpoint at epoch {checkpoint}; this model kept epochs {sorted(t.checkpoints)}")
-        return t.checkpoints[checkpoint]
-    raise ValueError(f"unknown operation {op!r}; choose reinit or rerand")
-
-
 def changed_model(t: Trained, layer: str, op: str, checkpoint: int, redraw_seed: int) -> torch.nn.Module:
     """A copy of the trained model with one layer re-initialised (to `checkpoint`) or re-randomised."""
-    return surgery.with_layer(t.model, layer, source_weights(t, op, checkpoint, redraw_seed))
+    return surgery.with_layer(t.model, layer, weight_ops.source_weights(t, op, checkpoint, redraw_seed))
 
 
 @dataclass(frozen=True)
@@ -453,7 +442,7 @@ def group(cfg: GroupConfig, progress: Progress) -> GroupResult:
     t = trained(cfg.base.spec, span(progress, 0.0, 0.9))
     d = t.data
     names = parse_layers(cfg.layers)
-    src = source_weights(t, cfg.op, cfg.checkpoint, cfg.base.redraw_seed)
+    src = weight_ops.source_weights(t, cfg.op, cfg.checkpoint, cfg.base.redraw_seed)
     base_ok = correct(t.model, d.test.x, d.test.y)
     group_ok = correct(surgery.with_layers(t.model, names, src), d.test.x, d.test.y)
     single_ok = [correct(surgery.with_layers(t.model, [name], src), d.test.x, d.test.y) for name in names]

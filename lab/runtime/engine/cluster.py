@@ -254,6 +254,11 @@ def new_credentials() -> tuple[str, str]:
 # their own, started with the server; the server holds only a Client. The process exits when its parent does (it
 # polls its parent id), so a killed server leaves no cluster behind.
 SERVE = "from lab.runtime.engine.cluster import serve_cluster; serve_cluster()"
+# dashboard_address=None turns the dashboard off, but Dask's scheduler still serves its HTTP routes (health, metrics)
+# and binds them to its default port 8787 unless given an address: with another Dask (or another lab's server) on the
+# machine, a newcomer's start printed "Port 8787 is already in use". A free loopback port instead, which the lab never
+# reads; no setting asks for a dashboard.
+SCHEDULER_HTTP = {"dashboard_address": "127.0.0.1:0"}
 START_TIMEOUT_S = 300.0  # worker processes import torch: slow on a loaded machine
 
 
@@ -277,7 +282,7 @@ def serve_cluster() -> None:
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
                                silence_logs=40, memory_limit=settings.get("LAYERLAB_WORKER_MEMORY"),
                                scheduler_port=0, host="127.0.0.1", protocol="tls://", security=security,
-                               preload=["lab.runtime.engine.cluster", *extra])
+                               preload=["lab.runtime.engine.cluster", *extra], scheduler_kwargs=SCHEDULER_HTTP)
     tmp = address_file.with_suffix(".tmp")
     tmp.write_text(cluster.scheduler_address)
     tmp.replace(address_file)
