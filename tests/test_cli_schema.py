@@ -48,6 +48,7 @@ LAB_RUNS: dict[str, list[str]] = {
     "study": ["study", "delete", "--knob", "blocks", "--values", "3", "5", "--seeds", "0", "1", "2", "--dry-run"],
     "surgeries": ["surgeries"],
     "table": ["table", "iot", "--model", "residual", "--m", "2", "--seeds", "1", "--workers", "0"],
+    "table-reinit": ["table", "reinit", "--models", "plain", "--workers", "0"],
     "table-sweep": ["table", "iot", "--model", "residual", "--ms", "1", "2", "--seeds", "1", "--workers", "0"],
 }
 _printed: dict[str, dict[str, Any]] = {}  # each command runs once per session; the other tests read its envelope
@@ -192,10 +193,24 @@ def test_the_lab_commands_json_is_the_envelope_of_its_whole_result(name, request
         from lab.ops import registry
 
         assert [row["name"] for row in r["rows"]] == list(registry.surgeries())
-    elif name == "table":  # a table that prints text: the text, whole
+    elif name == "table":  # a table: its rows, every seed's own, the numbers the experiment gives, and its text
+        from lab.experiments.iot import experiment as iot
+
         assert out["command"] == "table iot"
         assert config == {"model": "residual", "seeds": 1, "m": 2, "ms": None, "space": "blocks", "workers": 0}
-        assert set(r) == {"text"} and r["text"].startswith("IOT with M = 2 candidate orders")
+        assert set(r) == {"rows", "claims", "text"} and r["text"].startswith("IOT with M = 2 candidate orders")
+        direct = iot.table(["residual"], [0], 2)  # the experiment's own function, not the table's printing
+        assert [(row["model"], row["seed"]) for row in r["rows"]] == [("residual", 0)]
+        for k in iot.METHODS:
+            assert r["rows"][0][k] == direct["rows"][0]["values"][k][0], k
+    elif name == "table-reinit":  # every layer x column of the map, each the experiment's own number
+        from lab.experiments.reinit import experiment as reinit
+
+        direct = reinit.run(reinit.ReinitConfig(model="plain", seed=0))
+        assert len(r["rows"]) == len(direct.layers) * len(direct.checkpoints)
+        for row in r["rows"]:
+            i, j = direct.layers.index(row["layer"]), [str(c) for c in direct.checkpoints].index(row["column"])
+            assert row["acc"] == direct.acc[i][j] and row["model"] == "plain"
     else:  # a table that prints its own JSON: that JSON is the result
         assert out["command"] == "table iot" and config["ms"] == [1, 2]
         assert [row["m"] for row in r[0]["rows"]] == [1, 2] and r[0]["config"]["model"] == "residual"
@@ -212,6 +227,8 @@ def test_the_schema_rejects_a_lab_commands_envelope_that_is_not_its_own(request,
                    {**seeds, "result": {**seeds["result"], "claims": [{"key": "k", "holds": True}]}},
                    {**table, "command": "table nothing"},
                    {**table, "result": {"text": ""}},
+                   {**table, "result": {"text": table["result"]["text"]}},  # a table's JSON has its rows
+                   {**table, "result": {**table["result"], "rows": []}},
                    {**table, "result": table["result"]["text"]}):
         with pytest.raises(jsonschema.ValidationError):
             v.validate(broken)

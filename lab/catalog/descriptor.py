@@ -175,12 +175,21 @@ def seeds_axis(default: int = TABLE_SEEDS) -> Axis:
 
 @dataclass(frozen=True)
 class Table:
-    """`python -m lab table NAME`: its flags (`axes`) and `main(args, pool, progress) -> text` (the engine's pool
-    computes what the store lacks; the text is printed)."""
+    """`python -m lab table NAME`: its flags (`axes`) and `main(args, pool)`, which prints the table's text (the
+    engine's pool computes what the store lacks) and returns its `TableRows`, what `--json` prints."""
 
     help: str
     axes: tuple[Axis, ...]
-    main: Callable[[argparse.Namespace, Any, Any], str]
+    main: Callable[[argparse.Namespace, Any], Any]
+
+
+@dataclass(frozen=True)
+class TableRows:
+    """What a table computed, for a researcher's tools: one record per row with named columns (every seed's own
+    value, not only the means the text prints), and the claims the text states."""
+
+    rows: list[dict[str, Any]]
+    claims: list[Any] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

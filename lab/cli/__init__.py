@@ -18,7 +18,7 @@ import sys
 from typing import Any, Optional, Sequence
 
 from lab.catalog import descriptors
-from lab.catalog.descriptor import Descriptor
+from lab.catalog.descriptor import Descriptor, TableRows
 from lab.cli import pack, seeds, study, surgeries, warm
 from lab.cli.common import JSON_HELP, PROG, OneLineParser, VersionAction, add_workers, command, print_json, table_pool
 from lab.runtime.atomic import WriteFailed
@@ -39,16 +39,14 @@ def _table_command(d: Descriptor) -> Any:
         if not args.json:
             d.table.main(args, table_pool(args))
             return 0
-        # A table prints as it goes; with --json what it printed becomes the envelope's result, so stdout holds one
-        # JSON object: the table's own JSON where it prints one (IOT's sweep, `--ms`), else its text.
+        # A table prints as it goes; with --json stdout holds one JSON object: its rows and claims (`TableRows`)
+        # with the text it printed, or the table's own JSON where it prints one (IOT's sweep, `--ms`).
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            d.table.main(args, table_pool(args))
+            out = d.table.main(args, table_pool(args))
         text = printed.getvalue()
-        try:
-            result = json.loads(text)
-        except ValueError:
-            result = {"text": text}
+        result = {"rows": out.rows, "claims": out.claims, "text": text} if isinstance(out, TableRows) \
+            else json.loads(text)
         config = {k: v for k, v in vars(args).items() if k not in _NOT_TABLE_ARGS}
         print_json(f"table {d.name}", config, result)
         return 0

@@ -6,7 +6,7 @@ import argparse
 import statistics
 from typing import Any
 
-from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults, seeds_axis
+from lab.catalog.descriptor import Axis, Descriptor, Table, TableRows, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
 from lab.claims import Claim, claim_line
 from lab.core import recipes
@@ -72,7 +72,7 @@ def summary(r: delete.DeleteResult) -> str:
 TABLE_KS = (1, 2, 4, 6)
 
 
-def table(args: argparse.Namespace, pool: Pool) -> None:
+def table(args: argparse.Namespace, pool: Pool) -> TableRows:
     """arch x k x recovery: held-out accuracy before and after KD, and the claims over seeds."""
     ks = TABLE_KS
     seeds = list(range(args.seeds))
@@ -95,8 +95,12 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
             cells.append(f"{statistics.mean(none):>10.4f} {statistics.mean(kd):>8.4f}")
         print(f"{arch:<9} {statistics.mean(teacher):>8.4f} " + " ".join(cells))
     print(f"\nClaims (noise from the spread of {len(seeds)} seed(s)):")
-    for c in delete_claims.table_claims_of_runs(results, seeds, ks):
+    claims = delete_claims.table_claims_of_runs(results, seeds, ks)
+    for c in claims:
         print(claim_line(c))
+    rows = [{"arch": arch, "k": k, "seed": s, "teacher_acc": r.base_acc, "cut_acc": r.cut_acc,
+             "kd_acc": r.recovered_acc} for (arch, k, s), r in results.items()]
+    return TableRows(rows, claims)
 
 
 DESCRIPTOR = Descriptor(

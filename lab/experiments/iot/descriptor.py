@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-from typing import Any
+from typing import Any, Optional
 
-from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults, seeds_axis
+from lab.catalog.descriptor import Axis, Descriptor, Table, TableRows, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
 from lab.claims import Claim, attach, claim_lines
 from lab.experiment import Pool
@@ -102,7 +102,7 @@ def _sweep(args: argparse.Namespace, pool: Pool) -> None:
         print(claim_lines(iot_claims.sweep_result_claims(sw)))
 
 
-def table(args: argparse.Namespace, pool: Pool) -> None:
+def table(args: argparse.Namespace, pool: Pool) -> Optional[TableRows]:
     """model x method at one M (or, with --ms, every method against M)."""
     if args.ms:
         return _sweep(args, pool)
@@ -122,6 +122,10 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
         s = row["values"]["train_seconds"]
         print(f"{row['model']} {row['space']}: IOT training {statistics.mean(s):.1f} s wall per run (from the run "
               f"that built each cache entry); chance {t['chance'][row['model']]:.3f}")
+    return TableRows([{"model": row["model"], "space": row["space"], "m": t["m"], "seed": s,
+                       **{k: row["values"][k][i] for k in (*iot.METHODS, "agreement", "train_seconds")},
+                       "chance": t["chance"][row["model"]]}
+                      for row in t["rows"] for i, s in enumerate(seeds)])
 
 
 _D = IOTConfig()

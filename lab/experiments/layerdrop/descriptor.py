@@ -6,7 +6,7 @@ import argparse
 import statistics
 from typing import Any
 
-from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults, seeds_axis
+from lab.catalog.descriptor import Axis, Descriptor, Table, TableRows, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
 from lab.claims import Claim, claim_lines
 from lab.experiment import Pool
@@ -75,7 +75,7 @@ def summary(r: layerdrop.LayerDropResult) -> str:
             + claim_lines(layerdrop_claims.run_claims(r)))
 
 
-def table(args: argparse.Namespace, pool: Pool) -> None:
+def table(args: argparse.Namespace, pool: Pool) -> TableRows:
     """p x blocks kept under every-other pruning, the depth-r baselines, and the claims on the means."""
     seeds = list(range(args.seeds))
     t = layerdrop.table(args.model, seeds, progress=text_progress, pool=pool)
@@ -102,7 +102,14 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
     print(f"training {statistics.mean(tr):.1f} s per model (min {min(tr):.1f}, max {max(tr):.1f}); pruning "
           f"evaluation (6 strategies x every depth) {statistics.mean(ev):.1f} s per model; times from the run that "
           f"built each cache entry")
-    print("Against the paper (on the means over seeds):\n" + claim_lines(layerdrop_claims.table_claims(t, pool)))
+    claims = layerdrop_claims.table_claims(t, pool)
+    print("Against the paper (on the means over seeds):\n" + claim_lines(claims))
+    rows = [{"model": args.model, "recipe": f"p={p}", "kept": r, "seed": s, "acc": per_seed[i][j]}
+            for p, per_seed in t["rows"].items() for i, s in enumerate(seeds) for j, r in enumerate(t["keeps"])]
+    rows += [{"model": args.model, "recipe": name, "kept": r, "seed": s, "acc": v}
+             for name in ("scratch", "distilled") for r in t["keeps"]
+             for s, v in zip(seeds, t["baselines"][name].get(r) or [], strict=False)]
+    return TableRows(rows, claims)
 
 
 DESCRIPTOR = Descriptor(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lab.catalog.descriptor import Descriptor, Table, config_from, controls, defaults, seeds_axis
+from lab.catalog.descriptor import Descriptor, Table, TableRows, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
 from lab.claims import Claim, claim_line
 from lab.core import recipes
@@ -71,7 +71,7 @@ def summary(r: lens.LensResult) -> str:
     return "\n".join(lines)
 
 
-def table(args: argparse.Namespace, pool: Pool) -> None:
+def table(args: argparse.Namespace, pool: Pool) -> TableRows:
     """Every model's lens per slot (means over seeds) and the claims per model and seed."""
     if not 1 <= args.seeds <= 20:
         raise ValueError(f"--seeds {args.seeds} is out of range: choose 1 to 20")
@@ -88,8 +88,13 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
             print(f"  seed {ps['seed']}: logit {_row(ps['slot_acc'])} | tuned {_row(ps['tuned_slot_acc'])} | "
                   f"influence-cost rho {ps['rho']:+.2f}")
     print("\nClaims (per model and seed):")
-    for c in lens_claims.table_claims(t, pool):
+    claims = lens_claims.table_claims(t, pool)
+    for c in claims:
         print(claim_line(c))
+    rows = [{"model": mo, "seed": ps["seed"], "slot": i, "logit_lens_acc": a, "tuned_lens_acc": ps["tuned_slot_acc"][i],
+             "base_acc": row["base_acc"], "chance": row["chance"]}
+            for mo, row in t["rows"].items() for ps in row["per_seed"] for i, a in enumerate(ps["slot_acc"])]
+    return TableRows(rows, claims)
 
 
 DESCRIPTOR = Descriptor(

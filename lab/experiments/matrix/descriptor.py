@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lab import claims as C
-from lab.catalog.descriptor import Descriptor, Table, config_from, controls, defaults, seeds_axis
+from lab.catalog.descriptor import Descriptor, Table, TableRows, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
 from lab.claims import Claim, claim_line
 from lab.core.recipes import matrix_label
@@ -90,7 +90,7 @@ def summary(r: MatrixResult) -> str:
     return "\n".join(lines)
 
 
-def table(args: argparse.Namespace, pool: Pool) -> None:
+def table(args: argparse.Namespace, pool: Pool) -> TableRows:
     """The matrix at each seed, the mean share kept over seeds, and the claims pooled over the seeds."""
     if not 1 <= args.seeds <= 10:
         raise ValueError(f"--seeds {args.seeds} is out of range: choose 1 to 10")
@@ -100,8 +100,14 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
         print("\n".join([f"\nseed {r.seed}"] + matrix_lines(r)))
     print(f"\nClaims over seeds {seeds}:")
     per_seed = [matrix_claims.result_claims(r) for r in runs]
-    for c in C.pool(per_seed, seeds) if len(seeds) > 1 else per_seed[0]:
+    claims = C.pool(per_seed, seeds) if len(seeds) > 1 else per_seed[0]
+    for c in claims:
         print(claim_line(c))
+    rows = [{"seed": s, "recipe": rec, "operation": op, "base_acc": r.matrix["base_acc"][i],
+             "acc": r.matrix["acc"][i][j], "kept": r.matrix["kept"][i][j]}
+            for s, r in zip(seeds, runs, strict=True) for i, rec in enumerate(r.matrix["recipes"])
+            for j, op in enumerate(r.matrix["ops"])]
+    return TableRows(rows, list(claims))
 
 
 DESCRIPTOR = Descriptor(

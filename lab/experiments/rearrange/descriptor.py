@@ -6,7 +6,7 @@ import argparse
 import statistics
 from typing import Any
 
-from lab.catalog.descriptor import Descriptor, Table, config_from, controls, defaults, seeds_axis
+from lab.catalog.descriptor import Descriptor, Table, TableRows, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
 from lab.claims import Claim, claim_line
 from lab.core import recipes
@@ -74,7 +74,7 @@ def summary(r: rearrange.RearrangeResult) -> str:
             + "".join("\n" + claim_line(cl) for cl in rearrange_claims.result_claims(r)))
 
 
-def table(args: argparse.Namespace, pool: Pool) -> None:
+def table(args: argparse.Namespace, pool: Pool) -> TableRows:
     """models x rearrangement operations (ends kept), and the papers' claims on the means over seeds."""
     if not 1 <= args.seeds <= 20:
         raise ValueError(f"--seeds {args.seeds} is out of range: choose 1 to 20")
@@ -89,10 +89,15 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
         print(f"{lab:<40}" + "".join(f"{c:>32}" for c in cells))
     print(f"{'chance':<40}" + "".join(f"{t['chance'][m]:>32.4f}" for m in models))
     print(f"\nClaims (on the means; noise from the spread of {len(seeds)} seed(s)):")
-    for c in rearrange_claims.table_claims(t, pool):
+    claims = rearrange_claims.table_claims(t, pool)
+    for c in claims:
         print(claim_line(c))
     secs = {m: statistics.mean(v) for m, v in t["seconds"].items()}
     print("training " + ", ".join(f"{m} {s:.0f} s" for m, s in secs.items()) + " per model (when first built)")
+    return TableRows([{"model": m, "operation": name, "label": lab, "seeds": seeds,
+                       "mean_acc": t["rows"][m][name]["acc"], "block_runs": t["rows"][m][name]["block_runs"],
+                       "chance": t["chance"][m]}
+                      for m in models for name, lab in SUMMARY], claims)
 
 
 DESCRIPTOR = Descriptor(

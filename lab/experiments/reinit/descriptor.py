@@ -7,7 +7,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Optional
 
 from lab import claims as C
-from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults
+from lab.catalog.descriptor import Axis, Descriptor, Table, TableRows, config_from, controls, defaults
 from lab.catalog.presets import Need, preset
 from lab.claims import Claim, claim_lines
 from lab.core.recipes import readable
@@ -229,38 +229,52 @@ def width_text(w: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def table(args: argparse.Namespace, pool: Pool) -> None:
+def table(args: argparse.Namespace, pool: Pool) -> TableRows:
     """The robustness maps of the models (or, with --widths, the MLPs' width sweep) and the claims."""
     if args.widths:
         models = [m for m in args.models if m in WIDTH_MODELS]
         if not models:
             raise ValueError("the width sweep is for the MLPs: choose --models plain and/or residual")
-        claims = []
+        claims, rows = [], []
         for m in models:
             w = reinit.width_sweep(m, args.seed, tuple(args.widths), text_progress, pool)
             claims += reinit_claims.width_claims(w)
             print(width_text(w))
             print()
+            rows += [{"model": m, "seed": w["seed"], "width": x, "layer": layer, "column": "t=0",
+                      "acc": w["t0_acc"][j][i], "base_acc": w["base_acc"][j], "chance": w["chance"]}
+                     for j, x in enumerate(w["widths"]) for i, layer in enumerate(w["layers"])]
         print("Against the paper:\n" + claim_lines(claims))
-        return
+        return TableRows(rows, claims)
     if args.tasks:  # the same models on several tasks: the critical layers by task (one model per task and seed)
-        claims = []
+        claims, rows = [], []
         for m in args.models:
             tasks = list(dict.fromkeys(readable(t, "vit" if m == "vit" else "mlp") for t in args.tasks))
             maps = pool([(reinit.run, map_config(m, args.seed, t)) for t in tasks], text_progress)
             for r in maps:
                 print(heatmap_text(r))
                 print()
+                rows += _map_rows(r, args.seed)
             claims += [c for c in [reinit_claims.task_claim(maps)] if c is not None]
         print("Against the paper:\n" + claim_lines(claims))
-        return
+        return TableRows(rows, claims)
     cfgs = [ReinitConfig(model=model, seed=args.seed) for model in args.models]
-    results = {}
+    results, rows = {}, []
     for r in pool([(reinit.run, c) for c in cfgs], text_progress):
         results[r.model] = r
         print(heatmap_text(r))
         print()
-    print("Against the paper:\n" + claim_lines(reinit_claims.maps_claims(results)))
+        rows += _map_rows(r, args.seed)
+    claims = reinit_claims.maps_claims(results)
+    print("Against the paper:\n" + claim_lines(claims))
+    return TableRows(rows, claims)
+
+
+def _map_rows(r: ReinitResult, seed: int) -> list[dict[str, Any]]:
+    """A robustness map as rows: one per layer and column (re-randomise, then t = e)."""
+    return [{"model": r.model, "task": r.task, "seed": seed, "layer": layer, "column": str(c), "acc": r.acc[i][j],
+             "base_acc": r.base_acc, "chance": r.chance, "verdict_t0": r.verdict_t0[i]}
+            for i, layer in enumerate(r.layers) for j, c in enumerate(r.checkpoints)]
 
 
 DESCRIPTOR = Descriptor(

@@ -6,7 +6,7 @@ import argparse
 from dataclasses import dataclass, replace
 from typing import Any
 
-from lab.catalog.descriptor import Axis, Descriptor, Table, config_from, controls, defaults, seeds_axis
+from lab.catalog.descriptor import Axis, Descriptor, Table, TableRows, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
 from lab.claims import Claim, claim_lines
 from lab.experiment import Pool, check, param
@@ -96,7 +96,7 @@ def summary(r: shuffle.ShuffleResult) -> str:
             + claim_lines(shuffle_claims.result_claims(r)))
 
 
-def table(args: argparse.Namespace, pool: Pool) -> None:
+def table(args: argparse.Namespace, pool: Pool) -> TableRows:
     """mode x seed: trained order, random orders, slot probe."""
     print(f"ViT on digits, {args.depth} blocks; held-out accuracy; {args.orders} random orders")
     print(f"{'mode':<12} {'seed':>4} {'trained':>8} {'rand mean':>9} {'rand min':>8} {'probe':>6} {'train s':>7}")
@@ -110,6 +110,10 @@ def table(args: argparse.Namespace, pool: Pool) -> None:
             print(f"{mode:<12} {s:>4} {r.base_acc:>8.4f} {ro['mean']:>9.4f} {ro['min']:>8.4f} "
                   f"{r.probe['acc']:>6.3f} {r.train_seconds:>7.1f}")
     print(f"position-probe chance: {1 / args.depth:.3f}")
+    return TableRows([{"mode": mode, "seed": s, "depth": args.depth, "trained_acc": r.base_acc,
+                       "random_mean_acc": r.random_orders["mean"], "random_min_acc": r.random_orders["min"],
+                       "probe_acc": r.probe["acc"], "probe_chance": 1 / args.depth, "train_seconds": r.train_seconds}
+                      for (mode, s), r in results.items()])
 
 
 _D = ShuffleConfig()
