@@ -45,7 +45,7 @@ def test_a_control_must_be_a_declared_param():
 def test_cli_commands_and_tables_come_from_the_descriptors():
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
-    assert set(NAMES) | {"table", "warm", "pack", "seeds", "study", "surgeries"} == set(sub.choices)
+    assert set(NAMES) | {"table", "warm", "pack", "seeds", "study", "surgeries", "export"} == set(sub.choices)
     tables = next(a for a in sub.choices["table"]._actions if a.dest == "table")
     assert set(tables.choices) == {n for n in NAMES if get(n).table is not None}
     for n in tables.choices:

@@ -59,7 +59,7 @@ def test_no_command_prints_the_whole_usage():
     p = run_cli()
     assert p.returncode == 2 and p.stdout == ""
     assert p.stderr.startswith("usage: python -m lab")
-    for name in (*descriptors(), "table", "warm", "pack", "seeds", "study", "surgeries"):
+    for name in (*descriptors(), "table", "warm", "pack", "seeds", "study", "surgeries", "export"):
         assert re.search(rf"^\s+{name}\s", p.stderr, re.M), name  # each subcommand on a line of its own, with help
     assert "--version" in p.stderr
 

@@ -19,7 +19,7 @@ from typing import Any, Optional, Sequence
 
 from lab.catalog import descriptors
 from lab.catalog.descriptor import Descriptor, TableRows
-from lab.cli import pack, seeds, study, surgeries, warm
+from lab.cli import export, pack, seeds, study, surgeries, warm
 from lab.cli.common import JSON_HELP, PROG, OneLineParser, VersionAction, add_workers, command, print_json, table_pool
 from lab.runtime.atomic import WriteFailed
 from lab.runtime.progress import text_progress
@@ -76,6 +76,7 @@ def build_parser(prog: str = PROG) -> OneLineParser:
     seeds.register(sub)
     study.register(sub)
     surgeries.register(sub)
+    export.register(sub)
     return parser
 
 

@@ -25,8 +25,8 @@ from lab.core.zoo import ModelSpec
 # Every result's key covers every task's loader module, though only lab/core/tasks.py calls them (by name): a trained
 # model's key covers only its own task's loader (lab/core/zoo.py: ModelSpec.code_reaches), and a result whose model
 # was retrained on a changed loader must be recomputed too. Each experiment takes its models from here, so the
-# declaration below (read by lab/runtime/codeversion.py, no import) reaches every result; a task with a new data
-# module lab/core/data_NAME.py is covered by its name (tests/test_rekey.py).
+# declaration below (read by lab/runtime/codeversion.py, no import) reaches every result; a new task's data module,
+# named lab.core.data_ and the task's word, is covered by that name alone (tests/test_rekey.py).
 CODE_COVERS = ("lab.core.data_*",)
 
 # -- training recipes: the tag after the dot of a registry model's name (below: the registry) ----------------------
