@@ -121,7 +121,7 @@ def probe_bars(runs: dict[str, dict[str, Any]]) -> go.Figure:
     fig.add_hline(y=chance, line={"color": theme.CHANCE, "dash": "dash"})
     # The chance label sits in the right margin: inside the plot it landed on the first (or last) bar.
     fig.add_annotation(x=1.0, xref="paper", xanchor="left", y=chance, yref="y", showarrow=False,
-                       text=f" chance<br> 1/N = {chance:.0f} %", align="left", font={"color": theme.CHANCE})
+                       text=f" chance<br> 1/N = {chance:.0f} %", align="left", font={"color": theme.CHANCE_WORDS})
     fig.update_yaxes(title_text="slot read from the features (%)", range=[0, 110])
     theme.layout(fig, "Can a linear probe tell which slot a feature came from?", height=420, barmode="group")
     fig.update_layout(margin={"r": 120})

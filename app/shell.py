@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas  # noqa: F401
 import streamlit as st
 
-from app import clear_cache, collector, controls, jobs
+from app import a11y, clear_cache, collector, controls, jobs
 from lab.catalog import descriptors
 from lab.classroom import retention
 from lab.ops.embed import warm_umap_in_background
@@ -39,6 +39,7 @@ def run() -> None:
     configure_threads()
     jobs.mark_run()
     st.set_page_config(page_title="Layer Lab", page_icon=":material/science:", layout="wide")
+    a11y.inject()  # readable captions, a focus ring, no cut labels: on every page (app/a11y.py)
     # A fresh server starts its engine (the local Dask cluster comes up in the background) and warms every page's
     # default view on it, one result at a time at the lowest priority and only while no student's job waits
     # (app/jobs.py, lab/classroom/warm.py). LAYERLAB_WARM=0 switches warming off.

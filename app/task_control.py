@@ -51,7 +51,7 @@ UPLOAD_NOTE = "_layerlab_csv_note"  # (file id, "error" | "success", text) of th
 FILE_KEY, LABEL_KEY, USE_KEY = "task_csv_file", "task_csv_label", "task_csv_use"
 UPLOADS_PER_SESSION = 5
 STORE_DATA_BYTES = uploads.STORE_BYTES  # every stored CSV of the server together
-OWN = " (the model's own)"
+OWN = " (model's own)"
 CHECK_SECONDS = 20.0  # the longest one parse of an uploaded file may take (a 5 MB table: about 1 s on 2 cores)
 OVERDUE = (f"Checking this file took longer than {CHECK_SECONDS:g} seconds, so it was refused: upload a smaller "
            "table, or export it again as CSV.")
@@ -96,9 +96,18 @@ def options(family: str, own: Optional[str] = None) -> list[Optional[str]]:
     return out
 
 
+def menu_label(name: str) -> str:
+    """A task as the menu names it: a ready-made task's label without its bracketed detail ("Synthetic clusters",
+    not "Synthetic clusters (12 features, 20 classes)"; the facts under the control give the detail), an uploaded
+    CSV's label whole (its hash is its name). The chosen value shows in a one-line text field the sidebar's width:
+    the full labels were cut there, mid-word ("Synthetic clusters (12 features, 2")."""
+    label = task_label(name)
+    return label if data_csv.is_csv_task(name) else label.split(" (")[0]
+
+
 def label_of(name: Optional[str], own: Optional[str] = None) -> str:
     """How the control shows an option (None: the model's own task, named)."""
-    return task_label(own) + OWN if name is None and own is not None else task_label(str(name))
+    return menu_label(own) + OWN if name is None and own is not None else menu_label(str(name))
 
 
 def task_select(config: type, family: str, default: Optional[str] = None, field: str = "task") -> Optional[str]:

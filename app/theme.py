@@ -1,5 +1,13 @@
 """One palette for the whole lab, by meaning: a colour says the same thing on every figure of every page.
 
+Every colour that marks data (a line, a bar, a dot) reaches 3:1 against the figure's paper on a light page (#ffffff)
+and on a dark one (DARK_PAPER), as WCAG 2.1 asks of graphical objects (1.4.11): a colour with a hue keeps its value
+on both papers, so its relative luminance lies between about 0.12 and 0.29; a neutral grey turns into its opposite on
+a dark page (see "Light and dark" below), so it is checked light on white and inverted on the dark paper
+(tests/test_contrast.py computes both). Okabe-Ito's and Tol's lightest and darkest hues cannot do that: they are
+kept in hue and moved in lightness (CIELAB) into that band (orange, sky blue, wine; Tol's indigo, teal, purple,
+olive, brown, gold and cyan).
+
 Meaning colours (Okabe-Ito, safe for the common colour-vision deficiencies):
   original / cut / recovered     blue / vermillion / bluish green: the model as trained, after surgery, after recovery
   plain / residual / ViT         orange / sky blue / reddish purple: the architecture
@@ -33,12 +41,13 @@ from plotly.colors import sample_colorscale
 ORIGINAL = "#0072B2"  # blue
 CUT = "#D55E00"  # vermillion
 RECOVERED = "#009E73"  # bluish green
-PLAIN = "#E69F00"  # orange
-RESIDUAL = "#56B4E9"  # sky blue
+PLAIN = "#C18503"  # orange (Okabe-Ito's #E69F00, darker: 2.25:1 on white)
+RESIDUAL = "#3299CD"  # sky blue (Okabe-Ito's #56B4E9, darker: 2.31:1 on white)
 VIT = "#CC79A7"  # reddish purple
 TRAINED_ORDER = "#000000"  # black
-RANDOM_ORDER = "#882255"  # wine
+RANDOM_ORDER = "#A7406F"  # wine (Tol's #882255, lighter: 2.17:1 on the dark paper)
 CHANCE = "#7f7f7f"  # grey
+CHANCE_WORDS = "#767676"  # chance's grey for words: 4.5:1 on white, and inverted 5.4:1 on the dark paper
 MARK = "#444444"  # neutral marks: "you are here" lines, outlines
 
 # Verdicts: a value on a rule's "holds" side or its other side (each seed's dot beside a pooled claim, app/seed_dots.py)
@@ -50,7 +59,10 @@ AGAINST_SIDE = "#E2660C"  # Streamlit's orange
 ARCH_COLOURS = {"plain": PLAIN, "residual": RESIDUAL, "vit": VIT}
 
 # -- categorical set: strategies, selection methods, training modes (none of them a meaning colour) ------------
-CATEGORICAL = ("#332288", "#44AA99", "#AA4499", "#999933", "#6F4E37", "#DDAA33")  # indigo teal purple olive brown gold
+# Tol's muted indigo, teal, purple, olive, brown and gold moved into the band (their old values: #332288, #44AA99,
+# #AA4499, #999933, #6F4E37, #DDAA33), purple and olive a little darker than teal and gold, so that each pair stays
+# apart in lightness where a red-green deficiency merges their hues.
+CATEGORICAL = ("#6D52BF", "#359E8D", "#C55DB2", "#787A10", "#7E5C44", "#BA8B09")  # indigo teal purple olive brown gold
 STRATEGY_COLOURS = {"every-other": CATEGORICAL[0], "greedy": CATEGORICAL[1], "influence": CATEGORICAL[2],
                     "first": CATEGORICAL[3], "last": CATEGORICAL[4], "random": CATEGORICAL[5],
                     "optimal": CATEGORICAL[4], "evenly-spaced": CATEGORICAL[0]}
@@ -59,8 +71,9 @@ MODE_COLOURS = {"sequential": CATEGORICAL[0], "shuffle": CATEGORICAL[1], "positi
 # Operations on a trained model's blocks (the Rearrange page): a categorical set too, not "cut" or "recovered".
 OPERATION_COLOURS = {"skip": CATEGORICAL[0], "swap": CATEGORICAL[1], "repeat": CATEGORICAL[2]}
 # Ten labels (slots, blocks, digits) in a 2-D view: a labelling, not a meaning; Tol's muted ten, with its pale
-# sand (#DDCC77) made amber (Tol's high-contrast yellow): pale yellow points vanish on a projector's white.
-LABEL_COLOURS = ("#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDAA33", "#CC6677", "#882255", "#AA4499",
+# sand (#DDCC77) made amber (Tol's high-contrast yellow): pale yellow points vanish on a projector's white; its
+# indigo, cyan, teal, olive, amber and wine moved into the band as above (the grey is a neutral: it inverts).
+LABEL_COLOURS = ("#6D52BF", "#4299C9", "#359E8D", "#117733", "#787A10", "#BA8B09", "#CC6677", "#A7406F", "#AA4499",
                  "#444444")
 
 # Candidate layer orders (the IOT page): order 0 is the trained order, so it takes that meaning's black; the
@@ -72,11 +85,14 @@ ORDER_PATTERNS = ("", "/", "x")
 # -- sequential: training rates p -----------------------------------------------------------------------------
 P_SCALE = "Purples"
 P_MAX = 0.7  # the lab's largest training rate (lab.experiments.layerdrop.P_MAX; not imported: theme stays leaf)
+# The part of the scale a line may take: its lightest end reaches 3:1 on white, its darkest 3:1 on the dark paper
+# (Purples from 0.35 to 1 went from 1.7:1 on white to 1.4:1 on the dark paper).
+P_LIGHTEST, P_DARKEST = 0.56, 0.74
 
 
 def p_colour(p: float) -> str:
-    """The colour of training rate p: light (p = 0) to dark (p = P_MAX) on one scale, readable on white."""
-    t = 0.35 + 0.65 * min(max(p / P_MAX, 0.0), 1.0)
+    """The colour of training rate p: light (p = 0) to dark (p = P_MAX) on one scale, readable on either paper."""
+    t = P_LIGHTEST + (P_DARKEST - P_LIGHTEST) * min(max(p / P_MAX, 0.0), 1.0)
     return sample_colorscale(P_SCALE, [t])[0]
 
 

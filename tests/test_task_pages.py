@@ -5,7 +5,6 @@ the presets and Reset say)."""
 
 from app import jobs, task_control
 from lab.core.recipes import FAMILY_TASKS
-from lab.core.task_facts import task_label
 from lab.experiments.delete import experiment as delete
 from lab.experiments.layerdrop import descriptor as layerdrop_described
 
@@ -59,7 +58,8 @@ def test_reinit_offers_the_vit_its_own_tasks_and_an_mlp_task_does_not_follow_it_
     at.selectbox(key="model").set_value("vit").run()
     assert_clean(at)
     box = at.selectbox(key="task")
-    want = [task_control.label_of(None, "digits")] + [task_label(t) for t in FAMILY_TASKS["vit"] if t != "digits"]
+    want = [task_control.label_of(None, "digits")] + [task_control.menu_label(t) for t in FAMILY_TASKS["vit"]
+                                                         if t != "digits"]
     assert box.options == want, box.options
     assert box.value is None  # wine is no ViT task: back to the model's own, digits
     assert "task" not in at.query_params
