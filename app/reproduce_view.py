@@ -21,7 +21,8 @@ def reproduce(page: str, title: str, fn: Callable[..., Any], cfg: Any,
             cmd = None
             st.caption(f"No command line for this setting: {exc}.")
         if cmd:
-            st.markdown("Run from the lab's folder; it prints this view's numbers (add `--json` for all of them):")
+            where = "Run it" if lab_reproduce.installed() else "Run from the lab's folder"
+            st.markdown(f"{where}; it prints this view's numbers (add `--json` for all of them):")
             st.code(cmd, language="bash", wrap_lines=True)
         st.markdown("The same in Python:")
         st.code(lab_reproduce.snippet(fn, cfg), language="python", wrap_lines=True)

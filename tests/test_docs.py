@@ -1,4 +1,4 @@
-"""docs/ARCHITECTURE.md and README.md stay true to the code: every file path they name exists, and every
+"""docs/ARCHITECTURE.md, README.md and docs/API.md stay true to the code: every file path they name exists, and every
 `path: name` they name is defined in that file."""
 
 import re
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "docs" / "ARCHITECTURE.md", ROOT / "README.md"]
+DOCS = [ROOT / "docs" / "ARCHITECTURE.md", ROOT / "README.md", ROOT / "docs" / "API.md"]
 ROOTS = ("lab/", "app/", "pages/", "tests/", "bench/", "docs/", ".streamlit/", ".ci/")
 # `path` or `path: name(...)`, inside a code span
 _ROOT_ALT = "|".join(re.escape(r) for r in ROOTS)

@@ -14,8 +14,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 # Top to bottom. A module may import its own layer and the layers below it, never one above.
-LAYERS = ["pages", "app", "lab.cli", "lab.study", "lab.classroom", "lab.catalog", "lab.experiments", "lab.ops",
-          "lab.contract", "lab.core", "lab.runtime"]
+LAYERS = ["pages", "app", "lab.cli", "lab.api", "lab.study", "lab.classroom", "lab.catalog", "lab.experiments",
+          "lab.ops", "lab.contract", "lab.core", "lab.runtime"]
 CONTRACT = {"lab.experiment", "lab.claims", "lab.estimates"}  # the experiment contract and claim records
 
 

@@ -130,3 +130,44 @@ def test_downloads_name_no_folder_of_the_server(monkeypatch):
                                                                          "http://host/delete?k=1")
     assert root not in text and (not store or store not in text)
     assert "/work/" not in text and "/home/" not in text and "/tmp/" not in text
+
+
+def test_the_command_says_layerlab_when_the_lab_is_installed_and_python_m_lab_in_a_checkout(monkeypatch, tmp_path):
+    """Installed (setup.py puts lab/ inside the `layerlab` package), `python -m lab` finds no module: the command is
+    the console script's. In this checkout it stays `python -m lab`."""
+    assert not reproduce.installed()  # this checkout: lab/ beside layerlab/, no package around it
+    assert reproduce.command(CFG).startswith("python -m lab delete --arch plain ")
+    package = tmp_path / "site-packages" / "layerlab"
+    (package / "lab").mkdir(parents=True)
+    monkeypatch.setattr(reproduce, "LAB_HOME", package)
+    assert not reproduce.installed()  # a folder that is no package: not the installed layout
+    (package / "__init__.py").write_text("")
+    assert reproduce.installed()
+    assert reproduce.command(CFG) == ("layerlab delete --arch plain --k 1 --select greedy --recovery kd --steps 100 "
+                                      "--seed 3 --task synthetic")
+
+
+def test_layerlab_takes_every_reproduce_command_as_python_m_lab_does(quick, monkeypatch):
+    """The installed command's arguments are `python -m lab`'s: every page's default command parses alike under both
+    names, and one run through the console script's entry point (layerlab/__init__.py: main) prints the lab call's
+    numbers."""
+    import layerlab
+    from lab.catalog import descriptors
+    from lab.cli import build_parser
+    from lab.experiments.reinit import experiment as reinit
+
+    monkeypatch.setattr(reproduce, "installed", lambda: True)
+    for d in descriptors().values():
+        cmd = reproduce.command(d.reproduce(d.defaults).cfg)
+        assert cmd.startswith(f"LAYERLAB_QUICK=1 layerlab {d.name} "), cmd
+        argv = shlex.split(cmd)[2:]
+        mine, lab = (vars(build_parser(prog).parse_args(argv)) for prog in ("layerlab", "python -m lab"))
+        assert mine.pop("func").__qualname__ == lab.pop("func").__qualname__ and mine == lab, d.name
+    fc = reinit.FocusConfig(model="plain", layer="blocks.0", op="rerand", recovery="ce", steps=20, blocks=2, width=16,
+                            epochs=2, seed=1)
+    argv = shlex.split(reproduce.command(fc))[2:]  # after `LAYERLAB_QUICK=1 layerlab`
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert layerlab.main([*argv, "--json"]) == 0
+    printed, expected = json.loads(out.getvalue())["result"]["focus"], reinit.focus(fc)
+    assert (printed["cut_acc"], printed["recovered_acc"]) == (expected.cut_acc, expected.recovered_acc)

@@ -1,4 +1,5 @@
-"""Reproduce a page's view outside the app (no Streamlit): the exact `python -m lab ...` command of a config, a
+"""Reproduce a page's view outside the app (no Streamlit): the exact `python -m lab ...` command of a config (in a
+checkout; `layerlab ...` when the lab runs from an installed package, where `python -m lab` finds no module), a
 short Python snippet of the library call, and a Jupyter notebook that recomputes the result and redraws the
 page's main figure.
 
@@ -13,11 +14,28 @@ from __future__ import annotations
 import dataclasses
 import functools
 import shlex
+from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from lab.claims import attach
 from lab.experiment import field_type
 from lab.runtime import quick
+
+# The folder holding this lab's lab/ package: a checkout's root, or the installed `layerlab` package (setup.py puts
+# lab/, app/ and pages/ inside it).
+LAB_HOME = Path(__file__).resolve().parents[2]
+
+
+def installed() -> bool:
+    """Whether the lab runs from an installed package: its lab/ folder inside the `layerlab` package (setup.py's
+    layout), not in a checkout. There `python -m lab` fails ("No module named lab") and the `layerlab` console
+    script, which takes the same arguments (app/command.py), is the command."""
+    return (LAB_HOME / "__init__.py").is_file()
+
+
+def program() -> list[str]:
+    """The words that start a lab command here: `layerlab` when installed, else `python -m lab` (a checkout)."""
+    return ["layerlab"] if installed() else ["python", "-m", "lab"]
 
 
 @functools.cache
@@ -60,7 +78,8 @@ def cli_args(cfg: Any, skip: Sequence[str] = ()) -> list[str]:
 
 
 def command(cfg: Any) -> Optional[str]:
-    """The shell command that prints this config's numbers (None when no subcommand takes this config)."""
+    """The shell command that prints this config's numbers (None when no subcommand takes this config): `python -m
+    lab ...` in a checkout, `layerlab ...` when installed (`installed`)."""
     found = _command_of(type(cfg))
     if found is None:
         return None
@@ -71,7 +90,7 @@ def command(cfg: Any) -> Optional[str]:
         base = own(cfg)
         args = cli_args(base) + cli_args(cfg, skip=[f.name for f in dataclasses.fields(base)])
     env = "LAYERLAB_QUICK=1 " if quick.quick() else ""
-    line = env + shlex.join(["python", "-m", "lab", name, *args])
+    line = env + shlex.join([*program(), name, *args])
     task = getattr(cfg, "task", None)
     if isinstance(task, str) and task.startswith("csv:"):  # the file is in this server's store, not the reader's
         line += f"  # {task}: an uploaded CSV; on another machine pass the file with --data PATH instead of --task"
