@@ -38,7 +38,7 @@ sed -e '/Ignored the following/d' -e 's/^\(.\{300\}\).*/\1 .../' $$log >&2; rm -
 with PIP_ARGS=\"--index-url URL\" or PIP_ARGS=\"--extra-index-url URL\"." >&2; exit 1; }
 endef
 
-.PHONY: app test test-fast lint bench lock clean-cache
+.PHONY: app test test-fast lint bench lock clean-cache screenshots
 
 $(VENV)/.python:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -70,6 +70,12 @@ test: lint
 test-fast: lint
 	$(PY) -m pytest -m "not browser and not slow and not nulls"
 
+# The README's pictures (docs/screenshots/) from a store warmed in the real recipe, never quick mode: the default views
+# are computed first (idempotent), then every page is photographed in Chromium (tests/screenshots.py).
+screenshots: $(VENV)/.installed-dev
+	$(PY) -m lab warm --defaults-only
+	$(PY) -m tests.screenshots
+
 bench: $(VENV)/.installed
 	# issue 29's goals: no cached view over 0.3 s in 200 reruns; a newcomer's first number <= 15 s; warm and suite <= 10 min
 	PYTHONPATH=. $(PY) bench/bench_views.py --before $${BEFORE:-main} --reruns 200
@@ -94,13 +100,18 @@ bench: $(VENV)/.installed
 UV_VENV := $(shell mktemp -u /tmp/layerlab-uv.XXXXXX)
 UV_COMPILE = $(UV_VENV)/bin/uv pip compile pyproject.toml --generate-hashes --python-version 3.11 -q \
   --custom-compile-command "make lock"
+# Where the lock finds torch's CPU build: a local folder of wheels where there is one (TORCH_WHEELS, or this kind of
+# machine's /opt/wheels), else PyTorch's CPU index, whose published hashes the lock then records.
+TORCH_WHEELS ?= /opt/wheels
+TORCH_SOURCE = $(if $(wildcard $(TORCH_WHEELS)/torch-*.whl),--find-links $(TORCH_WHEELS) --no-emit-find-links,\
+  --extra-index-url https://download.pytorch.org/whl/cpu --index-strategy unsafe-best-match --no-emit-index-url)
 lock:
 	$(PYTHON) -m venv $(UV_VENV) && $(UV_VENV)/bin/pip install -q uv
 	echo "torch==2.13.0+cpu" > $(UV_VENV)/linux.txt && echo "torch==2.13.0" > $(UV_VENV)/macos.txt
 	for extra in "" "--extra test"; do \
 	  suffix=$$( [ -n "$$extra" ] && echo -dev ); \
 	  $(UV_COMPILE) $$extra --python-platform x86_64-manylinux_2_28 --override $(UV_VENV)/linux.txt \
-	    --find-links $${TORCH_WHEELS:-/opt/wheels} --no-emit-find-links -o requirements$$suffix.txt && \
+	    $(TORCH_SOURCE) -o requirements$$suffix.txt && \
 	  MACOSX_DEPLOYMENT_TARGET=14.0 $(UV_COMPILE) $$extra --python-platform aarch64-apple-darwin \
 	    --override $(UV_VENV)/macos.txt -o requirements-macos$$suffix.txt || exit 1; \
 	done
