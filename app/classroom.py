@@ -8,6 +8,10 @@ A page adopts them in a few lines (docs/ARCHITECTURE.md, "Classroom tools"):
     page.toolbar()                             # Try-this presets (ready / trains ~1 min), Reset, Pin, Present
     view = page.view()                         # this setting's plan, run through the job runner (app/jobs.py)
     with page.results():                       # the region a preset scrolls into view
+        r = page.show_run(view, metrics_of, figure_of)  # the "run" call, the pinned setting's beside it
+
+`show_run` is the block most pages share; a page whose cards read several calls makes it of its parts:
+
         r = view.run("run")
         pinned = page.pinned_view()            # the pinned setting's plan, or None
         p = pinned.run("run") if pinned else None
@@ -403,6 +407,25 @@ class Page:
             figures()
         worksheet.log_view(self.name, self.name.capitalize() or "A page", self.recorded(self.settings()),
                            drawn.get(""))
+
+    def show_run(self, view: jobs.View, metrics_of: Callable[[Any, dict[str, Any]], Sequence[Metric]],
+                 figure: Callable[[Any, str | None, int], Optional[go.Figure]], *, call: str = "run",
+                 key: str = "main", wait: bool = True, heading: str = "") -> Any:
+        """The results block of a page whose number cards and main figure read one call of its plan: this
+        setting's `call` of `view` and the pinned setting's beside it, their cards (`metrics_of(result, settings)`,
+        the pinned run's with the pinned settings) and the main `figure`, through `show`. Until this setting's
+        result is in, the page stops here; with `wait=False` it draws nothing of it and goes on. `heading`
+        (markdown) stands above the cards. Returns this setting's result (None while it is computed)."""
+        r = view.run(call)
+        if r is None and wait:
+            st.stop()
+        pin, pinned = self.pinned(), self.pinned_view()
+        pr = pinned.run(call) if pinned else None
+        if r is not None:
+            if heading:
+                st.markdown(heading)
+            self.show(metrics_of(r, self.settings()), metrics_of(pr, pin) if pr else None, figure, r, pr, key=key)
+        return r
 
     def recorded(self, settings: dict[str, Any]) -> str:
         """What the worksheet records of a view: the controls off their defaults, and always the task (a page's

@@ -41,6 +41,22 @@ def accuracy_axis(fig: go.Figure, title: str = "held-out accuracy", **kw: Any) -
     fig.update_yaxes(title=title, tickformat=".0%", range=[0, 1.05], **kw)
 
 
+def accuracies(r: Any, title: str | None = None, height: int = 440) -> go.Figure:
+    """A result's accuracies, one bar each (every top-level number named `acc` or `*_acc`), above its chance line: a
+    main figure any experiment's page can start with, before it has figures of its own (the page's `show` and
+    `reproduce` take it as it is; docs/ARCHITECTURE.md, "Adding an experiment")."""
+    f = fields_of(r)
+    accs = {k: v for k, v in f.items() if (k == "acc" or k.endswith("_acc")) and isinstance(v, (int, float))
+            and not isinstance(v, bool)}
+    names = [k.removesuffix("acc").removesuffix("_").replace("_", " ") or "held-out" for k in accs]
+    fig = go.Figure(go.Bar(x=names, y=list(accs.values()), marker_color=theme.ORIGINAL, name="accuracy"))
+    if isinstance(f.get("chance"), (int, float)):
+        chance_line(fig, f["chance"])
+    accuracy_axis(fig)
+    fig.update_layout(title=title or "", height=height, showlegend=False)
+    return fig
+
+
 def recovery_curve(r: dict[str, Any], title: str, curve_label: str, cut_label: Optional[str] = "cut",
                    base_label: str = "original", height: int = 420) -> go.Figure:
     """Held-out accuracy during recovery (fine-tuning or distillation), from the cut to the end, with the

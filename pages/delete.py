@@ -60,15 +60,10 @@ def metrics_of(r: delete.DeleteResult, s: dict) -> list[classroom.Metric]:
 
 
 with page.results():
-    r = view.run("run")
-    if r is None:
-        st.stop()
-    pin, pinned = page.pinned(), page.pinned_view()
-    pr = pinned.run("run") if pinned else None
-    page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None,
-              lambda res, title, height: figs.per_class(res, None if page.present else "Which classes suffer?",
-                                                        height, task_control.class_names(res.config.task)), r, pr,
-              key="per_class")
+    r = page.show_run(view, metrics_of,
+                      lambda res, title, height: figs.per_class(res, None if page.present else "Which classes suffer?",
+                                                                height, task_control.class_names(res.config.task)),
+                      key="per_class")
     page.reproduce(figs.per_class)
 st.markdown(f"**Deleted blocks:** {r.dropped or 'none'} · **route that runs:** {r.route}")
 

@@ -58,12 +58,7 @@ def main_figure(r: lens.LensResult, title: str | None, height: int):
 
 
 with page.results():
-    r = view.run("run")
-    if r is None:
-        st.stop()
-    pin, pinned = page.pinned(), page.pinned_view()
-    pr = pinned.run("run") if pinned else None
-    page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None, main_figure, r, pr, key="lens")
+    r = page.show_run(view, metrics_of, main_figure, key="lens")
     page.reproduce(figs.lens_curve)
     st.caption("Each point reads the hidden state after one slot through the model's own head (the logit lens; "
                "dashed: the tuned lens, one affine map per slot first). The last point is the model itself."

@@ -73,12 +73,7 @@ def main_figure(r: rearrange.RearrangeResult, title: str | None, height: int):
 
 
 with page.results():
-    r = view.run("run")
-    if r is None:
-        st.stop()
-    pin, pinned = page.pinned(), page.pinned_view()
-    pr = pinned.run("run") if pinned else None
-    page.show(metrics_of(r, page.settings()), metrics_of(pr, pin) if pr else None, main_figure, r, pr, key="route")
+    r = page.show_run(view, metrics_of, main_figure, key="route")
     page.reproduce(figs.route)
     st.markdown(f"**Route:** `{r.route}`" + (" (the first of the random orders)" if r.draws > 1 else "")
                 + f" · **middle:** blocks {r.middle}")

@@ -114,16 +114,14 @@ with page.results():
     if note := maps_note():
         st.caption(note)
 
-    f = view.run("focus")
-    pin, pinned = page.pinned(), page.pinned_view()
-    pf = pinned.run("focus") if pinned else None
+    what = weight_ops.done(op, checkpoint, "epoch ")
+    f = page.show_run(view, metrics_of,
+                      lambda res_, title, height: figs.per_class(
+                          res_, None if page.present else "Which classes suffer?", height,
+                          task_control.class_names(res_.config.task)),
+                      call="focus", key="per_class", wait=False,
+                      heading=f"#### In focus: **{layer}** of the {reinit.MODEL_NAMES[model]}, {what}")
     if f is not None:
-        what = weight_ops.done(op, checkpoint, "epoch ")
-        st.markdown(f"#### In focus: **{layer}** of the {reinit.MODEL_NAMES[model]}, {what}")
-        page.show(metrics_of(f, page.settings()), metrics_of(pf, pin) if pf else None,
-                  lambda res_, title, height: figs.per_class(res_, None if page.present else "Which classes suffer?",
-                                                             height, task_control.class_names(res_.config.task)),
-                  f, pf, key="per_class")
         page.reproduce(figs.per_class)
         if recovery != "none":
             charts.show(figs.recovery_curve(f), "fig_recovery")

@@ -25,6 +25,25 @@ def chromium_path() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+def require(found: bool, in_ci: str, skipped: str) -> None:
+    """The guard of a test module that needs a program Debian installs (Chromium, PostgreSQL), called at its top:
+    when `found` is false the module is skipped with `skipped` on a developer's machine, and fails with `in_ci` in
+    CI (CI set: .ci/run installs them), where a missing browser must never pass as a skip."""
+    if found:
+        return
+    if os.environ.get("CI"):
+        raise RuntimeError(in_ci)
+    import pytest
+
+    pytest.skip(skipped, allow_module_level=True)
+
+
+def require_chromium() -> None:
+    """`require` Debian's chromium: the guard of every real-browser test module."""
+    require(chromium_path() is not None, "CI needs Debian's chromium for the browser test (.ci/run installs it)",
+            "chromium is not installed (apt-get install chromium)")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -3,19 +3,15 @@
 Skipped on a developer machine without Debian's chromium; in CI (CI=true) a missing browser is a failure.
 """
 
-import os
 from pathlib import Path
 
 import pytest
 
-from .browser import chromium_path, settle, wait_idle
+from .browser import require_chromium, settle, wait_idle
 
 pytestmark = pytest.mark.browser
 
-if chromium_path() is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("CI needs Debian's chromium for the browser test (.ci/run installs it)")
-    pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
+require_chromium()
 
 
 def no_exception(page) -> None:

@@ -10,21 +10,17 @@ chart goes to artifacts/charts/.
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
 
-from .browser import chromium_path, wait_idle
+from .browser import require_chromium, wait_idle
 from .chart_marks import chart_marks, empty_subplots, marks_per_subplot
 
 pytestmark = pytest.mark.browser
 
-if chromium_path() is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("CI needs Debian's chromium for the browser test (.ci/run installs it)")
-    pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
+require_chromium()
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts" / "charts"

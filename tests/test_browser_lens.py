@@ -1,18 +1,13 @@
 """Real browser: the Layer-lens page draws every chart with marks (lines, bars, heatmap cells), intact and after a
 change of route, and fits the projector in presentation mode."""
 
-import os
-
 import pytest
 
-from .browser import chromium_path, settle
+from .browser import require_chromium, settle
 
 pytestmark = pytest.mark.browser
 
-if chromium_path() is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("CI needs Debian's chromium for the browser test (.ci/run installs it)")
-    pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
+require_chromium()
 
 MARKS = """(el) => {
   const drawn = Array.from(el.querySelectorAll('.scatterlayer .trace path, .barlayer .point path'))

@@ -17,14 +17,11 @@ import pytest
 
 from lab.classroom import lessons, warm, workshop_db
 
-from .browser import chromium_path, settle, wait_idle
+from .browser import require_chromium, settle, wait_idle
 
 pytestmark = pytest.mark.browser
 
-if chromium_path() is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("CI needs Debian's chromium for the browser test (.ci/run installs it)")
-    pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
+require_chromium()
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "lesson"
 LESSON = lessons.get("layers-equal")

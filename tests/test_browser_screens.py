@@ -3,32 +3,29 @@ theme.
 
 Each experiment page (lab/catalog: one descriptor each) is opened in quick mode at a projector's 1280x720, in its
 default view (the Shuffle page at 3 blocks, as tests/test_browser_charts.py opens it, whose store entries it shares),
-and once its first chart has drawn marks the window is saved as `docs/screenshots/NAME.png`, overwriting the last
-run's, for the README. The Delete page is also opened dark: its charts must be drawn on a dark background with light
+and once its first chart has drawn marks the window is saved as `artifacts/screenshots/NAME.png` (gitignored) to be
+looked at: quick-mode smoke numbers, so never the README's pictures, which tests/screenshots.py takes from the real
+recipe. The Delete page is also opened dark: its charts must be drawn on a dark background with light
 text and the same colours by meaning (app/theme.py: dark), and that view is saved as `delete-dark.png`.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from .browser import chromium_path, wait_idle
+from .browser import require_chromium, wait_idle
 from .chart_marks import chart_marks, empty_subplots
 
 pytestmark = pytest.mark.browser
 
-if chromium_path() is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("CI needs Debian's chromium for the browser test (.ci/run installs it)")
-    pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
+require_chromium()
 
 from .test_browser_charts import QUERY  # noqa: E402 - after the skip: the same views, the same store entries
 
 ROOT = Path(__file__).resolve().parents[1]
-SHOTS = ROOT / "docs" / "screenshots"
+SHOTS = ROOT / "artifacts" / "screenshots"  # gitignored: the README's pictures are tests/screenshots.py's
 PROJECTOR = {"width": 1280, "height": 720}
 # What the browser drew: the chart's paper and text, and each trace's colour (a bar's, a line's, a marker's).
 DRAWN_JS = """gd => ({paper: gd._fullLayout.paper_bgcolor, plot: gd._fullLayout.plot_bgcolor,

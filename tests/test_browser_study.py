@@ -1,25 +1,21 @@
 """A page's study map in a real browser (issue 58, part 4): the Delete page's shipped study, its cells computed in
 quick mode into the server's store, draws in Chromium with a pooled mark at every value and a dot per seed; the
-window is saved (docs/screenshots/delete-study.png) to be looked at."""
+window is saved (artifacts/screenshots/delete-study.png, gitignored) to be looked at."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from .browser import chromium_path, wait_idle
+from .browser import require_chromium, wait_idle
 from .chart_marks import chart_marks, marks_per_subplot
 
 pytestmark = pytest.mark.browser
 
-if chromium_path() is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("CI needs Debian's chromium for the browser test (.ci/run installs it)")
-    pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
+require_chromium()
 
-SHOTS = Path(__file__).resolve().parents[1] / "docs" / "screenshots"
+SHOTS = Path(__file__).resolve().parents[1] / "artifacts" / "screenshots"
 
 
 def test_the_delete_pages_study_map_has_a_mark_at_every_value(lab_url, chromium, monkeypatch):

@@ -10,20 +10,16 @@ stored (the rest of the page, the sweep over k of both MLPs, is not its business
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
 
-from .browser import ROOT, chromium_path, lab_server
+from .browser import ROOT, lab_server, require_chromium
 from .chart_marks import chart_marks
 
 pytestmark = pytest.mark.browser
 
-if chromium_path() is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("CI needs Debian's chromium for the browser test (.ci/run installs it)")
-    pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
+require_chromium()
 
 ARTIFACTS = ROOT / "artifacts" / "training-curve"
 LIVE = "[class*='st-key-layerlab_live'] .js-plotly-plot"  # app/jobs.py: the curve under a job's bar

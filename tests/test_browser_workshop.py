@@ -6,7 +6,6 @@ HttpOnly pass cookie, which holds no key); the voting window; a reload is the sa
 final. Screenshots in artifacts/workshop/."""
 
 import io
-import os
 import time
 from pathlib import Path
 from urllib.parse import parse_qs, urljoin, urlparse
@@ -15,14 +14,11 @@ import pytest
 
 from lab.classroom import lecturer_pass, questions, workshop_db
 
-from .browser import chromium_path, settle, wait_idle
+from .browser import require_chromium, settle, wait_idle
 
 pytestmark = pytest.mark.browser
 
-if chromium_path() is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("CI needs Debian's chromium for the browser test (.ci/run installs it)")
-    pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
+require_chromium()
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "workshop"
 Q = next(x for x in questions.of("delete") if x.preset == "")

@@ -8,22 +8,18 @@ figure with the axis type left to Plotly's inference ("-") draws axes and no bar
 from __future__ import annotations
 
 import json
-import os
 
 import plotly.graph_objects as go
 import pytest
 
 from app import figures_iot, figures_shuffle, theme
 
-from .browser import chromium_path
+from .browser import require_chromium
 from .chart_marks import chart_marks, empty_subplots
 
 pytestmark = pytest.mark.browser
 
-if chromium_path() is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("CI needs Debian's chromium for the browser test (.ci/run installs it)")
-    pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
+require_chromium()
 
 ORDERS = ["0123", "1032", "3210"]
 TR = {"orders": ORDERS, "order_acc": [0.91, 0.62, 0.55], "sequential_acc": 0.93, "ensemble_acc": 0.9,

@@ -20,16 +20,15 @@ import pytest
 
 from lab.classroom import questions, workshop_db
 
-from .browser import chromium_path, free_port, lab_server, settle
+from .browser import chromium_path, free_port, lab_server, require, settle
 from .pg_server import bin_dir, postgres
 from .tls_certs import client_env, dask_tls_args, handshake, make_certs
 
 pytestmark = pytest.mark.browser
 
-if chromium_path() is None or bin_dir() is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("CI needs Debian's chromium and postgresql for the deployment test (.ci/run installs them)")
-    pytest.skip("chromium or postgresql is not installed", allow_module_level=True)
+require(chromium_path() is not None and bin_dir() is not None,
+        "CI needs Debian's chromium and postgresql for the deployment test (.ci/run installs them)",
+        "chromium or postgresql is not installed")
 
 ROOT = Path(__file__).resolve().parents[1]
 DASK = str(Path(sys.executable).parent / "dask")

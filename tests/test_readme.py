@@ -28,7 +28,7 @@ def test_readme_lists_every_page_from_the_catalog():
     table = README.split(START, 1)[1].split(END, 1)[0]
     for d in descriptors().values():
         assert f"**{d.title}**" in table and f"`layerlab {d.name} --help`" in table
-    assert len(descriptors()) == 8
+    assert len(descriptors()) == len(list((ROOT / "lab" / "experiments").glob("*/descriptor.py")))  # no literal
 
 
 def test_the_table_check_can_fail():

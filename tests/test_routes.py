@@ -16,14 +16,20 @@ from lab.ops import route_ops as O
 LOOPED = routes.looped(3, 2)  # (0, 1, 2, 0, 1, 2): a looped model's route, blocks and slots apart
 
 
+# The shipped route surgeries, in their order: a surgery declared later (tests/test_ops_registry.py adds a toy one) is
+# checked by what the registry says of every surgery, with no line to add here.
+SHIPPED = ("identity", "skip", "swap", "reverse", "random", "repeat", "skip-middle", "loop", "parallel",
+           "parallel-loop")
+
+
 def test_every_operation_has_a_label_and_the_argument_tuples_follow_the_registry():
-    assert list(O.OPS) == ["identity", "skip", "swap", "reverse", "random", "repeat", "skip-middle", "loop",
-                                "parallel", "parallel-loop"]
+    shipped = lambda names: tuple(o for o in names if o in SHIPPED)  # noqa: E731
+    assert shipped(O.OPS) == SHIPPED
     assert all(O.OPS[o].label for o in O.OPS)
-    assert O.BLOCK_OPS == ("skip", "swap", "repeat")
-    assert O.REDUCE_OPS == ("parallel", "parallel-loop")
-    assert O.LOOP_OPS == ("loop", "parallel-loop")
-    assert O.SPAN_OPS == ("skip", "reverse", "repeat", "parallel", "parallel-loop")
+    assert shipped(O.BLOCK_OPS) == ("skip", "swap", "repeat")
+    assert shipped(O.REDUCE_OPS) == ("parallel", "parallel-loop")
+    assert shipped(O.LOOP_OPS) == ("loop", "parallel-loop")
+    assert shipped(O.SPAN_OPS) == ("skip", "reverse", "repeat", "parallel", "parallel-loop")
     assert O.op_labels(("skip", "swap")) == {"skip": "skip block b", "swap": "swap blocks b and b+1"}
     with pytest.raises(ValueError, match="unknown route operation 'drop'.*delete"):
         O.op("drop")

@@ -19,15 +19,12 @@ from urllib.parse import parse_qs, urlparse
 import numpy as np
 import pytest
 
-from .browser import chromium_path, lab_server, wait_idle
+from .browser import lab_server, require_chromium, wait_idle
 from .chart_marks import chart_marks, marks_per_subplot
 
 pytestmark = pytest.mark.browser
 
-if chromium_path() is None:
-    if os.environ.get("CI"):
-        raise RuntimeError("CI needs Debian's chromium for the browser test (.ci/run installs it)")
-    pytest.skip("chromium is not installed (apt-get install chromium)", allow_module_level=True)
+require_chromium()
 
 SHOTS = os.environ.get("LAYERLAB_SHOTS")
 CSV_TASK = re.compile(r"csv:[0-9a-f]{16}")
