@@ -16,6 +16,7 @@ import streamlit as st
 
 from app import charts, jobs, query
 from app import figures_study as figs
+from lab.classroom import reproduce
 from lab.classroom import where as where_questions
 from lab.runtime.engine.admission import Busy
 from lab.study import compute, shipped
@@ -96,7 +97,7 @@ def show(page_name: str, lecturer: bool = True, in_class: bool = False, workshop
     st.subheader("Where it appears", help="A study: the page's claim along one setting at five training seeds "
                  "(each seed redraws the weights, the batch order and the data), every cell an ordinary stored "
                  "result. 'Appears from' is corrected over the grid (Holm); 'does not appear' needs the effect "
-                 "shown below the study's margin. The command line: python -m lab study NAME.")
+                 "shown below the study's margin. The command line: " + " ".join(reproduce.program()) + " study NAME.")
     for study in studies:
         st.markdown(f"**{study.title}**")
         cells = compute.plan(study)
@@ -112,6 +113,6 @@ def show(page_name: str, lecturer: bool = True, in_class: bool = False, workshop
         _ask(workshop, study, a)
         st.markdown(query.plain(a["sentence"]))
         charts.show(figs.figure(a), key=f"study_map_{study.name}", what=figs.WHAT)
-        st.caption(f"{_cost_words(a)} · python -m lab study {study.name}")
+        st.caption(f"{_cost_words(a)} · {' '.join(reproduce.program())} study {study.name}")
         with st.expander("The map as a table", icon=":material/table:"):
             st.dataframe(_table(a), hide_index=True, key=f"study_table_{study.name}")

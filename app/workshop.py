@@ -51,7 +51,7 @@ from lab import claims as lab_claims
 from lab.catalog import descriptors
 from lab.catalog.presets import Preset
 from lab.claims import verdict_words
-from lab.classroom import lecturer_pass
+from lab.classroom import lecturer_pass, reproduce
 from lab.classroom import questions as lab_questions
 from lab.classroom import where as where_questions
 from lab.classroom import workshop_db as wdb
@@ -968,7 +968,8 @@ def _where_box(q: lab_questions.Question, ans: lab_questions.Answer, chosen: Opt
     """A where-question's answer: what the study's map shows, the option it confirms, the prediction."""
     if ans.claim is None:
         st.info("The map of this study is not computed yet, so it confirms no option: the lecturer computes its "
-                "cells below (the button, or python -m lab study " + md(q.study) + ").", icon=":material/grid_on:")
+                "cells below (the button, or " + " ".join(reproduce.program()) + " study " + md(q.study) + ").",
+                icon=":material/grid_on:")
         return
     lines = [f"**What the map shows:** {md(ans.claim.get('detail', ''))}"]
     lines.append(f"**The answer the map gives:** {md(q.texts[ans.correct])}" if ans.correct is not None else
