@@ -11,9 +11,8 @@ An sdist carries the file it was made with, so a wheel built from it (no .git th
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import re
-import subprocess
 import tomllib
 from pathlib import Path
 
@@ -27,15 +26,13 @@ INNER = [*find_packages(include=["lab", "lab.*", "app", "app.*"]), "pages"]
 
 
 def _git_head() -> str | None:
-    if not (HERE / ".git").exists():  # an unpacked sdist: never ask a repository that merely lies above it
-        return None
-    try:
-        out = subprocess.run(["git", "-C", str(HERE), "rev-parse", "HEAD"], capture_output=True, text=True,
-                             timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    head = out.stdout.strip()
-    return head if out.returncode == 0 and re.fullmatch(r"[0-9a-f]{40}", head) else None
+    """The checkout's HEAD, read by the lab's own reader (lab/runtime/version.py, stdlib only), loaded from its file so
+    that building imports no lab package; None in an unpacked sdist (no .git here: a repository above is not asked)."""
+    spec = importlib.util.spec_from_file_location("_layerlab_version", HERE / "lab" / "runtime" / "version.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module._git_head(HERE)
 
 
 def build_info() -> dict[str, str]:
