@@ -1,6 +1,6 @@
 """What Dask's own periodic work costs a lab cluster (reported, never asserted): CPU seconds a minute of an idle
 2-worker cluster, and one job's wall and CPU seconds, with Dask's defaults against the lab's QUIET settings
-(lab/runtime/engine/cluster.py: no statistical profiler, slower memory, system and tick monitors).
+(lab/runtime/engine/local_cluster.py: no statistical profiler, slower memory, system and tick monitors).
 
 Each variant runs in a process of its own (a fresh Dask config), one after the other, on the same machine.
 Usage: PYTHONPATH=. .venv/bin/python bench/bench_cluster_idle.py [--idle 60] [--epochs 2]
@@ -62,7 +62,7 @@ def child(quiet: bool, idle_s: float, epochs: int) -> dict[str, float]:
     import dask
     from distributed import Client, LocalCluster
 
-    from lab.runtime.engine.cluster import QUIET
+    from lab.runtime.engine.local_cluster import QUIET
 
     with dask.config.set(QUIET if quiet else {}):
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,

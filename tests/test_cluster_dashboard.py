@@ -11,7 +11,7 @@ from typing import Iterator
 
 import psutil
 
-from lab.runtime.engine import cluster
+from lab.runtime.engine import local_cluster
 
 DASK_DEFAULT = 8787
 
@@ -32,16 +32,16 @@ def _held(port: int) -> Iterator[None]:
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    cluster._ask_to_stop(proc)
+    local_cluster._ask_to_stop(proc)
     try:
         proc.wait(30)
     except subprocess.TimeoutExpired:
-        cluster._kill_group(proc)
+        local_cluster._kill_group(proc)
 
 
 def test_the_local_cluster_asks_for_no_dashboard_port(capfd):
     with _held(DASK_DEFAULT):
-        proc, address, _ = cluster.spawn_cluster(0)  # a scheduler, no workers: what a newcomer's start makes first
+        proc, address, _ = local_cluster.spawn_cluster(0)  # a scheduler, no workers: a newcomer's start makes it first
         try:
             listening = [c.laddr for c in psutil.Process(proc.pid).net_connections("inet")
                          if c.status == psutil.CONN_LISTEN]

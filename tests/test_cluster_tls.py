@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.runtime.engine import cluster
-from lab.runtime.engine.cluster import DaskEngine, cluster_security
+from lab.runtime.engine.cluster import DaskEngine
+from lab.runtime.engine.security import PLAINTEXT_WARNING, cluster_security
 from lab.runtime.settings import SettingError
 from lab.runtime.store import Store
 
@@ -52,7 +52,7 @@ def test_plaintext_when_allowed_warns_at_every_start(caplog, monkeypatch, tmp_pa
     with caplog.at_level(logging.WARNING, logger="layerlab.engine"):
         for _ in range(2):
             DaskEngine(address="tcp://10.0.0.5:8786", store=Store(tmp_path)).close()
-    warned = [r for r in caplog.records if r.getMessage() == cluster.PLAINTEXT_WARNING]
+    warned = [r for r in caplog.records if r.getMessage() == PLAINTEXT_WARNING]
     assert len(warned) == 2
 
 

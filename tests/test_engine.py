@@ -305,7 +305,7 @@ def _malloc_trim() -> object:
 
 def test_workers_do_not_return_memory_to_the_os_after_every_free(dask_engine):
     # Dask's default (64 KiB) made training 25-35 % slower in workers than in a plain process
-    # (lab/runtime/engine/cluster.py: worker_environ).
+    # (lab/runtime/engine/worker.py: worker_environ).
     assert dask_engine.ready(120)
     assert set(dask_engine.client.run(_malloc_trim).values()) == {None}
 

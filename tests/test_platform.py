@@ -250,7 +250,7 @@ def test_a_worker_lowers_its_priority_without_os_nice(tmp_path):
     probe = textwrap.dedent("""\
         import psutil
         before = psutil.Process().nice()
-        from lab.runtime.engine.cluster import lower_priority
+        from lab.runtime.engine.worker import lower_priority
         lower_priority(5)
         print(before, psutil.Process().nice())
         """)
@@ -274,7 +274,7 @@ def test_killing_a_cluster_without_process_groups_takes_its_workers(monkeypatch)
     """Windows has no `os.killpg`: the cluster's process and every process it started are found and killed."""
     import psutil
 
-    from lab.runtime.engine import cluster
+    from lab.runtime.engine import local_cluster
 
     monkeypatch.delattr(os, "killpg")
     proc = subprocess.Popen([sys.executable, "-c", SPAWNER], stdout=subprocess.PIPE, text=True)
@@ -282,7 +282,7 @@ def test_killing_a_cluster_without_process_groups_takes_its_workers(monkeypatch)
     try:
         assert proc.stdout is not None
         worker = psutil.Process(int(proc.stdout.readline()))
-        cluster._kill_group(proc)
+        local_cluster._kill_group(proc)
         assert proc.poll() is not None
         deadline = time.monotonic() + 10
         while worker.is_running() and worker.status() != psutil.STATUS_ZOMBIE:  # an orphan's zombie is dead too
@@ -297,11 +297,11 @@ def test_killing_a_cluster_without_process_groups_takes_its_workers(monkeypatch)
 
 def test_the_cluster_sees_its_parent_end_without_parentage():
     """Windows never changes a process's parent id: the cluster watches its parent process itself."""
-    from lab.runtime.engine import cluster
+    from lab.runtime.engine import local_cluster
 
     parent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     try:
-        alive = cluster._watch(parent.pid, by_parentage=False)
+        alive = local_cluster._watch(parent.pid, by_parentage=False)
         assert alive()
         parent.kill()
         parent.wait(30)
@@ -309,8 +309,8 @@ def test_the_cluster_sees_its_parent_end_without_parentage():
     finally:
         parent.kill()
         parent.wait(30)
-    assert not cluster._watch(parent.pid, by_parentage=False)()  # gone before the watch began
-    assert cluster._watch(os.getppid(), by_parentage=True)()
+    assert not local_cluster._watch(parent.pid, by_parentage=False)()  # gone before the watch began
+    assert local_cluster._watch(os.getppid(), by_parentage=True)()
 
 
 # -- what the benches report ----------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 Why: the lab's modules log under `layerlab.*` (a prediction the database refused, a job resubmitted, a cluster
 restarted), but nothing gave those loggers a handler, so Python's last resort dropped everything below WARNING and
 printed the rest without a time. `configure()` is called where a process starts: the CLI (lab/cli), the server
-(app/serve.py), the page shell for `streamlit run` (app/shell.py) and each Dask worker (lab/runtime/engine/cluster.py
+(app/serve.py), the page shell for `streamlit run` (app/shell.py) and each Dask worker (lab/runtime/engine/worker.py
 `prepare_worker`). LAYERLAB_LOG_LEVEL (lab/runtime/settings.py) sets how much.
 """
 

@@ -4,6 +4,8 @@ Two implementations behind one interface (`submit(label, fn, cfg, priority, owne
 `key`, `ahead`, `waiting`, `sweep`; admission control in `admission.py`):
 - `DaskEngine` (LAYERLAB_ENGINE=dask, the default; `cluster.py`): a Dask `distributed` cluster of worker processes,
   so training leaves the web server's process and its GIL; with LAYERLAB_SCHEDULER=tls://host:port an existing one.
+  Its parts: the local cluster's process (`local_cluster.py`), who may use a cluster (`security.py`), a worker's
+  side (`worker.py`), replacing a lost cluster (`healing.py`).
 - `ThreadEngine` (LAYERLAB_ENGINE=threads; `jobs.py`): a few threads inside the server process, for machines where
   worker processes are not wanted; the AppTests use it (no cluster to start).
 
@@ -22,9 +24,11 @@ from typing import Optional, Sequence
 
 from lab.runtime import settings
 from lab.runtime.engine.batch import compute, pool
-from lab.runtime.engine.cluster import DaskEngine, serve_cluster, spawn_cluster, worker_environ
+from lab.runtime.engine.cluster import DaskEngine
 from lab.runtime.engine.jobs import BACKGROUND, KEEP_DONE, MAX_THREADS, Engine, Job, ThreadEngine
+from lab.runtime.engine.local_cluster import serve_cluster, spawn_cluster
 from lab.runtime.engine.progress_files import PROGRESS_DIR, job_id, progress_file, read_progress
+from lab.runtime.engine.worker import worker_environ
 
 # Plumbing: cannot change a number (lab/runtime/codeversion.py).
 CODE_VERSION_NEUTRAL = True
