@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 
 import streamlit as st
 
-from app import charts, jobs
+from app import charts, jobs, stored_results
 from app import seed_dots as dots
 from lab.claims import MIN_SEEDS, over_words, verdict_words
 from lab.classroom import seeds as lab_seeds
@@ -158,7 +158,7 @@ def _stored_pool(name: str, settings: dict[str, Any]) -> dict[str, tuple[Mapping
     # the other seeds first: in a course that was not warmed the first of them is missing, found by a file check,
     # before the view's own seed's claims are read (a fraction of a second the first time)
     for s in sorted(seeds, key=lambda s: s == own):
-        got[s] = jobs.stored(f"Recipe claims at seed {s}", lab_seeds.claims_at,
+        got[s] = stored_results.stored(f"Recipe claims at seed {s}", lab_seeds.claims_at,
                              lab_seeds.SeedClaims.of(name, settings, s))
         if got[s] is None:
             return {}

@@ -35,7 +35,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from app import charts, controls, jobs, lesson, query, reproduce_view, training_view, worksheet
-from app import workshop as ws
+from app.class_links import link_flag, student_link  # the toolbar's Student link (the class card's too)
+from app.lecturer_auth import close_notice, start_class
+from app.stored_results import stored
+from app.workshop import Workshop
 from lab.catalog import presets as lab_presets
 from lab.classroom import seeds as lab_seeds
 from lab.runtime.quick import quick
@@ -131,12 +134,12 @@ class Page:
         # The page's name (its descriptor's, and its file in pages/, e.g. "delete"): its workshop questions
         # (lab/classroom/questions.py) and its downloads' names.
         self.name = name
-        self.student = ws.link_flag(STUDENT)
-        presenting = ws.link_flag(PRESENT)
+        self.student = link_flag(STUDENT)
+        presenting = link_flag(PRESENT)
         self.present = presenting or self.student  # the look: no sidebar, larger type
-        ws.close_notice()
+        close_notice()
         # Only `present=1` asks for the lecturer's view (granted with the class's key); `student=1` never does.
-        self.workshop = ws.Workshop(self.name, self.presets, self.defaults, presenting and not self.student)
+        self.workshop = Workshop(self.name, self.presets, self.defaults, presenting and not self.student)
         st.html(_CSS_ALWAYS + (_CSS_PRESENT if self.present else ""))
         # A class that follows a lesson: the page shows the room's step, or switches to its page (app/lesson.py).
         self.lesson = lesson.follow(self.name, self.workshop)
@@ -252,7 +255,7 @@ class Page:
         class's presentation view. Not offered on a page that already has a class."""
         if self.workshop.code is None:
             st.button("Start a class", icon=":material/co_present:", key="layerlab_start_class",
-                      on_click=ws.start_class, help="A new class code for your students and its lecturer key; this "
+                      on_click=start_class, help="A new class code for your students and its lecturer key; this "
                       "page becomes the class's presentation view, with the code and a QR code to join.")
 
     def try_this(self) -> None:
@@ -332,7 +335,7 @@ class Page:
         own = int(settings.get("seed", 0))
         out = []
         for s in lab_seeds.default_seeds(self.name, settings):
-            if s != own and jobs.stored("", lab_seeds.claims_at, lab_seeds.SeedClaims.of(self.name, settings, s)) \
+            if s != own and stored("", lab_seeds.claims_at, lab_seeds.SeedClaims.of(self.name, settings, s)) \
                     is None:
                 out += [dataclasses.replace(n, label=f"Seed {s}: {n.label}")
                         for n in lab_seeds.seed_needs(self.name, settings, s)]
@@ -450,9 +453,6 @@ class Page:
             pass
         call = self.descriptor.reproduce(self.settings())
         reproduce_view.reproduce(self.name or "page", self.name.capitalize(), call.fn, call.cfg, figure)
-
-
-student_link = ws.student_link  # the toolbar's Student link (app/workshop.py makes it: the class card needs it too)
 
 
 # "ready" stays true (a stored entry is never removed under a running server); anything else is asked again after

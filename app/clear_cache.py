@@ -1,10 +1,10 @@
 """Student sessions cannot clear the server's shared state.
 
 Streamlit's "Clear cache" (the app menu's item, or a `clear_cache` message any browser can send over the websocket,
-whatever `client.toolbarMode` hides) empties every `st.cache_data` and `st.cache_resource` of the process, for all
-users at once. The lab keeps server-wide objects there (the engine and its warmer, app/jobs.py; the class database,
-app/workshop.py; start-up work, app/shell.py), so any student could make the next page start a second engine and
-warm every view again. Streamlit has no setting that switches the message off (1.67: `AppSession` handles it in
+whatever `client.toolbarMode` hides) empties every `st.cache_data` and `st.cache_resource` of the process, for all users
+at once. The lab keeps server-wide objects there (the engine and its warmer, app/server_engine.py; the class database,
+app/class_db.py; start-up work, app/shell.py), so any student could make the next page start a second engine and warm
+every view again. Streamlit has no setting that switches the message off (1.67: `AppSession` handles it in
 `_handle_clear_cache_request`), so `install` replaces that handler, once per process, with one that clears only the
 sending session's own state, which is all a student's "Clear cache" should reach.
 """

@@ -5,8 +5,8 @@ thousand validations), which makes a cached page view cost 0.2-0.5 s of server C
 Here each figure builder of app/figures_*.py is decorated with `@figure`: its first call builds the
 figure, every later call with equal arguments and the same palette (from any session) returns the same object.
 
-How the arguments are keyed cheaply: app/jobs.py serves each stored result as one shared object per store entry
-and registers it here under its store key (`register`), with the lists and dicts inside it. A registered object
+How the arguments are keyed cheaply: app/stored_results.py serves each stored result as one shared object per store
+entry and registers it here under its store key (`register`), with the lists and dicts inside it. A registered object
 stands for its key in the argument's token; a large container met before stands for the digest of its content,
 computed once; anything else (numbers, strings, a dict a page put together from several results) is walked and
 stands for itself. So a rerun pays a walk of small containers, not a hash of the numbers.
@@ -33,7 +33,7 @@ from app import theme
 
 F = TypeVar("F", bound=Callable[..., Any])
 MAX_FIGURES = 512  # per server: a figure dict is a few to a few hundred kB
-MAX_REGISTERED = 256  # results registered at once (app/jobs.py keeps as many)
+MAX_REGISTERED = 256  # results registered at once (app/stored_results.py keeps as many)
 
 _lock = threading.Lock()
 _figures: OrderedDict[Hashable, go.Figure] = OrderedDict()
@@ -41,7 +41,7 @@ _registry: dict[int, tuple[str, Any]] = {}  # id(obj) -> (token, obj): holding o
 _owners: OrderedDict[str, list[int]] = OrderedDict()  # store key -> ids registered under it
 # Large containers met before (a job's result a page reads straight from the engine, say), by identity, with the
 # object held so that its id cannot be reused: their digest is computed once. Results are never changed in place
-# (app/jobs.py), which is what makes an identity stand for the content.
+# (app/stored_results.py), which is what makes an identity stand for the content.
 SEEN_MIN = 64
 MAX_SEEN = 4096
 _seen: OrderedDict[int, tuple[Any, Hashable]] = OrderedDict()

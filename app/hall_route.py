@@ -36,7 +36,7 @@ from lab.classroom import hall
 from lab.classroom import workshop_db as wdb
 
 PATH = "_layerlab/hall"
-VOTER_COOKIE = "layerlab_voter_"  # + the class's code (app/workshop.py's COOKIE: the full pages read it too)
+VOTER_COOKIE = "layerlab_voter_"  # + the class's code (app/voters.py's COOKIE: the full pages read it too)
 MAX_BODY = 512
 HERE = Path(__file__).resolve().parent / "hall"
 log = logging.getLogger("layerlab.workshop")

@@ -1,92 +1,32 @@
-"""Run lab calls off the script thread, share them between sessions, and show their progress.
+"""Run lab calls off the script thread, share them between sessions, and show their progress: `run` (a progress bar
+until the result lands), `Pending` (pieces drawn as they land), `View` (a view's plan run through these), `prefetch`.
 
 Why: a Streamlit rerun (any widget touched) interrupts the script at its next st.* call. If training ran in
 the script thread, moving a slider mid-training would throw the work away. Here a job runs in a small
 server-wide thread pool: a rerun only stops the *waiting*, the job finishes and lands in the store, and a
 second student asking for the same config joins the running job instead of starting another. The engine
-(lab/runtime/engine/: a 2-thread pool, or Dask worker processes with LAYERLAB_ENGINE=dask) bounds how much training
-runs at once; whichever it is, progress, notices and the queue position reach the page the same way.
+(lab/runtime/engine/: a 2-thread pool, or Dask worker processes with LAYERLAB_ENGINE=dask; app/server_engine.py) bounds
+how much training runs at once; whichever it is, progress, notices and the queue position reach the page the same way.
+A stored result is read in the script thread first (app/stored_results.py); who may submit and when a page works is
+app/page_admission.py.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
-from collections import OrderedDict
 from typing import Any, Callable, Optional, Sequence
 
 import streamlit as st
 
-from app import figcache, query, training_view
-from app.clients import client_address
-from app.turns import Turns
+from app import page_admission, query, server_engine, stored_results, training_view
 from lab.catalog.presets import Need, by_key
-from lab.classroom import warm
-from lab.runtime import engine as engines
-from lab.runtime import quick, settings
 from lab.runtime.engine import Job
-from lab.runtime.engine.admission import LOCAL, Busy, Owner
-from lab.runtime.notices import collecting
-from lab.runtime.store import NotCached, active_store, cached_only, config_json, read_hooks, shared_reads
+from lab.runtime.engine.admission import Busy
 
 log = logging.getLogger("layerlab.jobs")
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.~@+-]+){2,}[\\/]?")
-JobRunner = engines.Engine  # what runner() returns: `submit`, `jobs`, `key`, `ahead` (lab/runtime/engine/)
-
-
-@st.cache_resource(show_spinner=False)
-def _engine() -> JobRunner:
-    # The local workers import every page's experiment as they start (in the background, at server start): a
-    # visitor's first job on a fresh worker then starts at once instead of after seconds of imports. A server
-    # started by app/serve.py (`make app`) made the engine as it booted; this finds that one.
-    from lab.catalog import config_modules
-
-    return engines.engine(preload=config_modules())
-
-
-def start_engine() -> None:
-    """Start the server's engine with its first page run (a local cluster comes up in the background), so that
-    the first visitor who needs a job does not wait for its workers to start and import the lab."""
-    try:
-        _engine()
-    except ValueError:  # misconfigured: the page that needs a job says so (runner())
-        pass
-
-
-def runs_in_process() -> bool:
-    """Whether the server's jobs run in this process (the threads engine), not on worker processes; False when the
-    engine is misconfigured (each page says so)."""
-    try:
-        return _engine().name == "threads"
-    except ValueError:
-        return False
-
-
-@st.cache_resource(show_spinner=False)
-def background_warmer() -> Optional[warm.Background]:
-    """Once per server: warm every page's default view on the engine at BACKGROUND priority (lab/classroom/warm.py);
-    None in quick mode, with LAYERLAB_WARM=0, or when the engine is misconfigured (each page then says so)."""
-    if quick.quick() or not settings.get("LAYERLAB_WARM"):
-        return None
-    try:
-        eng = _engine()
-    except ValueError:
-        return None
-    return warm.Background(eng, warm.default_views)
-
-
-def runner() -> JobRunner:
-    """The server-wide engine (one per Streamlit process, shared by every session): threads or Dask workers
-    (LAYERLAB_ENGINE). An unknown engine stops the page with one clear message; a cluster that cannot be started or
-    reached fails each job with a message saying so (lab/runtime/engine/)."""
-    try:
-        return _engine()
-    except ValueError as exc:
-        st.error(f"The lab is misconfigured: {exc}")
-    st.stop()
-    raise AssertionError("unreachable")  # st.stop() raises; this keeps the type checker honest
 
 
 def without_paths(exc: BaseException, limit: int = 200) -> str:
@@ -100,192 +40,29 @@ def _status(label: str, job: Job) -> str:
     """The bar's text: the job's own message, or its place in the queue while it waits."""
     job.refresh()
     if not job.started:
-        ahead = runner().ahead(job)
+        ahead = server_engine.runner().ahead(job)
         if ahead:
             return f"{label}: queued, {ahead} job{'s' if ahead > 1 else ''} ahead of yours"
     return f"{label}: {job.message}"
 
 
-_MISSING = object()
 POLL_S = 0.5  # a waiting page redraws its progress at most this often
 RERUN_EVERY_S = 1.0  # a page reruns itself (a piece landed) at most once this often per session
 RUN_STARTED = "_layerlab_run_started"  # session_state: when this session's last full run began (app/shell.py)
-# Stored results already read, one shared object per store entry (by the entry's full path, so two stores or quick
-# mode never mix): an entry never changes once written (its name hashes what it depends on), so a rerun or another
-# session gets the same object without reading and parsing the file again, and app/figcache.py keys the figures
-# drawn from it by that name. Shared: pages must not change a result (they build new dicts from it).
-MAX_RESULTS = figcache.MAX_REGISTERED
-_results: OrderedDict[str, Any] = OrderedDict()
-_results_lock = threading.Lock()
-# Every entry read in the script thread (a function that reads several, like rearrange.all_models, included) keys
-# the figures drawn from it by its file (lab/runtime/store.py: shared_reads).
-read_hooks.append(figcache.register)
-
-
-def entry_key(fn: Callable[..., Any], cfg: Any) -> Optional[str]:
-    """The store entry that holds `fn(cfg)` (its path), or None for a function that is not a cached entry point."""
-    kind = getattr(fn, "kind", None)
-    if kind is None:
-        return None
-    store = active_store()
-    return str(store.path(store.key(kind, cfg), ".json"))
-
-
-def _composed_key(fn: Callable[..., Any], cfg: Any) -> Optional[str]:
-    """The memo key of a function that is not an entry point but only puts stored entries together (a page's
-    comparison of several stored profiles, with their claims). `_stored` computes it from the store alone
-    (`cached_only`), and a stored entry never changes under a running server, so the answer holds for the server's
-    life; computing it again cost a cached view 20-40 ms (issue 21)."""
-    try:
-        about = config_json(cfg)
-    except (TypeError, ValueError):  # not a config the store could key: computed each time, as before
-        return None
-    return f"composed:{fn.__module__}.{fn.__qualname__}:{active_store().root}:{quick.quick()}:{about}"
-
-
-def _remember(key: Optional[str], result: Any) -> Any:
-    if key is None or result is None:
-        return result
-    with _results_lock:
-        _results[key] = result
-        _results.move_to_end(key)
-        while len(_results) > MAX_RESULTS:
-            _results.popitem(last=False)
-    figcache.register(key, result)
-    return result
-
-
-def stored(label: str, fn: Callable[..., Any], cfg: Any) -> Optional[Any]:
-    """fn(cfg) read from the store now, starting nothing; None where it is not stored (or its config is invalid,
-    which the page is told)."""
-    result = _stored(label, fn, cfg)
-    return None if result is _MISSING else result
-
-
-def _stored(label: str, fn: Callable[..., Any], cfg: Any) -> Any:
-    """The stored result, read in this thread (never queued behind other students' training); _MISSING if it is
-    not stored; None (with a message) if the config is invalid."""
-    try:
-        key = entry_key(fn, cfg) or _composed_key(fn, cfg)
-        with _results_lock:
-            if key in _results:
-                _results.move_to_end(key)
-                return _results[key]
-        with collecting() as notices, cached_only(), shared_reads():
-            result = fn(cfg, progress=lambda f, m: None)
-        for n in notices:
-            st.warning(n, icon="⚠️")
-        return result if notices else _remember(key, result)  # a rebuilt entry is read afresh next time
-    except NotCached:
-        return _MISSING
-    except ValueError as exc:
-        st.error(f"{label} could not run: {query.plain(exc)}")
-        return None
-
-
 STANDARD = "_layerlab_standard"  # session_state: this run's settings are a default view or a preset (classroom.py)
-
-
-def owner() -> Optional[Owner]:
-    """Who asks: this page session and its client address (app/clients.py; admission control bounds each); None
-    outside a page."""
-    try:
-        from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-        ctx = get_script_run_ctx()
-    except Exception:  # noqa: BLE001 - bare mode
-        return None
-    if ctx is None:
-        return None
-    return Owner(ctx.session_id, client_address())
-
-
-def _alive(session_id: str) -> bool:
-    try:
-        from streamlit.runtime import Runtime
-
-        answer = Runtime.instance().is_active_session(session_id)
-    except Exception:  # noqa: BLE001 - no runtime: nobody is known to have left
-        return True
-    return answer if isinstance(answer, bool) else True  # AppTest's runtime is a stand-in that knows nobody
-
-
-# Open pages (sessions) per client address: a classroom behind a NAT, not a flood. LAYERLAB_PAGES_PER_CLIENT
-# raises it where a whole lecture hall reaches the lab through one address. Both bounds are made at the first page,
-# not at import: a mistyped value is then the start-up check's one line (app/shell.py), not an import traceback.
-_pages: Optional[Turns] = None  # a place is held until its session ends (never released by a run)
-_bounds_lock = threading.Lock()
-
-
-def _bound(which: str) -> Turns:
-    """`_pages` or `_turns`, made from its setting on first use."""
-    global _pages, _turns
-    with _bounds_lock:
-        if _pages is None:
-            _pages = Turns(settings.get("LAYERLAB_PAGES_PER_CLIENT"))
-        if _turns is None:
-            _turns = Turns(settings.get("LAYERLAB_WORKING_PER_CLIENT"))
-        return _pages if which == "pages" else _turns
-
-
-def pages_per_client() -> int:
-    """How many pages one address may have open (LAYERLAB_PAGES_PER_CLIENT)."""
-    return _bound("pages").limit
-
-
-def admit_page() -> bool:
-    """Whether this page session may run: one address keeps at most pages_per_client() sessions (every run of a page
-    takes the web server's CPU, so 200 tabs or scripted sessions from one address would slow every student's page).
-    Sessions that have ended free their place. Connections without an address share one place-holder (UNKNOWN);
-    only a session without a connection (LOCAL: bare mode, AppTest) is not bounded."""
-    who = owner()
-    if who is None or who.client == LOCAL:
-        return True
-    return _bound("pages").try_take(who.client, who.session, _alive)
-
-
-# Pages of one address that work (run their script or wait for jobs) at once (app/turns.py); the rest wait their
-# turn without using the server's CPU. LAYERLAB_WORKING_PER_CLIENT raises it where a hall shares one address.
-_turns: Optional[Turns] = None
-WAITING = "_layerlab_waits_for_jobs"  # session_state: this run left jobs to wait for (it keeps its turn)
-
-
-def take_turn() -> bool:
-    """Hold one of this address's turns before the page works, waiting (with a notice) while the address's other
-    pages hold them all; False if the session ended meanwhile. Not bounded without a connection (LOCAL)."""
-    st.session_state[WAITING] = False
-    who = owner()
-    turns = _bound("turns")
-    if who is None or who.client == LOCAL or turns.try_take(who.client, who.session, _alive):
-        return True
-    note = st.empty()
-    busy = "1 page of the lab from your network is" if turns.limit == 1 else \
-        f"{turns.limit} pages of the lab from your network are"
-    note.info(f"{busy} computing; this one starts as soon as {'it' if turns.limit == 1 else 'one of them'} is done. "
-              f"Close the pages you no longer need.", icon=":material/hourglass_top:")
-    got = turns.wait(who.client, who.session, _alive)
-    note.empty()
-    return got
-
-
-def end_turn() -> None:
-    """At the end of a page's run: give the turn back unless the page left jobs to wait for (its polling works)."""
-    who = owner()
-    if who is not None and who.client != LOCAL and not st.session_state.get(WAITING, False):
-        _bound("turns").release(who.client, who.session)
 
 
 def _submit(label: str, fn: Callable[..., Any], cfg: Any, standard: Optional[bool] = None) -> Job:
     """Submit through admission control (lab/runtime/engine/admission.py): this run's settings say whether the job
     is a standard one, unless the caller says; queued jobs of visitors who left are dropped first. Busy when it is
     not admitted."""
-    eng = runner()
-    dropped = eng.sweep(_alive)
+    eng = server_engine.runner()
+    dropped = eng.sweep(page_admission.alive)
     if dropped:
         log.info("dropped %d queued jobs of visitors who left", dropped)
     if standard is None:
         standard = bool(st.session_state.get(STANDARD, True))
-    return eng.submit(label, fn, cfg, owner=owner(), standard=standard)
+    return eng.submit(label, fn, cfg, owner=page_admission.owner(), standard=standard)
 
 
 def _started(label: str, fn: Callable[..., Any], cfg: Any, wait: float, standard: Optional[bool] = None) -> Job:
@@ -310,8 +87,8 @@ def _asked(fn: Callable[..., Any], cfg: Any) -> None:
 def run(label: str, fn: Callable[..., Any], cfg: Any) -> Optional[Any]:
     """Result of `fn(cfg, progress=...)`, showing a progress bar while it runs; None (and a message) if it failed."""
     _asked(fn, cfg)
-    result = _stored(label, fn, cfg)
-    if result is not _MISSING:
+    result = stored_results.lookup(label, fn, cfg)
+    if result is not stored_results.MISSING:
         return result
     try:
         job = _started(label, fn, cfg, 0.05)
@@ -383,7 +160,7 @@ def prefetch(label: str, fn: Callable[..., Any], cfg: Any) -> None:
 
 
 def _start_missing(label: str, fn: Callable[..., Any], cfg: Any) -> None:
-    if _stored(label, fn, cfg) is _MISSING:
+    if stored_results.lookup(label, fn, cfg) is stored_results.MISSING:
         try:
             _submit(label, fn, cfg)
         except Busy:  # only a head start: the page asks again when it needs it
@@ -405,8 +182,8 @@ class Pending:
             standard: Optional[bool] = None) -> Optional[Any]:
         """`standard`: whether the job counts as a default view's or preset's (None: as this run's settings say)."""
         _asked(fn, cfg)
-        result = _stored(label, fn, cfg)
-        if result is not _MISSING:
+        result = stored_results.lookup(label, fn, cfg)
+        if result is not stored_results.MISSING:
             return result
         try:
             job = _started(label, fn, cfg, wait, standard)
@@ -415,12 +192,12 @@ class Pending:
             return None
         if job.future.done():
             return _finished(label, job)
-        self.keys.append(runner().key(fn, cfg))
+        self.keys.append(server_engine.runner().key(fn, cfg))
         return None
 
     def show(self) -> None:
         if self.keys:
-            st.session_state[WAITING] = True  # the page keeps its turn while it polls (take_turn)
+            st.session_state[page_admission.WAITING] = True  # the page keeps its turn while it polls (take_turn)
             _poll(tuple(self.keys))
 
 
@@ -467,8 +244,8 @@ class View:
         for key in keys:
             n = self.need(key)
             _asked(n.fn, n.cfg)
-            got = _stored(self.label(key), n.fn, n.cfg)
-            if got is not _MISSING:
+            got = stored_results.lookup(self.label(key), n.fn, n.cfg)
+            if got is not stored_results.MISSING:
                 out[key] = got
                 continue
             try:
@@ -505,7 +282,7 @@ class View:
         """The engine's job of one call (joined when it runs or is stored), for a page that polls it itself."""
         n = self.need(key)
         _asked(n.fn, n.cfg)
-        return runner().submit(self.label(key), n.fn, n.cfg)
+        return server_engine.runner().submit(self.label(key), n.fn, n.cfg)
 
     def show(self) -> None:
         """The bars of the calls `get` left computing, polled until they land (`Pending.show`)."""
@@ -522,7 +299,7 @@ def mark_run() -> None:
 def _poll(keys: tuple[str, ...]) -> None:
     """Only this fragment reruns while pieces are computing (the bars); the whole page reruns when one lands, and
     never sooner than RERUN_EVERY_S after its last full run."""
-    jobs = [j for j in (runner().jobs.get(k) for k in keys) if j is not None]
+    jobs = [j for j in (server_engine.runner().jobs.get(k) for k in keys) if j is not None]
     since = time.monotonic() - st.session_state.get(RUN_STARTED, 0.0)
     if (not jobs or any(j.future.done() for j in jobs)) and since >= RERUN_EVERY_S:
         st.rerun()  # the whole page: it draws what landed and polls for the rest

@@ -2,7 +2,7 @@
 themselves are data: lab/classroom/lessons.py).
 
 - **Start a lesson** (Home, `home_panel`): a shipped lesson, or one built here (steps picked in order) or imported
-  from its file, starts a class (the server's code and key: app/workshop.py's `start_class`) that follows it
+  from its file, starts a class (the server's code and key: app/lecturer_auth.py's `start_class`) that follows it
   (lab/classroom/workshop_db.py: `set_lesson`, the lesson's JSON stored with the class). Home then shows the class
   code, a QR code of the join link (`?join=CODE` on Home, also shown as a link) and the first step.
 - **The room follows** (`follow`, called by every experiment page: app/classroom.py's Page, before its controls
@@ -32,8 +32,9 @@ from typing import Any, Optional
 
 import streamlit as st
 
-from app import controls, query, worksheet
-from app import workshop as ws
+from app import class_db, class_join, class_links, controls, lecturer_auth, query, voters, worksheet
+from app.class_links import CLASS, PRESENT, STUDENT, WORKSHOP
+from app.workshop import Workshop
 from lab.catalog import descriptors
 from lab.classroom import lessons
 from lab.classroom import workshop_db as wdb
@@ -96,7 +97,7 @@ def room(code: str, fresh: bool = False) -> Optional[Room]:
         if hit is not None and now - hit[0] < FRESH_SECONDS:
             return hit[1]
     try:
-        state = ws.database().lesson(code)
+        state = class_db.database().lesson(code)
         found = None if state is None else Room(code, _parsed(state.lesson), state.step, state.window)
     except lessons.LessonError:  # stored by an older lab whose pages or questions this one no longer has
         log_.warning("class %s follows a lesson this lab cannot show", code)
@@ -122,7 +123,7 @@ def step_params(step: lessons.Step, code: str, lecturer: bool) -> dict[str, str]
     d = descriptors()[step.page]
     values = step.settings
     out = {c.name: controls.link_text(c, values[c.name]) for c in d.controls if values[c.name] != c.default}
-    out.update({ws.PRESENT: "1", ws.CLASS: code} if lecturer else {ws.STUDENT: "1", ws.WORKSHOP: "1", ws.CLASS: code})
+    out.update({PRESENT: "1", CLASS: code} if lecturer else {STUDENT: "1", WORKSHOP: "1", CLASS: code})
     return out
 
 
@@ -136,7 +137,7 @@ def student_target(code: str) -> Optional[tuple[str, dict[str, str]]]:
 
 
 # -- following the room ------------------------------------------------------------------------------------------
-def follow(page: str, w: ws.Workshop) -> Optional[Room]:
+def follow(page: str, w: Workshop) -> Optional[Room]:
     """On an experiment page (app/classroom.py, before its controls exist): when the link's class follows a lesson,
     show the room's step (switch to its page, apply its setting once per step), the lesson's bar and the poll that
     follows the room. Returns the room, or None (no class or no lesson)."""
@@ -179,7 +180,7 @@ def _poll(code: str, seen: tuple[int, str]) -> None:
         st.rerun(scope="app")
 
 
-def _bar(r: Room, w: ws.Workshop) -> None:
+def _bar(r: Room, w: Workshop) -> None:
     n, total = r.step + 1, len(r.lesson.steps)
     with st.container(key="layerlab_lesson_bar", horizontal=not w.lecturer, vertical_alignment="center",
                       gap="small"):
@@ -199,7 +200,7 @@ def _bar(r: Room, w: ws.Workshop) -> None:
         else:
             st.markdown(f":material/school: Class **{md(r.code)}** · {md(r.lesson.title)} · step {n} of {total}",
                         width="stretch")
-            st.download_button("My worksheet", data=_worksheet_of(r, ws.voter(r.code)), on_click="ignore",
+            st.download_button("My worksheet", data=_worksheet_of(r, voters.voter(r.code)), on_click="ignore",
                                file_name=f"layerlab-{r.code}-worksheet.html", mime="text/html", type="tertiary",
                                icon=":material/download:", key="lesson_worksheet",
                                help="Your predictions beside what each run showed (an offline HTML file).")
@@ -220,7 +221,7 @@ def _bar(r: Room, w: ws.Workshop) -> None:
 def _move(code: str, key: Optional[str], to: int) -> None:
     """Previous / Next step: the database moves the room only for the class's key."""
     try:
-        ws.database().move_step(code, key, to)
+        class_db.database().move_step(code, key, to)
     except wdb.Rejected as why:
         log_.warning("lesson step of class %s refused: %s", code, why)
         st.session_state[_NOTICE] = f"The room did not move: {md(why)}."
@@ -235,7 +236,7 @@ def _leave(code: str, title: str) -> None:
     """A student leaves the lesson: the page drops the class from its link (it stops following) and keeps its
     setting, with the controls back."""
     st.session_state.setdefault(LEFT_KEY, {})[code] = title
-    for k in (ws.CLASS, ws.STUDENT, ws.WORKSHOP, ws.PRESENT):
+    for k in (CLASS, STUDENT, WORKSHOP, PRESENT):
         if k in st.query_params:
             del st.query_params[k]
 
@@ -244,7 +245,7 @@ def _rejoin(code: str) -> None:
     st.session_state.get(LEFT_KEY, {}).pop(code, None)
     st.session_state.get(APPLIED_KEY, {}).pop(code, None)  # the room's step is applied afresh
     _forget(code)  # read where the room is now, not where it was a moment ago
-    st.query_params.update({ws.CLASS: code, ws.STUDENT: "1", ws.WORKSHOP: "1"})
+    st.query_params.update({CLASS: code, STUDENT: "1", WORKSHOP: "1"})
 
 
 def _rejoin_offer() -> None:
@@ -264,7 +265,7 @@ def _rejoin_offer() -> None:
 # -- the report and the worksheet ------------------------------------------------------------------------------
 def _outcomes(code: str, key: Optional[str]) -> dict[str, dict[str, Any]]:
     out = {}
-    for q, text in ws.database().outcomes(code, key).items():
+    for q, text in class_db.database().outcomes(code, key).items():
         try:
             got = json.loads(text)
         except ValueError:
@@ -276,7 +277,7 @@ def _outcomes(code: str, key: Optional[str]) -> dict[str, dict[str, Any]]:
 
 def report_files(code: str, key: Optional[str], lesson: lessons.Lesson) -> tuple[str, str]:
     """The lesson's report of class `code` as (HTML, CSV): the lecturer's (its key reads the tallies)."""
-    rows = lessons.report_rows(lesson, ws.database().tallies(code, key), _outcomes(code, key))
+    rows = lessons.report_rows(lesson, class_db.database().tallies(code, key), _outcomes(code, key))
     return lessons.report_html(lesson, code, rows), lessons.report_csv(rows)
 
 
@@ -299,7 +300,7 @@ def report_buttons(r: Room, key: Optional[str]) -> None:
 def worksheet_rows(code: str, lesson: lessons.Lesson, voter: Optional[str]) -> list[dict[str, Any]]:
     """One row per step of a student's worksheet: their counted prediction beside what the run showed (once the
     answer was revealed to the room)."""
-    db = ws.database()
+    db = class_db.database()
     said = _outcomes(code, None)
     rows = []
     for n, s in enumerate(lesson.steps, start=1):
@@ -329,7 +330,7 @@ def join_from_link() -> None:
     if not values:
         return
     del st.query_params[JOIN]
-    ws.join_class(values[0] if len(values) == 1 else "", student_target)
+    class_join.join_class(values[0] if len(values) == 1 else "", student_target)
 
 
 def available() -> dict[str, lessons.Lesson]:
@@ -342,18 +343,19 @@ def _start(key: str) -> None:
     lesson = available().get(key)
     if lesson is None:
         return
-    code = ws.start_class(here=False)
+    code = lecturer_auth.start_class(here=False)
     if code is None:
         return
     try:
-        ws.database().set_lesson(code, st.session_state[ws.LECTURER_KEY][code], lessons.to_json(lesson))
+        class_key = st.session_state[lecturer_auth.LECTURER_KEY][code]
+        class_db.database().set_lesson(code, class_key, lessons.to_json(lesson))
     except Exception as exc:  # noqa: BLE001 - said on the page, details in the log
         log_.exception("could not set the lesson of class %s", code)
         why = md(exc) if isinstance(exc, wdb.Rejected) else "the class database is unavailable"
-        st.session_state[ws.NOTICE_KEY] = ("error", f"Class {md(code)} started, but without its lesson: {why}.")
+        st.session_state[class_db.NOTICE_KEY] = ("error", f"Class {md(code)} started, but without its lesson: {why}.")
         return
     log_.info("class %s follows lesson %s", code, lesson.key)
-    st.session_state.setdefault(ws.LESSON_CODES, []).append(code)
+    st.session_state.setdefault(class_join.LESSON_CODES, []).append(code)
 
 
 def _save_built() -> None:
@@ -396,7 +398,7 @@ def home_panel() -> None:
     """Home's "Start a lesson": choose a lesson (its steps listed), start it, export it; build or import one; and
     the card of every lesson this session started (its code, the join link's QR code, the current step)."""
     st.html(_CSS)
-    for code in list(st.session_state.get(ws.LESSON_CODES, [])):
+    for code in list(st.session_state.get(class_join.LESSON_CODES, [])):
         _card(code)
     st.markdown("**:material/school: Start a lesson** (for the lecturer)")
     st.caption("A lesson is a sequence of live experiments: each step a page, its setting and a question. You move "
@@ -439,11 +441,11 @@ def _card(code: str) -> None:
     """A lesson this session started: the code in large type, the join link (QR code and link), the key's copy
     box and the room's step, with the link that presents it."""
     r = room(code, fresh=True)
-    key = ws.lecturer_key(code) if r is not None else None
+    key = lecturer_auth.lecturer_key(code) if r is not None else None
     if r is None or key is None:  # closed, expired, or no longer this browser's
-        st.session_state[ws.LESSON_CODES].remove(code)
+        st.session_state[class_join.LESSON_CODES].remove(code)
         return
-    link = ws.join_link(code)
+    link = class_links.join_link(code)
     with st.container(border=True, key=f"layerlab_lesson_card_{code}"):
         left, right = st.columns([3, 1])
         with left:
@@ -454,7 +456,7 @@ def _card(code: str) -> None:
                 st.markdown(f"Join link: [{md(link)}]({link})")
             else:
                 st.markdown(f"Join: the code on the lab's Home ({md(link)})")
-            ws.key_panel(code)
+            lecturer_auth.key_panel(code)
             step = r.current
             st.markdown(f"**Step {r.step + 1} of {len(r.lesson.steps)}:** {md(lessons.step_title(step))}: "
                         f"{md(step.aim)}")
@@ -465,4 +467,4 @@ def _card(code: str) -> None:
                     report_buttons(r, key)
         with right:
             if LINK.fullmatch(link):
-                st.image(ws.qr_png(link), width=ws.QR_PIXELS, caption="Scan to join")
+                st.image(class_links.qr_png(link), width=class_links.QR_PIXELS, caption="Scan to join")

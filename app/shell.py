@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas  # noqa: F401
 import streamlit as st
 
-from app import a11y, clear_cache, collector, controls, jobs
+from app import a11y, clear_cache, collector, controls, jobs, page_admission, server_engine
 from lab.catalog import descriptors
 from lab.classroom import retention
 from lab.ops.embed import warm_umap_in_background
@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def _warm_umap_once() -> bool:
     """UMAP compiles its kernels on first use (~10 s of a core): once per server, in the background, at start-up,
     where UMAP runs. On the Dask engine it runs on the workers, and compiling it here as well would only take a core
-    at the server's priority from a newcomer's first training (jobs.runs_in_process)."""
-    if not quick.quick() and jobs.runs_in_process():  # UI smoke tests never show UMAP results: spare their CPU
+    at the server's priority from a newcomer's first training (server_engine.runs_in_process)."""
+    if not quick.quick() and server_engine.runs_in_process():  # UI smoke tests never show UMAP results: spare their CPU
         warm_umap_in_background()
     return True
 
@@ -42,23 +42,24 @@ def run() -> None:
     a11y.inject()  # readable captions, a focus ring, no cut labels: on every page (app/a11y.py)
     # A fresh server starts its engine (the local Dask cluster comes up in the background) and warms every page's
     # default view on it, one result at a time at the lowest priority and only while no student's job waits
-    # (app/jobs.py, lab/classroom/warm.py). LAYERLAB_WARM=0 switches warming off.
-    if not jobs.admit_page():  # one address with too many open pages: this one does no work
-        st.warning(f"Too many pages of the lab are open from your network ({jobs.pages_per_client()}). Close some of "
-                   f"them, then reload this one.", icon=":material/block:")
+    # (app/server_engine.py, lab/classroom/warm.py). LAYERLAB_WARM=0 switches warming off.
+    if not page_admission.admit_page():  # one address with too many open pages: this one does no work
+        st.warning(f"Too many pages of the lab are open from your network ({page_admission.pages_per_client()}). "
+                   f"Close some of them, then reload this one.", icon=":material/block:")
         st.stop()
-    if not jobs.take_turn():  # this address's other pages hold every turn, and this session ended while it waited
+    # this address's other pages hold every turn, and this session ended while it waited
+    if not page_admission.take_turn():
         st.stop()
     try:
         _page()
     finally:
-        jobs.end_turn()
+        page_admission.end_turn()
         collector.after_run()
 
 
 def _page() -> None:
-    jobs.start_engine()
-    jobs.background_warmer()
+    server_engine.start_engine()
+    server_engine.background_warmer()
     retention.start()  # old classes and unused uploads are deleted on a timer (lab/classroom/retention.py)
     _warm_umap_once()
     # One entry per experiment's descriptor (lab/experiments/NAME/descriptor.py), in its order; its page is

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import streamlit as st
 
-from app import charts, jobs, query
+from app import charts, page_admission, query, server_engine
 from app import figures_study as figs
 from lab.classroom import reproduce
 from lab.classroom import where as where_questions
@@ -70,8 +70,8 @@ def _missing(study: Study, cells: list[compute.CellPlan], allowed: bool) -> None
                 continue
             for n in c.calls:
                 try:
-                    jobs.runner().submit(f"{study.name}: {study.knob} = {c.value}, seed {c.seed}: {n.label}",
-                                         n.fn, n.cfg, owner=jobs.owner(), standard=False)
+                    server_engine.runner().submit(f"{study.name}: {study.knob} = {c.value}, seed {c.seed}: {n.label}",
+                                         n.fn, n.cfg, owner=page_admission.owner(), standard=False)
                     started += 1
                 except Busy as why:  # a bound reached: say so, keep what started
                     st.warning(f"Not all cells started: {query.plain(why)}.", icon=":material/hourglass_disabled:")

@@ -1,13 +1,13 @@
 """Turns: how many pages of one client address may work at once.
 
-Every page session runs its script, and polls for the jobs it waits on, in the web server's one process. A bound on
-open pages (app/jobs.py `admit_page`) and on queued jobs (lab/runtime/engine/admission.py) is not enough: 50 admitted
-pages from one address, each redrawing its progress once a second, took the server's CPU from every other student
-(a student's preset page: first paint 0.7 s -> 29 s under a flood of 200 links, bench/bench_flood.py). So a page of
-one address works (runs its script, or waits for its jobs) only while it holds one of that address's turns; the
+Every page session runs its script, and polls for the jobs it waits on, in the web server's one process. A bound on open
+pages (app/page_admission.py `admit_page`) and on queued jobs (lab/runtime/engine/admission.py) is not enough: 50
+admitted pages from one address, each redrawing its progress once a second, took the server's CPU from every other
+student (a student's preset page: first paint 0.7 s -> 29 s under a flood of 200 links, bench/bench_flood.py). So a page
+of one address works (runs its script, or waits for its jobs) only while it holds one of that address's turns; the
 others wait, blocked on a condition (no CPU, no messages), and start when a turn frees or their session ends.
 A page that waits for no job gives its turn back when its script ends, so stored views pass through in a moment.
-The same bound, never given back but by a session's end, caps the open pages of an address (app/jobs.py).
+The same bound, never given back but by a session's end, caps the open pages of an address (app/page_admission.py).
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ store, quick mode so that a run fits a busy 2-core machine) and:
 2. opens the Delete page's preset "Plain, 1 deleted" in Chromium as a student would (a cold preset: it trains) and
    times it until its metrics are drawn; then reloads it (stored: served from the store) and times that too;
 3. counts what the flood got: jobs admitted (queued or running, from the job files), pages told "not started",
-   pages told "too many pages" (the per-address bound on open pages, app/jobs.py) and pages told to wait their turn
-   (the per-address bound on pages that work at once, app/turns.py).
+   pages told "too many pages" (the per-address bound on open pages, app/page_admission.py) and pages told to wait
+   their turn (the per-address bound on pages that work at once, app/turns.py).
 Usage: PYTHONPATH=. .venv/bin/python bench/bench_flood.py [--flood 200]
 """
 

@@ -51,12 +51,12 @@ def main() -> None:
     print(f"open Shuffle (defaults stored): {time.perf_counter() - t:.2f} s, trainings {trainings['n']}")
     # A server compiles UMAP once at start-up and computes the UMAP view in the background: let both finish, so
     # the timings below are of the page script alone (as for every later student), not of numba's compiler.
-    from app import jobs
+    from app import server_engine
     from lab.ops import embed
 
     t = time.perf_counter()
     embed.warm_umap()
-    while any(not j.future.done() for j in list(jobs.runner().jobs.values())):
+    while any(not j.future.done() for j in list(server_engine.runner().jobs.values())):
         time.sleep(0.2)
     print(f"  (waited {time.perf_counter() - t:.1f} s for UMAP's compile and background jobs)")
     for orders in (100, 200, 50):

@@ -31,12 +31,12 @@ GOAL_S = 0.1  # the median of a cached view (server-like)
 GOAL_MAX_S = 0.3  # no cached view over this (issue 29: 200 reruns of every page)
 
 
-def _settle(at: Any, jobs: Any, limit: float) -> int:
+def _settle(at: Any, server_engine: Any, limit: float) -> int:
     """Rerun until every job the page started has landed and a rerun starts no new one; returns the runs."""
     deadline = time.monotonic() + limit
     runs, seen = 0, -1
     while time.monotonic() < deadline:
-        table = jobs.runner().jobs
+        table = server_engine.runner().jobs
         while any(not j.future.done() for j in list(table.values())) and time.monotonic() < deadline:
             time.sleep(0.3)
         at.run()
@@ -80,7 +80,7 @@ def measure(root: Path, pages: list[str], reruns: int, limit: float) -> dict[str
     server runs it (the figure the goal is about)."""
     from streamlit.testing.v1 import AppTest
 
-    from app import jobs
+    from app import server_engine
 
     switch = _share_script_cache()
 
@@ -90,7 +90,7 @@ def measure(root: Path, pages: list[str], reruns: int, limit: float) -> dict[str
         at.run()
         at.switch_page(str(root / "pages" / f"{page}.py"))
         t = time.perf_counter()
-        settle_runs = _settle(at, jobs, limit)
+        settle_runs = _settle(at, server_engine, limit)
         warm_s = time.perf_counter() - t
         cpu, wall = _reruns(at, reruns)
         switch(True)

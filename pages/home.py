@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from app import jobs, lesson, workshop
+from app import class_join, lesson, server_engine
 from lab.catalog import descriptors, presets
 from lab.classroom import warm
 
@@ -20,9 +20,9 @@ own noise behind each verdict.
 
 st.subheader("In class", divider="gray")
 # A student types the code from the lecturer's screen (or scans its QR code: `?join=CODE`); a lecturer starts a
-# class (app/workshop.py) or a lesson the room follows (app/lesson.py).
+# class (app/class_join.py) or a lesson the room follows (app/lesson.py).
 lesson.join_from_link()
-workshop.join_panel(lesson_step=lesson.student_target)
+class_join.join_panel(lesson_step=lesson.student_target)
 lesson.home_panel()
 
 st.subheader("Experiments", divider="gray")
@@ -59,7 +59,7 @@ for i, d in enumerate(descriptors().values()):
     left = warm.ready(d.name)
     cols[i % 3].markdown(f"**[{d.title}]({d.name})**: " + (":green[ready]" if left == 0 else
                                                           f":orange[{presets.describe_cost(left)} on first visit]"))
-warmer = jobs.background_warmer()
+warmer = server_engine.background_warmer()
 if warmer is not None and warmer.state != "done":
     st.caption(f"Warming the default views in the background ({warmer.built} built so far): {warmer.state}. "
                "Students' jobs always go first.")

@@ -112,18 +112,18 @@ def test_queued_jobs_of_visitors_who_left_are_dropped_unless_someone_else_waits(
 
 
 def test_one_address_keeps_a_bounded_number_of_open_pages(monkeypatch):
-    from app import jobs
+    from app import page_admission
     from app.turns import Turns
 
-    monkeypatch.setattr(jobs, "_pages", Turns(3))
+    monkeypatch.setattr(page_admission, "_pages", Turns(3))
     closed: set[str] = set()
-    monkeypatch.setattr(jobs, "_alive", lambda sid: sid not in closed)
+    monkeypatch.setattr(page_admission, "alive", lambda sid: sid not in closed)
     current = {}
-    monkeypatch.setattr(jobs, "owner", lambda: current["who"])
+    monkeypatch.setattr(page_admission, "owner", lambda: current["who"])
 
     def visit(session, client="10.0.0.9"):
         current["who"] = Owner(session, client)
-        return jobs.admit_page()
+        return page_admission.admit_page()
 
     assert all(visit(f"tab{i}") for i in range(3))
     assert not visit("tab3")  # the fourth page from one address does no work

@@ -14,7 +14,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
 from app import lesson as app_lesson
-from app.workshop import LECTURER_KEY
+from app.lecturer_auth import LECTURER_KEY
 from lab.classroom import lessons
 from lab.classroom import workshop_db as wdb
 

@@ -82,7 +82,7 @@ def test_quick_models_pool_the_recipe_claim_over_three_seeds_without_a_click(mon
 def test_a_view_whose_seeds_are_all_stored_pools_them_without_a_click_and_starts_nothing(monkeypatch):
     """A ViT's view (not quick) in a warmed course: seeds 0, 1 and 2 stored, so the recipe claim is pooled at once;
     with one seed missing, the view offers the seeds and computes nothing on its own."""
-    from app import jobs
+    from app import stored_results
     from lab.runtime.store import active_store
     from tests.seeds_demo_lab import DemoConfig, demo_model
 
@@ -96,7 +96,7 @@ def test_a_view_whose_seeds_are_all_stored_pools_them_without_a_click_and_starts
         assert [b.label for b in at.button if "more seed" in b.label] == ["Run 2 more seeds"]
         assert not active_store().has("seeds-demo-model", DemoConfig(run, 1))  # the view started nothing
         demo_model(DemoConfig(run, 1))  # warming stores the last seed
-        jobs._results.clear()  # a new visitor's server process: nothing remembered in memory
+        stored_results._results.clear()  # a new visitor's server process: nothing remembered in memory
         at = _demo(monkeypatch, "offer", run)
         md = [m.value for m in at.markdown]
         assert rendered_verdicts(md) == [("holds", "the change helps"), ("holds", "the recipe trains better models")]

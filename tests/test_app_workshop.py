@@ -14,9 +14,11 @@ import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
-from app import lecturer_route, workshop
+from app import class_db, cookies, lecturer_route
+from app.class_links import KEY
+from app.lecturer_auth import LECTURER_COOKIE
+from app.voters import COOKIE, VOTER_KEY
 from app.worksheet import LOG_KEY
-from app.workshop import COOKIE, KEY, LECTURER_COOKIE, VOTER_KEY
 from lab.classroom import questions, workshop_db
 
 from .apptest_util import MAIN, assert_clean, open_with_link
@@ -66,7 +68,7 @@ def _start_on_page(link: dict[str, str] | None = None) -> tuple[AppTest, str, st
 
 def _cookies(monkeypatch, jar: dict[str, str]) -> None:
     """The cookies this browser sends (AppTest has none of its own)."""
-    monkeypatch.setattr(workshop, "_cookie", lambda name: jar.get(name))
+    monkeypatch.setattr(cookies, "read", lambda name: jar.get(name))
 
 
 def _served(monkeypatch) -> None:
@@ -379,7 +381,7 @@ def test_a_hostile_pin_is_quoted_never_drawn_as_a_link_or_image():
 def _from(monkeypatch, address: str) -> None:
     """Every session of this test comes from `address` (AppTest's have none, and the suite's share one store: each
     test has a /24 of its own, since an address counts by its /24)."""
-    monkeypatch.setattr(workshop, "client_address", lambda: address)
+    monkeypatch.setattr(class_db, "client_address", lambda: address)
 
 
 def _predict(at: AppTest) -> str:

@@ -12,7 +12,7 @@ KIND = "foreign-page-test"
 def page():
     import streamlit as st
 
-    from app import jobs
+    from app import stored_results
     from lab.experiments.reinit.experiment import ReinitConfig
     from lab.runtime.store import active_store
 
@@ -21,7 +21,8 @@ def page():
 
     read.kind = "foreign-page-test"
     for seed in (77, 78):  # 77 marked, 78 the lab's own
-        got = jobs.stored("Test", read, ReinitConfig(model="residual", blocks=2, width=8, epochs=1, seed=seed))
+        cfg = ReinitConfig(model="residual", blocks=2, width=8, epochs=1, seed=seed)
+        got = stored_results.stored("Test", read, cfg)
         st.write(f"seed {seed}: accuracy {got['acc']}")
 
 

@@ -325,12 +325,12 @@ def test_its_colours_meet_wcag_aa_in_light_and_dark_mode():
 
 
 def test_the_join_link_names_the_light_view_where_the_server_serves_it(monkeypatch):
-    from app import lecturer_route, workshop
+    from app import class_links, lecturer_route
 
     monkeypatch.setattr(lecturer_route, "_served", True)
-    assert workshop.join_link("K7M4QX") == "_layerlab/hall?class=K7M4QX"
+    assert class_links.join_link("K7M4QX") == "_layerlab/hall?class=K7M4QX"
     monkeypatch.setattr(lecturer_route, "_served", False)
-    assert workshop.join_link("K7M4QX") == "?join=K7M4QX"
+    assert class_links.join_link("K7M4QX") == "?join=K7M4QX"
 
 
 def test_a_script_opening_views_with_fresh_cookies_is_bounded_by_the_join_bucket(db, room, monkeypatch):

@@ -79,7 +79,7 @@ def test_every_question_is_about_a_real_setting_and_a_claim_its_experiment_makes
 
 
 def test_the_gate_finds_claims_in_a_result_or_in_results_side_by_side():
-    from app.workshop import claims_in, md
+    from app.question_verdict import claims_in, md
 
     a, b = _claim(True), dataclasses.replace(_claim(False), key="other")
     assert claims_in({"claims": [a]}) == [a]

@@ -104,17 +104,18 @@ def test_addresses_are_hashed_by_their_24_or_48(store):
 
 
 def test_the_voter_cookie_is_secure_over_https_only(store, monkeypatch):
-    from app import workshop
+    from app import cookies, voters
 
     written = []
     for url, secure in (("https://lab.example.edu/delete", True), ("http://127.0.0.1:8501/delete", False)):
         fake = types.SimpleNamespace(
-            session_state={workshop.VOTER_KEY: {"CLASS-A": "voter-aaaaaaaa"}},  # a browser that joined CLASS-A
+            session_state={voters.VOTER_KEY: {"CLASS-A": "voter-aaaaaaaa"}},  # a browser that joined CLASS-A
             context=types.SimpleNamespace(cookies={}, url=url),
             html=lambda body, **kw: written.append(body))
-        monkeypatch.setattr(workshop, "st", fake)
-        monkeypatch.setattr(workshop, "database", lambda: wdb.Workshop())
-        workshop.keep_voter("CLASS-A")
+        monkeypatch.setattr(voters, "st", fake)
+        monkeypatch.setattr(cookies, "st", fake)  # the cookie's script reads the page's address (https or not)
+        monkeypatch.setattr(voters, "database", lambda: wdb.Workshop())
+        voters.keep_voter("CLASS-A")
         script = written[-1]
-        assert f"{workshop.COOKIE}CLASS-A=" in script and "SameSite=Strict" in script
+        assert f"{voters.COOKIE}CLASS-A=" in script and "SameSite=Strict" in script
         assert ("; Secure" in script) is secure, script

@@ -23,7 +23,7 @@ What a vote must pass, checked before anything is written (a rejected vote store
 - the class code: 3-24 letters, digits and dashes (case does not matter: `test-1` is `TEST-1`), and an open class;
 - the question: one of the lab's questions, and the option one of that question's;
 - the voter: an identity the server issued when the student joined the class (`join`, recorded in `class_voters`;
-  a voter id nobody joined with votes nothing), kept by the browser as an opaque token (app/workshop.py signs it
+  a voter id nobody joined with votes nothing), kept by the browser as an opaque token (app/voters.py signs it
   with `sign_voter`, with the class's own key); the client an opaque hash of the network address (`client_id`: its
   /24 or /48, keyed with the server's key); the keys derive from the server's secret, a 0600 file outside this
   database (lab/runtime/secret.py);
