@@ -100,15 +100,24 @@ def table(fig: go.Figure) -> pd.DataFrame:
     return data
 
 
-def _fmt(v: Any, pct: bool) -> str:
+def _fmt(v: Any, pct: bool, unit: str = "") -> str:
     if isinstance(v, float):
-        return f"{100 * v:.1f} %" if pct else f"{v:.3g}"
-    return str(v)
+        return f"{100 * v:.1f} %" if pct else f"{v:.3g}" + (f" {unit}" if unit else "")
+    return str(v) + (f" {unit}" if unit and isinstance(v, int) else "")
+
+
+def unit_of(fig: go.Figure) -> str:
+    """The unit a figure declares for its values (`layout.meta = {"unit": "pts"}`), or "" where it declares none."""
+    meta = fig.layout.meta
+    return str(meta.get("unit", "")) if isinstance(meta, dict) else ""
 
 
 def _percent(fig: go.Figure, vals: list[float]) -> bool:
-    """Whether a series' values are shares: its axis says so (a % tick format), or, with no tick format, every
-    value lies in [0, 1]. Decided per series, never per value (a PCA coordinate of 0.1 is not 10 %)."""
+    """Whether a series' values are shares: its axis says so (a % tick format), or, with no tick format and no
+    declared unit, every value lies in [0, 1]. Decided per series, never per value (a PCA coordinate of 0.1 is not
+    10 %; a margin of 1 point is not 100 %)."""
+    if unit_of(fig):
+        return False
     fmt = fig.layout.yaxis.tickformat if fig.layout.yaxis else None
     if fmt:
         return "%" in fmt
@@ -130,9 +139,9 @@ def caption(fig: go.Figure, what: str = "", data: Optional[pd.DataFrame] = None)
             if not vals:
                 continue
             lo, hi = min(vals), max(vals)
-            pct = _percent(fig, vals)
-            parts.append(f"{name}: {len(vals)} values" + (f", {_fmt(lo, pct)} to {_fmt(hi, pct)}" if lo != hi else
-                                                           f", {_fmt(lo, pct)}"))
+            pct, unit = _percent(fig, vals), unit_of(fig)
+            parts.append(f"{name}: {len(vals)} values" + (f", {_fmt(lo, pct, unit)} to {_fmt(hi, pct, unit)}"
+                                                           if lo != hi else f", {_fmt(lo, pct, unit)}"))
     head = (title if title.endswith((".", "?", "!", ":")) else f"{title}.") + " " if title else ""
     return head + ("; ".join(parts) + "." if parts else "No values drawn yet.")
 

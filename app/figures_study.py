@@ -70,6 +70,7 @@ def figure(a: Mapping[str, Any], title: str | None = None) -> go.Figure:
     theme.layout(fig, title=title, height=HEIGHT + 40, showlegend=True)
     # the legend in its own band below the knob's axis title
     fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.3, "x": 0.0},
-                      margin={"l": 60, "r": 20, "t": 40, "b": 120})
+                      margin={"l": 60, "r": 20, "t": 40, "b": 120},
+                      meta={"unit": unit})  # the caption's words: a 1-point margin is "1 pts", not a share
     fig.update_xaxes(range=[-0.6, len(xs) - 0.4])
     return fig

@@ -85,6 +85,24 @@ def test_a_caption_reads_shares_as_percent_per_series_never_per_value():
     assert "0.5 to 0.925" in charts.caption(acc)
 
 
+def test_a_caption_speaks_the_unit_a_figure_declares():
+    margin = go.Figure(go.Scatter(x=["2", "12"], y=[1.0, 1.0], name="margin"))  # a 1-point margin, in [0, 1]
+    assert "100.0 %" in charts.caption(margin)  # undeclared: read as a share
+    margin.update_layout(meta={"unit": "pts"})
+    assert "margin: 2 values, 1 pts." in charts.caption(margin) and "%" not in charts.caption(margin)
+
+
+def test_the_study_maps_caption_is_in_points():
+    from app import figures_study
+
+    cell = {"value": 2, "effect": 0.004, "se": 0.01, "unit": "pts", "family": "cannot tell", "verdict": "cannot tell",
+            "seeds": [0, 1, 2], "per_seed": [0.01, -0.002, 0.004]}
+    fig = figures_study.figure({"cells": [cell, {**cell, "value": 4}], "margin": 0.01, "knob": "m",
+                                "appears_from": None})
+    text = charts.caption(fig)
+    assert "margin: 2 values, 1 pts" in text and "%" not in text, text
+
+
 # -- light and dark pages (app/theme.py: dark) -------------------------------------------------------------------
 def _luminance(colour: str) -> float:
     from plotly.colors import unlabel_rgb
