@@ -4,7 +4,7 @@ import streamlit as st
 
 from app import class_join, lesson, server_engine
 from lab.catalog import descriptors, presets
-from lab.classroom import warm
+from lab.classroom import reproduce, warm
 
 st.title(":material/science: Layer Lab")
 st.markdown(
@@ -30,8 +30,9 @@ st.subheader("Experiments", divider="gray")
 st.markdown("\n".join(f"- {d.icon} **[{d.title}]({d.name})**: {d.about}" for d in descriptors().values()))
 
 st.subheader("Using it in class", divider="gray")
+WARM = " ".join((*reproduce.program(), "warm"))  # layerlab when installed, python -m lab in a checkout
 st.markdown(
-    """
+    f"""
 1. **Try this** buttons at the top of each page set *every* control to a prepared setting, so what they show never
    depends on what was clicked before; the results appear right below them. Each says whether it is **ready**
    (stored: instant) or roughly how long it **trains**. **Reset** brings back the defaults.
@@ -48,7 +49,7 @@ st.markdown(
 6. The first run of a setting trains a model (a progress bar shows how far it is, seconds to a minute or two);
    after that the result is stored and anyone asking for it again gets it instantly. A freshly started lab warms
    every page's default view in the background, one at a time at the lowest priority (never ahead of a student's
-   job); to warm every preset too before class, run `python -m lab warm` (add `--seeds 0 1 2` for more seeds).
+   job); to warm every preset too before class, run `{WARM}` (add `--seeds 0 1 2` for more seeds).
 """
 )
 

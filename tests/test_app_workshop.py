@@ -462,3 +462,14 @@ def test_wrong_lecturer_keys_are_bounded_per_address(monkeypatch):
     next(b for b in at.button if b.label == "Present this class").click().run()
     assert any("too many wrong lecturer keys" in w.value for w in at.warning), [w.value for w in at.warning]
     assert "ws_room_close" not in _buttons(at)
+
+
+def test_homes_warm_hint_names_the_command_that_runs_here(monkeypatch):
+    from lab.classroom import reproduce
+
+    said = {}
+    for installed in (False, True):
+        monkeypatch.setattr(reproduce, "installed", lambda installed=installed: installed)
+        said[installed] = " ".join(m.value for m in _home().markdown)
+    assert "run `python -m lab warm`" in said[False] and "layerlab warm" not in said[False]
+    assert "run `layerlab warm`" in said[True] and "python -m lab warm" not in said[True]
