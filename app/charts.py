@@ -102,6 +102,7 @@ def table(fig: go.Figure) -> pd.DataFrame:
 
 def _fmt(v: Any, pct: bool, unit: str = "") -> str:
     if isinstance(v, float):
+        v = v if round(v, 3) != 0 else 0.0  # a tiny negative would print as "-0"
         return f"{100 * v:.1f} %" if pct else f"{v:.3g}" + (f" {unit}" if unit else "")
     return str(v) + (f" {unit}" if unit and isinstance(v, int) else "")
 

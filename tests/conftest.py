@@ -148,8 +148,8 @@ def pytest_runtest_teardown(item: pytest.Item):
 # once): a long test started last would finish alone while the other workers idle. Then the browser tests, which
 # wait on their server and Chromium and so leave a core to the CPU-bound tests beside them.
 LONGEST = (  # measured with --durations (slowest first); a stale entry only costs speed
-    "tests/test_browser_study.py::test_the_delete_pages_study_map_has_a_mark_at_every_value",
     "tests/test_deployment.py::test_two_app_servers_one_database_one_scheduler_killed_mid_class",
+    "tests/test_browser_study.py::test_a_pages_study_map_has_a_mark_at_every_value",
     "tests/test_browser_workshop.py::test_a_class_from_start_to_reveal_with_the_key_never_in_an_address",
     "tests/test_claims_everywhere.py::test_the_default_views_claims_are_tests_with_their_error",
     "tests/test_browser_lesson.py::test_the_room_follows_the_lecturers_lesson_to_its_report",

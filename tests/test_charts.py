@@ -90,6 +90,8 @@ def test_a_caption_speaks_the_unit_a_figure_declares():
     assert "100.0 %" in charts.caption(margin)  # undeclared: read as a share
     margin.update_layout(meta={"unit": "pts"})
     assert "margin: 2 values, 1 pts." in charts.caption(margin) and "%" not in charts.caption(margin)
+    seeds = go.Figure(go.Scatter(x=["2", "4"], y=[-31.1, -0.0004], name="seed"), layout={"meta": {"unit": "pts"}})
+    assert "-31.1 pts to 0 pts" in charts.caption(seeds)  # no "-0"
 
 
 def test_the_study_maps_caption_is_in_points():
