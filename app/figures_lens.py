@@ -12,7 +12,7 @@ from typing import Any, Optional
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from lab.core import recipes
+from lab.core import model_registry
 
 from . import figures_common as common
 from . import theme
@@ -57,7 +57,7 @@ def lens_curve(r: Any, title: Optional[str] = "", height: int = 440) -> go.Figur
     _slot_axis(fig, r.slots)
     common.accuracy_axis(fig)
     if title == "":
-        title = f"What each layer already knows: {recipes.model(r.config.model).label}"
+        title = f"What each layer already knows: {model_registry.model(r.config.model).label}"
     return theme.layout(fig, title, height=height)
 
 

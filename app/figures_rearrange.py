@@ -8,7 +8,7 @@ import plotly.colors as pc
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from lab.core import recipes
+from lab.core import model_registry
 from lab.experiments.rearrange import rows
 from lab.ops import route_ops
 
@@ -35,7 +35,7 @@ def operations(profiles: dict[str, Any], chosen: str) -> go.Figure:
         s = rows.summary(prof)
         mine = mo == chosen
         fig.add_bar(x=[SHORT[n] for n in names], y=[s[n]["acc"] / prof.base_acc for n in names],
-                    name=recipes.model(mo).label + (" (chosen)" if mine else ""),
+                    name=model_registry.model(mo).label + (" (chosen)" if mine else ""),
                     marker={"color": MODEL_COLOURS[mo], "opacity": 1.0 if mine else 0.45,
                             "pattern": {"shape": MODEL_PATTERNS[mo], "fgcolor": "#ffffff", "solidity": 0.35},
                             "line": {"color": theme.TRAINED_ORDER, "width": 1.5 if mine else 0}},
@@ -163,7 +163,7 @@ def spans(profiles: dict[str, Any]) -> go.Figure:
     operation; each point is the mean over every window of that span."""
     models = list(profiles)
     fig = make_subplots(rows=1, cols=len(models), shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=[recipes.model(m).label for m in models])
+                        subplot_titles=[model_registry.model(m).label for m in models])
     for col, mo in enumerate(models, 1):
         prof = profiles[mo]
         sw = rows.span_sweep(prof)
@@ -204,5 +204,5 @@ def loops(prof: Any) -> go.Figure:
     common.chance_line(fig, prof.chance)
     fig.update_xaxes(title="loop count K (the parallel window run K times)", dtick=1)
     common.accuracy_axis(fig)
-    return theme.layout(fig, f"Parallel, looped: {recipes.model(prof.model).label} (stars: best K per span)",
+    return theme.layout(fig, f"Parallel, looped: {model_registry.model(prof.model).label} (stars: best K per span)",
                         height=460)

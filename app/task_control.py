@@ -36,8 +36,8 @@ from app.clients import client_address
 from lab import experiment
 from lab.classroom import uploads
 from lab.core import data_csv
-from lab.core.recipes import FAMILY_TASKS
 from lab.core.task_facts import TaskFacts, csv_limits, task_facts, task_label
+from lab.core.task_fit import FAMILY_TASKS
 from lab.runtime import bounded, settings
 from lab.runtime.store import default_store
 

@@ -45,13 +45,13 @@ def job(epochs: int) -> float:
     """One digits-ViT training of `epochs` epochs on the worker; its thread CPU seconds."""
     from dataclasses import replace
 
-    from lab.core import recipes
+    from lab.core import page_models
     from lab.core.train import train
     from lab.core.zoo import build, task
     from lab.runtime.threads import configure_threads
 
     configure_threads()
-    spec = recipes.vit_spec("sequential", seed=0, epochs=epochs)
+    spec = page_models.vit_spec("sequential", seed=0, epochs=epochs)
     data = task(spec.task)
     c0 = time.thread_time()
     train(build(spec.model, spec.train.seed), data.train, replace(spec.train, checkpoints=()), data.test)

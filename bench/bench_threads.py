@@ -64,7 +64,7 @@ def train_vit_seconds() -> float:
 
     torch.set_num_threads(1)
     os.environ["LAYERLAB_CACHE"] = tempfile.mkdtemp(prefix="layerlab-bench-threads-")
-    from lab.core.recipes import vit_spec
+    from lab.core.page_models import vit_spec
     from lab.core.zoo import trained
 
     t = time.perf_counter()

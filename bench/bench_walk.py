@@ -19,7 +19,7 @@ from typing import Any, Callable
 import torch
 
 from lab.core.models import RoutedModel, correct
-from lab.core.recipes import vit_spec
+from lab.core.page_models import vit_spec
 from lab.core.zoo import trained
 from lab.experiments.shuffle import experiment as shuffle
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lab.core import recipes  # noqa: E402
+from lab.core import model_registry  # noqa: E402
 from lab.experiments.iot import experiment as iot  # noqa: E402
 
 torch.set_num_threads(1)
@@ -21,7 +21,7 @@ which = sys.argv[1]
 seed = int(sys.argv[2]) if len(sys.argv) > 2 else 0
 space = sys.argv[3] if len(sys.argv) > 3 else "blocks"
 kw = dict(a.split("=") for a in sys.argv[4:])
-spec = recipes.model(which).spec(seed)
+spec = model_registry.model(which).spec(seed)
 tkw = {k: type(getattr(spec.train, k))(v) for k, v in kw.items() if hasattr(spec.train, k)}
 spec = replace(spec, train=replace(spec.train, **tkw))
 ikw = {}

@@ -2,11 +2,11 @@
 
     PYTHONPATH=. .venv/bin/python bench/vit_epochs.py --epochs 20 30 40 --seeds 0 1 2 [--models vit6.shuffle ...]
 
-Each registry model (lab/core/recipes.py) is trained at each budget with the recipe otherwise unchanged (the cosine
-anneals over the budget), into the active store (a budget's model is stored under its own key, so a rerun reads it).
-Reports each model's held-out accuracy in its trained order and, for a LayerShuffle or LayerDrop recipe, the mean
-over 20 random block orders or over 20 random halves of its blocks (what those pages test), and the training
-seconds. Accuracy is on the held-out split; the sweep reads nothing else.
+Each registry model (lab/core/model_registry.py) is trained at each budget with the recipe otherwise unchanged (the
+cosine anneals over the budget), into the active store (a budget's model is stored under its own key, so a rerun reads
+it). Reports each model's held-out accuracy in its trained order and, for a LayerShuffle or LayerDrop recipe, the mean
+over 20 random block orders or over 20 random halves of its blocks (what those pages test), and the training seconds.
+Accuracy is on the held-out split; the sweep reads nothing else.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import statistics
 
 import torch
 
-from lab.core import recipes
+from lab.core import model_registry, page_models, recipes
 from lab.core import routes as R
 from lab.core.models.base import accuracy
 from lab.core.zoo import trained
@@ -30,7 +30,7 @@ DRAWS = 20
 def scores(name: str, epochs: int, seed: int) -> tuple[float, float, float]:
     """(held-out accuracy in the trained order, the mean over random orders or halves (NaN for other recipes),
     training seconds) of registry model `name` trained for `epochs` at `seed`."""
-    spec = recipes.resized(recipes.model(name).spec(seed), epochs=epochs)
+    spec = page_models.resized(model_registry.model(name).spec(seed), epochs=epochs)
     t = trained(spec)
     d = t.data
     own = accuracy(t.model, d.test.x, d.test.y)

@@ -50,8 +50,8 @@ def seed_param(help: str = "Fixes the initial weights, the data order and every 
 
 
 def task_param(default: Optional[str] = None) -> Any:
-    """The task field of a config whose models can train on another data set (lab/core/recipes.py: on_task); None
-    (the default) is each model's own task. Validate it with recipes.check_task in `__post_init__`."""
+    """The task field of a config whose models can train on another data set (lab/core/task_fit.py: on_task); None
+    (the default) is each model's own task. Validate it with task_fit.check_task in `__post_init__`."""
     return param(default, "The data the models are trained and tested on: a ready-made task, or (MLPs) your own CSV "
                  "named by its content hash (csv:<16 hex digits>; on the command line --data PATH). Another task "
                  "trains its own models by the same recipe (more epochs on a smaller task).", label="Task")

@@ -31,7 +31,7 @@ cfg = view.cfg("run")
 n_blocks = cfg.blocks
 tf = task_control.facts(task)
 rec_label = delete.RECOVERY_LABELS[recovery]
-spec = cfg.spec  # the teacher's shape on this task (lab/core/recipes.py: on_task)
+spec = cfg.spec  # the teacher's shape on this task (lab/core/task_fit.py: on_task)
 task_words = tf.label if tf else task
 
 

@@ -7,7 +7,7 @@ from app import charts, claims_view, classroom, controls, study_view, task_contr
 from app import figures_iot as figs
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import of, pct
-from lab.core import recipes
+from lab.core import model_registry
 from lab.experiments.iot import claims as iot_claims
 from lab.experiments.iot import descriptor as described
 from lab.experiments.iot import experiment as iot
@@ -25,7 +25,7 @@ st.caption("Instance-wise layer reordering (IOT): one set of weights, several la
 page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
     model = controls.param(C, "model")
-    task = task_control.task_select(C, recipes.model(model).family, recipes.model(model).task)
+    task = task_control.task_select(C, model_registry.model(model).family, model_registry.model(model).task)
     space = controls.param(C, "space")
     m = controls.param(C, "m", "slider", lo=2)
     explore = controls.param(C, "explore", options=WEIGHTS_EXPLORE)
@@ -163,8 +163,8 @@ text.show_code([iot.training, iot.observe])
 text.section("What the simulations show")
 lines = []
 if tr is not None:
-    lines.append(f"The sequential model ({recipes.model(model).label}) scores **{pct(tr.sequential_acc)}** (chance "
-                 f"{pct(tr.chance)}). IOT's shared weights score {', '.join(pct(a) for a in tr.order_acc)} in "
+    lines.append(f"The sequential model ({model_registry.model(model).label}) scores **{pct(tr.sequential_acc)}** "
+                 f"(chance {pct(tr.chance)}). IOT's shared weights score {', '.join(pct(a) for a in tr.order_acc)} in "
                  f"the {m} orders; the best on the probe split gives **{pct(tr.shared_best_acc)}**, the ensemble "
                  f"**{pct(tr.ensemble_acc)}**, IOT's predicted order **{pct(tr.iot_acc)}**, the oracle "
                  f"**{pct(tr.oracle_acc)}**.")

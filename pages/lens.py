@@ -10,7 +10,7 @@ from app import figures_lens as figs
 from app.text import pts_between
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
-from lab.core import metrics, recipes
+from lab.core import metrics, model_registry
 from lab.experiments.lens import claims as lens_claims
 from lab.experiments.lens import descriptor as described
 from lab.experiments.lens import experiment as lens
@@ -25,7 +25,7 @@ st.caption("Every other page changes layers and measures the damage at the outpu
 page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
     model = controls.param(Config, "model")
-    task = task_control.task_select(Config, recipes.model(model).family, recipes.model(model).task)
+    task = task_control.task_select(Config, model_registry.model(model).family, model_registry.model(model).task)
     route_op = controls.param(Config, "route_op", key="change")
     block = controls.param(Config, "block", "slider")
     seed = controls.param(Config, "seed", "number", hi=PAGE_SEED_MAX)
@@ -126,7 +126,7 @@ text.show_code([lens_claims.claims])
 
 text.section("What the simulations show")
 half = r.n_blocks // 2
-lines = [f"The {recipes.model(model).label} scores **{pct(r.base_acc)}** held-out (chance {pct(r.chance)}). "
+lines = [f"The {model_registry.model(model).label} scores **{pct(r.base_acc)}** held-out (chance {pct(r.chance)}). "
          f"Read after the stem its own head gives **{pct(r.slot_acc[0])}**, halfway (after {half} of "
          f"{r.n_blocks} blocks) "
          f"**{pct(r.slot_acc[half])}**; the tuned lens gives {pct(r.tuned_slot_acc[0])} and "
@@ -150,7 +150,8 @@ text.section("Against the paper")
 claims_view.show(lens_claims.profile_claims(r),
                  intro=f"Checked on this model at seed {seed}; each rule states its bar and its noise.", page=page)
 
-fewest, most = min(recipes.model(m).blocks for m in lens.MODELS), max(recipes.model(m).blocks for m in lens.MODELS)
+fewest = min(model_registry.model(m).blocks for m in lens.MODELS)
+most = max(model_registry.model(m).blocks for m in lens.MODELS)
 text.section("When it breaks")
 st.markdown(f"""
 - **A lens is a reading, not the model.** The logit lens assumes every layer writes in the head's coordinates. In a

@@ -7,7 +7,7 @@ from app import charts, claims_view, classroom, controls, jobs, task_control, te
 from app import figures_matrix as figs
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
-from lab.core import recipes, routes
+from lab.core import model_registry, page_words, routes
 from lab.experiments.matrix import claims as matrix_claims
 from lab.experiments.matrix import descriptor as described
 from lab.experiments.matrix import experiment as matrix
@@ -33,8 +33,8 @@ page.toolbar()
 view = page.view()  # the descriptor's plan of this setting: every lab call below is one of its calls
 cfg = view.cfg("matrix")
 n_rows = len(cfg.rows())
-base = recipes.model(recipes.matrix_name("sequential", model))  # the shapes the text names
-loop = recipes.model(recipes.matrix_name("looped", model))
+base = model_registry.model(page_words.matrix_name("sequential", model))  # the shapes the text names
+loop = model_registry.model(page_words.matrix_name("looped", model))
 what = base.kind
 runs_twice = "twice" if loop.loops == 2 else f"{loop.loops} times"
 

@@ -8,7 +8,7 @@ from app import figures_rearrange as figs
 from app.text import pts_between
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
-from lab.core import metrics, recipes, routes
+from lab.core import metrics, model_registry, routes
 from lab.core.models.base import Parallel, RoutedModel
 from lab.experiments.rearrange import claims as rearrange_claims
 from lab.experiments.rearrange import descriptor as described
@@ -25,7 +25,7 @@ st.caption("Take a trained network and, without retraining anything, skip, swap,
 page = classroom.Page.of(described.DESCRIPTOR)
 with page.controls():
     model = controls.param(Config, "model")
-    task = task_control.task_select(Config, recipes.model(model).family, recipes.model(model).task)
+    task = task_control.task_select(Config, model_registry.model(model).family, model_registry.model(model).task)
     op = controls.param(Config, "op")
     block = controls.param(Config, "block", "slider")
     reduce = controls.param(Config, "reduce")
@@ -115,8 +115,9 @@ st.download_button("Download this run's numbers (JSON)",
                    file_name=f"layerlab-rearrange-{model}-{op}-b{block}-{reduce}-k{loops}-s{span}-{ends}-seed{seed}.json",
                    mime="application/json", help="Every number on this page, for your own analysis.")
 
-vit_entry, mlp_entry = recipes.model("vit-sequential"), recipes.model("residual")  # the shapes the text names
-sizes = sorted({recipes.model(m).blocks for m in rearrange.MODELS})
+# the shapes the text names
+vit_entry, mlp_entry = model_registry.model("vit-sequential"), model_registry.model("residual")
+sizes = sorted({model_registry.model(m).blocks for m in rearrange.MODELS})
 text.section("The idea")
 st.markdown(f"""
 A network is trained with its layers in one order, each layer always reading what the previous one wrote. Do the
@@ -170,7 +171,7 @@ text.show_code([rearrange_claims.model_claims, rows.span_sweep, rearrange_claims
                 rearrange_claims.shuffle_claim])
 
 text.section("What the simulations show")
-lines = [f"In its trained order the {recipes.model(model).label} scores **{pct(r.base_acc)}** (chance "
+lines = [f"In its trained order the {model_registry.model(model).label} scores **{pct(r.base_acc)}** (chance "
          f"{pct(r.chance)}); **{what}** gives **{pct(r.acc)}** ({pts_between(r.acc, r.base_acc)}) for "
          f"{r.block_runs} block runs."]
 if profiles is not None:

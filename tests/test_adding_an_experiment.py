@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import torch
 
 from lab import estimates
-from lab.core.recipes import check_task
+from lab.core.task_fit import check_task
 from lab.core.zoo import task as task_data
 from lab.experiment import check, entry, param, seed_param, task_param
 from lab.runtime.progress import Progress
@@ -215,14 +215,14 @@ RINGS_RECORD = ('''         breast_cancer_task, TaskShape("table", 30, 2, 342), 
 TASK = """
 import json
 from lab.catalog import descriptors
-from lab.core import recipes, tasks
+from lab.core import task_fit, tasks
 from lab.core.task_facts import task_facts
 from lab.core.zoo import ModelSpec
 from lab.experiment import KINDS
 from lab.runtime.codeversion import dependencies
 from lab.runtime.store import Store
 t, d = tasks.get("rings"), tasks.load("rings")
-recipes.check_task("rings", "mlp")
+task_fit.check_task("rings", "mlp")
 descriptors()  # every @entry registers its kind
 print(json.dumps({
     "shape": [t.shape.n_features, t.shape.n_classes, t.shape.n_train],

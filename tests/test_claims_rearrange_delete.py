@@ -14,7 +14,7 @@ import pytest
 
 from lab import claims as C
 from lab import estimates
-from lab.core import recipes, routes
+from lab.core import model_registry, routes
 from lab.experiments.delete import claims as D
 from lab.experiments.rearrange import claims as RC
 from lab.experiments.rearrange import experiment as R
@@ -51,7 +51,7 @@ def fake_profile(model: str = "vit-sequential", base: float = 0.95, chance: floa
     loop_drop_at(s)) per step of K away. Its similarity maps: debiased CKA cka_mid between two middle blocks'
     outputs, cka_first / cka_last between the first / last block's and a middle one's, and the jackknife's matrices
     with the middle pairs moved by +-cka_jitter from group to group."""
-    n = recipes.model(model).blocks
+    n = model_registry.model(model).blocks
     drop_at = loop_drop_at or (lambda s: loop_drop)
 
     def spanned(op: str, sp: int, k: int) -> float:

@@ -11,7 +11,7 @@ from typing import Any, Callable, Optional
 import pytest
 
 from lab import claims as C
-from lab.core import recipes
+from lab.core import page_models
 from lab.core.task_facts import task_clause, task_words
 from lab.experiments.delete import claims as D
 from lab.experiments.iot import claims as I
@@ -49,7 +49,7 @@ def layerdrop_claims(task: Optional[str]) -> Claims:
 
 
 def rearrange_claims(task: Optional[str]) -> Claims:
-    return RC.claims({mo: [dataclasses.replace(RD.fake_profile(mo), config=recipes.ModelSeed(mo, 0, task))]
+    return RC.claims({mo: [dataclasses.replace(RD.fake_profile(mo), config=page_models.ModelSeed(mo, 0, task))]
                       for mo in rearrange.MODELS})
 
 
@@ -81,7 +81,7 @@ def iot_claims(task: Optional[str]) -> Claims:
 def lens_claims(task: Optional[str]) -> Claims:
     rank = {"rho": 0.9, "se": 0.05, "p": 0.01, "n": 7}
     return [c for mo in ("residual", "vit-sequential") for c in LE.claims(
-        {"model": mo, "config": recipes.ModelSeed(mo, 0, task), "n_test": 1000,
+        {"model": mo, "config": page_models.ModelSeed(mo, 0, task), "n_test": 1000,
          "checks": {"influence": rank, "angular": rank, "tuned": {"gain": [0.5, 0.2], "se": [0.01, 0.01]}}})]
 
 
@@ -202,7 +202,7 @@ def test_each_claim_names_only_the_setting_of_its_own_model(task):
     for m in ("plain", "residual", "vit"):
         maps[m] = dataclasses.replace(LR.fake_map(m), config=reinit.ReinitConfig(model=m, task=on(m)))
     cs = [(c, c["key"].startswith("reinit.vit")) for c in RIC.maps_claims(maps) + LR.fake_focus(0.9, task=task)]
-    profs = {mo: [dataclasses.replace(RD.fake_profile(mo), config=recipes.ModelSeed(mo, 0, on(mo)))]
+    profs = {mo: [dataclasses.replace(RD.fake_profile(mo), config=page_models.ModelSeed(mo, 0, on(mo)))]
              for mo in rearrange.MODELS}
     cs += [(c, c["key"].startswith("rearrange.vit")) for c in RC.claims(profs)]
     assert sum(v for _, v in cs) >= 3 and sum(not v for _, v in cs) >= 3

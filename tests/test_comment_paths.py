@@ -3,8 +3,8 @@ pages/, tests/ or bench/ names exists (tests/test_docs.py does the same for the 
 
 A mention is a path from one of the repository's folders (lab/core/routes.py, lab/runtime/engine/); a pattern with
 NAME stands for an experiment's folder name (pages/NAME.py) and must match for at least one experiment, one with `*`
-must match some file; lab/core/recipes.MODELS (a module's path with a name in it) names a file that defines that
-name, and so does a code span `lab/core/recipes.py: matrix_spec` (outside a code span the words after a colon are
+must match some file; lab/core/model_registry.MODELS (a module's path with a name in it) names a file that defines that
+name, and so does a code span `lab/core/page_models.py: matrix_spec` (outside a code span the words after a colon are
 prose: "lab/runtime/cores.py: this thread ...").
 """
 
@@ -86,7 +86,7 @@ def test_a_stale_path_or_name_is_caught():
     assert not resolves("lab/cli.py", None)  # now a package
     assert not resolves("lab/core/routes.py", "no_such_function")
     assert not resolves("lab/core/recipes.NO_SUCH_NAME", None)
-    assert resolves("lab/experiments/NAME/descriptor.py", None) and resolves("lab/core/recipes.MODELS", None)
+    assert resolves("lab/experiments/NAME/descriptor.py", None) and resolves("lab/core/model_registry.MODELS", None)
     assert resolves("lab/ops/route_ops.py", "route_of") and resolves("app/figures_*.py", None)
 
 

@@ -50,10 +50,10 @@ def test_the_probe_split_is_held_out_from_training(name: str):
 def test_a_trained_model_says_what_its_seed_redrew_and_trains_on_that_draw():
     from dataclasses import replace
 
-    from lab.core import recipes
+    from lab.core import page_models
     from lab.core.zoo import trained
 
-    spec = recipes.model_spec_on("mlp1-plain", 5, "wine")
+    spec = page_models.model_spec_on("mlp1-plain", 5, "wine")
     spec = replace(spec, train=replace(spec.train, epochs=1))
     t = trained(spec)
     assert t.info["data_draw"] == data_draw.WORDS

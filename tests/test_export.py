@@ -14,7 +14,7 @@ import torch
 
 from lab.classroom import export
 from lab.cli import main
-from lab.core import recipes
+from lab.core import model_registry
 from lab.core.models.base import logits_of
 from lab.core.zoo import build, trained
 from lab.runtime.version import commit, version
@@ -27,7 +27,7 @@ def test_the_weights_load_into_a_fresh_build_and_give_the_stored_models_logits(t
     cfg = export.export("residual", 1, tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(export.FILES)
     state, meta = export.load_state(tmp_path)
-    t = trained(recipes.model("residual").spec(1))
+    t = trained(model_registry.model("residual").spec(1))
     fresh = build(t.spec.model, 99)  # another draw: only the loaded weights can make it the stored model
     x = t.data.test.x
     assert not torch.equal(logits_of(fresh, x), logits_of(t.model, x))  # the check can fail

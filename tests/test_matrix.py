@@ -23,7 +23,8 @@ from lab.core.data import Dataset, Split
 from lab.core.models import ViT, ViTConfig
 from lab.core.models.base import RoutedModel, Step, logits_of
 from lab.core.models.vit import NO_ATTN, NO_MLP, ScaledLayerNorm
-from lab.core.recipes import MATRIX_RECIPES, matrix_route, matrix_spec
+from lab.core.page_models import matrix_route, matrix_spec
+from lab.core.page_words import MATRIX_RECIPES
 from lab.core.routes import blocks_of, looped
 from lab.core.train import TrainConfig, early_exit_loss, train
 from lab.experiments.matrix import claims as MC
@@ -149,7 +150,7 @@ def test_the_defaults_are_the_vit_and_the_loop_of_before_bit_for_bit(slot_mode):
 
 
 def test_every_recipe_has_a_spec_and_the_shared_ones_are_the_registrys():
-    from lab.core.recipes import MODELS
+    from lab.core.model_registry import MODELS
 
     assert matrix_spec("sequential", 3) == MODELS["vit-sequential"].spec(3)
     assert matrix_spec("shuffle", 3) == MODELS["vit-shuffle"].spec(3)

@@ -7,19 +7,19 @@ import math
 
 import pytest
 
-from lab.core import recipes as R
+from lab.core import model_registry, page_models
 from lab.experiments.matrix import experiment as matrix
 from lab.runtime.store import Store
 
 
 def test_the_mlp_rows_are_the_layerdrop_pages_models_where_the_recipe_is_theirs():
-    assert R.matrix_spec("sequential", 3, "mlp") == R.layerdrop_spec("residual", 0.0, 3)
-    assert R.matrix_spec("layerdrop", 3, "mlp") == R.model("layerdrop").spec(3)
-    looped = R.matrix_spec("looped", 3, "mlp")
+    assert page_models.matrix_spec("sequential", 3, "mlp") == page_models.layerdrop_spec("residual", 0.0, 3)
+    assert page_models.matrix_spec("layerdrop", 3, "mlp") == model_registry.model("layerdrop").spec(3)
+    looped = page_models.matrix_spec("looped", 3, "mlp")
     assert looped.model.blocks == 4 and looped.train.loops == 2
-    assert R.matrix_route("looped", "mlp") == (0, 1, 2, 3, 0, 1, 2, 3)
-    assert R.matrix_spec("shuffle", 0, "mlp").train.mode == "shuffle"
-    assert R.matrix_spec("early-exit", 0, "mlp").train.early_exit
+    assert page_models.matrix_route("looped", "mlp") == (0, 1, 2, 3, 0, 1, 2, 3)
+    assert page_models.matrix_spec("shuffle", 0, "mlp").train.mode == "shuffle"
+    assert page_models.matrix_spec("early-exit", 0, "mlp").train.early_exit
 
 
 def test_a_recipe_that_does_not_apply_to_the_mlp_is_one_clear_message():

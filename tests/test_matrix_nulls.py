@@ -44,7 +44,8 @@ from scipy.stats import beta, norm
 
 from lab import claims as C
 from lab import estimates as E
-from lab.core.recipes import MATRIX_RECIPES, matrix_route
+from lab.core.page_models import matrix_route
+from lab.core.page_words import MATRIX_RECIPES
 from lab.experiments.matrix import claims as MC
 from lab.experiments.matrix import surgery as S
 from tests.test_matrix import row_result

@@ -21,14 +21,14 @@ from .conftest import ROOT
 # version, the toy surgery's route if there is one, and the choices the Rearrange page offers.
 SCRIPT = """
 import json
-from lab.core import recipes, tasks
+from lab.core import model_registry, tasks
 from lab.core.zoo import ModelSpec
 from lab.experiments.rearrange import experiment as rearrange
 from lab.ops import registry, route_ops
 from lab.runtime.codeversion import code_version
 from lab.runtime.store import Store
 store = Store("/nonexistent")
-models = {n: store.describe("model", m.spec(0))["code"] for n, m in recipes.REGISTRY.items()}
+models = {n: store.describe("model", m.spec(0))["code"] for n, m in model_registry.REGISTRY.items()}
 models.update({"task " + t: store.describe("model", ModelSpec(task=t))["code"] for t in tasks.TASKS})
 toy = list(route_ops.route_of("toy", 5)) if "toy" in registry.surgeries() else None
 print(json.dumps({"models": models, "rearrange": code_version(rearrange.__name__), "toy": toy,

@@ -1,6 +1,6 @@
-"""The model registry (lab/core/recipes.py): every entry builds the shape it declares, every word the pages, links and
-the CLI used before names the very spec (so the very stored weights) it named before, and no page text restates a
-shape instead of formatting its entry's."""
+"""The model registry (lab/core/model_registry.py): every entry builds the shape it declares, every word the pages,
+links and the CLI used before names the very spec (so the very stored weights) it named before, and no page text
+restates a shape instead of formatting its entry's."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.core import recipes as R
+from lab.core import model_registry, page_models, page_words, recipes
 from lab.core.models import MLPConfig, ViTConfig
 from lab.runtime.store import config_json
 
@@ -100,23 +100,23 @@ def old_spec(word: tuple, seed: int):
     """The spec an old word gives today, through the builder its page calls."""
     page, *rest = word
     if page == "registry":
-        return R.model(rest[0]).spec(seed)
+        return model_registry.model(rest[0]).spec(seed)
     if page == "delete":
-        return R.mlp_spec(rest[0], seed)
+        return page_models.mlp_spec(rest[0], seed)
     if page == "reinit":
-        return R.reinit_spec(rest[0], seed)
+        return page_models.reinit_spec(rest[0], seed)
     if page == "shuffle":
-        return R.vit_spec(rest[0], R.VIT_BLOCKS, seed)
+        return page_models.vit_spec(rest[0], page_words.VIT_BLOCKS, seed)
     if page == "layerdrop":
-        return R.layerdrop_spec(rest[0], rest[1], seed)
-    return R.matrix_spec(rest[1], seed, rest[0])
+        return page_models.layerdrop_spec(rest[0], rest[1], seed)
+    return page_models.matrix_spec(rest[1], seed, rest[0])
 
 
 def test_every_registered_entry_builds_the_shape_it_declares():
-    assert R.list_models(), "the registry is empty"
-    for name in R.list_models():
-        e = R.model(name)
-        assert e.name == name and R.model(name) is e
+    assert model_registry.list_models(), "the registry is empty"
+    for name in model_registry.list_models():
+        e = model_registry.model(name)
+        assert e.name == name and model_registry.model(name) is e
         for seed in (0, 3):
             spec = e.spec(seed)
             m = spec.model
@@ -131,60 +131,65 @@ def test_every_registered_entry_builds_the_shape_it_declares():
 
 
 def test_every_registered_entry_gives_the_spec_recorded_before_the_registry():
-    assert set(RECORDED) == set(R.list_models())
+    assert set(RECORDED) == set(model_registry.list_models())
     for name, digests in RECORDED.items():
-        assert tuple(digest(R.model(name).spec(s)) for s in (0, 1)) == digests, f"{name} would re-key its models"
+        got = tuple(digest(model_registry.model(name).spec(s)) for s in (0, 1))
+        assert got == digests, f"{name} would re-key its models"
     for (name, seed), text in RECORDED_JSON.items():
-        assert config_json(R.model(name).spec(seed)) == text
+        assert config_json(model_registry.model(name).spec(seed)) == text
 
 
 def test_every_old_word_names_the_entry_of_the_very_same_spec():
     for word, name in OLD_WORDS.items():
         for seed in (0, 1):
-            assert old_spec(word, seed) == R.model(name).spec(seed), word
+            assert old_spec(word, seed) == model_registry.model(name).spec(seed), word
             assert digest(old_spec(word, seed)) == RECORDED[name][seed], word
     # the pages' shared words keep their labels, blocks, families and tasks
-    assert {w: (m.label, m.blocks, m.family, m.task) for w, m in R.MODELS.items()} == {
+    assert {w: (m.label, m.blocks, m.family, m.task) for w, m in model_registry.MODELS.items()} == {
         "plain": ("plain MLP", 7, "mlp", "synthetic"), "residual": ("residual MLP", 7, "mlp", "synthetic"),
         "layerdrop": ("residual MLP trained with LayerDrop (p = 0.5)", 8, "mlp", "synthetic"),
         "vit-sequential": ("ViT, trained in order", 6, "vit", "digits"),
         "vit-shuffle": ("ViT, trained with LayerShuffle", 6, "vit", "digits"),
         "vit-position": ("ViT, trained with LayerShuffle-position", 6, "vit", "digits"),
         "vit-predict": ("ViT, trained with LayerShuffle-predict", 6, "vit", "digits")}
-    assert R.MATRIX_RECIPE_LABELS == {"sequential": "sequential", "ln-scale": "LayerNorm scaling",
+    assert page_models.MATRIX_RECIPE_LABELS == {"sequential": "sequential", "ln-scale": "LayerNorm scaling",
                                       "layerdrop": "LayerDrop p = 0.5", "shuffle": "LayerShuffle",
                                       "looped": "looped 3 x 2", "early-exit": "early-exit loss"}
-    assert R.matrix_label("looped", "mlp") == "looped 4 x 2"
-    assert R.matrix_route("looped") == (0, 1, 2, 0, 1, 2) and R.matrix_route("sequential", "mlp") == tuple(range(8))
-    assert R.VIT_MODE_LABELS == {"sequential": "sequential", "shuffle": "LayerShuffle",
+    assert page_models.matrix_label("looped", "mlp") == "looped 4 x 2"
+    assert page_models.matrix_route("looped") == (0, 1, 2, 0, 1, 2)
+    assert page_models.matrix_route("sequential", "mlp") == tuple(range(8))
+    assert recipes.VIT_MODE_LABELS == {"sequential": "sequential", "shuffle": "LayerShuffle",
                                  "position": "LayerShuffle-position", "predict": "LayerShuffle-predict"}
-    assert [R.layerdrop_blocks(m) for m in R.LAYERDROP_MODELS] == [8, 8]
+    assert [page_models.layerdrop_blocks(m) for m in page_words.LAYERDROP_MODELS] == [8, 8]
     # "residual" is the 7-block MLP on every page that shares the word, the 8-block one where LayerDrop names it
-    assert R.model("residual").blocks == 7 and R.model(R.layerdrop_name("residual", 0.0)).blocks == 8
+    assert model_registry.model("residual").blocks == 7
+    assert model_registry.model(page_words.layerdrop_name("residual", 0.0)).blocks == 8
 
 
 def test_any_name_of_the_grammar_is_a_model_with_one_spelling():
-    assert R.model("mlp5-residual").spec(2) == R.mlp_spec("residual", 2, 5)
-    assert R.model("vit4.shuffle").spec(1) == R.vit_spec("shuffle", 4, 1)
-    assert R.model("mlp8-residual.layerdrop0.37").spec(0) == R.layerdrop_spec("residual", 0.37, 0)
-    assert R.layerdrop_name("vit", 0.2) == "vit8.layerdrop0.2"
+    assert model_registry.model("mlp5-residual").spec(2) == page_models.mlp_spec("residual", 2, 5)
+    assert model_registry.model("vit4.shuffle").spec(1) == page_models.vit_spec("shuffle", 4, 1)
+    layerdrop = page_models.layerdrop_spec("residual", 0.37, 0)
+    assert model_registry.model("mlp8-residual.layerdrop0.37").spec(0) == layerdrop
+    assert page_words.layerdrop_name("vit", 0.2) == "vit8.layerdrop0.2"
     for bad, words in (("cnn", "unknown model"), ("vit6.sequential", "written 'vit6'"),
                        ("mlp8-residual.layerdrop0.50", "written 'mlp8-residual.layerdrop0.5'"),
                        ("vit06", "written 'vit6'"), ("mlp7-residual.position", "does not apply"),
                        ("vit6.layerdrop", "takes a number"), ("vit6.looped1", "at least twice"),
                        ("mlp99-plain", "1 to 63 blocks"), ("vit6.wobble", "unknown recipe")):
         with pytest.raises(ValueError, match=re.escape(words)):
-            R.model(bad)
+            model_registry.model(bad)
     with pytest.raises(ValueError, match="registered already"):
-        R.register_model("vit6")
+        model_registry.register_model("vit6")
 
 
 def test_list_models_filters_like_a_shell_pattern_in_registration_order():
-    assert R.list_models("vit6*") == [n for n in R.list_models() if n.startswith("vit6")]
-    assert "vit6" in R.list_models("vit6*") and "vit8" not in R.list_models("vit6*")
-    assert R.list_models("*layerdrop*") == ["mlp8-residual.layerdrop0.5", "vit8.layerdrop0.5", "vit6.layerdrop0.5"]
-    assert R.list_models("mlp7-*") == ["mlp7-plain", "mlp7-residual"]
-    assert R.list_models("nothing*") == []
+    assert model_registry.list_models("vit6*") == [n for n in model_registry.list_models() if n.startswith("vit6")]
+    assert "vit6" in model_registry.list_models("vit6*") and "vit8" not in model_registry.list_models("vit6*")
+    assert model_registry.list_models("*layerdrop*") == ["mlp8-residual.layerdrop0.5", "vit8.layerdrop0.5",
+                                                         "vit6.layerdrop0.5"]
+    assert model_registry.list_models("mlp7-*") == ["mlp7-plain", "mlp7-residual"]
+    assert model_registry.list_models("nothing*") == []
 
 
 # -- the pages' text formats the entry's shape, never restates it ----------------------------------------------------
@@ -244,6 +249,6 @@ def test_the_generated_texts_name_the_models_the_pages_run(capsys):
         delete_d.table(argparse.Namespace(seeds=1, steps=10), pool)
     assert f"Deleting blocks of a {teacher.blocks}x{teacher.width} MLP" in capsys.readouterr().out  # not "8x128"
     assert f"MLP of {teacher.blocks} blocks" in delete_d.DESCRIPTOR.about
-    assert R.MATRIX_MODEL_LABELS == {"vit": "ViT (6 blocks, 8x8 digits)",
+    assert page_models.MATRIX_MODEL_LABELS == {"vit": "ViT (6 blocks, 8x8 digits)",
                                      "mlp": "residual MLP (8 blocks, synthetic 20-class task)"}
     assert "6-block ViT on 8x8 digits" in matrix.MODEL_HELP and "8-block residual MLP" in matrix.MODEL_HELP

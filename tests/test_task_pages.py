@@ -4,7 +4,7 @@ follow it, the ViT is offered the ViT's tasks, and "the model's own task" is the
 the presets and Reset say)."""
 
 from app import jobs, task_control
-from lab.core.recipes import FAMILY_TASKS
+from lab.core.task_fit import FAMILY_TASKS
 from lab.experiments.delete import experiment as delete
 from lab.experiments.layerdrop import descriptor as layerdrop_described
 

@@ -1,4 +1,4 @@
-"""A recipe on another task (lab/core/recipes.py: on_task, check_task): shapes read from the data itself, the own task
+"""A recipe on another task (lab/core/task_fit.py: on_task, check_task): shapes read from the data itself, the own task
 keeps the stored spec, epochs scale with the task's size, every experiment's config and CLI take --task, and a bad
 task is one clear message."""
 
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from lab.catalog import descriptors
-from lab.core import recipes as R
+from lab.core import page_models, recipes, task_fit
 from lab.core.data_csv import save_csv
 from lab.core.models import MLPConfig, ViTConfig
 from lab.core.zoo import build, task
@@ -23,38 +23,39 @@ from lab.runtime.store import Store
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("name", sorted(R.TASK_SHAPES))
+@pytest.mark.parametrize("name", sorted(task_fit.TASK_SHAPES))
 def test_each_static_task_shape_is_the_data_sets_own(name):
-    shape, d = R.TASK_SHAPES[name], task(name)
+    shape, d = task_fit.TASK_SHAPES[name], task(name)
     assert (shape.n_features, shape.n_classes, shape.n_train) == (d.n_features, d.n_classes, len(d.train))
     assert shape.kind == ("image" if name == "digits" else "sequence" if name.startswith("mnist1d") else "table")
 
 
 def test_the_own_task_is_the_same_spec_so_stored_weights_are_kept():
-    for spec in (R.mlp_spec("plain", 3), R.vit_spec("shuffle", 6, 1), R.layerdrop_spec("residual", 0.5, 0)):
-        assert R.on_task(spec, None) is spec and R.on_task(spec, spec.task) is spec
+    for spec in (page_models.mlp_spec("plain", 3), page_models.vit_spec("shuffle", 6, 1),
+                 page_models.layerdrop_spec("residual", 0.5, 0)):
+        assert task_fit.on_task(spec, None) is spec and task_fit.on_task(spec, spec.task) is spec
 
 
 def test_an_mlp_on_another_task_reads_its_features_and_trains_as_many_inputs():
-    s = R.on_task(R.mlp_spec("residual", 0), "mnist1d")
+    s = task_fit.on_task(page_models.mlp_spec("residual", 0), "mnist1d")
     assert (s.model.n_in, s.model.n_out, s.task) == (40, 10, "mnist1d")
-    assert s.model.blocks == R.MLP_BLOCKS and s.model.width == R.MLP_WIDTH  # the recipe's shape is kept
+    assert s.model.blocks == recipes.MLP_BLOCKS and s.model.width == recipes.MLP_WIDTH  # the recipe's shape is kept
     assert s.train.epochs == 96  # 12 epochs of 28,000 inputs = 96 of 3,500
     assert s.train.checkpoints == (0, 8, 16, 24, 40)  # (0, 1, 2, 3, 5) scaled alike
-    tiny = R.on_task(R.mlp_spec("plain", 0), "wine")
-    assert tiny.train.epochs == R.MLP_EPOCHS * R.MAX_EPOCH_SCALE  # capped
-    big = R.on_task(R.mlp_spec("plain", 0), "mnist1d-large")
+    tiny = task_fit.on_task(page_models.mlp_spec("plain", 0), "wine")
+    assert tiny.train.epochs == recipes.MLP_EPOCHS * task_fit.MAX_EPOCH_SCALE  # capped
+    big = task_fit.on_task(page_models.mlp_spec("plain", 0), "mnist1d-large")
     assert big.train.epochs == 31  # never fewer than the recipe's 12: 28,000 / 11,000 x 12, rounded up
 
 
 def test_the_vit_reads_mnist1d_as_a_sequence_of_patches_and_keeps_its_epochs():
-    s = R.on_task(R.vit_spec("sequential", 6, 0), "mnist1d")
+    s = task_fit.on_task(page_models.vit_spec("sequential", 6, 0), "mnist1d")
     assert isinstance(s.model, ViTConfig)
-    assert (s.model.seq, s.model.patch, s.model.n_classes, s.train.epochs) == (40, 4, 10, R.VIT_EPOCHS)
+    assert (s.model.seq, s.model.patch, s.model.n_classes, s.train.epochs) == (40, 4, 10, recipes.VIT_EPOCHS)
     m = build(s.model, 0)
     d = task("mnist1d")
     assert m(d.test.x[:5]).shape == (5, 10)
-    back = R.on_task(s, "digits")  # and back to the image: the digits recipe's own shape
+    back = task_fit.on_task(s, "digits")  # and back to the image: the digits recipe's own shape
     assert (back.model.seq, back.model.image, back.model.patch) == (0, 8, 2)
 
 
@@ -62,16 +63,16 @@ def test_the_vit_reads_mnist1d_as_a_sequence_of_patches_and_keeps_its_epochs():
                                          ("csv:0123456789abcdef", "vit"), (3, "mlp")])
 def test_a_task_a_model_cannot_read_is_one_clear_message(name, family):
     with pytest.raises(ValueError, match="task|CSV"):
-        R.check_task(name, family)
+        task_fit.check_task(name, family)
 
 
 def test_registry_models_normalise_their_own_task_and_refuse_a_table_for_the_vit():
-    assert R.ModelSeed("vit-sequential", 0, "digits").task is None
-    assert R.ModelSeed("residual", 0, "mnist1d").spec.model.n_in == 40
+    assert page_models.ModelSeed("vit-sequential", 0, "digits").task is None
+    assert page_models.ModelSeed("residual", 0, "mnist1d").spec.model.n_in == 40
     with pytest.raises(ValueError, match="ViT"):
-        R.ModelSeed("vit-shuffle", 0, "breast-cancer")
-    assert R.readable("wine", "vit") is None and R.readable("mnist1d", "vit") == "mnist1d"
-    assert R.readable("wine", "mlp") == "wine"
+        page_models.ModelSeed("vit-shuffle", 0, "breast-cancer")
+    assert task_fit.readable("wine", "vit") is None and task_fit.readable("mnist1d", "vit") == "mnist1d"
+    assert task_fit.readable("wine", "mlp") == "wine"
 
 
 def test_every_experiment_page_config_takes_a_task_and_the_descriptor_offers_it():
@@ -100,7 +101,7 @@ def test_a_stored_csv_trains_an_mlp_sized_to_it(tmp_path):
     from lab.runtime.store import use_store
 
     with use_store(store):
-        spec = R.on_task(R.mlp_spec("plain", 0), name)
+        spec = task_fit.on_task(page_models.mlp_spec("plain", 0), name)
         assert isinstance(spec.model, MLPConfig) and (spec.model.n_in, spec.model.n_out) == (3, 3)
         assert spec.task == name
 

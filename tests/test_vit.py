@@ -230,7 +230,7 @@ def test_keeping_checkpoints_leaves_the_trained_weights_unchanged():
     Re-initialise may read the very ViT the other pages train (one training for both)."""
     from dataclasses import replace
 
-    from lab.core import recipes
+    from lab.core import model_registry, page_models, recipes
     from lab.core.zoo import build
 
     d = tiny_digits(64)
@@ -246,7 +246,7 @@ def test_keeping_checkpoints_leaves_the_trained_weights_unchanged():
     assert sorted(log.checkpoints) == [0, 1, 2, 3]
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert any(not torch.equal(log.checkpoints[1][k], b[k]) for k in b)  # the snapshots are of other epochs
-    assert recipes.reinit_spec("vit", 5) == recipes.model("vit-sequential").spec(5)
+    assert page_models.reinit_spec("vit", 5) == model_registry.model("vit-sequential").spec(5)
 
 
 def test_each_epoch_reports_the_held_out_accuracy_it_logged():

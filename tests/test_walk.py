@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from lab.core.models import MLP, MLPConfig, ViT, ViTConfig, accuracy, logits_of
-from lab.core.recipes import vit_spec
+from lab.core.page_models import vit_spec
 from lab.core.zoo import trained
 from lab.experiments.shuffle import experiment as shuffle
 from lab.ops import walk

@@ -3,9 +3,9 @@ hook points (lab/api/hooks.py) and every surgery of the registry (lab/ops/regist
 
 `load("delete")` is the Delete page's default model (its teacher), `load("shuffle", mode="sequential", seed=1)` the
 Shuffle page's at those settings (a setting is a page control's name, or a field of the page's config), and
-`load("vit6.shuffle")` a model of the registry by name (lab/core/recipes.py; settings `seed` and `task`). The model
-comes from the store, or is trained now and stored (lab/core/zoo.py: trained), so it is the very model the page and
-the CLI read and `accuracy()` is their held-out accuracy, to the bit.
+`load("vit6.shuffle")` a model of the registry by name (lab/core/model_registry.py; settings `seed` and `task`). The
+model comes from the store, or is trained now and stored (lab/core/zoo.py: trained), so it is the very model the page
+and the CLI read and `accuracy()` is their held-out accuracy, to the bit.
 
 A surgery returns a new `Loaded` on the same data: a route surgery (`delete`, `surgery("swap", block=2)`, `shuffle`,
 `no_attn`, ...) the same model on another route, a weight surgery (`reinit`, `rerand`) a copy of the model with one
@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 import torch
 
 from lab.api import hooks
-from lab.core import metrics, recipes, streams
+from lab.core import metrics, model_registry, page_models, streams
 from lab.core.data import Dataset
 from lab.core.models.base import RoutedModel, StepLike, evaluating
 from lab.core.routes import Steps, blocks_of, label, random_orders, steps_of, without_block
@@ -102,14 +102,14 @@ def _resolve(what: str, settings: Mapping[str, Any]) -> tuple[Optional[str], Any
         owner, spec = _spec_of(cfg, recipe)
         return what, cfg, owner, spec
     try:
-        entry = recipes.model(what)
+        entry = model_registry.model(what)
     except ValueError as e:
         raise ValueError(f"{what!r} is neither a page ({', '.join(pages)}) nor a model of the lab: {e}") from None
     bad = [k for k in settings if k not in MODEL_SETTINGS]
     if bad:
         raise ValueError(f"model {entry.name!r} takes the settings {', '.join(MODEL_SETTINGS)}, not "
                          f"{', '.join(map(repr, bad))}")
-    cfg = recipes.ModelSeed(model=entry.name, seed=int(settings.get("seed", 0)), task=settings.get("task"))
+    cfg = page_models.ModelSeed(model=entry.name, seed=int(settings.get("seed", 0)), task=settings.get("task"))
     return None, cfg, cfg, cfg.spec
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from safetensors.torch import save_file
 
-from lab.core import recipes
+from lab.core import model_registry
 from lab.core.models import correct
 from lab.core.zoo import Trained, trained
 from lab.runtime.atomic import write_atomically, write_json_atomically
@@ -55,7 +55,7 @@ def _curve(t: Trained) -> str:
     return out.getvalue()
 
 
-def _card(name: str, m: recipes.Model, t: Trained, cfg: dict[str, Any]) -> str:
+def _card(name: str, m: model_registry.Model, t: Trained, cfg: dict[str, Any]) -> str:
     tr, h, lab = t.spec.train, cfg["held_out"], cfg["lab"]
     quick_line = ("\n**Quick mode**: trained for a smoke test (one epoch, a few steps); its numbers are not the "
                   "lab's.\n"
@@ -89,9 +89,9 @@ in `config.json`). Cite the lab with its `CITATION.cff`.
 
 
 def export(name: str, seed: int, out: Path) -> dict[str, Any]:
-    """Write a registry model (a name or a page's word for it: `lab.core.recipes.model`) at a training seed into
+    """Write a registry model (a name or a page's word for it: `lab.core.model_registry.model`) at a training seed into
     folder `out` (`FILES`), training it first if the store lacks it; returns its config.json."""
-    m = recipes.model(name)
+    m = model_registry.model(name)
     t = trained(m.spec(seed))
     acc, n, chance = held_out(t)
     cfg = _config(m.name, t, acc, n, chance)

@@ -100,10 +100,10 @@ def _is_mlp(word: Any) -> bool:
         return False
     if word in ("plain", "residual", "mlp") or word.startswith("mlp"):
         return True
-    from lab.core import recipes
+    from lab.core import model_registry
 
     try:
-        return recipes.model(word).family == "mlp"
+        return model_registry.model(word).family == "mlp"
     except (ValueError, KeyError):
         return False
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from lab.classroom import export
 from lab.cli.common import JSON_HELP, print_json
-from lab.core import recipes
+from lab.core import model_registry
 
 
 def _run(args: argparse.Namespace) -> int:
-    out = Path(args.out or f"layerlab-{recipes.model(args.model).name}-seed{args.seed}")
+    out = Path(args.out or f"layerlab-{model_registry.model(args.model).name}-seed{args.seed}")
     cfg = export.export(args.model, args.seed, out)
     if args.json:
         print_json("export", {"model": args.model, "seed": args.seed, "out": str(out)},

@@ -1,7 +1,7 @@
 """The lab's tasks, one `Task` record each: what a page, a recipe and the zoo know of a data set, in one place.
 
 A record names the task, says what it is (label, about, source: what a page shows, `lab/core/task_facts.py`), how a
-model reads it (`shape`, `families`: what a recipe sizes and checks, `lab/core/recipes.py`) and its `loader`, a
+model reads it (`shape`, `families`: what a recipe sizes and checks, `lab/core/task_fit.py`) and its `loader`, a
 function of no arguments in a data module (`lab/core/data*.py`) that builds the data set. An uploaded CSV is a task
 too, `csv:<16 hex digits>` (`lab/core/data_csv.py`), read from a store's root rather than listed here.
 
@@ -10,8 +10,8 @@ number (a shape sizes a model through the recipe's spec, which the model's key h
 words), so adding or editing a record re-keys no stored result. What a task's numbers rest on is its loader's
 module: a trained model's key covers its own task's loader (`loader_code`, `lab/core/zoo.py: ModelSpec.code_reaches`),
 never the whole registry, so a new task with a new data module re-keys no model of another task; and every result's
-key covers every loader module, which lab/core/recipes.py imports (tests/test_rekey.py checks both). A loader takes
-no arguments so that nothing here decides what it builds: a loader module's own code does.
+key covers every loader module, which lab/core/recipes.py names (CODE_COVERS; tests/test_rekey.py checks both).
+A loader takes no arguments so that nothing here decides what it builds: a loader module's own code does.
 """
 
 from __future__ import annotations

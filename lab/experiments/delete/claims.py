@@ -21,7 +21,7 @@ import numpy as np
 
 from lab import estimates
 from lab.claims import Claim, claim, noise_words, pct, pool, pts, reads, test
-from lab.core.recipes import model
+from lab.core.model_registry import model
 from lab.core.task_facts import task_clause, task_words
 from lab.experiments.delete.experiment import (
     DeleteConfig,

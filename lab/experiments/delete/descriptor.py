@@ -9,7 +9,7 @@ from typing import Any
 from lab.catalog.descriptor import Axis, Descriptor, Table, TableRows, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
 from lab.claims import Claim, claim_line
-from lab.core import recipes
+from lab.core import model_registry, recipes
 from lab.experiment import Pool
 from lab.experiments.delete import claims as delete_claims
 from lab.experiments.delete import experiment as delete
@@ -17,7 +17,7 @@ from lab.experiments.delete.experiment import DeleteConfig, RaceConfig, ShallowC
 from lab.runtime.progress import text_progress
 
 _DEFAULT = DeleteConfig()
-TEACHER = recipes.model(recipes.mlp_name(_DEFAULT.arch, _DEFAULT.blocks))  # both architectures share its shape
+TEACHER = model_registry.model(recipes.mlp_name(_DEFAULT.arch, _DEFAULT.blocks))  # both architectures share its shape
 CONTROLS = controls(DeleteConfig, names=("arch", "task", "k", "select", "recovery", "steps", "seed"))
 DEFAULTS = defaults(CONTROLS)
 PRESETS = (

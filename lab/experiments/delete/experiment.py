@@ -20,16 +20,19 @@ from typing import Any, Optional, Sequence
 
 from lab import estimates
 from lab.core import streams
+from lab.core.model_registry import labels
 from lab.core.models import accuracy, correct, per_class_accuracy
-from lab.core.recipes import MLP_BLOCKS, MLP_EPOCHS, MLP_WIDTH, check_task, labels, mlp_spec, on_task
+from lab.core.page_models import mlp_spec
+from lab.core.recipes import MLP_BLOCKS, MLP_EPOCHS, MLP_WIDTH
 from lab.core.routes import without
+from lab.core.task_fit import check_task, on_task
 from lab.core.zoo import ModelSpec, Trained, build, trained
 from lab.experiment import check, entry, param, seed_param, task_param
 from lab.ops import search, selection
 from lab.ops.recover import RECOVERIES, RecoveryConfig, recover
 from lab.runtime.progress import Progress, span
 
-ARCHS = ("plain", "residual")  # names of lab/core/recipes.MODELS
+ARCHS = ("plain", "residual")  # names of lab/core/model_registry.MODELS
 SELECTIONS = ("greedy", "optimal", "evenly-spaced", "influence", "random")
 RECOVERY_LABELS = {"none": "none", "ce": "fine-tune (cross-entropy)", "kd": "distil from the teacher (KD)"}
 SHALLOW_BLOCKS = 1  # what deleting 6 of 7 blocks leaves: stem, one block, head

@@ -2,7 +2,7 @@
 
 The orders, the predictor and IOT training are `routing.py` beside this module; `compare` here trains IOT and
 assembles its result against the baselines, and the entry points cache the pieces by exactly what each depends on:
-- the sequential model: the zoo's (`recipes.MODELS[model].spec`), shared with the Delete and Shuffle pages;
+- the sequential model: the zoo's (`model_registry.MODELS[model].spec`), shared with the Delete and Shuffle pages;
 - `fixed_model(FixedConfig)`: one model trained alone in one candidate order, kept as its test and probe
   logits (a tensor entry; `fixed_logits` reads it). Candidate j does not depend on M (the candidates of M are the
   first M of M + 1), so raising M trains only the new orders;
@@ -44,7 +44,7 @@ from typing import Any, Callable, Optional, Sequence
 import torch
 
 from lab import estimates as E
-from lab.core import metrics, recipes
+from lab.core import metrics, model_registry, page_models
 from lab.core.data import Dataset
 from lab.core.models.base import RoutedModel
 from lab.core.models.vit import ViTConfig
@@ -57,8 +57,8 @@ from lab.runtime.plain import to_plain
 from lab.runtime.progress import Progress, silent, span
 from lab.runtime.store import Store, resolve, use_store
 
-MODELS = ("residual", "vit-sequential")  # names of lab/core/recipes.MODELS: the Delete and Shuffle pages' models
-_MLP, _VIT = (recipes.model(m) for m in MODELS)  # for the help
+MODELS = ("residual", "vit-sequential")  # names of lab/core/model_registry.MODELS: the Delete and Shuffle pages' models
+_MLP, _VIT = (model_registry.model(m) for m in MODELS)  # for the help
 SPACES = routing.SPACES
 SPACE_LABELS = {"blocks": "block orders", "shared": "one sub-layer order for every block (the paper's; ViT, M = 2)",
                 "sublayers": "a sub-layer order per block (the lab's extension; ViT)"}
@@ -69,7 +69,7 @@ METHODS = ("sequential", "best_fixed", "shared_best", "ensemble", "iot", "oracle
 
 
 def _check_space(model: str, space: str, m: Optional[int] = None) -> None:
-    if space in ("sublayers", "shared") and recipes.model(model).family != "vit":
+    if space in ("sublayers", "shared") and model_registry.model(model).family != "vit":
         raise ValueError("sub-layer orders (attention first or MLP first) exist only in the ViT; choose the ViT "
                          "model or block orders")
     if space == "shared" and m is not None and m > routing.SHARED_ORDERS:
@@ -83,7 +83,7 @@ class IOTConfig:
 
     model: str = param("residual", f"The network: the Delete page's {_MLP.title} ({_MLP.data_words}, seconds) "
                        f"or the Shuffle page's {_VIT.title} trained in order ({_VIT.data_words}, minutes).",
-                       label="Model", choices=MODELS, labels=recipes.labels(MODELS))
+                       label="Model", choices=MODELS, labels=model_registry.labels(MODELS))
     space: str = param("blocks", "Which orders: permutations of the blocks; or (ViT only) one sub-layer order shared "
                        "by every block, the paper's space (attention first or MLP first everywhere: 2 orders); or "
                        "attention-first or MLP-first chosen for each block on its own (2^D orders, the lab's "
@@ -105,12 +105,12 @@ class IOTConfig:
     def __post_init__(self) -> None:
         check(self)
         _check_space(self.model, self.space, self.m)
-        object.__setattr__(self, "task", recipes.model_task(self.model, self.task))
+        object.__setattr__(self, "task", page_models.model_task(self.model, self.task))
 
     @property
     def spec(self) -> ModelSpec:
         """The sequential model and the recipe every model of the run trains with."""
-        return recipes.model_spec_on(self.model, self.seed, self.task)
+        return page_models.model_spec_on(self.model, self.seed, self.task)
 
     @property
     def observe_cfg(self) -> ObserveConfig:
@@ -137,7 +137,7 @@ class FixedConfig:
     def __post_init__(self) -> None:
         if self.model not in MODELS:
             raise ValueError(f"unknown model {self.model!r}; choose one of {', '.join(MODELS)}")
-        object.__setattr__(self, "task", recipes.model_task(self.model, self.task))
+        object.__setattr__(self, "task", page_models.model_task(self.model, self.task))
         _check_space(self.model, self.space, self.index + 1)
         if not 1 <= self.index < M_MAX:
             raise ValueError(f"candidate index must be 1..{M_MAX - 1}, got {self.index}")
@@ -376,7 +376,7 @@ def fixed_model(cfg: FixedConfig, progress: Progress) -> tuple[dict[str, torch.T
     The orders are drawn by the run's seed; the model trains at `order_seed` with the recipe of the zoo's sequential
     model at that seed, which is the seed control's model `index` (the same initial weights and batches)."""
     s = order_seed(cfg.seed, cfg.index)
-    t = _sequential(recipes.model_spec_on(cfg.model, s, cfg.task), span(progress, 0.0, 0.1))
+    t = _sequential(page_models.model_spec_on(cfg.model, s, cfg.task), span(progress, 0.0, 0.1))
     order = _orders(cfg.space, cfg.index + 1, cfg.seed, t.model.n_blocks)[cfg.index]
     d = t.data
     model, log = routing.train_fixed(t.spec, order, d, span(progress, 0.1, 1.0))
@@ -414,7 +414,7 @@ def seed_control(cfg: SeedControlConfig, progress: Progress) -> SeedControl:
 
     def one(s: int) -> Callable[[Progress], tuple[torch.Tensor, torch.Tensor, Any]]:
         def go(report: Progress) -> tuple[torch.Tensor, torch.Tensor, Any]:
-            t = _sequential(recipes.model_spec_on(cfg.model, s, cfg.task), report)
+            t = _sequential(page_models.model_spec_on(cfg.model, s, cfg.task), report)
             ident = [routing.identity_order(t.model.n_blocks)]
             return routing.order_logits(t.model, t.data.test.x, ident)[0], routing.order_logits(t.model, t.data.probe.x,
                                                                                          ident)[0], t.data
@@ -458,7 +458,7 @@ class IOTObservation:
 def observe(cfg: ObserveConfig, progress: Progress) -> IOTObservation:
     """Part 1: M orders each trained alone (identity = the sequential model, order j at the control's seed j);
     accuracies on held-out data; and the seed control (`seed_control`) its oracle gap is judged against."""
-    t = _sequential(recipes.model_spec_on(cfg.model, cfg.seed, cfg.task), span(progress, 0.0, 1 / cfg.m))
+    t = _sequential(page_models.model_spec_on(cfg.model, cfg.seed, cfg.task), span(progress, 0.0, 1 / cfg.m))
     d = t.data
     orders = _orders(cfg.space, cfg.m, cfg.seed, t.model.n_blocks)
     seq_te = routing.order_logits(t.model, d.test.x, orders)  # the sequential model run in every candidate order

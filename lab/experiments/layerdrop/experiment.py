@@ -24,18 +24,13 @@ from typing import Any, Optional
 import torch
 
 from lab import estimates as E
-from lab.core import recipes, streams
+from lab.core import model_registry, page_words, streams
 from lab.core.data import Dataset
 from lab.core.models import RoutedModel, accuracy, correct
-from lab.core.recipes import (
-    LAYERDROP_MODELS,
-    layerdrop_blocks,
-    layerdrop_scratch_spec,
-    layerdrop_spec,
-    on_task,
-    task_or_own,
-)
+from lab.core.page_models import layerdrop_blocks, layerdrop_scratch_spec, layerdrop_spec
+from lab.core.page_words import LAYERDROP_MODELS
 from lab.core.routes import without
+from lab.core.task_fit import on_task, task_or_own
 from lab.core.zoo import ModelSpec, Trained, trained
 from lab.experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial, task_param
 from lab.ops import search, selection
@@ -43,7 +38,7 @@ from lab.ops.recover import RecoveryConfig, recover
 from lab.runtime.progress import Progress, silent, span
 
 MODELS = LAYERDROP_MODELS
-ENTRIES = {m: recipes.model(recipes.layerdrop_name(m, 0.0)) for m in MODELS}  # the ordinary (p = 0) models
+ENTRIES = {m: model_registry.model(page_words.layerdrop_name(m, 0.0)) for m in MODELS}  # the ordinary (p = 0) models
 MODEL_LABELS = {m: e.kind for m, e in ENTRIES.items()}
 STRATEGIES = ("every-other", "greedy", "influence", "first", "last", "random")  # of selection.METHODS
 P_MAX = 0.7  # beyond this the expected training depth N(1 - p) is under a third of the model

@@ -11,8 +11,8 @@ from typing import Any, Optional
 from lab import claims as C
 from lab import estimates as E
 from lab.claims import Claim, Z, reads
-from lab.core import recipes
-from lab.core.recipes import ModelSeed
+from lab.core import model_registry
+from lab.core.page_models import ModelSeed
 from lab.core.task_facts import config_task, task_words
 from lab.experiment import Pool, serial
 from lab.experiments.lens.experiment import BOOTSTRAP, MODELS, LensProfile, profile
@@ -79,7 +79,8 @@ def table_claims(t: dict[str, Any], pool: Pool = serial) -> list[Claim]:
 
 def claims(prof: dict[str, Any]) -> list[Claim]:
     """The papers' claims on one profile (synthetic `checks` in the tests)."""
-    who = recipes.MODELS[prof["model"]].label if prof.get("model") in recipes.MODELS else prof.get("model")
+    models = model_registry.MODELS
+    who = models[prof["model"]].label if prof.get("model") in models else prof.get("model")
     at = here(config_task(prof.get("config")))
     chk = prof["checks"]
     out = [

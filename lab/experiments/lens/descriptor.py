@@ -8,7 +8,7 @@ from typing import Any
 from lab.catalog.descriptor import Descriptor, Table, TableRows, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
 from lab.claims import Claim, claim_line
-from lab.core import recipes
+from lab.core import model_registry
 from lab.experiment import Pool
 from lab.experiments.lens import claims as lens_claims
 from lab.experiments.lens import experiment as lens
@@ -41,8 +41,8 @@ def plan(settings: dict[str, Any]) -> list[Need]:
     """The lab call of a setting, as the page makes it: the model's lens (its stored profile, computed on the way)
     with the chosen change of route."""
     cfg = config_of(settings)
-    return [Need(f"Training or loading the {recipes.model(cfg.model).label} and reading every layer", lens.run, cfg,
-                 "run")]
+    return [Need(f"Training or loading the {model_registry.model(cfg.model).label} and reading every layer", lens.run,
+                 cfg, "run")]
 
 
 def claims(settings: dict[str, Any]) -> list[Claim]:
@@ -56,7 +56,7 @@ def _row(xs: list[float]) -> str:
 
 def summary(r: lens.LensResult) -> str:
     c = r.config
-    lines = [f"{recipes.model(c.model).label}, seed {c.seed}: held-out {r.base_acc:.4f} (chance "
+    lines = [f"{model_registry.model(c.model).label}, seed {c.seed}: held-out {r.base_acc:.4f} (chance "
              f"{r.chance:.3f}); slots {', '.join(r.slots)}",
              f"logit lens accuracy %  {_row(r.slot_acc)}",
              f"tuned lens accuracy %  {_row(r.tuned_slot_acc)}",
@@ -79,7 +79,7 @@ def table(args: argparse.Namespace, pool: Pool) -> TableRows:
     t = lens.table(seeds, progress=text_progress, pool=pool)
     print(f"Layer lens: held-out accuracy (%) read after the stem and after every block, mean of seed(s) {seeds}")
     for mo, row in t["rows"].items():
-        print(f"\n{recipes.model(mo).label} (trained {100 * row['base_acc']:.1f} %, "
+        print(f"\n{model_registry.model(mo).label} (trained {100 * row['base_acc']:.1f} %, "
               f"chance {100 * row['chance']:.1f} %, "
               f"mean blocks before the answer settles {row['commit_mean']:.2f})")
         print(f"  {'logit lens':<12}{_row(row['slot_acc'])}")

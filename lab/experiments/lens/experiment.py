@@ -22,10 +22,10 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
-from lab.core import metrics, recipes, streams
+from lab.core import metrics, model_registry, page_models, streams
 from lab.core.models import RoutedModel
 from lab.core.models.base import logits_of
-from lab.core.recipes import ModelSeed
+from lab.core.page_models import ModelSeed
 from lab.core.routes import without
 from lab.core.zoo import trained
 from lab.experiment import Pool, check, entry, param, seed_param, serial, task_param
@@ -33,7 +33,8 @@ from lab.ops import layer_lens as lens
 from lab.ops import route_ops
 from lab.runtime.progress import Progress, silent, span
 
-MODELS = ("residual", "plain", "vit-sequential", "vit-shuffle", "layerdrop")  # a subset of lab.core.recipes.MODELS
+# a subset of lab.core.model_registry.MODELS
+MODELS = ("residual", "plain", "vit-sequential", "vit-shuffle", "layerdrop")
 # The page's changes of route, each a word of the surgeries' registry (lab/ops/route_ops.py: OPS) applied to every
 # block: "none" and "delete" are its aliases of identity and skip, the page's words, so that its links keep their
 # values. The registry's random is "of the middle"; here the middle is every block.
@@ -178,7 +179,7 @@ def profile(cfg: ModelSeed, progress: Progress) -> LensProfile:
 
 
 # -- after a change ---------------------------------------------------------------------------------------------
-_MLP, _VIT, _LAYERDROP = (recipes.model(m) for m in ("residual", "vit-sequential", "layerdrop"))  # for the help
+_MLP, _VIT, _LAYERDROP = (model_registry.model(m) for m in ("residual", "vit-sequential", "layerdrop"))  # for the help
 
 
 @dataclass(frozen=True)
@@ -189,19 +190,19 @@ class LensConfig:
                        f"residual or plain MLP ({_MLP.data_words}, {_MLP.blocks} blocks), the Shuffle page's "
                        f"{_VIT.title} on {_VIT.data_words} trained in order or with LayerShuffle, or the LayerDrop "
                        f"page's residual MLP ({_LAYERDROP.blocks} blocks, {_LAYERDROP.recipe_label}).", label="Model",
-                       choices=MODELS, labels=recipes.labels(MODELS))
+                       choices=MODELS, labels=model_registry.labels(MODELS))
     route_op: str = param("none", "A change of route whose lens is drawn beside the intact model's: none, block b "
                           "deleted, blocks b and b+1 swapped, or a random order (fixed by the seed).",
                           label="After a change", choices=ROUTE_OPS, labels=ROUTE_OP_LABELS)
     block: int = param(2, "Block b of delete and swap, numbered from 0.", label="Block b", lo=0,
-                       hi=max(recipes.model(m).blocks for m in MODELS) - 1)
+                       hi=max(model_registry.model(m).blocks for m in MODELS) - 1)
     seed: int = seed_param("Fixes the trained model (the same seeds as the other pages) and the random order.")
     task: Optional[str] = task_param()
 
     def __post_init__(self) -> None:
         check(self)
-        self.route(recipes.model(self.model).blocks)
-        object.__setattr__(self, "task", recipes.model_task(self.model, self.task))
+        self.route(model_registry.model(self.model).blocks)
+        object.__setattr__(self, "task", page_models.model_task(self.model, self.task))
 
     def route(self, n_blocks: int) -> tuple[int, ...]:
         """The changed route of an n-block model: the registry's operation on every block (ends included): the

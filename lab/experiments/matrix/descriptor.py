@@ -11,7 +11,7 @@ from lab import claims as C
 from lab.catalog.descriptor import Descriptor, Table, TableRows, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
 from lab.claims import Claim, claim_line
-from lab.core.recipes import matrix_label
+from lab.core.page_models import matrix_label
 from lab.experiment import Pool, check, param
 from lab.experiments.matrix import claims as matrix_claims
 from lab.experiments.matrix import experiment as matrix

@@ -1,6 +1,6 @@
 """Train x take apart: how a model is trained decides what can be removed from it (the recipe x surgery matrix).
 
-Rows are recipes of the Shuffle page's 6-block digits ViT (`lab/core/recipes.py: matrix_spec`): sequential,
+Rows are recipes of the Shuffle page's 6-block digits ViT (`lab/core/page_models.py: matrix_spec`): sequential,
 LayerNorm scaling, LayerDrop (p = 0.5), LayerShuffle, looped (3 blocks run twice) and an early-exit loss. Columns are
 surgeries on the frozen trained model, none retrained (`surgery.py`): delete each block, delete the last quarter of
 the route, delete the same number of slots in ShortGPT's block-influence order, swap each adjacent pair, random
@@ -27,22 +27,12 @@ from typing import Any, Optional
 import torch
 
 from lab import estimates as E
-from lab.core import recipes
+from lab.core import model_registry
 from lab.core import routes as R
 from lab.core.models import ViT
-from lab.core.recipes import (
-    MATRIX_MODEL_LABELS,
-    MATRIX_MODELS,
-    MATRIX_RECIPE_LABELS,
-    MATRIX_RECIPES,
-    matrix_label,
-    matrix_name,
-    matrix_recipes,
-    matrix_route,
-    matrix_spec,
-    on_task,
-    task_or_own,
-)
+from lab.core.page_models import MATRIX_MODEL_LABELS, MATRIX_RECIPE_LABELS, matrix_label, matrix_route, matrix_spec
+from lab.core.page_words import MATRIX_MODELS, MATRIX_RECIPES, matrix_name, matrix_recipes
+from lab.core.task_fit import on_task, task_or_own
 from lab.core.zoo import ModelSpec, trained
 from lab.experiment import check, entry, param, seed_param, task_param
 from lab.experiments.matrix import surgery as S
@@ -52,7 +42,7 @@ from lab.runtime.progress import Progress, span
 
 RECIPES = MATRIX_RECIPES
 RECIPE_LABELS = MATRIX_RECIPE_LABELS
-_VIT, _MLP = (recipes.model(matrix_name("sequential", m)) for m in ("vit", "mlp"))  # for the help
+_VIT, _MLP = (model_registry.model(matrix_name("sequential", m)) for m in ("vit", "mlp"))  # for the help
 OPS = ("delete", "last_quarter", "healed", "influence", "swap", "random", "no_attn", "no_mlp", "linear", "exit")
 OP_LABELS = {"delete": "delete one block", "last_quarter": "delete the last quarter",
              "healed": "last quarter, then head + last block fine-tuned",

@@ -13,8 +13,8 @@ import numpy as np
 from lab import estimates
 from lab.claims import Claim, Z, claim, noise_words, pct, pts, reads, test
 from lab.claims import pool as pool_claims
-from lab.core import recipes
-from lab.core.recipes import ModelSeed
+from lab.core import model_registry
+from lab.core.page_models import ModelSeed
 from lab.core.routes import middle
 from lab.core.task_facts import config_task, task_words
 from lab.experiment import Pool, serial
@@ -34,7 +34,7 @@ OWN_DATA = {"mlp": "a synthetic task", "vit": "8x8 digits"}
 def scale(prof: Any) -> str:
     """How the lab's setting departs from the papers', for a claim on `prof`: the model that ran and the data it ran
     on (its own task's wording when the config names none), and nothing of the page's other models."""
-    m = recipes.model(prof.model)
+    m = model_registry.model(prof.model)
     what = "ViT" if m.family == "vit" else m.label
     task = config_task(prof.config)
     return f"here a {m.blocks}-block {what} on {task_words(task, None, OWN_DATA[m.family])}" + PAPERS_SCALE
@@ -89,7 +89,7 @@ def model_claims(profs: Sequence[Any]) -> list[Claim]:
 
 def _model_claims(p: Any) -> list[Claim]:
     mo, n = p.model, p.n_blocks
-    who = recipes.model(mo).label
+    who = model_registry.model(mo).label
     base = _base(p)
     b_mean = float(base.mean())
     chance = p.chance
@@ -242,7 +242,7 @@ def cka_claim(p: Any) -> Claim | None:
          test("middle-middle CKA - last-middle CKA", e_last, ">=", 0.0, unit="CKA")],
         f"Debiased CKA between middle blocks' outputs {mm:.3f} on average; between the first block's output and the "
         f"middle ones {mm - first:.3f}, the last's {mm - last:.3f} (middle blocks {mid[0]} to {mid[-1]}).",
-        recipes.model(p.model).label, over="inputs")
+        model_registry.model(p.model).label, over="inputs")
 
 
 def sweep_claims(profs: Sequence[Any]) -> list[Claim]:
@@ -287,7 +287,7 @@ def loops_test(prof: Any, lo: int, hi: int) -> tuple[list[dict[str, Any]], dict[
 
 def _sweep_claims(p: Any) -> list[Claim]:
     mo = p.model
-    who = recipes.model(mo).label
+    who = model_registry.model(mo).label
     sw = span_sweep(p)
     spans = sw["spans"]
     out = []

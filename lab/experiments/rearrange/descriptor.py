@@ -9,7 +9,7 @@ from typing import Any
 from lab.catalog.descriptor import Descriptor, Table, TableRows, config_from, controls, defaults, seeds_axis
 from lab.catalog.presets import Need, preset
 from lab.claims import Claim, claim_line
-from lab.core import recipes
+from lab.core import model_registry
 from lab.experiment import Pool
 from lab.experiments.rearrange import claims as rearrange_claims
 from lab.experiments.rearrange import experiment as rearrange
@@ -53,9 +53,9 @@ def plan(settings: dict[str, Any]) -> list[Need]:
     lock. Measured on an empty store: the LayerShuffle ViT's training began only 67 s in, after such a wait."""
     cfg = config_of(settings)
     order = [mo for mo in MODELS if mo != cfg.model] + [cfg.model]
-    return ([Need(f"Training or loading the {recipes.model(cfg.model).label} and running every rearrangement",
+    return ([Need(f"Training or loading the {model_registry.model(cfg.model).label} and running every rearrangement",
                   rearrange.run, cfg, "run", for_claims=False)]
-            + [Need(f"Training or loading the {recipes.model(mo).label}, every operation", rearrange.profile,
+            + [Need(f"Training or loading the {model_registry.model(mo).label}, every operation", rearrange.profile,
                     rearrange.SeedConfig(cfg.seed, cfg.task).model_seed(mo), f"profile {mo}") for mo in order])
 
 
@@ -68,7 +68,7 @@ def claims(settings: dict[str, Any]) -> list[Claim]:
 def summary(r: rearrange.RearrangeResult) -> str:
     c = r.config
     mean = f" (mean of {r.draws} random orders; first: {r.route})" if r.draws > 1 else f" [{r.route}]"
-    return (f"{recipes.model(c.model).label}, {route_ops.OPS[c.op].label}{mean}: held-out "
+    return (f"{model_registry.model(c.model).label}, {route_ops.OPS[c.op].label}{mean}: held-out "
             f"{r.acc:.4f} (trained order {r.base_acc:.4f}, chance {r.chance:.3f}); "
             f"{r.block_runs} block runs in {r.sequential_steps} sequential steps (trained: {r.n_blocks})"
             + "".join("\n" + claim_line(cl) for cl in rearrange_claims.result_claims(r)))
@@ -83,7 +83,7 @@ def table(args: argparse.Namespace, pool: Pool) -> TableRows:
     models = list(t["rows"])
     print(f"Rearranged frozen models: held-out accuracy (block runs), mean of seed(s) {seeds}; ends kept, "
           "block operations averaged over the middle blocks")
-    print(f"{'operation':<40}" + "".join(f"{recipes.model(m).label:>32}" for m in models))
+    print(f"{'operation':<40}" + "".join(f"{model_registry.model(m).label:>32}" for m in models))
     for name, lab in SUMMARY:
         cells = [f"{t['rows'][m][name]['acc']:.4f} ({t['rows'][m][name]['block_runs']:>2})" for m in models]
         print(f"{lab:<40}" + "".join(f"{c:>32}" for c in cells))

@@ -32,10 +32,10 @@ from typing import Any, Optional, Sequence
 import torch
 
 from lab import estimates
-from lab.core import metrics, recipes, routes
+from lab.core import metrics, model_registry, page_models, routes, task_fit
 from lab.core.models import RoutedModel, accuracy
 from lab.core.models.base import REDUCES, Parallel, StepLike, block_runs
-from lab.core.recipes import ModelSeed
+from lab.core.page_models import ModelSeed
 from lab.core.routes import PrefixStates, label, middle, plain_steps
 from lab.core.zoo import trained
 from lab.experiment import Pool, check, entry, param, seed_param, serial, task_param
@@ -56,9 +56,9 @@ from lab.ops.route_ops import (
 )
 from lab.runtime.progress import Progress, silent, span
 
-MODELS = ("residual", "vit-sequential", "vit-shuffle")  # a subset of lab.core.recipes.MODELS
-_MLP, _VIT = recipes.model("residual"), recipes.model("vit-sequential")  # for the help
-MAX_BLOCKS = max(recipes.model(m).blocks for m in MODELS)
+MODELS = ("residual", "vit-sequential", "vit-shuffle")  # a subset of lab.core.model_registry.MODELS
+_MLP, _VIT = model_registry.model("residual"), model_registry.model("vit-sequential")  # for the help
+MAX_BLOCKS = max(model_registry.model(m).blocks for m in MODELS)
 OPS = tuple(route_ops.OPS)  # every operation of the registry, in its order (the profile's rows follow it)
 RANDOM_DRAWS = 20  # random orders of the middle; the accuracy is their mean
 SIM_INPUTS = 1000  # held-out inputs of the similarity maps (the digits have 397, the synthetic task 4,000)
@@ -219,7 +219,7 @@ class RearrangeConfig:
     model: str = param("vit-sequential", "The frozen trained model: the Delete page's residual MLP "
                        f"({_MLP.data_words}, {_MLP.blocks} blocks) or the Shuffle page's {_VIT.title} on "
                        f"{_VIT.data_words}, trained in order or with LayerShuffle (a random block order at every "
-                       "step).", label="Model", choices=MODELS, labels=recipes.labels(MODELS))
+                       "step).", label="Model", choices=MODELS, labels=model_registry.labels(MODELS))
     op: str = param("skip", "What to do to the middle blocks.", label="Operation", choices=OPS, labels=op_labels(OPS))
     block: int = param(2, "Block b of skip, swap (b and b+1) and repeat, in the original numbering from 0.",
                        label="Block b", lo=0, hi=MAX_BLOCKS - 1)
@@ -240,8 +240,8 @@ class RearrangeConfig:
 
     def __post_init__(self) -> None:
         check(self)
-        check_op(self.op, recipes.model(self.model).blocks, self.block, self.ends, self.span)
-        object.__setattr__(self, "task", recipes.model_task(self.model, self.task))
+        check_op(self.op, model_registry.model(self.model).blocks, self.block, self.ends, self.span)
+        object.__setattr__(self, "task", page_models.model_task(self.model, self.task))
 
     @property
     def model_cfg(self) -> ModelSeed:
@@ -288,7 +288,7 @@ class SeedConfig:
     task: Optional[str] = None
 
     def model_seed(self, model: str) -> ModelSeed:
-        return ModelSeed(model, self.seed, recipes.readable(self.task, recipes.model(model).family))
+        return ModelSeed(model, self.seed, task_fit.readable(self.task, model_registry.model(model).family))
 
 
 def all_models(cfg: SeedConfig, progress: Progress = silent) -> dict[str, RearrangeProfile]:

@@ -10,7 +10,7 @@ from lab import claims as C
 from lab.catalog.descriptor import Axis, Descriptor, Table, TableRows, config_from, controls, defaults
 from lab.catalog.presets import Need, preset
 from lab.claims import Claim, claim_lines
-from lab.core.recipes import readable
+from lab.core.task_fit import readable
 from lab.experiment import Pool, add_arguments, check, param
 from lab.experiments.reinit import claims as reinit_claims
 from lab.experiments.reinit import experiment as reinit

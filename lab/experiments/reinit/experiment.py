@@ -27,9 +27,11 @@ from typing import Any, Optional
 import torch
 
 from lab import estimates as E
-from lab.core import metrics, recipes, streams
+from lab.core import metrics, model_registry, streams
 from lab.core.models import RoutedModel, correct, per_class_accuracy
-from lab.core.recipes import REINIT_MODELS, on_task, reinit_name, reinit_spec, task_or_own
+from lab.core.page_models import reinit_spec
+from lab.core.page_words import REINIT_MODELS, reinit_name
+from lab.core.task_fit import on_task, task_or_own
 from lab.core.zoo import BUILDERS, ModelSpec, Trained, build, effective, trained
 from lab.experiment import SEED_MAX, Pool, check, entry, param, seed_param, serial, task_param
 from lab.ops import registry, surgery, weight_ops
@@ -37,7 +39,7 @@ from lab.ops.recover import RECOVERIES, RecoveryConfig, recover
 from lab.runtime.progress import Progress, silent, span
 
 MODELS = REINIT_MODELS
-MODEL_NAMES = {m: recipes.model(reinit_name(m)).kind for m in MODELS}  # lab/core/recipes.py: reinit_name
+MODEL_NAMES = {m: model_registry.model(reinit_name(m)).kind for m in MODELS}  # lab/core/page_words.py: reinit_name
 OPS = weight_ops.OPS  # the registry's weight surgeries (lab/ops/weight_ops.py)
 OP_LABELS = registry.labels(OPS)
 RECOVERY_LABELS = {"none": "none", "ce": "fine-tune (cross-entropy)", "kd": "distil from the trained model (KD)"}

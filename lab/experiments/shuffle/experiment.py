@@ -27,12 +27,14 @@ import numpy as np
 import torch
 
 from lab import estimates as E
-from lab.core import recipes, streams
+from lab.core import model_registry, streams
 from lab.core.data import Dataset
 from lab.core.models import RoutedModel, correct
 from lab.core.models.base import evaluating
-from lab.core.recipes import VIT_EPOCHS, VIT_MODE_LABELS, VIT_MODES, check_task, on_task, vit_spec
+from lab.core.page_models import vit_spec
+from lab.core.recipes import VIT_EPOCHS, VIT_MODE_LABELS, VIT_MODES
 from lab.core.routes import random_orders as draw_orders
+from lab.core.task_fit import check_task, on_task
 from lab.core.zoo import ModelSpec, orders_budget, trained
 from lab.experiment import check, entry, param, seed_param, task_param
 from lab.ops import embed, walk
@@ -63,7 +65,7 @@ class ShuffleConfig:
                       "LayerShuffle, and each block is told its current slot by a learned slot embedding · predict: "
                       "as LayerShuffle, and each block learns to guess its current slot (an extra loss).",
                       label="Training mode", choices=MODES, labels=MODE_LABELS)
-    depth: int = param(recipes.model("vit-sequential").blocks, "Transformer blocks in the ViT. With "
+    depth: int = param(model_registry.model("vit-sequential").blocks, "Transformer blocks in the ViT. With "
                        f"{ALL_ORDERS_DEPTH} or fewer every order is also tested ({ALL_ORDERS_DEPTH} blocks: "
                        f"{math.factorial(ALL_ORDERS_DEPTH)} orders).", label="Depth (blocks)", lo=2, hi=MAX_DEPTH)
     orders: int = param(50, "How many random block orders to test each model on (held-out digits).",
