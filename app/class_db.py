@@ -11,6 +11,7 @@ from typing import Optional
 import streamlit as st
 
 from app.clients import client_address
+from lab.classroom import class_engine
 from lab.classroom import workshop_db as wdb
 
 NOTICE_KEY = "_layerlab_ws_notice"  # a lecturer action's outcome, said once on the next run: (kind, text)
@@ -25,7 +26,7 @@ def _database(url: str) -> wdb.Workshop:
 
 def database() -> wdb.Workshop:
     """The server's predictions database (one per URL; LAYERLAB_DB or a SQLite file in the store's folder)."""
-    return _database(wdb.default_url())
+    return _database(class_engine.default_url())
 
 
 def client(code: Optional[str] = None) -> str:

@@ -19,6 +19,7 @@ from app.class_links import CLASS, KEY, PRESENT, STUDENT, WORKSHOP
 from app.lecturer_auth import STARTED_KEY, key_panel, start_class
 from app.voters import join
 from lab.catalog import descriptors
+from lab.classroom import class_checks
 from lab.classroom import workshop_db as wdb
 
 FOUND_KEY = "_layerlab_ws_found"  # {code: open?} as this session's look-up found it (workshop_db.find): once each
@@ -75,7 +76,7 @@ def join_class(typed: Optional[str], lesson_step: Optional[LessonStep] = None) -
     a lesson (from then on the page follows the room: app/lesson.py), else to the view its lecturer presents."""
     text = re.sub(r"\s+", "", typed or "").upper()
     try:
-        code = wdb.class_code(text)
+        code = class_checks.class_code(text)
         open_ = database().find(code, client())  # a wrong code counts against the address (bounded)
         view = database().view(code) if open_ else False
     except wdb.Flood as why:

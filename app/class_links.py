@@ -13,6 +13,7 @@ import streamlit as st
 
 from app import hall_route, lecturer_route, query
 from app.controls import link_values
+from lab.classroom import class_checks
 from lab.classroom import workshop_db as wdb
 
 WORKSHOP, CLASS, KEY, PRESENT, STUDENT = "workshop", "class", "key", "present", "student"
@@ -38,7 +39,7 @@ def class_code() -> Optional[str]:
     if not values:
         return None
     try:
-        return wdb.class_code(query.single(values))
+        return class_checks.class_code(query.single(values))
     except (query.Rejected, wdb.Rejected) as why:
         st.warning(f"The link's class `class={query.shown('&'.join(values))}` was ignored: {md(why)}. Predictions "
                    f"are not recorded for a class.")

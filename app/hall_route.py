@@ -32,7 +32,7 @@ from urllib.parse import parse_qsl
 from app import clients, lecturer_route
 from app.hall_hub import Full, Hub
 from app.lecturer_route import _same_origin, _secure, bounded_body
-from lab.classroom import hall
+from lab.classroom import class_checks, class_engine, class_keys, hall
 from lab.classroom import workshop_db as wdb
 
 PATH = "_layerlab/hall"
@@ -47,7 +47,7 @@ SECURITY = {"Content-Security-Policy": "default-src 'self'; img-src 'self' data:
 
 def database() -> wdb.Workshop:
     """The server's class database: the lecturer route's (one engine and pool per URL in the process)."""
-    return lecturer_route._database(wdb.default_url())
+    return lecturer_route._database(class_engine.default_url())
 
 
 @functools.lru_cache(maxsize=8)
@@ -65,7 +65,7 @@ def _asset(name: str) -> tuple[bytes, bytes]:
 
 def _code(text: Any) -> Optional[str]:
     try:
-        return wdb.class_code(text or "")
+        return class_checks.class_code(text or "")
     except wdb.Rejected:
         return None
 
@@ -175,7 +175,7 @@ def routes(base: str = "") -> list[Any]:
         response = said(200, "joined", code=code)
         if new:
             signed = db.sign_voter(vid, code)
-            response.set_cookie(VOTER_COOKIE + code, signed, max_age=wdb.CLASS_DAYS * 86400, path="/",
+            response.set_cookie(VOTER_COOKIE + code, signed, max_age=class_keys.CLASS_DAYS * 86400, path="/",
                                 httponly=True, samesite="lax", secure=_secure(request.headers, request.url.scheme))
         return response
 
@@ -241,7 +241,7 @@ def routes(base: str = "") -> list[Any]:
     async def figure(request: Request) -> Response:
         code = _code(request.query_params.get("class"))
         question = request.query_params.get("question", "")
-        if code is None or not wdb.QUESTION.fullmatch(question):
+        if code is None or not class_checks.QUESTION.fullmatch(question):
             return said(400, "that is not a class code or a question")
         try:
             text = await run_in_threadpool(hall.figure, database(), code, question)

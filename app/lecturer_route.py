@@ -21,7 +21,7 @@ import logging
 from typing import Any, Optional
 from urllib.parse import parse_qsl, urlsplit
 
-from lab.classroom import lecturer_pass
+from lab.classroom import class_checks, class_engine, lecturer_pass
 from lab.classroom import workshop_db as wdb
 
 PATH = "_layerlab/lecturer"  # relative to the page (pages live one level under the base path)
@@ -81,7 +81,7 @@ def exchange(headers: Any, scheme: str, body: bytes, url: Optional[str] = None) 
     ticket = _form(body).get("ticket")
     if not isinstance(ticket, str) or not lecturer_pass.TICKET.fullmatch(ticket):
         return 400, None
-    found = _database(url or wdb.default_url()).redeem_ticket(ticket)
+    found = _database(url or class_engine.default_url()).redeem_ticket(ticket)
     if found is None:
         log.info("a lecturer ticket was refused (used, expired or never issued)")
         return 403, None
@@ -94,7 +94,7 @@ def forget(headers: Any, scheme: str, body: bytes) -> tuple[int, Optional[str]]:
     if not _same_origin(headers) or len(body) > MAX_BODY:
         return 403, None
     try:
-        code = wdb.class_code(_form(body).get("code", ""))
+        code = class_checks.class_code(_form(body).get("code", ""))
     except wdb.Rejected:
         return 400, None
     return 204, cookie_header(code, "", 0, _secure(headers, scheme))

@@ -11,9 +11,8 @@ import streamlit as st
 from app import query
 from lab import claims as lab_claims
 from lab.claims import verdict_words
+from lab.classroom import class_votes, reproduce
 from lab.classroom import questions as lab_questions
-from lab.classroom import reproduce
-from lab.classroom import workshop_db as wdb
 from lab.runtime.plain import to_plain
 
 md = query.plain  # plain text for markdown (HTML escaped, markdown's active characters neutralised)
@@ -88,7 +87,7 @@ def verdict_box(q: lab_questions.Question, ans: lab_questions.Answer, chosen: Op
     st.markdown("  \n".join(lines), help=f"Rule: {md(c.get('rule', ''))}" if compact else None)
 
 
-def room_words(tally: wdb.Tally, ans: lab_questions.Answer) -> str:
+def room_words(tally: class_votes.Tally, ans: lab_questions.Answer) -> str:
     """How the room did: "N of M predicted what happened" (bold), or that the run confirms no option."""
     if ans.correct is None:
         return f"this run confirms no option, so none of the {tally.total} predictions can be checked"

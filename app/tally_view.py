@@ -14,6 +14,7 @@ import streamlit as st
 from app import charts, query, theme
 from app.class_db import database
 from app.question_verdict import room_words
+from lab.classroom import class_votes
 from lab.classroom import questions as lab_questions
 from lab.classroom import workshop_db as wdb
 
@@ -23,7 +24,7 @@ log_ = logging.getLogger("layerlab.workshop")  # every class tool logs under the
 md = query.plain  # plain text for markdown (HTML escaped, markdown's active characters neutralised)
 
 
-def _tally_figure(q: lab_questions.Question, tally: wdb.Tally, ans: Optional[lab_questions.Answer],
+def _tally_figure(q: lab_questions.Question, tally: class_votes.Tally, ans: Optional[lab_questions.Answer],
                   compact: bool = False) -> go.Figure:
     """The room's predictions per option; `compact` (beside the verdict on the projector): no axis title."""
     from app import theme

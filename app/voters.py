@@ -14,7 +14,7 @@ import streamlit as st
 
 from app import cookies
 from app.class_db import client, database
-from lab.classroom import workshop_db as wdb
+from lab.classroom import class_keys
 
 SESSION_KEY = "_layerlab_ws_session"
 VOTER_KEY = "_layerlab_ws_voter"  # {code: voter id} the server issued this browser when it joined the class
@@ -74,4 +74,4 @@ def keep_voter(code: str) -> None:
         return
     if sent == signed or not re.fullmatch(r"[A-Za-z0-9_.-]+", signed):
         return
-    st.html(cookies.cookie_script(COOKIE + code, signed, wdb.CLASS_DAYS * 86400), unsafe_allow_javascript=True)
+    st.html(cookies.cookie_script(COOKIE + code, signed, class_keys.CLASS_DAYS * 86400), unsafe_allow_javascript=True)

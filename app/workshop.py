@@ -51,6 +51,7 @@ from app.question_verdict import claims_in
 from app.workshop_lecturer import LecturerSide
 from app.workshop_student import StudentSide
 from lab.catalog.presets import Preset
+from lab.classroom import class_checks
 from lab.classroom import questions as lab_questions
 from lab.classroom import where as where_questions
 from lab.classroom import workshop_db as wdb
@@ -124,7 +125,7 @@ class Workshop(StudentSide, LecturerSide):
         assert self.code is not None
         typed = (st.session_state.get("ws_key_entry") or "").strip()
         try:  # a wrong key counts against the address: past the bound its tries wait a minute
-            ok = bool(wdb.TOKEN.fullmatch(typed)) and database().check_key(self.code, typed, client())
+            ok = bool(class_checks.TOKEN.fullmatch(typed)) and database().check_key(self.code, typed, client())
         except wdb.Flood as why:
             st.session_state[NOTICE_KEY] = ("warning", f"The key was not checked: {md(why)}.")
             return

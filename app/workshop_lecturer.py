@@ -16,6 +16,7 @@ from app.class_links import CLASS, PRESENT, QR_PIXELS, absolute, join_link, qr_p
 from app.lecturer_auth import CLOSE_NOTICE, FORGET_COOKIES, LECTURER_KEY, STARTED_KEY
 from app.question_verdict import verdict_box
 from app.tally_view import live_tally
+from lab.classroom import class_keys
 from lab.classroom import questions as lab_questions
 from lab.classroom import workshop_db as wdb
 
@@ -158,7 +159,7 @@ class LecturerSide:
         st.session_state.get(STARTED_KEY, {}).pop(self.code, None)
         st.session_state.setdefault(FORGET_COOKIES, []).append(self.code)
         st.session_state[CLOSE_NOTICE] = (f"Class {md(self.code)} is closed. Its predictions are kept until they "
-                                          f"are deleted, {wdb.CLASS_DAYS} days after the class started.")
+                                          f"are deleted, {class_keys.CLASS_DAYS} days after the class started.")
         for k in (CLASS, PRESENT):  # not presented by the next run
             if k in st.query_params:
                 del st.query_params[k]

@@ -15,6 +15,7 @@ from app.class_db import client, database
 from app.question_verdict import room_words, said, verdict_box
 from app.voters import join, keep_voter, voter
 from app.worksheet import current_link, log
+from lab.classroom import class_votes
 from lab.classroom import questions as lab_questions
 from lab.classroom import workshop_db as wdb
 
@@ -99,7 +100,7 @@ class StudentSide:
         except Exception:  # noqa: BLE001 - the vote says so again; the details are for the log
             log_.exception("could not join class %s", self.code)
 
-    def _room(self, q: lab_questions.Question) -> Optional[wdb.Tally]:
+    def _room(self, q: lab_questions.Question) -> Optional[class_votes.Tally]:
         """The class's tally once the answer was revealed to the room (what the projector showed), else None."""
         try:
             return database().revealed_tally(self.code, q.key, len(q.options))
@@ -125,8 +126,8 @@ class StudentSide:
             st.info("Voting on this question has not opened yet: your lecturer opens it. Pick your prediction, "
                     "then press Reveal once voting is open.", icon=":material/hourglass_top:")
         elif window in ("closed", "revealed"):
-            st.warning(f"{wdb.VOTING_CLOSED[window].capitalize()}, so your prediction will not be counted. Reveal "
-                       f"still shows you the result.", icon=":material/error:")
+            st.warning(f"{class_votes.VOTING_CLOSED[window].capitalize()}, so your prediction will not be counted. "
+                       f"Reveal still shows you the result.", icon=":material/error:")
 
     def _reveal(self, q: lab_questions.Question, ans: lab_questions.Answer) -> None:
         """The Reveal button's callback: record the prediction (with a class), then reveal, recorded or not (a

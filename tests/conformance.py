@@ -124,7 +124,7 @@ def check_questions(d: Descriptor) -> None:
     """Every workshop question is about the default view or a preset, and names a claim that the page's claims for
     that setting contain (computed in quick mode: the models train one epoch)."""
     from lab.classroom import questions
-    from lab.classroom.workshop_db import QUESTION
+    from lab.classroom.class_checks import QUESTION
 
     qs = questions.of(d.name)
     if not qs:

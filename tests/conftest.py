@@ -17,7 +17,7 @@ os.environ["LAYERLAB_WARM"] = "0"
 # their own (tests/test_seeds.py, tests/test_app_seeds.py, tests/test_warm.py set it back to 3).
 os.environ["LAYERLAB_RECIPE_SEEDS"] = "1"
 # Every AppTest session of the suite comes from one address: its wrong class codes would add up to one address's
-# bound (lab/classroom/workshop_db.py). The tests of that bound set it back.
+# bound (lab/classroom/class_keys.py: `find`). The tests of that bound set it back.
 os.environ.setdefault("LAYERLAB_WRONG_PER_ADDRESS", "100000")
 from lab.runtime.threads import configure_threads  # noqa: E402
 

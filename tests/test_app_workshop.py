@@ -11,6 +11,7 @@ import secrets
 import time
 
 import pytest
+import sqlalchemy as sa
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
@@ -19,7 +20,7 @@ from app.class_links import KEY
 from app.lecturer_auth import LECTURER_COOKIE
 from app.voters import COOKIE, VOTER_KEY
 from app.worksheet import LOG_KEY
-from lab.classroom import questions, workshop_db
+from lab.classroom import class_keys, class_tables, questions, workshop_db
 
 from .apptest_util import MAIN, assert_clean, open_with_link
 from .lecturer_util import pass_from_page
@@ -147,7 +148,7 @@ def test_a_malformed_class_code_is_reported_and_dropped():
 def test_the_lecturer_starts_a_class_whose_key_never_enters_the_address_and_runs_the_voting_window(monkeypatch):
     _served(monkeypatch)
     at, code, key = _start_on_page()
-    assert re.fullmatch(f"[{workshop_db.ALPHABET}]{{{workshop_db.CODE_LENGTH}}}", code)  # handed out, not chosen
+    assert re.fullmatch(f"[{class_keys.ALPHABET}]{{{class_keys.CODE_LENGTH}}}", code)  # handed out, not chosen
     assert KEY not in at.query_params and at.query_params["present"] in ("1", ["1"])
     _no_key_in_a_script(at, key)
     assert pass_from_page(at, code) is not None  # this browser gets the server's pass, by a ticket, not the key
@@ -318,7 +319,7 @@ def test_votes_count_only_while_the_lecturer_has_voting_open_and_a_reload_change
 def test_a_reset_the_database_refuses_is_said_on_the_page():
     at, code, key = _start_on_page()
     with _db().engine.begin() as conn:  # the class ends under the lecturer's open page (expired, or closed elsewhere)
-        conn.execute(workshop_db.sa.update(workshop_db.classes).where(workshop_db.classes.c.code == code)
+        conn.execute(sa.update(class_tables.classes).where(class_tables.classes.c.code == code)
                      .values(closed=1.0))
     at.button(key=f"ws_room_reset_{Q.key}").click().run()
     assert not at.exception

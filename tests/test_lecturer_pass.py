@@ -16,7 +16,7 @@ import pytest
 import sqlalchemy as sa
 
 from app import lecturer_route
-from lab.classroom import lecturer_pass
+from lab.classroom import class_keys, class_tables, lecturer_pass
 from lab.classroom import workshop_db as wdb
 
 from .lecturer_util import post
@@ -52,7 +52,7 @@ def test_the_route_sets_the_pass_as_an_httponly_strict_cookie_that_holds_no_key(
     assert name == f"layerlab_lecturer_{code}"
     assert {"HttpOnly", "SameSite=Strict", "Path=/", f"Max-Age={12 * 3600}"} <= flags, flags
     assert "Secure" not in flags  # an http page: a Secure cookie would never be sent back
-    assert key not in cookies[0] and wdb.key_hash(key) not in cookies[0]
+    assert key not in cookies[0] and class_keys.key_hash(key) not in cookies[0]
     assert lecturer_pass.is_pass(value) and db.is_lecturer(code, value)  # the pass, which presents the class
     db.set_window(code, "q.one", "open", value)  # and does what the key does
     assert db.window(code, "q.one") == "open"
@@ -98,12 +98,12 @@ def test_a_ticket_needs_the_key_and_is_kept_only_as_its_hash(monkeypatch, tmp_pa
         db.lecturer_ticket(other, key)  # one class's key is no other's
     ticket = db.lecturer_ticket(code, key)
     with db.engine.connect() as conn:
-        rows = [tuple(r) for r in conn.execute(sa.select(wdb.tickets))]
+        rows = [tuple(r) for r in conn.execute(sa.select(class_tables.tickets))]
     assert not [r for r in rows if ticket in map(str, r)]
     assert any(hashlib.sha256(ticket.encode()).hexdigest() in r for r in rows)
     db.purge(now=time.time() + lecturer_pass.TICKET_SECONDS + 1)  # retention drops expired tickets
     with db.engine.connect() as conn:
-        assert not conn.execute(sa.select(wdb.tickets).where(wdb.tickets.c.code == code)).first()
+        assert not conn.execute(sa.select(class_tables.tickets).where(class_tables.tickets.c.code == code)).first()
 
 
 def test_a_forged_or_stale_pass_is_refused(db):
@@ -115,7 +115,7 @@ def test_a_forged_or_stale_pass_is_refused(db):
     expires, mac = good.split(".")
     flipped = mac[:-1] + ("0" if mac[-1] != "0" else "1")
     later = f"{int(expires) + 3600:010d}.{mac}"  # a longer life with the same MAC
-    row = types.SimpleNamespace(term=1, key_hash=wdb.key_hash(key))
+    row = types.SimpleNamespace(term=1, key_hash=class_keys.key_hash(key))
     too_long = lecturer_pass.mint(db.class_key("lecturer", code), row.term, row.key_hash, time.time() + 86400)
     wrong_secret = lecturer_pass.mint(b"another server's secret" * 2, row.term, row.key_hash, time.time())
     for forged in (f"{expires}.{flipped}", later, too_long, wrong_secret, f"{expires}.{'0' * 64}", good + "0",

@@ -4,8 +4,9 @@ room's step; voting opens with a step and closes when the room leaves it; the re
 the runs' outcomes reach students only once revealed; retention deletes lessons with their class."""
 
 import pytest
+import sqlalchemy as sa
 
-from lab.classroom import lessons
+from lab.classroom import class_keys, class_tables, lessons
 from lab.classroom import workshop_db as wdb
 
 from .test_workshop_db import (
@@ -108,7 +109,7 @@ def test_the_revealed_tally_is_anyones_only_after_the_reveal(room):
 
 def test_retention_deletes_a_lesson_with_its_class(room):
     room.set_outcome("TEST-1", room.key, Q[0], "{}", now=NOW + 1)
-    assert room.purge(now=NOW + wdb.CLASS_DAYS * 86400) == 1
+    assert room.purge(now=NOW + class_keys.CLASS_DAYS * 86400) == 1
     with room.engine.connect() as conn:
-        for table in (wdb.lessons, wdb.outcomes):
-            assert conn.execute(wdb.sa.select(wdb.sa.func.count()).select_from(table)).scalar_one() == 0
+        for table in (class_tables.lessons, class_tables.outcomes):
+            assert conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one() == 0

@@ -12,7 +12,7 @@ import pytest
 from packaging.requirements import Requirement
 
 import lab
-from lab.classroom import workshop_db
+from lab.classroom import class_engine
 from lab.runtime import version
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,8 +56,8 @@ def test_postgresqls_driver_is_an_extra_that_the_tests_still_pull():
 def test_a_missing_postgresql_driver_says_which_extra_to_install(url, monkeypatch):
     for name in ("psycopg", "psycopg2"):
         monkeypatch.setitem(sys.modules, name, None)  # `import psycopg` now fails as if it were not installed
-    with pytest.raises(workshop_db.MissingDriver) as why:
-        workshop_db.engine(url)
+    with pytest.raises(class_engine.MissingDriver) as why:
+        class_engine.engine(url)
     said = str(why.value)
     assert 'pip install "layer-lab[postgres]"' in said and "PostgreSQL" in said
     assert "s3cret" not in said and "db.example" not in said

@@ -63,7 +63,7 @@ def test_a_question_belongs_to_exactly_one_setting():
 
 @pytest.mark.parametrize("page", sorted(descriptors()))
 def test_every_question_is_about_a_real_setting_and_a_claim_its_experiment_makes(page):
-    from lab.classroom.workshop_db import QUESTION
+    from lab.classroom.class_checks import QUESTION
 
     d = get(page)
     keys = {p.key for p in d.presets}

@@ -7,7 +7,7 @@ import time
 import pytest
 import sqlalchemy as sa
 
-from lab.classroom import retention, uploads
+from lab.classroom import class_tables, retention, uploads
 from lab.classroom import workshop_db as wdb
 
 OPTS = ("about chance", "well above chance", "cannot tell")
@@ -41,15 +41,15 @@ def test_the_timer_purges_a_40_day_old_class_without_any_class_being_opened(stor
     w.set_window(old.code, "delete.plain1", "open", old.key, now=long_ago)
     student = w.join(old.code, client="room", now=long_ago + 1)  # only a joined voter votes
     w.vote(old.code, "delete.plain1", OPTS, student, OPTS[0], client="room", now=long_ago + 1)
-    assert _count(w, wdb.classes) == 2 and _count(w, wdb.predictions) == 1
+    assert _count(w, class_tables.classes) == 2 and _count(w, class_tables.predictions) == 1
     timer = retention.Retention(retention.tasks(), every=0.05).start()
     try:
         _until(lambda: timer.passes >= 2)
     finally:
         timer.stop()
     with w.engine.connect() as conn:
-        codes = list(conn.execute(sa.select(wdb.classes.c.code)).scalars())
-    assert codes == [recent.code] and _count(w, wdb.predictions) == 0
+        codes = list(conn.execute(sa.select(class_tables.classes.c.code)).scalars())
+    assert codes == [recent.code] and _count(w, class_tables.predictions) == 0
 
 
 def test_the_timer_expires_unused_uploads_and_keeps_used_ones(store, monkeypatch):

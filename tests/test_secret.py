@@ -10,6 +10,7 @@ import types
 import pytest
 import sqlalchemy as sa
 
+from lab.classroom import class_checks, class_engine, class_tables
 from lab.classroom import workshop_db as wdb
 from lab.runtime import secret
 
@@ -41,7 +42,7 @@ def test_the_secret_is_a_private_file_in_the_store_folder_and_not_in_the_databas
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         cells = [str(v) for t in tables for row in conn.execute(f'SELECT * FROM "{t}"') for v in row]
-    assert wdb.OLD_SECRETS not in tables
+    assert class_tables.OLD_SECRETS not in tables
     assert not any(master.decode() in c for c in cells)
     for f in store.glob("workshop.sqlite*"):
         assert master not in f.read_bytes(), f
@@ -68,7 +69,7 @@ def test_a_database_made_before_loses_its_secret_table_and_its_loose_mode(tmp_pa
     os.chmod(db, 0o644)
     wdb.Workshop(f"sqlite:///{db}")
     assert _mode(db) == 0o600
-    assert not sa.inspect(wdb.engine(f"sqlite:///{db}")).has_table(wdb.OLD_SECRETS)
+    assert not sa.inspect(class_engine.engine(f"sqlite:///{db}")).has_table(class_tables.OLD_SECRETS)
 
 
 def test_the_secret_file_setting_and_a_loose_file_tightened(tmp_path, monkeypatch, caplog):
@@ -100,7 +101,7 @@ def test_addresses_are_hashed_by_their_24_or_48(store):
     assert w.client_id("192.0.3.1", "CLASS-A") not in same
     v6 = {w.client_id(f"2001:db8:1:{i:x}::1", "CLASS-A") for i in range(50)}
     assert len(v6) == 1 and w.client_id("2001:db8:2::1", "CLASS-A") not in v6
-    assert wdb.CLIENT.fullmatch(w.client_id("192.0.2.1"))  # what a vote stores passes the database's own check
+    assert class_checks.CLIENT.fullmatch(w.client_id("192.0.2.1"))  # what a vote stores passes the database's own check
 
 
 def test_the_voter_cookie_is_secure_over_https_only(store, monkeypatch):

@@ -5,6 +5,7 @@ lecturer key guards the tally, the voting window, Reset and closing; a closed cl
 retention."""
 
 import os
+import secrets
 import sqlite3
 import threading
 from pathlib import Path
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from lab.classroom import class_checks, class_engine, class_keys, class_tables, class_votes
 from lab.classroom import workshop_db as wdb
 
 from .pg_server import bin_dir, postgres
@@ -36,9 +38,9 @@ def db(request, tmp_path):
         url = f"sqlite:///{tmp_path / 'workshop.sqlite'}"
     else:
         url = request.getfixturevalue("pg_url")
-        eng = wdb.engine(url)
+        eng = class_engine.engine(url)
         with eng.begin() as conn:  # the server lives for the module: each test starts from empty tables
-            for table in reversed(wdb.meta.sorted_tables):
+            for table in reversed(class_tables.meta.sorted_tables):
                 conn.execute(sa.delete(table))
     w = wdb.Workshop(url)
     w.key = _started(w, "TEST-1", now=1000.0)  # the lecturer's key of TEST-1 (tests only)
@@ -50,7 +52,8 @@ def _started(w: wdb.Workshop, code: str, now: float, questions=("delete.plain1",
     handed out at random), with voting open on `questions`; its key."""
     opened = w.start_class(now=now)
     with w.engine.begin() as conn:
-        conn.execute(sa.update(wdb.classes).where(wdb.classes.c.code == opened.code).values(code=code))
+        conn.execute(sa.update(class_tables.classes).where(class_tables.classes.c.code == opened.code)
+                     .values(code=code))
     for q in questions:
         w.set_window(code, q, "open", opened.key, now=now)
     return opened.key
@@ -98,14 +101,15 @@ def test_unknown_class_option_question_voter_or_client_store_nothing(db):
             _vote(db, code, question, OPTS, voter, option, client=client, now=1001.0)
     assert db.tally("TEST-1", "delete.plain1", 3, db.key, now=1001.0).total == 0
     with db.engine.connect() as conn:
-        assert conn.execute(sa.select(sa.func.count()).select_from(wdb.votes)).scalar_one() == 0
+        assert conn.execute(sa.select(sa.func.count()).select_from(class_tables.votes)).scalar_one() == 0
 
 
 def test_the_key_is_random_shown_once_stored_hashed_and_guards_tally_reset_close(db):
     assert db.key and len(db.key) >= 24
     with db.engine.connect() as conn:
-        stored = conn.execute(sa.select(wdb.classes.c.key_hash).where(wdb.classes.c.code == "TEST-1")).scalar_one()
-    assert stored != db.key and db.key not in stored and stored == wdb.key_hash(db.key)
+        stored = conn.execute(sa.select(class_tables.classes.c.key_hash)
+                              .where(class_tables.classes.c.code == "TEST-1")).scalar_one()
+    assert stored != db.key and db.key not in stored and stored == class_keys.key_hash(db.key)
     _vote(db, "TEST-1", "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
     for wrong in (None, "", "not-the-key", db.key[:-1], db.key + "x"):
         with pytest.raises(wdb.NotLecturer):
@@ -126,8 +130,8 @@ def test_the_key_is_random_shown_once_stored_hashed_and_guards_tally_reset_close
 
 def _kept(db: wdb.Workshop, code: str) -> int:
     with db.engine.connect() as conn:
-        return conn.execute(sa.select(sa.func.count()).select_from(wdb.predictions)
-                            .where(wdb.predictions.c.code == code)).scalar_one()
+        return conn.execute(sa.select(sa.func.count()).select_from(class_tables.predictions)
+                            .where(class_tables.predictions.c.code == code)).scalar_one()
 
 
 def test_a_closed_or_expired_class_stays_closed_and_keeps_its_predictions_until_retention(db):
@@ -140,7 +144,7 @@ def test_a_closed_or_expired_class_stays_closed_and_keeps_its_predictions_until_
     for i in range(20):  # new classes never reuse the closed one's code, so nothing wipes its predictions
         assert db.start_class(client=f"lecturer{i}", now=1004.0).code != "TEST-1"
     assert _kept(db, "TEST-1") == 1 and db.view("TEST-1", now=1004.0) is None
-    later = 1000.0 + wdb.CLASS_DAYS * 86400 + 1  # retention: CLASS_DAYS after the class started
+    later = 1000.0 + class_keys.CLASS_DAYS * 86400 + 1  # retention: CLASS_DAYS after the class started
     db.purge(now=later - 2)
     assert _kept(db, "TEST-1") == 1
     db.purge(now=later)
@@ -149,7 +153,7 @@ def test_a_closed_or_expired_class_stays_closed_and_keeps_its_predictions_until_
 
 def test_a_taken_code_is_never_handed_out_again(db, monkeypatch):
     draws = iter("ABCDEF" + "ABCDEF" + "GHJKMN")  # a code, then the same code drawn again, then a free one
-    monkeypatch.setattr(wdb.secrets, "choice", lambda alphabet: next(draws))
+    monkeypatch.setattr(secrets, "choice", lambda alphabet: next(draws))
     assert db.start_class(now=1001.0).code == "ABCDEF"
     assert db.start_class(now=1001.0).code == "GHJKMN"
 
@@ -159,9 +163,9 @@ def test_codes_are_short_unambiguous_and_keys_random(db):
     codes = {o.code for o in started}
     assert len(codes) == 25 and len({o.key for o in started}) == 25
     for o in started:
-        assert len(o.code) == wdb.CODE_LENGTH and set(o.code) <= set(wdb.ALPHABET), o.code
+        assert len(o.code) == class_keys.CODE_LENGTH and set(o.code) <= set(class_keys.ALPHABET), o.code
         assert not set(o.code) & set("0O1lIL"), o.code
-        assert wdb.class_code(o.code.lower()) == o.code  # typed in lower case on a phone: the same class
+        assert class_checks.class_code(o.code.lower()) == o.code  # typed in lower case on a phone: the same class
         assert db.is_lecturer(o.code, o.key, now=1002.0) and len(o.key) >= 24
         assert db.window(o.code, "delete.plain1") == "waiting"  # nobody votes before the lecturer opens voting
 
@@ -173,29 +177,30 @@ def test_starting_classes_is_bounded_per_address(db, monkeypatch):
     with pytest.raises(wdb.Flood, match="started 3 classes in the last hour"):
         db.start_class(client="mallory", now=2001.0)
     db.start_class(client="lecturer", now=2001.0)  # another address is not affected
-    db.start_class(client="mallory", now=2000.0 + wdb.START_WINDOW + 1)  # an hour later: fine again
+    db.start_class(client="mallory", now=2000.0 + class_keys.START_WINDOW + 1)  # an hour later: fine again
 
 
 def test_old_classes_and_their_predictions_are_deleted_after_the_retention_period(db):
     _vote(db, "TEST-1", "delete.plain1", OPTS, S1, OPTS[0], now=1001.0)
-    assert db.purge(now=1000.0 + wdb.CLASS_DAYS * 86400 - 10) == 0
-    assert db.purge(now=1000.0 + wdb.CLASS_DAYS * 86400 + 10) == 1
+    assert db.purge(now=1000.0 + class_keys.CLASS_DAYS * 86400 - 10) == 0
+    assert db.purge(now=1000.0 + class_keys.CLASS_DAYS * 86400 + 10) == 1
     with db.engine.connect() as conn:
-        for table in (wdb.classes, wdb.predictions, wdb.votes, wdb.windows, wdb.class_starts):
+        for table in (class_tables.classes, class_tables.predictions, class_tables.votes, class_tables.windows,
+                      class_tables.class_starts):
             assert conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one() == 0
 
 
 def test_a_flood_from_one_voter_is_bounded_then_forgiven(db):
-    qs = [f"flood.q{i}" for i in range(wdb.VOTER_PER_MINUTE + 2)]
+    qs = [f"flood.q{i}" for i in range(class_votes.VOTER_PER_MINUTE + 2)]
     for q in qs:
         db.set_window("TEST-1", q, "open", db.key, now=1001.0)
-    for i in range(wdb.VOTER_PER_MINUTE):
+    for i in range(class_votes.VOTER_PER_MINUTE):
         _vote(db, "TEST-1", qs[i], OPTS, S1, OPTS[i % 3], now=1001.0 + i * 0.1)
     with pytest.raises(wdb.Flood, match="too many answers"):
         _vote(db, "TEST-1", qs[-2], OPTS, S1, OPTS[0], now=1003.0)
     assert db.mine("TEST-1", qs[-2], S1) is None  # the refused vote stored nothing
     _vote(db, "TEST-1", qs[-2], OPTS, S2, OPTS[0], now=1003.0)  # others are unaffected
-    _vote(db, "TEST-1", qs[-1], OPTS, S1, OPTS[0], now=1001.0 + wdb.WINDOW + 5)  # a minute later: fine
+    _vote(db, "TEST-1", qs[-1], OPTS, S1, OPTS[0], now=1001.0 + class_checks.WINDOW + 5)  # a minute later: fine
     assert db.mine("TEST-1", qs[-1], S1) == 0
 
 
@@ -244,7 +249,7 @@ def test_votes_count_only_inside_the_voting_window_which_reveal_closes_for_good(
     assert db.tally("TEST-1", q, 3, db.key, now=1009.0).counts == (1, 1, 0)
     assert db.window("TEST-1", q) == "revealed"
     with db.engine.connect() as conn:  # refused votes left no trace
-        assert conn.execute(sa.select(sa.func.count()).select_from(wdb.votes)).scalar_one() == 2
+        assert conn.execute(sa.select(sa.func.count()).select_from(class_tables.votes)).scalar_one() == 2
 
 
 def test_the_class_view_is_set_by_its_lecturer_and_read_by_anyone_while_the_class_is_open(db):
@@ -252,7 +257,7 @@ def test_the_class_view_is_set_by_its_lecturer_and_read_by_anyone_while_the_clas
     db.set_view("TEST-1", db.key, "delete", "k=1&student=1&workshop=1&class=TEST-1", now=1001.0)
     db.set_view("TEST-1", db.key, "shuffle", "student=1&workshop=1&class=TEST-1", now=1002.0)
     assert db.view("test-1", now=1003.0) == ("shuffle", "student=1&workshop=1&class=TEST-1")
-    for page, query in (("../etc", "x=1"), ("delete", "x" * (wdb.VIEW_QUERY_CHARS + 1)), ("delete", "a\nb")):
+    for page, query in (("../etc", "x=1"), ("delete", "x" * (class_tables.VIEW_QUERY_CHARS + 1)), ("delete", "a\nb")):
         with pytest.raises(wdb.Rejected, match="malformed"):
             db.set_view("TEST-1", db.key, page, query, now=1003.0)
     db.close_class("TEST-1", db.key, now=1004.0)
@@ -349,7 +354,7 @@ def test_a_hall_behind_one_nat_is_all_counted_while_a_flood_from_another_address
 
 
 def test_retention_finds_old_classes_by_an_index_on_the_opening_time(db):
-    indexes = sa.inspect(db.engine).get_indexes(wdb.classes.name)
+    indexes = sa.inspect(db.engine).get_indexes(class_tables.classes.name)
     assert any(ix["column_names"] == ["opened"] for ix in indexes), indexes
 
 
@@ -402,7 +407,7 @@ def test_votes_count_only_from_identities_the_server_issued_at_a_join(db):
     with pytest.raises(wdb.NotJoined):
         db.vote("TEST-1", "delete.plain1", OPTS, elsewhere, OPTS[0], client="nat", now=1001.0)
     mine = db.join("TEST-1", client="nat", now=1001.0)
-    assert wdb.TOKEN.fullmatch(mine) and mine != elsewhere and db.is_joined("TEST-1", mine)
+    assert class_checks.TOKEN.fullmatch(mine) and mine != elsewhere and db.is_joined("TEST-1", mine)
     assert not db.is_joined("TEST-1", elsewhere) and not db.is_joined("TEST-1", "made-up-00000000")
     db.vote("TEST-1", "delete.plain1", OPTS, mine, OPTS[0], client="nat", now=1002.0)
     assert db.tally("TEST-1", "delete.plain1", 3, db.key, now=1003.0).counts == (1, 0, 0)
@@ -466,7 +471,7 @@ def test_wrong_codes_are_bounded_per_address_right_ones_never_count_and_closed_r
     with pytest.raises(wdb.Flood, match="too many wrong class codes from your network"):
         w.find("TEST-1", client="mallory", now=1005.0)  # the bound reached: refused unread, even a right code
     assert w.find("TEST-1", client="hall", now=1005.0)  # another address is untouched
-    assert w.find("TEST-1", client="mallory", now=1001.0 + wdb.WINDOW + 1)  # a minute later the failures are gone
+    assert w.find("TEST-1", client="mallory", now=1001.0 + class_checks.WINDOW + 1)  # a minute on: failures gone
 
 
 def test_wrong_lecturer_keys_are_bounded_per_address(db, monkeypatch):
@@ -482,4 +487,4 @@ def test_wrong_lecturer_keys_are_bounded_per_address(db, monkeypatch):
         w.check_key("TEST-1", db.key, client="mallory", now=1006.0)
     assert w.check_key("TEST-1", db.key, client="lecturer", now=1006.0)
     assert not w.find("NOPE-1", client="mallory", now=1006.0)  # codes and keys are counted apart
-    assert w.check_key("TEST-1", db.key, client="mallory", now=1001.0 + wdb.WINDOW + 5)
+    assert w.check_key("TEST-1", db.key, client="mallory", now=1001.0 + class_checks.WINDOW + 5)

@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 import sqlalchemy as sa
 
-from lab.classroom import lessons
+from lab.classroom import class_checks, class_engine, class_tables, class_votes, lessons
 from lab.classroom import workshop_db as wdb
 
 MAX_FIGURE_CHARS = 600_000  # a page's figure as Plotly JSON: a few traces of a few hundred points
@@ -40,35 +40,35 @@ def room(db: wdb.Workshop, code: str, now: Optional[float] = None) -> dict[str, 
     otherwise the step (1-based of `steps`), the question (its key, prompt and option texts), the step's aim, the
     voting window and, revealed, `answer` (the lecturer's run: verdict words, detail, the option it confirms or
     None), `tally` (counts in option order) and `figure` (when the lecturer's figure was kept, or None)."""
-    code, now = wdb.class_code(code), time.time() if now is None else now
+    code, now = class_checks.class_code(code), time.time() if now is None else now
     with db.engine.connect() as conn:
         if not db._live(db._class(conn, code), now):
             return {"code": code, "open": False}
-        row = conn.execute(sa.select(wdb.lessons.c.lesson, wdb.lessons.c.step)
-                           .where(wdb.lessons.c.code == code)).first()
+        row = conn.execute(sa.select(class_tables.lessons.c.lesson, class_tables.lessons.c.step)
+                           .where(class_tables.lessons.c.code == code)).first()
         if row is None:
             return {"code": code, "open": True, "lesson": None}
         lesson = _lesson(row.lesson)
         index = min(max(0, int(row.step)), len(lesson.steps) - 1)
         step = lesson.steps[index]
         q = step.asked
-        window = db._window(conn, code, q.key)
+        window = class_votes.window_of(conn, code, q.key)
         out: dict[str, Any] = {
             "code": code, "open": True, "lesson": lesson.title, "step": index + 1, "steps": len(lesson.steps),
             "aim": step.aim, "question": q.key, "prompt": q.prompt, "options": list(q.texts), "window": window,
             "revealed": window == "revealed", "answer": None, "tally": None, "figure": None}
         if window != "revealed":
             return out
-        said = _outcome(conn.execute(sa.select(wdb.outcomes.c.outcome).where(
-            wdb.outcomes.c.code == code, wdb.outcomes.c.question == q.key)).scalar())
+        said = _outcome(conn.execute(sa.select(class_tables.outcomes.c.outcome).where(
+            class_tables.outcomes.c.code == code, class_tables.outcomes.c.question == q.key)).scalar())
         if said is not None:
             correct = said.get("correct")
             out["answer"] = {"verdict": lessons.verdict_of(said), "detail": str(said.get("detail") or ""),
                              "correct": correct if isinstance(correct, int) and 0 <= correct < len(q.options)
                              else None}
-        out["tally"] = list(wdb._tally(conn, code, q.key, len(q.options)).counts)
-        at = conn.execute(sa.select(wdb.figures.c.at).where(wdb.figures.c.code == code,
-                                                            wdb.figures.c.question == q.key)).scalar()
+        out["tally"] = list(class_votes.tally_of(conn, code, q.key, len(q.options)).counts)
+        at = conn.execute(sa.select(class_tables.figures.c.at).where(class_tables.figures.c.code == code,
+                                                            class_tables.figures.c.question == q.key)).scalar()
         out["figure"] = float(at) if at is not None else None
         return out
 
@@ -81,24 +81,24 @@ def mine(db: wdb.Workshop, code: str, question: str, voter: Optional[str]) -> Op
 def set_figure(db: wdb.Workshop, code: str, key: Optional[str], question: str, figure: str,
                now: Optional[float] = None) -> None:
     """Keep the figure the lecturer's page drew for `question` (Plotly JSON) for the phones (the lecturer's only)."""
-    code, question = wdb.class_code(code), wdb._check(wdb.QUESTION, question, "question")
+    code, question = class_checks.class_code(code), class_checks.check(class_checks.QUESTION, question, "question")
     now = time.time() if now is None else now
     if not isinstance(figure, str) or not figure.startswith("{") or len(figure) > MAX_FIGURE_CHARS:
         raise wdb.Rejected("malformed figure")
-    with wdb._writing(db.engine) as conn:
+    with class_engine.writing(db.engine) as conn:
         db._lecturer(conn, code, key, now)
-        where = (wdb.figures.c.code == code, wdb.figures.c.question == question)
-        if not conn.execute(sa.update(wdb.figures).where(*where).values(figure=figure, at=now)).rowcount:
-            conn.execute(sa.insert(wdb.figures).values(code=code, question=question, figure=figure, at=now))
+        where = (class_tables.figures.c.code == code, class_tables.figures.c.question == question)
+        if not conn.execute(sa.update(class_tables.figures).where(*where).values(figure=figure, at=now)).rowcount:
+            conn.execute(sa.insert(class_tables.figures).values(code=code, question=question, figure=figure, at=now))
 
 
 def figure(db: wdb.Workshop, code: str, question: str, now: Optional[float] = None) -> Optional[str]:
     """The kept figure of `question` once its answer was revealed to the room (the figure shows the answer), else
     None."""
-    code, question = wdb.class_code(code), wdb._check(wdb.QUESTION, question, "question")
+    code, question = class_checks.class_code(code), class_checks.check(class_checks.QUESTION, question, "question")
     now = time.time() if now is None else now
     with db.engine.connect() as conn:
-        if not db._live(db._class(conn, code), now) or db._window(conn, code, question) != "revealed":
+        if not db._live(db._class(conn, code), now) or class_votes.window_of(conn, code, question) != "revealed":
             return None
-        return conn.execute(sa.select(wdb.figures.c.figure).where(wdb.figures.c.code == code,
-                                                                  wdb.figures.c.question == question)).scalar()
+        return conn.execute(sa.select(class_tables.figures.c.figure).where(class_tables.figures.c.code == code,
+                                                                  class_tables.figures.c.question == question)).scalar()

@@ -6,7 +6,7 @@ link's setting (the text of a `pin=` value, `arch.plain_k.1`: the controls that 
 question must be the one the page asks at that setting (`questions.question_for`), so what the room predicts is
 what the page shows. The lab ships `LESSONS`; a lecturer builds one from `menu()` or imports a lesson file
 (`from_json`, validated: every problem is named, with the step it is in). A lesson started with a class is stored
-with it (lab/classroom/workshop_db.py: `class_lessons`, the JSON of `to_json`).
+with it (lab/classroom/class_tables.py: `class_lessons`, the JSON of `to_json`).
 
 `outcome` keeps what a run said about a step's question (the claim's verdict, its numbers and the error of its
 tests); `report_rows`, `report_csv` and `report_html` make the lesson's report from the class's tallies and those

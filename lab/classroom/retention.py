@@ -62,11 +62,11 @@ class Retention:
 def tasks(url: Optional[str] = None, root: Optional[Path | str] = None) -> list[Task]:
     """The server's retention: the workshop database at `url` (default: LAYERLAB_DB or the store's SQLite) and the
     uploads under the store's folder `root` (default: the active store's)."""
-    from lab.classroom import uploads, workshop_db
+    from lab.classroom import class_engine, uploads, workshop_db
     from lab.runtime import settings
     from lab.runtime.store import active_store
 
-    url = url or workshop_db.default_url()
+    url = url or class_engine.default_url()
     root = Path(root) if root is not None else Path(active_store().root)
     sqlite_file = Path(url[len("sqlite:///"):]) if url.startswith("sqlite:///") else None
 
