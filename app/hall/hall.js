@@ -150,8 +150,10 @@
     $("answer").hidden = !r.revealed;
     if (r.revealed) {
       const a = r.answer;
-      $("verdict").textContent = a ? a.verdict.charAt(0).toUpperCase() + a.verdict.slice(1) + "." : "Your lecturer's run said nothing about this question yet.";
-      $("detail").textContent = a ? a.detail : "";
+      const said = a ? a.verdict.charAt(0).toUpperCase() + a.verdict.slice(1) : "";
+      // a study's verdict is its map's whole sentence, full stop included; a view's is a word ("holds")
+      $("verdict").textContent = a ? said + (/[.?!]$/.test(said) ? "" : ".") : "Your lecturer's run said nothing about this question yet.";
+      $("detail").textContent = a && a.detail !== a.verdict ? a.detail : "";
       tally(r);
     }
     figure(r);
