@@ -1,5 +1,6 @@
 """Train x take apart: widgets -> MatrixConfig -> one job per recipe row, then the matrix's claims -> figures."""
 
+import math
 
 import streamlit as st
 
@@ -55,10 +56,17 @@ def metrics_of(rows: dict, s: dict) -> list[classroom.Metric]:
         return [classroom.Metric("Rows computed", f"0 of {n_rows}", help="Every row trains one model (see the bars).")]
     out = [classroom.Metric("Rows computed", f"{len(rows)} of {n_rows}",
                             help="One job per recipe; each row is drawn as soon as it exists.")]
-    best = max(rows, key=lambda r: rows[r].kept["delete"])
-    out.append(classroom.Metric("Loses least to one deletion", rows[best].label,
-                                f"keeps {pct(rows[best].kept['delete'])}", delta_color="off",
-                                help="Share of the above-chance accuracy kept, mean over the single-block deletions."))
+    # a recipe at chance has no above-chance accuracy to keep: its share is undefined (NaN), never the best
+    shared = [r for r in rows if math.isfinite(rows[r].kept["delete"])]
+    if shared:
+        best = max(shared, key=lambda r: rows[r].kept["delete"])
+        out.append(classroom.Metric("Loses least to one deletion", rows[best].label,
+                                    f"keeps {pct(rows[best].kept['delete'])}", delta_color="off",
+                                    help="Share of the above-chance accuracy kept, mean over the single-block "
+                                         "deletions."))
+    else:
+        out.append(classroom.Metric("Loses least to one deletion", "none",
+                                    help="No recipe is above chance here, so none has accuracy to keep."))
     if "sequential" in rows:
         r = rows["sequential"]
         out.append(classroom.Metric(f"Sequential {what} (held-out)", pct(r.base_acc),

@@ -26,6 +26,8 @@ def test_matrix_page_draws_rows_as_they_land_then_its_claims_and_follows_its_con
     r = matrix.run(matrix.MatrixConfig())  # the page's default result, from the test store
     assert drawn == claims_view.expected_verdicts(matrix_claims.result_claims(r)) and len(drawn) == 8
     assert len(at.get("plotly_chart")) >= 4  # heatmap, profile, linearity, timings
+    cards = [f"{m.label} {m.value} {m.proto.delta}" for m in at.metric]
+    assert not any("nan" in c.lower() for c in cards), cards  # a recipe at chance has no share to show
     at.selectbox(key="op").set_value("exit").run()
     assert_clean(at)
     assert len(at.get("plotly_chart")) >= 4
