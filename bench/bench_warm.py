@@ -10,8 +10,12 @@ The machine's idle share over the run (from /proc/stat) says how much of the wal
 waiting on the store's lock for a model another one trains shows there. `--plan-order` submits in plan order instead
 of dealt round-robin over the settings (`warm.interleaved`): the "before" of that change.
 
+`--timings-from STORE` starts the empty store with another store's build timings (its `timings/` folder) and no
+results: a warm after a code change re-keyed every result, when the lab knows what each one costs here. That is when
+the order of the jobs matters: `--cheapest-first` submits them cheapest first, the "before" of `warm.dearest_first`.
+
 Usage: PYTHONPATH=. .venv/bin/python bench/bench_warm.py [--pages delete iot] [--workers 2] [--quick] [--plan-order]
-       [--json F]
+       [--timings-from STORE [--cheapest-first]] [--keep] [--json F]
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import argparse
 import collections
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -38,9 +43,14 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="quick mode: the plan's shape in minutes, not its cost")
     ap.add_argument("--plan-order", action="store_true", help="submit in plan order, not round-robin over settings")
+    ap.add_argument("--timings-from", help="a store whose build timings (not results) the empty store starts with")
+    ap.add_argument("--cheapest-first", action="store_true", help="submit the cheapest first (the old order)")
+    ap.add_argument("--keep", action="store_true", help="keep the store (its path is printed) for --timings-from")
     ap.add_argument("--json", help="also write the summary here")
     args = ap.parse_args()
     store = tempfile.mkdtemp(prefix="layerlab-warm-bench-")
+    if args.timings_from:
+        shutil.copytree(Path(args.timings_from) / "timings", Path(store) / "timings")
     os.environ.update(LAYERLAB_CACHE=store, LAYERLAB_QUICK="1" if args.quick else "0")  # before the lab reads them
     from bench.machine import REFERENCE_GFLOPS, at_reference, cpu_ticks, idle_share, peak_gflops
     from lab.classroom import warm
@@ -53,6 +63,8 @@ def main() -> None:
           flush=True)
     if args.plan_order:
         warm.interleaved = list  # the "before": each setting's results back to back
+    if args.cheapest_first:
+        warm.dearest_first = list  # the "before": `missing`'s own order, cheapest first
     items = warm.plan(args.pages or warm.pages())
     ticks0 = cpu_ticks()
     t0 = time.perf_counter()
@@ -69,7 +81,8 @@ def main() -> None:
     print(f"\n{len(items)} results ({len(built)} built, {len(summary['failed'])} failed) in {wall:.0f} s = "
           f"{wall / 60:.1f} min: {wall / GOAL_S:.2f} x the goal of {GOAL_S / 60:.0f} min"
           + (f"; the machine was idle {idle:.1%} of the time" if idle is not None else "")
-          + (" (plan order)" if args.plan_order else ""))
+          + (" (plan order)" if args.plan_order else "") + (" (cheapest first)" if args.cheapest_first else "")
+          + (f" (timings from {args.timings_from})" if args.timings_from else ""))
     print(f"worker time {worker_s:.0f} s over {args.workers} workers ({worker_s / max(wall, 1e-9):.2f} busy on "
           f"average); {trainings} models trained in {trained_s:.0f} s ({trained_s / max(worker_s, 1e-9):.0%})")
     print("by page (worker seconds, share):")
@@ -94,8 +107,13 @@ def main() -> None:
         out: dict[str, Any] = {"peak_gflops": peak, "peak_gflops_end": peak_end, "wall_s": wall,
                                "wall_s_at_reference": ref, "worker_s": worker_s, "quick": args.quick,
                                "idle_share": idle, "plan_order": args.plan_order,
+                               "cheapest_first": args.cheapest_first, "timings_from": args.timings_from,
                                "by_page": dict(by_page), "summary": summary}
         Path(args.json).write_text(json.dumps(out, indent=1))
+    if args.keep:
+        print(f"the store is kept at {store}")
+    else:
+        shutil.rmtree(store, ignore_errors=True)
 
 
 if __name__ == "__main__":

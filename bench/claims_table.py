@@ -90,7 +90,9 @@ def main() -> None:
                             "holds": c["holds"], "verdict": verdict_words(c) if "over" in c else VERDICTS[c["holds"]],
                             "over": c.get("over"), "seeds": c.get("seeds"), "why": c.get("why"),
                             "se": m.get("se"), "se_kind": m.get("se_kind"),
-                            "settle": c.get("settle"), "detail": c["detail"]})
+                            "settle": c.get("settle"), "detail": c["detail"],
+                            "tests": [{k: t.get(k) for k in ("name", "value", "threshold", "side", "unit")}
+                                      for t in c.get("tests", [])]})
             print(f"# {page} seed {s}: {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
             for r in new:  # each page's rows as soon as they are known (a long run can be read as it goes)
                 se = "" if not isinstance(r["se"], float) else f"se {100 * r['se']:.2f} pts"

@@ -134,3 +134,24 @@ def test_default_views_are_warmed_at_the_seeds_their_recipe_claims_pool_over_a_v
     for page in ("layerdrop", "shuffle"):
         extra = warm.recipe_seeds(page, "default", get(page).defaults)
         assert [st["seed"] for _, st in extra] == [1, 2], page
+
+
+def test_warm_submits_the_dearest_first_and_the_never_timed_before_them(tmp_path, monkeypatch):
+    items = warm.plan(["delete", "iot"])  # file checks only: nothing is computed here
+    assert len(items) > 4
+    known = {i.key: float(n % 7) * 10.0 for n, i in enumerate(items) if n % 5}  # every fifth never timed here
+    monkeypatch.setattr(Store, "estimate", lambda self, kind, cfg: known.get(f"{kind}:{warm.config_json(cfg)}"))
+    sent: list[list[str]] = []
+    monkeypatch.setattr(warm, "compute", lambda calls, workers, progress, engine, labels: (
+        sent.append(labels), {"built": [], "failed": []})[1])
+    with use_store(Store(tmp_path / "empty")):
+        one = warm.order(items, workers=1)
+        assert sorted(i.key for i in one) == sorted(i.key for i in items)  # a permutation of what is missing
+        never = [i.key for i in items if i.key not in known]
+        assert [i.key for i in one[:len(never)]] == never  # the never timed first, in the plan's order
+        costs = [known[i.key] for i in one[len(never):]]
+        assert costs == sorted(costs, reverse=True) and costs[0] > costs[-1]  # then the dearest first
+        warm.warm(items, workers=1)
+        assert sent[-1] == [f"{i.page}: {i.setting}: {i.need.label}" for i in one]  # submitted in that order
+        dealt = warm.order(items, workers=2)
+        assert [i.key for i in dealt] == [i.key for i in warm.interleaved(one)]  # on two workers, dealt out

@@ -5,8 +5,9 @@ calls of a setting (`controls`, `presets`, `plan(settings)`: the very calls the 
 into a list of distinct cached results (deduplicated by kind and config; a view's optional calls left out; a
 default view also at the training seeds its recipe claims are pooled over, `recipe_seeds`, a ViT's view included),
 `missing()` keeps what the store lacks, and `warm()` computes those through the lab's one engine
-(lab/runtime/engine/: a local Dask cluster of one worker per core, or the cluster at LAYERLAB_SCHEDULER), cheapest
-first and dealt round-robin over the settings (`interleaved`), so that two workers seldom wait on one model. The
+(lab/runtime/engine/: a local Dask cluster of one worker per core, or the cluster at LAYERLAB_SCHEDULER), dearest
+first (`dearest_first`: a long job started last leaves the other workers idle until it ends) and dealt round-robin
+over the settings (`interleaved`), so that two workers seldom wait on one model. The
 store's per-entry lock makes two workers that need the same trained model train it once; a second run finds
 everything stored and does nothing.
 
@@ -120,11 +121,29 @@ def default_views() -> list[Item]:
 
 
 def missing(items: Sequence[Item]) -> list[Item]:
-    """The items whose result is not stored yet, cheapest first."""
+    """The items whose result is not stored yet, cheapest first (the server's warmer's order: the most pages
+    ready soonest)."""
     store = active_store()
     todo = [i for i in items if not store.has(i.need.fn.kind, i.need.cfg)]
     est = {i.key: store.estimate(i.need.fn.kind, i.need.cfg) for i in todo}  # measured here before, or None
     return sorted(todo, key=lambda i: (est[i.key] is None, est[i.key] or 0.0))
+
+
+def dearest_first(items: Sequence[Item]) -> list[Item]:
+    """`items` by their estimated cost on this store, dearest first, those never timed here first of all (in their
+    own order). Why: on several workers the whole batch ends when its last job does, and a long job started last
+    leaves every other worker idle until it ends; started first, it runs beside the short ones (the longest
+    processing time rule)."""
+    store = active_store()
+    est = {i.key: store.estimate(i.need.fn.kind, i.need.cfg) for i in items}
+    return sorted(items, key=lambda i: (est[i.key] is not None, -(est[i.key] or 0.0)))
+
+
+def order(items: Sequence[Item], workers: int = 2, engine: Optional[Engine] = None) -> list[Item]:
+    """The missing items in the order `warm` submits them: dearest first and, on several workers, dealt
+    round-robin over their settings."""
+    todo = dearest_first(missing(items))
+    return interleaved(todo) if workers > 1 or engine is not None else todo
 
 
 def interleaved(items: Sequence[Item]) -> list[Item]:
@@ -149,7 +168,7 @@ def warm(items: Sequence[Item], workers: int = 2, progress: Progress = silent,
          engine: Optional[Engine] = None) -> dict[str, Any]:
     """Compute the missing items on `engine` (default: a local Dask cluster of `workers` single-threaded worker
     processes, or the cluster at $LAYERLAB_SCHEDULER); returns a summary (built, failed, seconds)."""
-    todo = interleaved(missing(items)) if workers > 1 or engine is not None else missing(items)
+    todo = order(items, workers, engine)
     t0 = time.perf_counter()
     if todo:
         progress(0.0, f"{len(todo)} results to compute (starting the workers)")

@@ -79,7 +79,7 @@ def _run(args: argparse.Namespace) -> int:
     else:
         pages = args.pages or warm.pages()
         items = warm.plan(pages, seeds, defaults_only=args.defaults_only)
-    todo = warm.missing(items)
+    todo = warm.order(items, args.workers)  # what warm will submit, in its order
     store = active_store()
     times = [store.estimate(i.need.fn.kind, i.need.cfg) for i in todo]  # measured on this store before, or None
     timed = [t for t in times if t is not None]
