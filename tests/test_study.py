@@ -129,9 +129,22 @@ def test_the_command_line_lists_the_cells_and_says_what_is_wrong():
 
 
 def _files(root: Path) -> dict[str, float]:
-    """Every stored result's file and its modification time (the records of timings, locks and engine jobs aside)."""
-    return {str(p): p.stat().st_mtime_ns for p in root.rglob("*")
-            if p.is_file() and not {"timings", "locks", "progress", "jobs"} & set(p.relative_to(root).parts)}
+    """Every stored result's file and its modification time (the records of timings, locks and engine jobs aside).
+
+    A write in flight (`.<name>.*.tmp`, renamed into place when done) is not a stored result: taken while a worker
+    writes, it would read as "rewritten" once renamed."""
+    out = {}
+    for p in root.rglob("*"):
+        if p.name.startswith(".") and p.name.endswith(".tmp"):
+            continue
+        if {"timings", "locks", "progress", "jobs"} & set(p.relative_to(root).parts):
+            continue
+        try:
+            if p.is_file():
+                out[str(p)] = p.stat().st_mtime_ns
+        except FileNotFoundError:  # removed between the listing and the stat
+            continue
+    return out
 
 
 def test_a_study_loses_a_worker_and_finishes_without_redoing_a_cell(tmp_path, monkeypatch):
