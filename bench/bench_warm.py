@@ -64,7 +64,7 @@ def main() -> None:
     if args.plan_order:
         warm.interleaved = list  # the "before": each setting's results back to back
     if args.cheapest_first:
-        warm.dearest_first = list  # the "before": `missing`'s own order, cheapest first
+        warm.dearest_first = lambda items, est=None: list(items)  # the "before": `missing`'s order, cheapest first
     items = warm.plan(args.pages or warm.pages())
     ticks0 = cpu_ticks()
     t0 = time.perf_counter()

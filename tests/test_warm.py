@@ -155,3 +155,10 @@ def test_warm_submits_the_dearest_first_and_the_never_timed_before_them(tmp_path
         assert sent[-1] == [f"{i.page}: {i.setting}: {i.need.label}" for i in one]  # submitted in that order
         dealt = warm.order(items, workers=2)
         assert [i.key for i in dealt] == [i.key for i in warm.interleaved(one)]  # on two workers, dealt out
+        asked: list[str] = []
+        monkeypatch.setattr(Store, "estimate", lambda self, kind, cfg: (
+            asked.append(f"{kind}:{warm.config_json(cfg)}"), known.get(f"{kind}:{warm.config_json(cfg)}"))[1])
+        todo, est = warm.timed_order(items, workers=2)
+        assert [i.key for i in todo] == [i.key for i in dealt]
+        assert sorted(asked) == sorted(i.key for i in items)  # each missing result's cost read once, not per sort
+        assert est == {i.key: known.get(i.key) for i in items}

@@ -120,30 +120,44 @@ def default_views() -> list[Item]:
     return plan(pages(), defaults_only=True)
 
 
-def missing(items: Sequence[Item]) -> list[Item]:
+def estimates(items: Sequence[Item]) -> dict[str, Optional[float]]:
+    """Each item's estimated seconds on this store (measured here before), None where never timed; read once per
+    plan, since each estimate reads the store's timing records."""
+    store = active_store()
+    return {i.key: store.estimate(i.need.fn.kind, i.need.cfg) for i in items}
+
+
+def missing(items: Sequence[Item], est: Optional[dict[str, Optional[float]]] = None) -> list[Item]:
     """The items whose result is not stored yet, cheapest first (the server's warmer's order: the most pages
-    ready soonest)."""
+    ready soonest). `est`: their `estimates`, when already read."""
     store = active_store()
     todo = [i for i in items if not store.has(i.need.fn.kind, i.need.cfg)]
-    est = {i.key: store.estimate(i.need.fn.kind, i.need.cfg) for i in todo}  # measured here before, or None
+    est = estimates(todo) if est is None else est
     return sorted(todo, key=lambda i: (est[i.key] is None, est[i.key] or 0.0))
 
 
-def dearest_first(items: Sequence[Item]) -> list[Item]:
+def dearest_first(items: Sequence[Item], est: Optional[dict[str, Optional[float]]] = None) -> list[Item]:
     """`items` by their estimated cost on this store, dearest first, those never timed here first of all (in their
     own order). Why: on several workers the whole batch ends when its last job does, and a long job started last
     leaves every other worker idle until it ends; started first, it runs beside the short ones (the longest
     processing time rule)."""
-    store = active_store()
-    est = {i.key: store.estimate(i.need.fn.kind, i.need.cfg) for i in items}
+    est = estimates(items) if est is None else est
     return sorted(items, key=lambda i: (est[i.key] is not None, -(est[i.key] or 0.0)))
+
+
+def timed_order(items: Sequence[Item], workers: int = 2,
+                engine: Optional[Engine] = None) -> tuple[list[Item], dict[str, Optional[float]]]:
+    """`order` and the estimates it was sorted by (what `python -m lab warm --dry-run` lists), each read once."""
+    store = active_store()
+    est = estimates([i for i in items if not store.has(i.need.fn.kind, i.need.cfg)])
+    todo = dearest_first(missing(items, est), est)
+    return (interleaved(todo) if workers > 1 or engine is not None else todo), est
 
 
 def order(items: Sequence[Item], workers: int = 2, engine: Optional[Engine] = None) -> list[Item]:
     """The missing items in the order `warm` submits them: dearest first and, on several workers, dealt
     round-robin over their settings."""
-    todo = dearest_first(missing(items))
-    return interleaved(todo) if workers > 1 or engine is not None else todo
+    return timed_order(items, workers, engine)[0]
 
 
 def interleaved(items: Sequence[Item]) -> list[Item]:

@@ -15,7 +15,6 @@ from typing import Any
 from lab.classroom import warm
 from lab.cli.common import JSON_HELP, print_json
 from lab.runtime.progress import text_progress
-from lab.runtime.store import active_store
 
 
 def _lesson(name: str) -> Any:
@@ -79,9 +78,8 @@ def _run(args: argparse.Namespace) -> int:
     else:
         pages = args.pages or warm.pages()
         items = warm.plan(pages, seeds, defaults_only=args.defaults_only)
-    todo = warm.order(items, args.workers)  # what warm will submit, in its order
-    store = active_store()
-    times = [store.estimate(i.need.fn.kind, i.need.cfg) for i in todo]  # measured on this store before, or None
+    todo, est = warm.timed_order(items, args.workers)  # what warm will submit, in its order
+    times = [est[i.key] for i in todo]  # measured on this store before, or None
     timed = [t for t in times if t is not None]
     print(f"{len(items)} results for {len(pages)} page(s); {len(items) - len(todo)} stored already, "
           f"{len(todo)} to compute ({len(timed)} timed here before: {sum(timed) / 60:.0f} CPU-minutes; "
