@@ -9,10 +9,11 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import streamlit as st
 
+from lab.catalog import recipe_evidence
 from lab.runtime.plain import to_plain
 
 
@@ -41,6 +42,13 @@ def as_json(data: Any) -> Callable[[], str]:
     """A download button's data, made only when it is clicked: writing every number of a page as JSON costs a
     cached view 0.1-0.2 s of server CPU on every rerun."""
     return lambda: json.dumps(to_plain(data), indent=1)
+
+
+def training_length(page: str, ran: int, task: Optional[str]) -> None:
+    """How it works: the training length this run ran and the evidence that chose it, where it was studied."""
+    words = recipe_evidence.evidence_words(page, ran, task)
+    if words:
+        st.markdown(f"**Training length.** {words}")
 
 
 def papers(items: Sequence[tuple[str, str]]) -> None:

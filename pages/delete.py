@@ -5,7 +5,6 @@ import streamlit as st
 
 from app import charts, claims_view, classroom, controls, query, study_view, task_control, text
 from app import figures_delete as figs
-from lab.catalog import recipe_evidence
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
 from lab.experiments.delete import claims as delete_claims
@@ -118,9 +117,7 @@ st.markdown(f"""
 """)
 if tf:
     st.caption(query.plain(f"{tf.label}: {tf.about} Source: {tf.source}."))
-length_words = recipe_evidence.evidence_words("delete", spec.train.epochs, task)
-if length_words:
-    st.markdown(f"**Training length.** {length_words}")
+text.training_length("delete", spec.train.epochs, task)
 
 text.section("The code")
 text.show_code([delete.DeleteConfig, search.greedy, search.block_influence, recover.recover, recover.kd_loss],

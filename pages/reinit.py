@@ -6,7 +6,6 @@ import streamlit as st
 from app import charts, claims_view, classroom, controls, query, study_view, task_control, text
 from app import figures_reinit as figs
 from lab import claims as lab_claims
-from lab.catalog import recipe_evidence
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
 from lab.experiments.reinit import claims as reinit_claims
@@ -210,9 +209,7 @@ st.markdown(f"""
 for tf in task_facts.values():
     if tf:
         st.caption(query.plain(f"{tf.label}: {tf.about} Source: {tf.source}."))
-length_words = recipe_evidence.evidence_words("reinit", mlp_spec.train.epochs, map_cfgs["plain"].task)
-if length_words:
-    st.markdown(f"**Training length.** {length_words}")
+text.training_length("reinit", mlp_spec.train.epochs, map_cfgs["plain"].task)
 
 text.section("The code")
 text.show_code([surgery.layer_of, surgery.swapped, reinit.heatmap, reinit.changed_model, surgery.distance_from_init,

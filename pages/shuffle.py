@@ -4,7 +4,6 @@ import streamlit as st
 
 from app import charts, claims_view, classroom, controls, jobs, query, study_view, task_control, text
 from app import figures_shuffle as figs
-from lab.catalog import recipe_evidence
 from lab.catalog.descriptor import PAGE_SEED_MAX
 from lab.claims import pct
 from lab.core import recipes
@@ -247,9 +246,7 @@ st.markdown(f"""
    scratch on 8x8 digits here; the paper shows slot information in UMAP views, this lab also measures it with the probe;
    -predict starts from a larger stem (0.2 instead of 0.1) because its slot loss stalled it (lab/core/recipes.py).
 """)
-length_words = recipe_evidence.evidence_words("shuffle", cfg.spec.train.epochs, task)
-if length_words:
-    st.markdown(f"**Training length.** {length_words}")
+text.training_length("shuffle", cfg.spec.train.epochs, task)
 
 
 text.section("The code")
